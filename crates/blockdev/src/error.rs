@@ -1,0 +1,39 @@
+//! Errors of block devices: each names the device (path) or the page and what to do.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DevError {
+    #[error("{op} on {path} failed: {source}")]
+    Io {
+        path: PathBuf,
+        op: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: the file system does not support O_DIRECT (e.g. tmpfs); put the file on a disk file system (ext4, xfs), or opt in to buffered I/O with the `buffered` option (timings then include the page cache)")]
+    DirectIoUnsupported { path: PathBuf },
+    #[error("I/O of {pages} pages at page {page} is beyond the device's {capacity_pages} pages")]
+    OutOfRange {
+        page: u64,
+        pages: u64,
+        capacity_pages: u64,
+    },
+    #[error("buffer of {len} bytes is not a whole number of {page_bytes}-byte pages")]
+    Misaligned { len: usize, page_bytes: usize },
+    #[error("simulated SSD: {0}")]
+    Ssd(#[from] ssd::SsdError),
+    #[error("simulated SSD config: {0}")]
+    SsdConfig(#[from] ssd::ConfigError),
+    #[error("the device lost power (crash test); reopen it from its durable image")]
+    PowerCut,
+    #[error("injected I/O error at page {page} (fault injection)")]
+    Injected { page: u64 },
+    #[error("invalid device setting `{field}` = {value}: {reason}")]
+    Config {
+        field: &'static str,
+        value: String,
+        reason: String,
+    },
+}

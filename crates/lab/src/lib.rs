@@ -1,0 +1,12 @@
+//! # lab — flashlab's experiments
+//!
+//! One module per paper's experiment (`ioa_ftl`, `as_btree`, `async_scan`, ...) plus the `sim`
+//! driver behind `flashlab sim`. Each experiment composes the lower crates, measures, and returns
+//! an [`Output`]: a [`Report`] (the results format of ARCHITECTURE.md: `rows` hold only what the
+//! run measured, `paper` the paper's figures for comparison) and human-readable tables.
+//! Nothing here hard-codes a result: every number in `rows` comes from the run that made it.
+
+pub mod report;
+pub mod sim;
+
+pub use report::{Output, Report, ReproduceOptions, Row, Scale, Table};

@@ -1,0 +1,211 @@
+//! The results format shared by every `flashlab reproduce NAME` and `bench` command, and a
+//! plain-text table renderer.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::fmt;
+use std::path::PathBuf;
+
+/// One result row: flat keys, numbers and strings.
+pub type Row = Map<String, Value>;
+
+/// Build a row from `(key, value)` pairs: `row([("scheme", "bast".into()), ("erases", 12.into())])`.
+pub fn row<const N: usize>(pairs: [(&str, Value); N]) -> Row {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// `{"experiment", "scale", "seed", "config", "rows", "paper", "notes"}` — see ARCHITECTURE.md.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub experiment: String,
+    pub scale: String,
+    pub seed: u64,
+    pub config: Value,
+    /// Only what this run measured.
+    pub rows: Vec<Row>,
+    /// The paper's figures, for comparison (never mixed into `rows`).
+    pub paper: Vec<Row>,
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    pub fn new(experiment: &str, opts: &ReproduceOptions, config: Value) -> Report {
+        Report {
+            experiment: experiment.to_string(),
+            scale: opts.scale.name().to_string(),
+            seed: opts.seed,
+            config,
+            rows: Vec::new(),
+            paper: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("reports always serialize")
+    }
+}
+
+/// What an experiment hands back to the CLI.
+#[derive(Clone, Debug)]
+pub struct Output {
+    pub report: Report,
+    /// Human-readable tables, in print order (paper columns labelled as the paper's).
+    pub tables: Vec<Table>,
+}
+
+impl fmt::Display for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "experiment: {} (scale {}, seed {})",
+            self.report.experiment, self.report.scale, self.report.seed
+        )?;
+        for t in &self.tables {
+            writeln!(f)?;
+            write!(f, "{t}")?;
+        }
+        if !self.report.notes.is_empty() {
+            writeln!(f, "\nnotes:")?;
+            for n in &self.report.notes {
+                writeln!(f, "  - {n}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How big a reproduction runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    /// Minutes on a laptop; same ratios as the paper where possible (CI-sized checks).
+    Quick,
+    /// The paper's sizes (or as close as this machine allows; the experiment says).
+    Paper,
+}
+
+impl Scale {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scale::Quick => "quick",
+            Scale::Paper => "paper",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Scale> {
+        match s {
+            "quick" => Some(Scale::Quick),
+            "paper" | "full" => Some(Scale::Paper),
+            _ => None,
+        }
+    }
+}
+
+/// Options common to every reproduction.
+#[derive(Clone, Debug)]
+pub struct ReproduceOptions {
+    pub scale: Scale,
+    pub seed: u64,
+    /// `file`, `sim`, `hdd` or `all` (experiments that run on devices; others ignore it).
+    pub device: String,
+    /// Directory for real files (`--device file`); a temporary directory when absent.
+    pub dir: Option<PathBuf>,
+    /// SSD preset for `--device sim`.
+    pub preset: String,
+    /// Print progress lines to stderr.
+    pub progress: bool,
+}
+
+impl Default for ReproduceOptions {
+    fn default() -> Self {
+        ReproduceOptions {
+            scale: Scale::Quick,
+            seed: 1,
+            device: "sim".into(),
+            dir: None,
+            preset: "mlc-sata-2010".into(),
+            progress: false,
+        }
+    }
+}
+
+impl ReproduceOptions {
+    pub fn progress(&self, msg: impl fmt::Display) {
+        if self.progress {
+            eprintln!("[{}] {msg}", chrono_free_elapsed());
+        }
+    }
+}
+
+fn chrono_free_elapsed() -> String {
+    use std::sync::OnceLock;
+    use std::time::Instant;
+    static START: OnceLock<Instant> = OnceLock::new();
+    let s = START.get_or_init(Instant::now).elapsed().as_secs_f64();
+    format!("{s:7.1}s")
+}
+
+/// A plain-text table: a title, headers, rows of cells, right-aligned numbers.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub title: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(title: impl Into<String>, headers: &[&str]) -> Table {
+        Table {
+            title: title.into(),
+            headers: headers.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+    pub fn push(&mut self, cells: Vec<String>) {
+        assert_eq!(
+            cells.len(),
+            self.headers.len(),
+            "table `{}`: row width",
+            self.title
+        );
+        self.rows.push(cells);
+    }
+}
+
+impl fmt::Display for Table {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.len()).collect();
+        for r in &self.rows {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.len());
+            }
+        }
+        writeln!(f, "{}", self.title)?;
+        let line = |f: &mut fmt::Formatter<'_>, cells: &[String]| -> fmt::Result {
+            let parts: Vec<String> = cells
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(i, (c, w))| {
+                    if i == 0 {
+                        format!("{c:<w$}")
+                    } else {
+                        format!("{c:>w$}")
+                    }
+                })
+                .collect();
+            writeln!(f, "  {}", parts.join("  "))
+        };
+        line(f, &self.headers)?;
+        let total: usize = widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
+        writeln!(f, "  {}", "-".repeat(total))?;
+        for r in &self.rows {
+            line(f, r)?;
+        }
+        Ok(())
+    }
+}
+
+/// Format a float with `digits` decimals (for table cells).
+pub fn fmt_f(x: f64, digits: usize) -> String {
+    format!("{x:.digits$}")
+}

@@ -1,0 +1,1 @@
+//! The `flashlab sim` driver. TODO(me)

@@ -1,0 +1,301 @@
+//! `Ssd`: the device as the host sees it — multi-page requests striped over the FTL and flash,
+//! TRIM, per-request latency, and data read back exactly as last written.
+
+use crate::config::SsdConfig;
+use crate::error::{ConfigError, InvariantError, SsdError};
+use crate::flash::{Flash, TAG_EMPTY};
+use crate::ftl::{self, Ftl};
+use crate::stats::Stats;
+use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
+use hdrhistogram::Histogram;
+
+/// What a read of one logical page finds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadPage {
+    /// The tag of the last write.
+    Tag(u64),
+    /// Never written since the device was created.
+    Unwritten,
+    /// Trimmed since its last write.
+    Trimmed,
+}
+
+pub struct Ssd {
+    cfg: SsdConfig,
+    flash: Flash,
+    ftl: Box<dyn Ftl>,
+    /// One bit per logical page: trimmed since its last write (to tell Trimmed from Unwritten).
+    trimmed: Vec<u64>,
+    next_tag: u64,
+    latency_ns: Histogram<u64>,
+}
+
+impl Ssd {
+    pub fn new(cfg: SsdConfig) -> Result<Ssd, ConfigError> {
+        cfg.validate()?;
+        let flash = Flash::new(&cfg);
+        let ftl = ftl::build(&cfg, &flash)?;
+        let words = ftl.logical_pages().div_ceil(64) as usize;
+        Ok(Ssd {
+            cfg,
+            flash,
+            ftl,
+            trimmed: vec![0; words],
+            next_tag: 0,
+            latency_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+                .expect("static histogram bounds are valid"),
+        })
+    }
+
+    pub fn config(&self) -> &SsdConfig {
+        &self.cfg
+    }
+    pub fn logical_pages(&self) -> u64 {
+        self.ftl.logical_pages()
+    }
+    pub fn page_bytes(&self) -> usize {
+        self.cfg.geometry.page_bytes as usize
+    }
+    pub fn stats(&self) -> Stats {
+        self.flash.stats
+    }
+    pub fn flash(&self) -> &Flash {
+        &self.flash
+    }
+    pub fn mapping_bytes(&self) -> u64 {
+        self.ftl.mapping_bytes()
+    }
+    /// Per-request latency (issue to completion, ns) of every host request so far.
+    pub fn latency_ns(&self) -> &Histogram<u64> {
+        &self.latency_ns
+    }
+    pub fn reset_latency(&mut self) {
+        self.latency_ns.reset();
+    }
+    pub fn verify(&self) -> Result<(), InvariantError> {
+        self.ftl.verify(&self.flash)
+    }
+
+    /// Write `pages` pages from `lpn` with fresh tags. Returns the completion time.
+    pub fn write(
+        &mut self,
+        lpn: Lpn,
+        pages: u32,
+        stream: StreamId,
+        at: SimTime,
+    ) -> Result<SimTime, SsdError> {
+        self.check(lpn, pages as u64, stream)?;
+        let mut done = at;
+        for i in 0..pages as u64 {
+            let tag = self.next_tag;
+            self.next_tag += 1;
+            done = done.max(self.write_page(Lpn(lpn.0 + i), stream, PageWrite::tag(tag), at)?);
+        }
+        self.finish(at, done);
+        Ok(done)
+    }
+
+    /// Write one page per tag from `lpn`, with the caller's tags.
+    pub fn write_tags(
+        &mut self,
+        lpn: Lpn,
+        tags: &[u64],
+        stream: StreamId,
+        at: SimTime,
+    ) -> Result<SimTime, SsdError> {
+        self.check(lpn, tags.len() as u64, stream)?;
+        let mut done = at;
+        for (i, &tag) in tags.iter().enumerate() {
+            done = done.max(self.write_page(
+                Lpn(lpn.0 + i as u64),
+                stream,
+                PageWrite::tag(tag),
+                at,
+            )?);
+        }
+        self.finish(at, done);
+        Ok(done)
+    }
+
+    /// Write whole pages of bytes from `lpn` (payload mode; `data.len()` a multiple of the page size).
+    pub fn write_data(
+        &mut self,
+        lpn: Lpn,
+        data: &[u8],
+        stream: StreamId,
+        at: SimTime,
+    ) -> Result<SimTime, SsdError> {
+        let pb = self.page_bytes();
+        if !self.flash.has_payloads() {
+            return Err(SsdError::NoPayloads {
+                mode: self.cfg.ftl.data.name(),
+            });
+        }
+        if data.is_empty() || data.len() % pb != 0 {
+            return Err(SsdError::PayloadSize {
+                expected: pb,
+                got: data.len(),
+            });
+        }
+        self.check(lpn, (data.len() / pb) as u64, stream)?;
+        let mut done = at;
+        for (i, chunk) in data.chunks_exact(pb).enumerate() {
+            let tag = self.next_tag;
+            self.next_tag += 1;
+            let w = PageWrite {
+                tag,
+                payload: Some(chunk.into()),
+            };
+            done = done.max(self.write_page(Lpn(lpn.0 + i as u64), stream, w, at)?);
+        }
+        self.finish(at, done);
+        Ok(done)
+    }
+
+    /// Read `pages` pages from `lpn` (timing and counters only). Returns the completion time.
+    pub fn read(&mut self, lpn: Lpn, pages: u32, at: SimTime) -> Result<SimTime, SsdError> {
+        self.check(lpn, pages as u64, StreamId(0))?;
+        let mut done = at;
+        for i in 0..pages as u64 {
+            let (t, _) = self.ftl.read(&mut self.flash, Lpn(lpn.0 + i), at)?;
+            done = done.max(t);
+        }
+        self.flash.stats.host_pages_read += pages as u64;
+        self.finish(at, done);
+        Ok(done)
+    }
+
+    /// Read one [`ReadPage`] per element of `out`, from `lpn`.
+    pub fn read_tags(
+        &mut self,
+        lpn: Lpn,
+        out: &mut [ReadPage],
+        at: SimTime,
+    ) -> Result<SimTime, SsdError> {
+        self.check(lpn, out.len() as u64, StreamId(0))?;
+        let mut done = at;
+        for (i, slot) in out.iter_mut().enumerate() {
+            let (t, state, _) = self.read_page(Lpn(lpn.0 + i as u64), at)?;
+            done = done.max(t);
+            *slot = state;
+        }
+        self.flash.stats.host_pages_read += out.len() as u64;
+        self.finish(at, done);
+        Ok(done)
+    }
+
+    /// Read whole pages into `buf` (payload mode). Pages never written or trimmed read as zeros;
+    /// `states` (if given, one per page) says which.
+    pub fn read_data(
+        &mut self,
+        lpn: Lpn,
+        buf: &mut [u8],
+        mut states: Option<&mut [ReadPage]>,
+        at: SimTime,
+    ) -> Result<SimTime, SsdError> {
+        let pb = self.page_bytes();
+        if !self.flash.has_payloads() {
+            return Err(SsdError::NoPayloads {
+                mode: self.cfg.ftl.data.name(),
+            });
+        }
+        if buf.is_empty() || buf.len() % pb != 0 {
+            return Err(SsdError::PayloadSize {
+                expected: pb,
+                got: buf.len(),
+            });
+        }
+        let n = buf.len() / pb;
+        self.check(lpn, n as u64, StreamId(0))?;
+        let mut done = at;
+        for (i, chunk) in buf.chunks_exact_mut(pb).enumerate() {
+            let (t, state, ppn) = self.read_page(Lpn(lpn.0 + i as u64), at)?;
+            done = done.max(t);
+            match ppn.and_then(|p| self.flash.payload(p)) {
+                Some(bytes) => chunk.copy_from_slice(bytes),
+                None => chunk.fill(0),
+            }
+            if let Some(s) = states.as_deref_mut() {
+                s[i] = state;
+            }
+        }
+        self.flash.stats.host_pages_read += n as u64;
+        self.finish(at, done);
+        Ok(done)
+    }
+
+    /// Trim `pages` pages from `lpn`.
+    pub fn trim(&mut self, lpn: Lpn, pages: u32, at: SimTime) -> Result<SimTime, SsdError> {
+        self.check(lpn, pages as u64, StreamId(0))?;
+        let mut done = at;
+        for i in 0..pages as u64 {
+            let l = Lpn(lpn.0 + i);
+            done = done.max(self.ftl.trim(&mut self.flash, l, at)?);
+            self.trimmed[(l.0 / 64) as usize] |= 1 << (l.0 % 64);
+        }
+        self.flash.stats.host_pages_trimmed += pages as u64;
+        self.finish(at, done);
+        Ok(done)
+    }
+
+    fn write_page(
+        &mut self,
+        lpn: Lpn,
+        stream: StreamId,
+        data: PageWrite,
+        at: SimTime,
+    ) -> Result<SimTime, SsdError> {
+        self.trimmed[(lpn.0 / 64) as usize] &= !(1 << (lpn.0 % 64));
+        self.flash.stats.host_pages_written += 1;
+        self.ftl.write(&mut self.flash, lpn, stream, data, at)
+    }
+
+    fn read_page(
+        &mut self,
+        lpn: Lpn,
+        at: SimTime,
+    ) -> Result<(SimTime, ReadPage, Option<Ppn>), SsdError> {
+        let (t, ppn) = self.ftl.read(&mut self.flash, lpn, at)?;
+        let state = match ppn {
+            Some(p) => {
+                let tag = self.flash.tag(p);
+                assert_ne!(tag, TAG_EMPTY, "FTL mapped lpn {} to an empty page", lpn.0);
+                ReadPage::Tag(tag)
+            }
+            None if self.is_trimmed(lpn) => ReadPage::Trimmed,
+            None => ReadPage::Unwritten,
+        };
+        Ok((t, state, ppn))
+    }
+
+    fn is_trimmed(&self, lpn: Lpn) -> bool {
+        self.trimmed[(lpn.0 / 64) as usize] & (1 << (lpn.0 % 64)) != 0
+    }
+
+    fn check(&self, lpn: Lpn, pages: u64, stream: StreamId) -> Result<(), SsdError> {
+        let logical_pages = self.logical_pages();
+        if lpn
+            .0
+            .checked_add(pages)
+            .is_none_or(|end| end > logical_pages)
+        {
+            return Err(SsdError::OutOfRange {
+                lpn: lpn.0.saturating_add(pages.saturating_sub(1)),
+                logical_pages,
+            });
+        }
+        if stream.0 >= self.cfg.ftl.streams {
+            return Err(SsdError::NoSuchStream {
+                stream: stream.0,
+                streams: self.cfg.ftl.streams,
+            });
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, at: SimTime, done: SimTime) {
+        self.flash.stats.host_ios += 1;
+        let ns = done.0.saturating_sub(at.0).max(1);
+        self.latency_ns.saturating_record(ns);
+    }
+}

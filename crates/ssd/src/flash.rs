@@ -1,0 +1,231 @@
+//! The NAND array: blocks of pages programmed in order, erased whole, per-die and per-channel
+//! busy timelines on a virtual clock, the data each page holds, and the layer's `Stats`.
+//!
+//! Mechanism only: which page to program or which block to erase is the FTL's choice.
+//! Invariants (asserted, kept in release): pages of a block are programmed strictly in
+//! order (`page == write_pointer`); a page is programmed at most once per erase.
+//!
+//! Timing: a program transfers the page over the die's channel (channel busy), then programs it
+//! on the die (die busy); a read senses on the die, then transfers over the channel; an erase
+//! occupies only the die. Every operation starts no earlier than the later of the issue time and
+//! the resource's busy-until time, so read/write interference and GC stalls emerge from contention.
+
+use crate::config::{DataMode, SsdConfig};
+use crate::stats::Stats;
+use crate::types::{BlockId, DieId, PageWrite, Ppn, SimTime};
+
+/// Tag of a page that holds no host data (never programmed since erase).
+pub const TAG_EMPTY: u64 = u64::MAX;
+
+#[derive(Clone, Debug)]
+pub struct Flash {
+    pub pages_per_block: u32,
+    pub blocks_per_die: u32,
+    pub dies: u32,
+    pub channels: u32,
+    pub page_bytes: u32,
+    timing: bool,
+    t_read_ns: u64,
+    t_prog_ns: u64,
+    t_erase_ns: u64,
+    xfer_ns: u64,
+    write_pointer: Vec<u32>,
+    erase_count: Vec<u32>,
+    tags: Vec<u64>,
+    payloads: Option<Vec<Option<Box<[u8]>>>>,
+    die_free_ns: Vec<u64>,
+    channel_free_ns: Vec<u64>,
+    /// The SSD layer's counters; FTLs add merges, copies and translation I/O here.
+    pub stats: Stats,
+}
+
+impl Flash {
+    pub fn new(cfg: &SsdConfig) -> Flash {
+        let g = &cfg.geometry;
+        let blocks = cfg.total_blocks() as usize;
+        let pages = cfg.physical_pages() as usize;
+        let xfer_ns = (g.page_bytes as f64 * 1e3 / cfg.timing.channel_mb_per_s).round() as u64;
+        Flash {
+            pages_per_block: g.pages_per_block,
+            blocks_per_die: cfg.blocks_per_die(),
+            dies: cfg.dies(),
+            channels: g.channels,
+            page_bytes: g.page_bytes,
+            timing: cfg.timing.enabled,
+            t_read_ns: cfg.timing.t_read_ns,
+            t_prog_ns: cfg.timing.t_prog_ns,
+            t_erase_ns: cfg.timing.t_erase_ns,
+            xfer_ns,
+            write_pointer: vec![0; blocks],
+            erase_count: vec![0; blocks],
+            tags: vec![TAG_EMPTY; pages],
+            payloads: (cfg.ftl.data == DataMode::Payloads).then(|| vec![None; pages]),
+            die_free_ns: vec![0; cfg.dies() as usize],
+            channel_free_ns: vec![0; g.channels as usize],
+            stats: Stats::default(),
+        }
+    }
+
+    pub fn total_blocks(&self) -> u32 {
+        self.dies * self.blocks_per_die
+    }
+    pub fn total_pages(&self) -> u64 {
+        self.total_blocks() as u64 * self.pages_per_block as u64
+    }
+    pub fn has_payloads(&self) -> bool {
+        self.payloads.is_some()
+    }
+    pub fn timing_enabled(&self) -> bool {
+        self.timing
+    }
+
+    pub fn block_of(&self, ppn: Ppn) -> BlockId {
+        BlockId((ppn.0 / self.pages_per_block as u64) as u32)
+    }
+    pub fn page_in_block(&self, ppn: Ppn) -> u32 {
+        (ppn.0 % self.pages_per_block as u64) as u32
+    }
+    pub fn ppn(&self, block: BlockId, page: u32) -> Ppn {
+        Ppn(block.0 as u64 * self.pages_per_block as u64 + page as u64)
+    }
+    pub fn die_of(&self, block: BlockId) -> DieId {
+        DieId(block.0 / self.blocks_per_die)
+    }
+    /// The `i`-th block of die `die`.
+    pub fn block_on_die(&self, die: DieId, i: u32) -> BlockId {
+        BlockId(die.0 * self.blocks_per_die + i)
+    }
+    fn channel_of(&self, die: DieId) -> usize {
+        (die.0 % self.channels) as usize
+    }
+
+    /// Next page to program in `block` (== pages_per_block when the block is full).
+    pub fn write_pointer(&self, block: BlockId) -> u32 {
+        self.write_pointer[block.0 as usize]
+    }
+    pub fn is_full(&self, block: BlockId) -> bool {
+        self.write_pointer(block) == self.pages_per_block
+    }
+    pub fn erase_count(&self, block: BlockId) -> u32 {
+        self.erase_count[block.0 as usize]
+    }
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_count
+    }
+    /// The tag stored at `ppn` (TAG_EMPTY if not programmed since its block's erase).
+    pub fn tag(&self, ppn: Ppn) -> u64 {
+        self.tags[ppn.0 as usize]
+    }
+    /// The payload stored at `ppn`, in payload mode.
+    pub fn payload(&self, ppn: Ppn) -> Option<&[u8]> {
+        self.payloads.as_ref()?[ppn.0 as usize].as_deref()
+    }
+
+    /// Program the next page of its block with host or FTL data. Returns the completion time.
+    pub fn program(&mut self, ppn: Ppn, data: PageWrite, now: SimTime) -> SimTime {
+        let block = self.block_of(ppn);
+        self.advance_write_pointer(block, ppn);
+        self.tags[ppn.0 as usize] = data.tag;
+        if let Some(p) = self.payloads.as_mut() {
+            p[ppn.0 as usize] = data.payload;
+        }
+        self.stats.flash_pages_written += 1;
+        self.time_program(block, now)
+    }
+
+    /// Read a page (timing and counters only; the data is [`Flash::tag`] / [`Flash::payload`]).
+    pub fn read(&mut self, ppn: Ppn, now: SimTime) -> SimTime {
+        self.stats.flash_pages_read += 1;
+        if !self.timing {
+            return now;
+        }
+        let die = self.die_of(self.block_of(ppn));
+        let end = self.occupy_die(die, now, self.t_read_ns);
+        self.occupy_channel(die, end)
+    }
+
+    /// Copy a valid page to a free page (GC or merge): read, then program, moving its data.
+    /// On the same die the copy stays on-chip (copyback: no channel transfer).
+    /// Counts one flash read, one flash write and one `gc_pages_copied`.
+    pub fn copy(&mut self, src: Ppn, dst: Ppn, now: SimTime) -> SimTime {
+        let dst_block = self.block_of(dst);
+        self.advance_write_pointer(dst_block, dst);
+        self.tags[dst.0 as usize] = self.tags[src.0 as usize];
+        if let Some(p) = self.payloads.as_mut() {
+            p[dst.0 as usize] = p[src.0 as usize].clone();
+        }
+        self.stats.flash_pages_read += 1;
+        self.stats.flash_pages_written += 1;
+        self.stats.gc_pages_copied += 1;
+        if !self.timing {
+            return now;
+        }
+        let src_die = self.die_of(self.block_of(src));
+        let dst_die = self.die_of(dst_block);
+        let sensed = self.occupy_die(src_die, now, self.t_read_ns);
+        if src_die == dst_die {
+            self.occupy_die(dst_die, sensed, self.t_prog_ns)
+        } else {
+            let out = self.occupy_channel(src_die, sensed);
+            self.time_program(dst_block, out)
+        }
+    }
+
+    /// Erase a block: all its pages become free. Returns the completion time.
+    pub fn erase(&mut self, block: BlockId, now: SimTime) -> SimTime {
+        let b = block.0 as usize;
+        self.write_pointer[b] = 0;
+        self.erase_count[b] += 1;
+        let first = b * self.pages_per_block as usize;
+        let range = first..first + self.pages_per_block as usize;
+        self.tags[range.clone()].fill(TAG_EMPTY);
+        if let Some(p) = self.payloads.as_mut() {
+            p[range].iter_mut().for_each(|x| *x = None);
+        }
+        self.stats.erases += 1;
+        if !self.timing {
+            return now;
+        }
+        self.occupy_die(self.die_of(block), now, self.t_erase_ns)
+    }
+
+    /// Earliest time die `die` is free (for allocators that prefer idle dies).
+    pub fn die_free_at(&self, die: DieId) -> SimTime {
+        SimTime(self.die_free_ns[die.0 as usize])
+    }
+
+    fn advance_write_pointer(&mut self, block: BlockId, ppn: Ppn) {
+        let page = self.page_in_block(ppn);
+        let wp = &mut self.write_pointer[block.0 as usize];
+        assert_eq!(
+            page, *wp,
+            "NAND pages are programmed in order: block {} page {page}, write pointer {wp}",
+            block.0
+        );
+        *wp += 1;
+    }
+
+    fn time_program(&mut self, block: BlockId, now: SimTime) -> SimTime {
+        if !self.timing {
+            return now;
+        }
+        let die = self.die_of(block);
+        let ch = self.channel_of(die);
+        let start = now.0.max(self.channel_free_ns[ch]);
+        self.channel_free_ns[ch] = start + self.xfer_ns;
+        self.occupy_die(die, SimTime(start + self.xfer_ns), self.t_prog_ns)
+    }
+
+    fn occupy_die(&mut self, die: DieId, now: SimTime, ns: u64) -> SimTime {
+        let d = &mut self.die_free_ns[die.0 as usize];
+        *d = now.0.max(*d) + ns;
+        SimTime(*d)
+    }
+
+    fn occupy_channel(&mut self, die: DieId, now: SimTime) -> SimTime {
+        let ch = self.channel_of(die);
+        let c = &mut self.channel_free_ns[ch];
+        *c = now.0.max(*c) + self.xfer_ns;
+        SimTime(*c)
+    }
+}

@@ -1,0 +1,28 @@
+//! # ssd — a simulated NAND flash SSD
+//!
+//! Model: a NAND array ([`flash::Flash`]) of `channels x dies_per_channel` dies, each with
+//! `planes x blocks_per_plane` blocks of `pages_per_block` pages; pages are programmed in order
+//! and erased a block at a time. An FTL ([`ftl::Ftl`]: page mapping, block mapping, BAST, FAST,
+//! DFTL, IOA) maps logical pages to physical pages, collects garbage and merges. Operations run
+//! on a virtual clock with per-die and per-channel busy timelines; the device really keeps what
+//! is written (a 64-bit tag per page, or full payloads) so engines run on it and every read can
+//! be checked against the last write.
+//!
+//! Invariants (checked by each FTL's `verify`, run after every GC/merge in tests): valid counts
+//! match the maps; no physical page is mapped twice; free + valid + invalid pages = total pages.
+//! A simulated run is a pure function of (config, workload, seed).
+
+pub mod config;
+pub mod device;
+pub mod error;
+pub mod flash;
+pub mod ftl;
+pub mod host;
+pub mod stats;
+pub mod types;
+
+pub use config::{DataMode, FtlKind, GcPolicy, GcStreamMode, SsdConfig};
+pub use device::{ReadPage, Ssd};
+pub use error::{ConfigError, InvariantError, SsdError};
+pub use stats::Stats;
+pub use types::{BlockId, DieId, Lpn, PageWrite, Ppn, SimTime, StreamId};
