@@ -1,1 +1,2 @@
-//! workload — TODO
+//! workload — TODO(helper B)
+pub mod page_cache;

@@ -1,0 +1,1 @@
+//! Host page-cache model. TODO(helper E)
