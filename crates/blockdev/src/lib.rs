@@ -106,7 +106,7 @@ pub fn check_extent(
     page_bytes: usize,
     capacity_pages: u64,
 ) -> Result<u64, DevError> {
-    if len == 0 || len % page_bytes != 0 {
+    if len == 0 || !len.is_multiple_of(page_bytes) {
         return Err(DevError::Misaligned { len, page_bytes });
     }
     let pages = (len / page_bytes) as u64;

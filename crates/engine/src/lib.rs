@@ -1,1 +1,16 @@
-//! engine — TODO
+//! # engine — flashlab's storage engine
+//!
+//! Model: everything is stored in fixed-size pages on a [`blockdev::BlockDevice`]. Each page
+//! carries a header ([`page`]: kind, id, version/LSN, crc32c) so a corrupt or torn page is
+//! detected and reported, never returned as data. On top: a buffer pool with pins and batched
+//! misses ([`buffer`]), B+-trees over one node format — `in_place` (nodes rewritten at fixed
+//! addresses), `as_btree` (append-only, NodeID -> address mapping table, write buffer, segment
+//! compaction) and `bftl` (index units + node translation table) — all behind
+//! [`tree::OrderedIndex`], and a heap file with index range scans (`heap`, `scan`).
+
+pub mod error;
+pub mod page;
+pub mod tree;
+
+pub use error::EngineError;
+pub use tree::OrderedIndex;

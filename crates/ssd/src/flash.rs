@@ -58,7 +58,7 @@ impl Flash {
             xfer_ns,
             write_pointer: vec![0; blocks],
             erase_count: vec![0; blocks],
-            tags: vec![TAG_EMPTY; pages],
+            tags: crate::hugevec::filled(pages, TAG_EMPTY),
             payloads: (cfg.ftl.data == DataMode::Payloads).then(|| vec![None; pages]),
             die_free_ns: vec![0; cfg.dies() as usize],
             channel_free_ns: vec![0; g.channels as usize],

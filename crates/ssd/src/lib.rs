@@ -12,12 +12,14 @@
 //! match the maps; no physical page is mapped twice; free + valid + invalid pages = total pages.
 //! A simulated run is a pure function of (config, workload, seed).
 
+pub mod analytic;
 pub mod config;
 pub mod device;
 pub mod error;
 pub mod flash;
 pub mod ftl;
 pub mod host;
+pub mod hugevec;
 pub mod stats;
 pub mod types;
 

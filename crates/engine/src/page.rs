@@ -1,0 +1,175 @@
+//! The page format shared by every on-device structure of the engine.
+//!
+//! Layout (little-endian), `HEADER_BYTES` = 32:
+//! `magic u32 | kind u8 | flags u8 | reserved u16 | id u64 | version u64 | len u32 | crc32c u32`.
+//! `crc32c` covers the whole page with the crc field taken as zero. `len` is the payload length
+//! that follows the header. A page of all zeros is "blank" (never written or trimmed). Anything
+//! else that fails the checks is corrupt or torn and is reported as [`EngineError::Corrupt`].
+
+use crate::error::EngineError;
+
+pub const MAGIC: u32 = 0x464C_5047; // "FLPG"
+pub const HEADER_BYTES: usize = 32;
+const CRC_AT: usize = 28;
+
+/// What a page holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PageKind {
+    Meta = 1,
+    BTreeLeaf = 2,
+    BTreeInner = 3,
+    Heap = 4,
+    IndexUnits = 5,
+    Segment = 6,
+    Other = 255,
+}
+
+impl PageKind {
+    fn from_u8(b: u8) -> Option<PageKind> {
+        Some(match b {
+            1 => PageKind::Meta,
+            2 => PageKind::BTreeLeaf,
+            3 => PageKind::BTreeInner,
+            4 => PageKind::Heap,
+            5 => PageKind::IndexUnits,
+            6 => PageKind::Segment,
+            255 => PageKind::Other,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub kind: PageKind,
+    pub flags: u8,
+    pub id: u64,
+    pub version: u64,
+    pub len: u32,
+}
+
+/// Bytes of payload a page of `page_bytes` can hold.
+pub fn payload_capacity(page_bytes: usize) -> usize {
+    page_bytes - HEADER_BYTES
+}
+
+/// Write the header and checksum over `buf`, whose payload (`buf[HEADER_BYTES..][..len]`) is
+/// already in place. Bytes after the payload are zeroed.
+pub fn seal(buf: &mut [u8], h: &Header) {
+    let len = h.len as usize;
+    assert!(HEADER_BYTES + len <= buf.len(), "payload larger than page");
+    buf[HEADER_BYTES + len..].fill(0);
+    buf[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+    buf[4] = h.kind as u8;
+    buf[5] = h.flags;
+    buf[6..8].fill(0);
+    buf[8..16].copy_from_slice(&h.id.to_le_bytes());
+    buf[16..24].copy_from_slice(&h.version.to_le_bytes());
+    buf[24..28].copy_from_slice(&h.len.to_le_bytes());
+    buf[CRC_AT..CRC_AT + 4].fill(0);
+    let crc = crc32c::crc32c(buf);
+    buf[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// True if the page was never written (all zeros).
+pub fn is_blank(buf: &[u8]) -> bool {
+    buf.iter().all(|&b| b == 0)
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Check a page read from device page `page_no` and return its header; the payload is
+/// `&buf[HEADER_BYTES..][..len]`. Blank pages are an error too (the caller expected data).
+pub fn open(buf: &[u8], page_no: u64) -> Result<Header, EngineError> {
+    let bad = |reason: String| EngineError::Corrupt {
+        page: page_no,
+        reason,
+    };
+    if buf.len() < HEADER_BYTES {
+        return Err(bad(format!("page of {} bytes is smaller than a header", buf.len())));
+    }
+    if is_blank(buf) {
+        return Err(bad("page is blank (never written or trimmed)".into()));
+    }
+    let magic = u32_at(buf, 0);
+    if magic != MAGIC {
+        return Err(bad(format!("bad magic {magic:#010x}")));
+    }
+    let stored = u32_at(buf, CRC_AT);
+    let mut crc = crc32c::crc32c(&buf[..CRC_AT]);
+    crc = crc32c::crc32c_append(crc, &[0u8; 4]);
+    crc = crc32c::crc32c_append(crc, &buf[CRC_AT + 4..]);
+    if crc != stored {
+        return Err(bad(format!(
+            "checksum mismatch (stored {stored:#010x}, computed {crc:#010x}): torn or corrupt write"
+        )));
+    }
+    let kind = PageKind::from_u8(buf[4]).ok_or_else(|| bad(format!("unknown page kind {}", buf[4])))?;
+    let len = u32_at(buf, 24);
+    if HEADER_BYTES + len as usize > buf.len() {
+        return Err(bad(format!("payload length {len} exceeds the page")));
+    }
+    Ok(Header {
+        kind,
+        flags: buf[5],
+        id: u64_at(buf, 8),
+        version: u64_at(buf, 16),
+        len,
+    })
+}
+
+/// The payload of a page whose header `open` returned.
+pub fn payload<'a>(buf: &'a [u8], h: &Header) -> &'a [u8] {
+    &buf[HEADER_BYTES..HEADER_BYTES + h.len as usize]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sealed() -> Vec<u8> {
+        let mut b = vec![0u8; 512];
+        b[HEADER_BYTES..HEADER_BYTES + 5].copy_from_slice(b"hello");
+        let h = Header {
+            kind: PageKind::Heap,
+            flags: 0,
+            id: 7,
+            version: 9,
+            len: 5,
+        };
+        seal(&mut b, &h);
+        b
+    }
+
+    #[test]
+    fn sealed_page_opens_with_its_header_and_payload() {
+        let b = sealed();
+        let h = open(&b, 3).unwrap();
+        assert_eq!((h.kind, h.id, h.version, h.len), (PageKind::Heap, 7, 9, 5));
+        assert_eq!(payload(&b, &h), b"hello");
+    }
+
+    #[test]
+    fn any_flipped_byte_is_detected() {
+        let b = sealed();
+        for i in 0..b.len() {
+            let mut c = b.clone();
+            c[i] ^= 0x40;
+            assert!(open(&c, 3).is_err(), "flip at byte {i} not detected");
+        }
+    }
+
+    #[test]
+    fn blank_and_torn_pages_are_errors() {
+        assert!(open(&[0u8; 512], 1).is_err());
+        let mut b = sealed();
+        b[256..].fill(0xAA); // second half from another write
+        assert!(matches!(open(&b, 1), Err(EngineError::Corrupt { page: 1, .. })));
+    }
+}

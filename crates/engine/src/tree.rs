@@ -1,0 +1,38 @@
+//! The interface every index in the engine offers (in-place B+-tree, AS B-tree, BFTL), so the
+//! experiments and the model-based tests treat them alike. Keys and values are u64.
+
+use crate::error::EngineError;
+
+/// Counters an index keeps (for experiments); fields a scheme does not have stay zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IndexStats {
+    /// Node (or sector) reads that went to the device.
+    pub node_reads: u64,
+    /// Node (or sector) writes that went to the device.
+    pub node_writes: u64,
+    /// Device read/write time spent by the index, in the device clock's nanoseconds.
+    pub read_ns: u64,
+    pub write_ns: u64,
+    /// Lookups served by a write buffer / node cache.
+    pub buffer_hits: u64,
+    pub buffer_lookups: u64,
+    pub cache_hits: u64,
+    pub cache_lookups: u64,
+    /// Bytes the structure occupies on the device (files/segments/pages allocated).
+    pub file_bytes: u64,
+}
+
+pub trait OrderedIndex {
+    /// Insert or overwrite `key`.
+    fn insert(&mut self, key: u64, value: u64) -> Result<(), EngineError>;
+    /// Remove `key`; returns whether it was present.
+    fn delete(&mut self, key: u64) -> Result<bool, EngineError>;
+    fn get(&mut self, key: u64) -> Result<Option<u64>, EngineError>;
+    /// Every (key, value) with `lo <= key <= hi`, in key order.
+    fn range(&mut self, lo: u64, hi: u64) -> Result<Vec<(u64, u64)>, EngineError>;
+    /// Make everything before this call durable (survives a crash).
+    fn commit(&mut self) -> Result<(), EngineError>;
+    fn stats(&self) -> IndexStats;
+    /// Scheme name: `in_place`, `as_btree`, `bftl`.
+    fn name(&self) -> &'static str;
+}
