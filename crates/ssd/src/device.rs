@@ -26,6 +26,8 @@ pub struct Ssd {
     ftl: Box<dyn Ftl>,
     /// One bit per logical page: trimmed since its last write (to tell Trimmed from Unwritten).
     trimmed: Vec<u64>,
+    /// No trim yet: writes can skip clearing `trimmed` bits (a hot-path saving).
+    any_trimmed: bool,
     next_tag: u64,
     latency_ns: Histogram<u64>,
 }
@@ -41,6 +43,7 @@ impl Ssd {
             flash,
             ftl,
             trimmed: vec![0; words],
+            any_trimmed: false,
             next_tag: 0,
             latency_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
                 .expect("static histogram bounds are valid"),
@@ -233,6 +236,7 @@ impl Ssd {
             done = done.max(self.ftl.trim(&mut self.flash, l, at)?);
             self.trimmed[(l.0 / 64) as usize] |= 1 << (l.0 % 64);
         }
+        self.any_trimmed |= pages > 0;
         self.flash.stats.host_pages_trimmed += pages as u64;
         self.finish(at, done);
         Ok(done)
@@ -245,7 +249,9 @@ impl Ssd {
         data: PageWrite,
         at: SimTime,
     ) -> Result<SimTime, SsdError> {
-        self.trimmed[(lpn.0 / 64) as usize] &= !(1 << (lpn.0 % 64));
+        if self.any_trimmed {
+            self.trimmed[(lpn.0 / 64) as usize] &= !(1 << (lpn.0 % 64));
+        }
         self.flash.stats.host_pages_written += 1;
         self.ftl.write(&mut self.flash, lpn, stream, data, at)
     }

@@ -79,15 +79,19 @@ impl Flash {
         self.timing
     }
 
+    #[inline]
     pub fn block_of(&self, ppn: Ppn) -> BlockId {
         BlockId((ppn.0 / self.pages_per_block as u64) as u32)
     }
+    #[inline]
     pub fn page_in_block(&self, ppn: Ppn) -> u32 {
         (ppn.0 % self.pages_per_block as u64) as u32
     }
+    #[inline]
     pub fn ppn(&self, block: BlockId, page: u32) -> Ppn {
         Ppn(block.0 as u64 * self.pages_per_block as u64 + page as u64)
     }
+    #[inline]
     pub fn die_of(&self, block: BlockId) -> DieId {
         DieId(block.0 / self.blocks_per_die)
     }
@@ -100,9 +104,11 @@ impl Flash {
     }
 
     /// Next page to program in `block` (== pages_per_block when the block is full).
+    #[inline]
     pub fn write_pointer(&self, block: BlockId) -> u32 {
         self.write_pointer[block.0 as usize]
     }
+    #[inline]
     pub fn is_full(&self, block: BlockId) -> bool {
         self.write_pointer(block) == self.pages_per_block
     }
@@ -122,6 +128,7 @@ impl Flash {
     }
 
     /// Program the next page of its block with host or FTL data. Returns the completion time.
+    #[inline]
     pub fn program(&mut self, ppn: Ppn, data: PageWrite, now: SimTime) -> SimTime {
         let block = self.block_of(ppn);
         self.advance_write_pointer(block, ppn);
@@ -134,6 +141,7 @@ impl Flash {
     }
 
     /// Read a page (timing and counters only; the data is [`Flash::tag`] / [`Flash::payload`]).
+    #[inline]
     pub fn read(&mut self, ppn: Ppn, now: SimTime) -> SimTime {
         self.stats.flash_pages_read += 1;
         if !self.timing {
@@ -147,6 +155,7 @@ impl Flash {
     /// Copy a valid page to a free page (GC or merge): read, then program, moving its data.
     /// On the same die the copy stays on-chip (copyback: no channel transfer).
     /// Counts one flash read, one flash write and one `gc_pages_copied`.
+    #[inline]
     pub fn copy(&mut self, src: Ppn, dst: Ppn, now: SimTime) -> SimTime {
         let dst_block = self.block_of(dst);
         self.advance_write_pointer(dst_block, dst);
@@ -194,6 +203,7 @@ impl Flash {
         SimTime(self.die_free_ns[die.0 as usize])
     }
 
+    #[inline]
     fn advance_write_pointer(&mut self, block: BlockId, ppn: Ppn) {
         let page = self.page_in_block(ppn);
         let wp = &mut self.write_pointer[block.0 as usize];
@@ -205,6 +215,7 @@ impl Flash {
         *wp += 1;
     }
 
+    #[inline]
     fn time_program(&mut self, block: BlockId, now: SimTime) -> SimTime {
         if !self.timing {
             return now;
@@ -216,12 +227,14 @@ impl Flash {
         self.occupy_die(die, SimTime(start + self.xfer_ns), self.t_prog_ns)
     }
 
+    #[inline]
     fn occupy_die(&mut self, die: DieId, now: SimTime, ns: u64) -> SimTime {
         let d = &mut self.die_free_ns[die.0 as usize];
         *d = now.0.max(*d) + ns;
         SimTime(*d)
     }
 
+    #[inline]
     fn occupy_channel(&mut self, die: DieId, now: SimTime) -> SimTime {
         let ch = self.channel_of(die);
         let c = &mut self.channel_free_ns[ch];

@@ -3,40 +3,45 @@
 //! Model: each die keeps its closed (full, not open) blocks in a [`VictimIndex`]. The index
 //! knows each closed block's valid-page count and the order blocks were closed in, and picks
 //! a victim by policy:
-//! - `greedy`: fewest valid pages (buckets by valid count with intrusive lists: O(1) updates,
-//!   victim search scans buckets upward from the lowest non-empty one);
+//! - `greedy`: fewest valid pages (per-count stacks updated lazily, see [`VictimIndex`]);
 //! - `fifo`: the block closed longest ago (the log-structured "circular" cleaner of Desnoyers'
 //!   and Hu et al.'s FIFO model), whatever its valid count;
 //! - `cost_benefit`: highest `age * (1 - u) / (2u)` (Rosenblum & Ousterhout), `u` the valid
 //!   fraction and `age` the number of blocks closed on the die since this one was closed;
 //!   a linear scan over the die's closed blocks (it is the slow policy; that is the price).
 //!
-//! Invariant: a block is in at most one die's index, and only while closed; its bucket is
-//! its current valid count.
+//! Invariant: only closed blocks can be chosen; every closed block can be found by its policy.
 
 use crate::config::GcPolicy;
 
-const NIL: u32 = u32::MAX;
-
 /// Per-block record, kept together so a page invalidation touches one cache line.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Meta {
-    prev: u32,
-    next: u32,
     valid: u32,
     member: bool,
 }
 
 /// Closed blocks of every die, indexed for victim selection, plus every block's valid-page
-/// count (closed or not). Blocks are global ids; the FTL tells which die each belongs to.
+/// count (closed or not). Blocks are global ids laid out die by die
+/// (`die * blocks_per_die + i`, as in [`crate::flash::Flash`]).
+///
+/// Greedy keeps, per die, a stack of block ids for each valid count and updates it lazily: an
+/// invalidation pushes the block onto its new count's stack and leaves the old entry behind;
+/// a popped entry is used only if the block is still closed and still has that count. So an
+/// invalidation costs one push, with no list surgery on neighbouring blocks (which would be
+/// cache misses), and stale entries are dropped when popped or when a die's stacks grow past
+/// a bound and are rebuilt from the counts (amortised O(1)).
 #[derive(Clone, Debug)]
 pub struct VictimIndex {
     policy: GcPolicy,
     ppb: u32,
+    blocks_per_die: u32,
     meta: Vec<Meta>,
     closed_seq: Vec<u64>,
-    /// Per die: head of each bucket (valid count 0..=ppb).
-    heads: Vec<Vec<u32>>,
+    /// Greedy: per die, per valid count, candidate blocks (possibly stale).
+    stacks: Vec<Vec<Vec<u32>>>,
+    /// Greedy: per die, entries in its stacks (live and stale).
+    entries: Vec<usize>,
     /// Per die: closed blocks in close order (FIFO policy only).
     fifo: Vec<std::collections::VecDeque<u32>>,
     /// Per die: blocks closed so far (the cost-benefit clock).
@@ -47,24 +52,26 @@ pub struct VictimIndex {
 
 impl VictimIndex {
     pub fn new(policy: GcPolicy, dies: u32, blocks: u32, pages_per_block: u32) -> VictimIndex {
-        let b = blocks as usize;
+        assert!(
+            dies > 0 && blocks % dies == 0,
+            "{blocks} blocks over {dies} dies"
+        );
+        let d = dies as usize;
+        let stacks = match policy {
+            GcPolicy::Greedy => vec![vec![Vec::new(); pages_per_block as usize + 1]; d],
+            _ => Vec::new(),
+        };
         VictimIndex {
             policy,
             ppb: pages_per_block,
-            meta: vec![
-                Meta {
-                    prev: NIL,
-                    next: NIL,
-                    valid: 0,
-                    member: false,
-                };
-                b
-            ],
-            closed_seq: vec![0; b],
-            heads: vec![vec![NIL; pages_per_block as usize + 1]; dies as usize],
-            fifo: vec![Default::default(); dies as usize],
-            seq: vec![0; dies as usize],
-            count: vec![0; dies as usize],
+            blocks_per_die: blocks / dies,
+            meta: vec![Meta::default(); blocks as usize],
+            closed_seq: vec![0; blocks as usize],
+            stacks,
+            entries: vec![0; d],
+            fifo: vec![Default::default(); d],
+            seq: vec![0; d],
+            count: vec![0; d],
         }
     }
 
@@ -82,18 +89,19 @@ impl VictimIndex {
     }
 
     /// Valid pages of any block (as reported through `insert`, `add_valid`, `invalidate_one`).
+    #[inline]
     pub fn valid(&self, block: u32) -> u32 {
         self.meta[block as usize].valid
     }
 
     /// An open (not yet closed) block gained a valid page.
+    #[inline]
     pub fn add_valid(&mut self, block: u32) {
-        let m = &mut self.meta[block as usize];
-        debug_assert!(!m.member, "closed block {block} gained a page");
-        m.valid += 1;
+        self.add_valid_n(block, 1);
     }
 
     /// An open block gained `n` valid pages.
+    #[inline]
     pub fn add_valid_n(&mut self, block: u32, n: u32) {
         let m = &mut self.meta[block as usize];
         debug_assert!(!m.member, "closed block {block} gained pages");
@@ -111,124 +119,144 @@ impl VictimIndex {
     pub fn insert(&mut self, die: u32, block: u32, valid: u32) {
         assert!(!self.contains(block), "block {block} closed twice");
         let d = die as usize;
-        self.meta[block as usize].member = true;
-        self.meta[block as usize].valid = valid;
+        self.meta[block as usize] = Meta {
+            valid,
+            member: true,
+        };
         self.closed_seq[block as usize] = self.seq[d];
         self.seq[d] += 1;
         self.count[d] += 1;
-        self.link(d, block);
-        if self.policy == GcPolicy::Fifo {
-            self.fifo[d].push_back(block);
+        match self.policy {
+            GcPolicy::Greedy => self.push(d, block, valid),
+            GcPolicy::Fifo => self.fifo[d].push_back(block),
+            GcPolicy::CostBenefit => {}
         }
     }
 
     /// A block (closed or open) lost one valid page (overwrite or trim).
     #[inline]
     pub fn invalidate_one(&mut self, die: u32, block: u32) {
-        if !self.meta[block as usize].member {
-            self.meta[block as usize].valid -= 1;
-            return;
+        let m = &mut self.meta[block as usize];
+        m.valid -= 1;
+        if m.member && self.policy == GcPolicy::Greedy {
+            let v = m.valid;
+            self.push(die as usize, block, v);
         }
-        let d = die as usize;
-        self.unlink(d, block);
-        self.meta[block as usize].valid -= 1;
-        self.link(d, block);
     }
 
     /// Choose and remove the victim on `die`; `None` when the die has no closed block.
     pub fn take_victim(&mut self, die: u32) -> Option<u32> {
         let d = die as usize;
+        if self.count[d] == 0 {
+            return None;
+        }
         let victim = match self.policy {
-            GcPolicy::Greedy => self.heads[d].iter().copied().find(|&h| h != NIL)?,
-            GcPolicy::Fifo => self.fifo[d].pop_front()?,
-            GcPolicy::CostBenefit => self.best_cost_benefit(d)?,
-        };
-        self.unlink(d, victim);
+            GcPolicy::Greedy => self.pop_greedy(d),
+            GcPolicy::Fifo => self.fifo[d].pop_front(),
+            GcPolicy::CostBenefit => self.best_cost_benefit(d),
+        }?;
         self.meta[victim as usize].member = false;
         self.count[d] -= 1;
         Some(victim)
     }
 
+    #[inline]
+    fn push(&mut self, d: usize, block: u32, valid: u32) {
+        self.stacks[d][valid as usize].push(block);
+        self.entries[d] += 1;
+        if self.entries[d] > 4 * self.count[d] as usize + 64 {
+            self.rebuild(d);
+        }
+    }
+
+    /// Drop a die's stale entries: one entry per closed block, at its count.
+    fn rebuild(&mut self, d: usize) {
+        self.stacks[d].iter_mut().for_each(Vec::clear);
+        let first = d * self.blocks_per_die as usize;
+        for b in first..first + self.blocks_per_die as usize {
+            let m = self.meta[b];
+            if m.member {
+                self.stacks[d][m.valid as usize].push(b as u32);
+            }
+        }
+        self.entries[d] = self.count[d] as usize;
+    }
+
+    fn pop_greedy(&mut self, d: usize) -> Option<u32> {
+        for v in 0..=self.ppb as usize {
+            while let Some(b) = self.stacks[d][v].pop() {
+                self.entries[d] -= 1;
+                let m = self.meta[b as usize];
+                if m.member && m.valid as usize == v {
+                    return Some(b);
+                }
+            }
+        }
+        None
+    }
+
     fn best_cost_benefit(&self, d: usize) -> Option<u32> {
         let now = self.seq[d];
-        let mut best: Option<(f64, u32)> = None;
-        for &head in &self.heads[d] {
-            let mut b = head;
-            while b != NIL {
-                let u = self.meta[b as usize].valid as f64 / self.ppb as f64;
-                let age = (now - self.closed_seq[b as usize]) as f64 + 1.0;
-                let score = if u == 0.0 {
-                    f64::INFINITY
-                } else {
-                    age * (1.0 - u) / (2.0 * u)
-                };
-                // Ties go to the older block (smaller close sequence) for determinism.
-                let better = match best {
-                    None => true,
-                    Some((s, cur)) => {
-                        score > s
-                            || (score == s
-                                && self.closed_seq[b as usize] < self.closed_seq[cur as usize])
-                    }
-                };
-                if better {
-                    best = Some((score, b));
-                }
-                b = self.meta[b as usize].next;
+        let first = d as u32 * self.blocks_per_die;
+        let mut best: Option<(f64, u64, u32)> = None;
+        for b in first..first + self.blocks_per_die {
+            let m = self.meta[b as usize];
+            if !m.member {
+                continue;
+            }
+            let u = m.valid as f64 / self.ppb as f64;
+            let seq = self.closed_seq[b as usize];
+            let age = (now - seq) as f64 + 1.0;
+            let score = if u == 0.0 {
+                f64::INFINITY
+            } else {
+                age * (1.0 - u) / (2.0 * u)
+            };
+            // Ties go to the older block (smaller close sequence) for determinism.
+            if best.is_none_or(|(s, bs, _)| score > s || (score == s && seq < bs)) {
+                best = Some((score, seq, b));
             }
         }
-        best.map(|(_, b)| b)
+        best.map(|(_, _, b)| b)
     }
 
-    fn link(&mut self, d: usize, block: u32) {
-        let v = self.meta[block as usize].valid as usize;
-        let head = self.heads[d][v];
-        let m = &mut self.meta[block as usize];
-        m.prev = NIL;
-        m.next = head;
-        if head != NIL {
-            self.meta[head as usize].prev = block;
-        }
-        self.heads[d][v] = block;
-    }
-
-    fn unlink(&mut self, d: usize, block: u32) {
-        let m = self.meta[block as usize];
-        if m.prev != NIL {
-            self.meta[m.prev as usize].next = m.next;
-        } else {
-            debug_assert_eq!(self.heads[d][m.valid as usize], block);
-            self.heads[d][m.valid as usize] = m.next;
-        }
-        if m.next != NIL {
-            self.meta[m.next as usize].prev = m.prev;
-        }
-    }
-
-    /// Check the index against the FTL's valid counts (`valid_of(block)`) and membership.
+    /// Check the index against the FTL's valid counts (`valid_of(block)`): counts agree, every
+    /// closed block is findable by its policy, per-die counts match.
     pub fn check(&self, dies: u32, valid_of: impl Fn(u32) -> u32) -> Result<(), String> {
-        let mut seen = 0u32;
         for d in 0..dies as usize {
-            for (v, &head) in self.heads[d].iter().enumerate() {
-                let mut b = head;
-                while b != NIL {
-                    if !self.contains(b) {
-                        return Err(format!("block {b} listed but not a member"));
-                    }
-                    if valid_of(b) as usize != v || self.valid(b) as usize != v {
-                        return Err(format!(
-                            "block {b} in bucket {v} has {} valid pages",
-                            valid_of(b)
-                        ));
-                    }
-                    seen += 1;
-                    b = self.meta[b as usize].next;
+            let first = d as u32 * self.blocks_per_die;
+            let mut members = 0;
+            for b in first..first + self.blocks_per_die {
+                let m = self.meta[b as usize];
+                if m.valid != valid_of(b) {
+                    return Err(format!(
+                        "block {b}: index has {} valid pages, FTL {}",
+                        m.valid,
+                        valid_of(b)
+                    ));
+                }
+                if !m.member {
+                    continue;
+                }
+                members += 1;
+                let findable = match self.policy {
+                    GcPolicy::Greedy => self.stacks[d][m.valid as usize].contains(&b),
+                    GcPolicy::Fifo => self.fifo[d].contains(&b),
+                    GcPolicy::CostBenefit => true,
+                };
+                if !findable {
+                    return Err(format!(
+                        "closed block {b} ({} valid) cannot be chosen as a victim",
+                        m.valid
+                    ));
                 }
             }
-        }
-        let members = self.meta.iter().filter(|m| m.member).count() as u32;
-        if seen != members {
-            return Err(format!("{members} members but {seen} listed"));
+            if members != self.count[d] {
+                return Err(format!(
+                    "die {d}: {members} closed blocks, count says {}",
+                    self.count[d]
+                ));
+            }
         }
         Ok(())
     }
@@ -284,6 +312,28 @@ mod tests {
         assert_eq!(ix.take_victim(0), Some(0));
         assert_eq!(ix.take_victim(0), None);
         assert_eq!(ix.take_victim(1), Some(3));
-        ix.check(2, |_| 0).unwrap();
+        ix.check(2, |b| [4, 0, 0, 1][b as usize]).unwrap();
+    }
+
+    #[test]
+    fn greedy_survives_many_stale_entries() {
+        // Invalidate pages one by one across many blocks: stale entries pile up and are
+        // rebuilt; the victim is still the emptiest block.
+        let mut ix = VictimIndex::new(GcPolicy::Greedy, 1, 64, 32);
+        for b in 0..64 {
+            ix.insert(0, b, 32);
+        }
+        for round in 0..20 {
+            for b in 0..64 {
+                if b % 7 != 3 || round < 10 {
+                    ix.invalidate_one(0, b);
+                }
+            }
+        }
+        ix.check(1, |b| ix.valid(b)).unwrap();
+        let v = ix.take_victim(0).unwrap();
+        assert_eq!(ix.valid(v), 12);
+        assert_eq!(v % 7, 0.max(v % 7));
+        assert_ne!(v % 7, 3);
     }
 }

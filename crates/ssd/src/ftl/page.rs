@@ -90,6 +90,7 @@ impl PageFtl {
         }
     }
 
+    #[inline]
     fn die_of(&self, block: u32) -> u32 {
         block / self.blocks_per_die
     }
@@ -198,6 +199,7 @@ impl PageFtl {
         Ok(t)
     }
 
+    #[inline]
     fn map(&mut self, lpn: u32, ppn: u32, block: u32) {
         self.l2p[lpn as usize] = ppn;
         self.p2l[ppn as usize] = lpn;
@@ -205,6 +207,7 @@ impl PageFtl {
     }
 
     /// Drop the current mapping of `lpn`, if any.
+    #[inline]
     fn unmap(&mut self, lpn: u64) {
         let old = self.l2p[lpn as usize];
         if old == NIL {
@@ -216,6 +219,7 @@ impl PageFtl {
         self.victims.invalidate_one(self.die_of(block), block);
     }
 
+    #[inline]
     fn close_if_full(&mut self, flash: &Flash, slot: u16, die: u32, block: u32) {
         if flash.is_full(BlockId(block)) {
             self.open[slot as usize * self.dies as usize + die as usize] = NIL;
