@@ -344,7 +344,7 @@ impl SsdConfig {
         let spare =
             self.total_blocks() - self.logical_pages() / self.geometry.pages_per_block as u64;
         let reserve = f.gc_free_blocks_min as u64 * self.dies() as u64;
-        let open = (f.streams as u64 + 2) * self.dies() as u64;
+        let open = (f.streams as u64 + 1) * self.dies() as u64; // host streams + the GC stream, per die
         if matches!(f.scheme, FtlKind::Bast | FtlKind::Fast | FtlKind::Ioa) {
             positive("ftl.log_blocks", f.log_blocks as u64)?;
             if f.log_blocks as u64 + 2 > spare {
