@@ -1,1 +1,76 @@
-fn main() {}
+//! `flashlab`: the command line of the flash SSD laboratory.
+//!
+//! Subcommands: `sim` (run a workload or trace on a simulated SSD), `reproduce NAME` (a paper's
+//! experiment, our figures beside the paper's), `ftl-memory` (mapping-table memory by scheme),
+//! `presets` (list or show the shipped SSD presets).
+
+mod reproduce;
+mod sim;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "flashlab",
+    version,
+    about = "A laboratory for flash SSDs: simulate, replay, reproduce."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a synthetic workload or a block trace on a simulated SSD and report WAF, GC and latency.
+    Sim(Box<sim::SimArgs>),
+    /// Reproduce a paper's experiment (our measured figures beside the paper's, labelled).
+    Reproduce(reproduce::ReproduceArgs),
+    /// List the shipped SSD presets, or print one as TOML (a starting point for --config).
+    Presets {
+        /// Print this preset's TOML.
+        #[arg(long)]
+        show: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Sim(args) => sim::run(&args),
+        Command::Reproduce(args) => reproduce::run(&args),
+        Command::Presets { show } => presets(show.as_deref()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn presets(show: Option<&str>) -> anyhow::Result<()> {
+    match show {
+        Some(name) => {
+            let cfg = ssd::SsdConfig::preset(name)?;
+            print!("{}", cfg.to_toml());
+        }
+        None => {
+            for name in ssd::config::preset_names() {
+                let cfg = ssd::SsdConfig::preset(name)?;
+                println!(
+                    "{name:16} {}ch x {}die, {} KiB pages, {} pages/block, {:.1} GiB logical, op {:.2}",
+                    cfg.geometry.channels,
+                    cfg.geometry.dies_per_channel,
+                    cfg.geometry.page_bytes / 1024,
+                    cfg.geometry.pages_per_block,
+                    cfg.logical_bytes() as f64 / (1u64 << 30) as f64,
+                    cfg.ftl.op
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -6,7 +6,11 @@
 //! run measured, `paper` the paper's figures for comparison) and human-readable tables.
 //! Nothing here hard-codes a result: every number in `rows` comes from the run that made it.
 
+pub mod as_btree;
+pub mod async_scan;
+pub mod ioa_ftl;
 pub mod report;
 pub mod sim;
+pub mod units;
 
 pub use report::{Output, Report, ReproduceOptions, Row, Scale, Table};

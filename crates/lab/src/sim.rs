@@ -1,1 +1,340 @@
-//! The `flashlab sim` driver. TODO(me)
+//! The `flashlab sim` driver: precondition a simulated SSD, run a workload or trace through a
+//! host queue of `host_queue_depth`, and report WAF, GC, merges, throughput and latency.
+//!
+//! Volume: `write_volume` counts host page writes after preconditioning, in multiples of the
+//! logical capacity (for read-only workloads it counts request pages). A trace runs to its end
+//! unless `write_volume` is given. Arrival times: synthetic workloads are closed-loop (a request
+//! is issued as soon as a queue slot frees); traces are replayed closed-loop too unless
+//! `replay_trace_timing` is set, in which case a request is issued no earlier than its
+//! timestamp (relative to the first record).
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use ssd::host::HostQueue;
+use ssd::{Lpn, SimTime, Ssd, SsdConfig, StreamId};
+use std::time::Instant;
+use workload::{LbaMapping, OpKind, Request, Target, TraceFormat, WorkloadOptions, WorkloadSpec};
+
+/// How to bring the device to steady state before measuring.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precondition {
+    /// Nothing: measure from a fresh device.
+    None,
+    /// One sequential fill of the logical space.
+    Fill,
+    /// A sequential fill, then `passes` x capacity of uniform random page writes.
+    Full { passes: f64 },
+}
+
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    pub config: SsdConfig,
+    /// Workload spec, see `workload::SPEC_HELP`.
+    pub workload: String,
+    pub trace_format: Option<TraceFormat>,
+    pub mapping: LbaMapping,
+    pub request_pages: u32,
+    /// Host page writes to measure, in multiples of the logical capacity (None: a trace's end,
+    /// or 1x for synthetic workloads).
+    pub write_volume: Option<f64>,
+    pub precondition: Precondition,
+    pub replay_trace_timing: bool,
+    pub seed: u64,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct Latency {
+    pub p50: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct Merges {
+    pub full: u64,
+    pub partial: u64,
+    pub switch: u64,
+}
+
+/// Everything `flashlab sim --json` prints. Wall-clock keys: `wall_seconds`,
+/// `host_ios_per_wall_second`, `host_pages_per_wall_second`, `precondition_wall_seconds`.
+#[derive(Clone, Debug, Serialize)]
+pub struct SimResult {
+    pub preset: String,
+    pub ftl: String,
+    pub gc_policy: String,
+    pub op: f64,
+    pub workload: String,
+    pub seed: u64,
+    pub timing: bool,
+    pub logical_bytes: u64,
+    pub page_bytes: u32,
+    pub pages_per_block: u32,
+    pub alpha: f64,
+    pub waf: f64,
+    /// Closed-form steady-state WAF where a model applies (see `ssd::analytic`), else null.
+    pub waf_model: Option<f64>,
+    pub host_ios: u64,
+    pub host_pages_written: u64,
+    pub host_pages_read: u64,
+    pub host_pages_trimmed: u64,
+    pub flash_pages_written: u64,
+    pub flash_pages_read: u64,
+    pub gc_pages_copied: u64,
+    pub gc_invocations: u64,
+    pub erases: u64,
+    pub erase_count_max: u32,
+    pub erase_count_mean: f64,
+    pub merges: Merges,
+    pub translation_reads: u64,
+    pub translation_writes: u64,
+    pub mapping_bytes: u64,
+    pub sim_seconds: f64,
+    pub throughput_mb_per_sim_second: f64,
+    pub iops_per_sim_second: f64,
+    pub latency_us: Latency,
+    pub wall_seconds: f64,
+    pub precondition_wall_seconds: f64,
+    pub host_ios_per_wall_second: f64,
+    pub host_pages_per_wall_second: f64,
+}
+
+/// Drives requests into the device through the host queue.
+struct Driver {
+    ssd: Ssd,
+    queue: HostQueue,
+    last_done: SimTime,
+    trace_origin: Option<u64>,
+    replay_timing: bool,
+}
+
+impl Driver {
+    fn submit(&mut self, r: &Request) -> Result<()> {
+        let arrival = match (self.replay_timing, r.arrival_ns) {
+            (true, Some(ns)) => SimTime(ns),
+            _ => SimTime::ZERO,
+        };
+        let at = self.queue.issue_time(arrival);
+        let done = match r.op {
+            OpKind::Write => self
+                .ssd
+                .write(Lpn(r.lpn), r.pages, StreamId(r.stream), at)?,
+            OpKind::Read => self.ssd.read(Lpn(r.lpn), r.pages, at)?,
+            OpKind::Trim => self.ssd.trim(Lpn(r.lpn), r.pages, at)?,
+        };
+        self.queue.complete(done);
+        self.last_done = self.last_done.max(done);
+        Ok(())
+    }
+
+    /// Run requests until `limit` pages (written pages for write workloads) or the end.
+    fn run(
+        &mut self,
+        reqs: impl Iterator<Item = Result<Request, workload::WorkloadError>>,
+        limit: Option<u64>,
+        count_writes_only: bool,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<u64> {
+        let mut done_pages = 0u64;
+        let mut since_report = 0u32;
+        for r in reqs {
+            let r = r?;
+            let mut r = r;
+            if self.replay_timing {
+                let origin = *self.trace_origin.get_or_insert(r.arrival_ns.unwrap_or(0));
+                r.arrival_ns = r.arrival_ns.map(|a| a.saturating_sub(origin));
+            }
+            self.submit(&r)?;
+            if !count_writes_only || r.op == OpKind::Write {
+                done_pages += r.pages as u64;
+            }
+            since_report += 1;
+            if since_report == 65_536 {
+                since_report = 0;
+                progress(done_pages);
+            }
+            if limit.is_some_and(|l| done_pages >= l) {
+                break;
+            }
+        }
+        progress(done_pages);
+        Ok(done_pages)
+    }
+}
+
+/// Total pages the measured phase will run (for a progress bar), if known.
+pub fn planned_pages(opts: &SimOptions) -> Option<u64> {
+    let logical = opts.config.logical_pages() as f64;
+    match (opts.write_volume, opts.workload.starts_with("trace:")) {
+        (Some(v), _) => Some((v * logical).ceil() as u64),
+        (None, true) => None,
+        (None, false) => Some(logical as u64),
+    }
+}
+
+/// Run a simulation. `progress(phase, pages_done)` is called now and then.
+pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<SimResult> {
+    let spec = WorkloadSpec::parse(&opts.workload)
+        .with_context(|| format!("--workload {}", opts.workload))?;
+    if opts.request_pages == 0 {
+        bail!("--request-size must be at least one page");
+    }
+    let ssd = Ssd::new(opts.config.clone())?;
+    let target = Target {
+        logical_pages: ssd.logical_pages(),
+        page_bytes: ssd.page_bytes() as u32,
+    };
+    let qd = opts.config.timing.host_queue_depth;
+    let mut d = Driver {
+        ssd,
+        queue: HostQueue::new(qd),
+        last_done: SimTime::ZERO,
+        trace_origin: None,
+        replay_timing: false,
+    };
+    let wall = Instant::now();
+    precondition(&mut d, opts, target, progress)?;
+    let pre_wall = wall.elapsed().as_secs_f64();
+
+    let before = d.ssd.stats();
+    let t0 = d.last_done;
+    d.queue = HostQueue::starting_at(qd, t0);
+    d.ssd.reset_latency();
+    d.replay_timing = opts.replay_trace_timing;
+    let wopts = WorkloadOptions {
+        request_pages: opts.request_pages,
+        volume_pages: None,
+        seed: opts.seed.wrapping_add(1),
+        trace_format: opts.trace_format,
+        mapping: opts.mapping,
+    };
+    let reqs = workload::build(&spec, target, &wopts)?;
+    let limit = planned_pages(opts);
+    let writes_only = spec.is_write_only() || opts.write_volume.is_some() && spec.writes();
+    let measured_wall = Instant::now();
+    d.run(reqs, limit, writes_only, &mut |p| progress("measure", p))?;
+    let wall_s = measured_wall.elapsed().as_secs_f64();
+    Ok(summarize(opts, &d, before, t0, wall_s, pre_wall))
+}
+
+fn precondition(
+    d: &mut Driver,
+    opts: &SimOptions,
+    target: Target,
+    progress: &mut dyn FnMut(&str, u64),
+) -> Result<()> {
+    let passes = match opts.precondition {
+        Precondition::None => return Ok(()),
+        Precondition::Fill => 0.0,
+        Precondition::Full { passes } => passes,
+    };
+    let reqs = workload::precondition(target, passes, opts.seed);
+    d.run(reqs, None, false, &mut |p| progress("precondition", p))?;
+    Ok(())
+}
+
+fn summarize(
+    opts: &SimOptions,
+    d: &Driver,
+    before: ssd::Stats,
+    t0: SimTime,
+    wall_s: f64,
+    pre_wall: f64,
+) -> SimResult {
+    let s = d.ssd.stats().since(&before);
+    let cfg = d.ssd.config();
+    let sim_s = d.last_done.0.saturating_sub(t0.0) as f64 / 1e9;
+    let h = d.ssd.latency_ns();
+    let us = |q: f64| {
+        if h.is_empty() {
+            0.0
+        } else {
+            h.value_at_quantile(q) as f64 / 1e3
+        }
+    };
+    let erase_counts = d.ssd.flash().erase_counts();
+    let per_s = |x: f64, t: f64| if t > 0.0 { x / t } else { 0.0 };
+    let bytes_moved =
+        (s.host_pages_written + s.host_pages_read) as f64 * cfg.geometry.page_bytes as f64;
+    SimResult {
+        preset: cfg.name.clone(),
+        ftl: cfg.ftl.scheme.name().to_string(),
+        gc_policy: format!("{:?}", cfg.ftl.gc_policy).to_lowercase(),
+        op: cfg.ftl.op,
+        workload: opts.workload.clone(),
+        seed: opts.seed,
+        timing: cfg.timing.enabled,
+        logical_bytes: cfg.logical_bytes(),
+        page_bytes: cfg.geometry.page_bytes,
+        pages_per_block: cfg.geometry.pages_per_block,
+        alpha: cfg.alpha(),
+        waf: s.waf(),
+        waf_model: waf_model(opts),
+        host_ios: s.host_ios,
+        host_pages_written: s.host_pages_written,
+        host_pages_read: s.host_pages_read,
+        host_pages_trimmed: s.host_pages_trimmed,
+        flash_pages_written: s.flash_pages_written,
+        flash_pages_read: s.flash_pages_read,
+        gc_pages_copied: s.gc_pages_copied,
+        gc_invocations: s.gc_invocations,
+        erases: s.erases,
+        erase_count_max: erase_counts.iter().copied().max().unwrap_or(0),
+        erase_count_mean: erase_counts.iter().map(|&e| e as f64).sum::<f64>()
+            / erase_counts.len().max(1) as f64,
+        merges: Merges {
+            full: s.merges_full,
+            partial: s.merges_partial,
+            switch: s.merges_switch,
+        },
+        translation_reads: s.translation_reads,
+        translation_writes: s.translation_writes,
+        mapping_bytes: d.ssd.mapping_bytes(),
+        sim_seconds: sim_s,
+        throughput_mb_per_sim_second: per_s(bytes_moved / 1e6, sim_s),
+        iops_per_sim_second: per_s(s.host_ios as f64, sim_s),
+        latency_us: Latency {
+            p50: us(0.5),
+            p99: us(0.99),
+            p999: us(0.999),
+            mean: if h.is_empty() { 0.0 } else { h.mean() / 1e3 },
+            max: if h.is_empty() {
+                0.0
+            } else {
+                h.max() as f64 / 1e3
+            },
+        },
+        wall_seconds: wall_s,
+        precondition_wall_seconds: pre_wall,
+        host_ios_per_wall_second: per_s(s.host_ios as f64, wall_s),
+        host_pages_per_wall_second: per_s(
+            (s.host_pages_written + s.host_pages_read) as f64,
+            wall_s,
+        ),
+    }
+}
+
+/// The closed-form WAF for uniform random single-page writes on page mapping with greedy or
+/// FIFO GC and one stream (the cases `ssd::analytic` models), else `None`.
+pub fn waf_model(opts: &SimOptions) -> Option<f64> {
+    let cfg = &opts.config;
+    let modelled = opts.workload == "uniform-write"
+        && opts.request_pages == 1
+        && cfg.ftl.scheme == ssd::FtlKind::Page
+        && cfg.ftl.streams == 1
+        && cfg.alpha() > 1.0;
+    if !modelled {
+        return None;
+    }
+    match cfg.ftl.gc_policy {
+        ssd::GcPolicy::Greedy => Some(ssd::analytic::greedy_waf(
+            cfg.alpha(),
+            cfg.geometry.pages_per_block,
+        )),
+        ssd::GcPolicy::Fifo => Some(ssd::analytic::fifo_waf(cfg.alpha())),
+        ssd::GcPolicy::CostBenefit => None,
+    }
+}
