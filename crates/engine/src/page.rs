@@ -92,7 +92,10 @@ pub fn open(buf: &[u8], page_no: u64) -> Result<Header, EngineError> {
         reason,
     };
     if buf.len() < HEADER_BYTES {
-        return Err(bad(format!("page of {} bytes is smaller than a header", buf.len())));
+        return Err(bad(format!(
+            "page of {} bytes is smaller than a header",
+            buf.len()
+        )));
     }
     if is_blank(buf) {
         return Err(bad("page is blank (never written or trimmed)".into()));
@@ -110,7 +113,8 @@ pub fn open(buf: &[u8], page_no: u64) -> Result<Header, EngineError> {
             "checksum mismatch (stored {stored:#010x}, computed {crc:#010x}): torn or corrupt write"
         )));
     }
-    let kind = PageKind::from_u8(buf[4]).ok_or_else(|| bad(format!("unknown page kind {}", buf[4])))?;
+    let kind =
+        PageKind::from_u8(buf[4]).ok_or_else(|| bad(format!("unknown page kind {}", buf[4])))?;
     let len = u32_at(buf, 24);
     if HEADER_BYTES + len as usize > buf.len() {
         return Err(bad(format!("payload length {len} exceeds the page")));
@@ -170,6 +174,9 @@ mod tests {
         assert!(open(&[0u8; 512], 1).is_err());
         let mut b = sealed();
         b[256..].fill(0xAA); // second half from another write
-        assert!(matches!(open(&b, 1), Err(EngineError::Corrupt { page: 1, .. })));
+        assert!(matches!(
+            open(&b, 1),
+            Err(EngineError::Corrupt { page: 1, .. })
+        ));
     }
 }

@@ -28,7 +28,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         }
     };
     let bytes = value * mult as f64;
-    if !(bytes.is_finite() && bytes >= 1.0 && bytes < 1.8e19) {
+    if !(1.0..1.8e19).contains(&bytes) {
         return Err(format!("`{s}` is out of range"));
     }
     Ok(bytes.round() as u64)

@@ -30,7 +30,7 @@ fn a_single_page_costs_transfer_plus_array_time() {
 #[test]
 fn a_multi_page_request_stripes_over_dies_and_ends_with_its_last_page() {
     let c = cfg();
-    let dies = c.dies() as u32;
+    let dies = c.dies();
     let channels = c.geometry.channels as u64;
     let (x, tp) = (xfer_ns(&c), c.timing.t_prog_ns);
     let mut ssd = Ssd::new(c).unwrap();

@@ -9,6 +9,7 @@
 //! - `tencent`: Tencent CBS CSV `Timestamp(s),Offset(sectors),Size(sectors),IOType(0=read,1=write),VolumeID`
 //! - `blkparse`: blkparse events `pid D|C op offset(B) size(B) time(s) dur(s) sync`; only `D`
 //!   (dispatch) events are requests; `read`, `write`, `discard` (a trim); flushes are skipped.
+//!
 //! Blank lines and lines starting with `#` are skipped everywhere; zero-size requests too.
 //!
 //! Mapping ([`LbaMapping`]): a request covers pages `offset / page .. ceil((offset+size) / page)`.
@@ -129,7 +130,7 @@ fn seconds_ns(f: &[&str], i: usize, name: &str) -> Result<u64, String> {
     let x: f64 = f[i]
         .parse()
         .map_err(|_| format!("field {} ({name}) `{}` is not a number", i + 1, f[i]))?;
-    if !(x.is_finite() && x >= 0.0 && x < 1.8e10) {
+    if !(0.0..1.8e10).contains(&x) {
         return Err(format!(
             "field {} ({name}) `{}` is not a time in seconds",
             i + 1,

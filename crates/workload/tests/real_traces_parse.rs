@@ -43,10 +43,11 @@ fn each_trace_parses_with_its_published_record_count() {
             5008,
         ),
     ] {
-        let n = Records::open(&dir.join(file), format)
-            .unwrap()
-            .map(|r| r.unwrap_or_else(|e| panic!("{file}: {e}")))
-            .count();
+        let mut n = 0;
+        for r in Records::open(&dir.join(file), format).unwrap() {
+            r.unwrap_or_else(|e| panic!("{file}: {e}"));
+            n += 1;
+        }
         // Zero-size records are skipped; none of these traces has many.
         assert!(
             n <= records && n + 5 >= records,
