@@ -140,6 +140,34 @@ impl Flash {
         self.time_program(block, now)
     }
 
+    /// Program page `ppn` of its block, skipping any pages below it that are still free (they
+    /// stay unprogrammed until the block's erase). For block-mapped schemes that place a page
+    /// at its logical offset.
+    #[inline]
+    pub fn program_at(&mut self, ppn: Ppn, data: PageWrite, now: SimTime) -> SimTime {
+        self.skip_to(ppn);
+        self.program(ppn, data, now)
+    }
+
+    /// [`Flash::copy`] to a destination page that may skip free pages (see [`Flash::program_at`]).
+    #[inline]
+    pub fn copy_to(&mut self, src: Ppn, dst: Ppn, now: SimTime) -> SimTime {
+        self.skip_to(dst);
+        self.copy(src, dst, now)
+    }
+
+    fn skip_to(&mut self, ppn: Ppn) {
+        let block = self.block_of(ppn);
+        let page = self.page_in_block(ppn);
+        let wp = &mut self.write_pointer[block.0 as usize];
+        assert!(
+            page >= *wp,
+            "NAND pages are programmed in order: block {} page {page} is below the write pointer {wp}",
+            block.0
+        );
+        *wp = page;
+    }
+
     /// Read a page (timing and counters only; the data is [`Flash::tag`] / [`Flash::payload`]).
     #[inline]
     pub fn read(&mut self, ppn: Ppn, now: SimTime) -> SimTime {

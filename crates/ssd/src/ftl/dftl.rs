@@ -1,1 +1,190 @@
-//! TODO(helper E)
+//! DFTL (Gupta et al., ASPLOS 2009): page mapping whose map lives on flash in translation pages,
+//! with a cached mapping table (CMT) in RAM.
+//!
+//! Model: data and translation pages share one page-mapping FTL ([`PageFtl`]) and its GC; the
+//! translation pages are logical pages `host_pages + tvpn` beyond the host's space, each holding
+//! the mappings of `page_bytes / 4` host pages. The global translation directory (GTD: tvpn ->
+//! location) is the inner FTL's map of those pages. The CMT keeps `cmt_entries` host mappings
+//! in LRU order. A host access whose mapping is not cached reads its translation page
+//! (`translation_reads`) before the data access; making room evicts the LRU entry, and a dirty
+//! victim has its translation page rewritten (read-modify-write: a read, then a program:
+//! `translation_writes`), which also cleans every other cached dirty entry of that page
+//! (DFTL's batch update). When GC moves a data page whose mapping is cached, the entry is made
+//! dirty; when it is not cached, its translation page is updated at once — one read and one
+//! write per translation page per GC round (batched). Moved translation pages only update the GTD.
+
+use super::page::PageFtl;
+use super::Ftl;
+use crate::config::{FtlKind, SsdConfig};
+use crate::error::{InvariantError, SsdError};
+use crate::flash::Flash;
+use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// Tag stored in translation pages (not host data).
+const TRANSLATION_TAG: u64 = u64::MAX - 1;
+
+pub struct Dftl {
+    inner: PageFtl,
+    host_pages: u64,
+    per_tpage: u64,
+    capacity: usize,
+    /// lpn -> (LRU stamp, dirty). HashMap for lookups only; order comes from `lru`.
+    cmt: HashMap<u64, (u64, bool)>,
+    lru: BTreeMap<u64, u64>,
+    /// tvpn -> cached dirty lpns of that translation page.
+    dirty_by_tpage: HashMap<u64, Vec<u64>>,
+    clock: u64,
+}
+
+impl Dftl {
+    pub fn new(cfg: &SsdConfig, flash: &Flash) -> Dftl {
+        let host_pages = cfg.logical_pages();
+        let per_tpage = (cfg.geometry.page_bytes / 4) as u64;
+        let tpages = host_pages.div_ceil(per_tpage);
+        let mut inner = PageFtl::with_logical_pages(cfg, flash, host_pages + tpages);
+        inner.gc_moved = Some(Vec::new());
+        Dftl {
+            inner,
+            host_pages,
+            per_tpage,
+            capacity: cfg.ftl.cmt_entries.max(1) as usize,
+            cmt: HashMap::new(),
+            lru: BTreeMap::new(),
+            dirty_by_tpage: HashMap::new(),
+            clock: 0,
+        }
+    }
+
+    fn tpage_lpn(&self, lpn: u64) -> Lpn {
+        Lpn(self.host_pages + lpn / self.per_tpage)
+    }
+
+    /// Read translation page of `lpn` (if it was ever written). Returns the completion time.
+    fn read_tpage(&mut self, flash: &mut Flash, lpn: u64, now: SimTime) -> Result<SimTime, SsdError> {
+        let (t, ppn) = self.inner.read(flash, self.tpage_lpn(lpn), now)?;
+        if ppn.is_some() {
+            flash.stats.translation_reads += 1;
+        }
+        Ok(t)
+    }
+
+    /// Rewrite translation page of `lpn` (read-modify-write); cleans its cached dirty entries.
+    fn write_tpage(&mut self, flash: &mut Flash, lpn: u64, now: SimTime) -> Result<SimTime, SsdError> {
+        let t = self.read_tpage(flash, lpn, now)?;
+        flash.stats.translation_writes += 1;
+        let t = self.inner.write(flash, self.tpage_lpn(lpn), StreamId(0), PageWrite::tag(TRANSLATION_TAG), t)?;
+        for l in self.dirty_by_tpage.remove(&(lpn / self.per_tpage)).unwrap_or_default() {
+            if let Some(e) = self.cmt.get_mut(&l) {
+                e.1 = false;
+            }
+        }
+        self.after_gc(flash, t)
+    }
+
+    /// Make `lpn`'s mapping cached (loading and evicting as needed); mark it dirty if `dirty`.
+    fn translate(&mut self, flash: &mut Flash, lpn: u64, dirty: bool, now: SimTime) -> Result<SimTime, SsdError> {
+        self.clock += 1;
+        let stamp = self.clock;
+        if let Some(&(old, was_dirty)) = self.cmt.get(&lpn) {
+            self.lru.remove(&old);
+            self.lru.insert(stamp, lpn);
+            self.cmt.insert(lpn, (stamp, was_dirty || dirty));
+            if dirty && !was_dirty {
+                self.dirty_by_tpage.entry(lpn / self.per_tpage).or_default().push(lpn);
+            }
+            return Ok(now);
+        }
+        let mut t = now;
+        if self.cmt.len() >= self.capacity {
+            let (_, victim) = self.lru.pop_first().expect("a full CMT has entries");
+            let (_, victim_dirty) = self.cmt.remove(&victim).expect("LRU and CMT agree");
+            if victim_dirty {
+                t = self.write_tpage(flash, victim, t)?;
+            }
+        }
+        t = self.read_tpage(flash, lpn, t)?;
+        self.cmt.insert(lpn, (stamp, dirty));
+        self.lru.insert(stamp, lpn);
+        if dirty {
+            self.dirty_by_tpage.entry(lpn / self.per_tpage).or_default().push(lpn);
+        }
+        Ok(t)
+    }
+
+    /// Fix the mappings of pages the inner GC moved.
+    fn after_gc(&mut self, flash: &mut Flash, now: SimTime) -> Result<SimTime, SsdError> {
+        let mut t = now;
+        // Bounded: each round's translation writes move at most a few pages.
+        for _ in 0..64 {
+            let moved = std::mem::take(self.inner.gc_moved.as_mut().expect("recording"));
+            if moved.is_empty() {
+                return Ok(t);
+            }
+            let mut uncached = BTreeSet::new();
+            for lpn in moved.into_iter().map(u64::from).filter(|&l| l < self.host_pages) {
+                match self.cmt.get_mut(&lpn) {
+                    Some(e) if !e.1 => {
+                        e.1 = true;
+                        self.dirty_by_tpage.entry(lpn / self.per_tpage).or_default().push(lpn);
+                    }
+                    Some(_) => {}
+                    None => {
+                        uncached.insert(lpn / self.per_tpage);
+                    }
+                }
+            }
+            for tvpn in uncached {
+                let l = tvpn * self.per_tpage;
+                t = self.read_tpage(flash, l, t)?;
+                flash.stats.translation_writes += 1;
+                t = self.inner.write(flash, self.tpage_lpn(l), StreamId(0), PageWrite::tag(TRANSLATION_TAG), t)?;
+            }
+        }
+        Ok(t)
+    }
+}
+
+impl Ftl for Dftl {
+    fn kind(&self) -> FtlKind {
+        FtlKind::Dftl
+    }
+    fn logical_pages(&self) -> u64 {
+        self.host_pages
+    }
+
+    fn write(&mut self, flash: &mut Flash, lpn: Lpn, stream: StreamId, data: PageWrite, now: SimTime) -> Result<SimTime, SsdError> {
+        let t = self.translate(flash, lpn.0, true, now)?;
+        let done = self.inner.write(flash, lpn, stream, data, t)?;
+        let fixed = self.after_gc(flash, t)?;
+        Ok(done.max(fixed))
+    }
+
+    fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<(SimTime, Option<Ppn>), SsdError> {
+        let t = self.translate(flash, lpn.0, false, now)?;
+        self.inner.read(flash, lpn, t)
+    }
+
+    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError> {
+        let t = self.translate(flash, lpn.0, true, now)?;
+        self.inner.trim(flash, lpn, t)
+    }
+
+    /// CMT entries (lpn + ppn: 8 B each, at capacity) + GTD (4 B per translation page).
+    fn mapping_bytes(&self) -> u64 {
+        let tpages = self.host_pages.div_ceil(self.per_tpage);
+        self.capacity as u64 * 8 + tpages * 4
+    }
+
+    fn verify(&self, flash: &Flash) -> Result<(), InvariantError> {
+        if self.cmt.len() > self.capacity || self.cmt.len() != self.lru.len() {
+            return Err(InvariantError(format!(
+                "CMT holds {} entries (LRU {}), capacity {}",
+                self.cmt.len(),
+                self.lru.len(),
+                self.capacity
+            )));
+        }
+        self.inner.verify(flash)
+    }
+}

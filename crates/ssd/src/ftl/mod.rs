@@ -14,7 +14,8 @@ pub mod block;
 pub mod dftl;
 pub mod fast;
 pub mod gc;
-pub mod ioa;
+pub mod logblock;
+pub mod memory;
 pub mod page;
 
 pub trait Ftl: Send {
@@ -50,6 +51,13 @@ pub trait Ftl: Send {
 pub fn build(cfg: &SsdConfig, flash: &Flash) -> Result<Box<dyn Ftl>, ConfigError> {
     match cfg.ftl.scheme {
         FtlKind::Page => Ok(Box::new(page::PageFtl::new(cfg, flash))),
+        FtlKind::Block => Ok(Box::new(block::BlockFtl::new(cfg, flash))),
+        FtlKind::Bast | FtlKind::Ioa => Ok(Box::new(logblock::LogBlockFtl::new(
+            cfg,
+            flash,
+            cfg.ftl.scheme,
+        ))),
+        FtlKind::Dftl => Ok(Box::new(dftl::Dftl::new(cfg, flash))),
         other => Err(ConfigError::Invalid {
             field: "ftl.scheme",
             value: other.name().to_string(),

@@ -55,10 +55,18 @@ pub struct PageFtl {
     victims: VictimIndex,
     /// Reused buffer of (page offset, lpn) of a victim's valid pages.
     scratch: Vec<(u32, u32)>,
+    /// When set, logical pages GC moved are appended here (DFTL must fix their mappings).
+    pub gc_moved: Option<Vec<u32>>,
 }
 
 impl PageFtl {
     pub fn new(cfg: &SsdConfig, flash: &Flash) -> PageFtl {
+        PageFtl::with_logical_pages(cfg, flash, cfg.logical_pages())
+    }
+
+    /// A page-mapping FTL over `logical` pages (DFTL adds its translation pages after the
+    /// host's logical space).
+    pub fn with_logical_pages(cfg: &SsdConfig, flash: &Flash, logical: u64) -> PageFtl {
         let dies = flash.dies;
         let blocks = flash.total_blocks();
         let streams = cfg.ftl.streams;
@@ -70,7 +78,7 @@ impl PageFtl {
             })
             .collect();
         PageFtl {
-            logical: cfg.logical_pages(),
+            logical,
             ppb: flash.pages_per_block,
             dies,
             blocks_per_die: flash.blocks_per_die,
@@ -78,7 +86,7 @@ impl PageFtl {
             gc_mode: cfg.ftl.gc_stream,
             gc_min: cfg.ftl.gc_free_blocks_min,
             check: cfg.ftl.check_invariants,
-            l2p: crate::hugevec::filled(cfg.logical_pages() as usize, NIL),
+            l2p: crate::hugevec::filled(logical as usize, NIL),
             p2l: crate::hugevec::filled(flash.total_pages() as usize, NIL),
             state: vec![BlockState::Free; blocks as usize],
             owner: vec![0; blocks as usize],
@@ -87,6 +95,7 @@ impl PageFtl {
             cursor: (0..streams as u32).map(|s| s % dies).collect(),
             victims: VictimIndex::new(cfg.ftl.gc_policy, dies, blocks, flash.pages_per_block),
             scratch: Vec::with_capacity(flash.pages_per_block as usize),
+            gc_moved: None,
         }
     }
 
@@ -183,6 +192,9 @@ impl PageFtl {
                 self.p2l[dst0 + j] = lpn;
             }
             self.victims.add_valid_n(dst_block, n as u32);
+            if let Some(m) = self.gc_moved.as_mut() {
+                m.extend(moved[i..i + n].iter().map(|&(_, lpn)| lpn));
+            }
             self.close_if_full(flash, slot, die, dst_block);
             i += n;
         }
