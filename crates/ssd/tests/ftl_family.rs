@@ -51,7 +51,10 @@ fn run(kind: FtlKind, ops: &[Op]) -> Result<ssd::Stats, TestCaseError> {
                 let mut out = vec![ReadPage::Unwritten; k as usize];
                 now = ssd.read_tags(Lpn(l), &mut out, now).unwrap();
                 for (i, got) in out.iter().enumerate() {
-                    let want = model.get(&(l + i as u64)).copied().unwrap_or(ReadPage::Unwritten);
+                    let want = model
+                        .get(&(l + i as u64))
+                        .copied()
+                        .unwrap_or(ReadPage::Unwritten);
                     prop_assert_eq!(*got, want, "{:?} lpn {}", kind, l + i as u64);
                 }
             }
@@ -64,17 +67,28 @@ fn run(kind: FtlKind, ops: &[Op]) -> Result<ssd::Stats, TestCaseError> {
             }
         }
     }
-    ssd.verify().map_err(|e| TestCaseError::fail(format!("{kind:?}: {e}")))?;
+    ssd.verify()
+        .map_err(|e| TestCaseError::fail(format!("{kind:?}: {e}")))?;
     let mut out = vec![ReadPage::Unwritten; n as usize];
     ssd.read_tags(Lpn(0), &mut out, now).unwrap();
     for (l, got) in out.iter().enumerate() {
-        let want = model.get(&(l as u64)).copied().unwrap_or(ReadPage::Unwritten);
+        let want = model
+            .get(&(l as u64))
+            .copied()
+            .unwrap_or(ReadPage::Unwritten);
         prop_assert_eq!(*got, want, "{:?} final lpn {}", kind, l);
     }
     Ok(ssd.stats())
 }
 
-const KINDS: [FtlKind; 5] = [FtlKind::Page, FtlKind::Block, FtlKind::Bast, FtlKind::Ioa, FtlKind::Dftl];
+const KINDS: [FtlKind; 6] = [
+    FtlKind::Page,
+    FtlKind::Block,
+    FtlKind::Bast,
+    FtlKind::Fast,
+    FtlKind::Ioa,
+    FtlKind::Dftl,
+];
 
 fn random_ops() -> impl Strategy<Value = Vec<Op>> {
     proptest::collection::vec(
@@ -89,7 +103,11 @@ fn random_ops() -> impl Strategy<Value = Vec<Op>> {
 
 /// Batches of distinct offsets of one block, written in increasing order (a flusher's runs).
 fn increasing_ops() -> impl Strategy<Value = Vec<Op>> {
-    proptest::collection::vec((0u64..1000, proptest::collection::btree_set(0u64..8, 1..8)), 20..150).prop_map(|batches| {
+    proptest::collection::vec(
+        (0u64..1000, proptest::collection::btree_set(0u64..8, 1..8)),
+        20..150,
+    )
+    .prop_map(|batches| {
         let mut ops = Vec::new();
         for (block, offs) in batches {
             for o in offs {
@@ -157,9 +175,16 @@ fn increasing_non_contiguous_overwrite_is_a_full_merge_in_bast_and_a_switch_in_i
     assert_eq!(bast.merges_full, 1, "bast {bast:?}");
     assert_eq!(ioa.merges_full, 0, "ioa {ioa:?}");
     // The first fill is a switch in both; the overwrite's merge is a switch only in IOA.
-    assert_eq!(ioa.merges_switch, bast.merges_switch + 1, "ioa {ioa:?} bast {bast:?}");
+    assert_eq!(
+        ioa.merges_switch,
+        bast.merges_switch + 1,
+        "ioa {ioa:?} bast {bast:?}"
+    );
     // IOA copies the 4 remaining pages; BAST's full merge copies all 8.
-    assert!(ioa.gc_pages_copied + 4 <= bast.gc_pages_copied, "ioa {ioa:?} bast {bast:?}");
+    assert!(
+        ioa.gc_pages_copied + 4 <= bast.gc_pages_copied,
+        "ioa {ioa:?} bast {bast:?}"
+    );
 }
 
 #[test]
@@ -169,17 +194,33 @@ fn a_non_increasing_overwrite_falls_back_to_a_full_merge_in_ioa() {
 }
 
 #[test]
+fn fast_switch_merges_a_sequential_block_and_fully_merges_random_overwrites() {
+    let seq = overwrite_block(FtlKind::Fast, &[0, 1, 2, 3, 4, 5, 6, 7]);
+    assert!(seq.merges_switch >= 2 && seq.merges_full == 0, "{seq:?}");
+    // Random overwrites land in RW logs; filling 3 RW blocks forces their reclamation.
+    let mut ops: Vec<Op> = (0..64).map(|l| Op::Write(l, 1)).collect();
+    ops.extend((0..40).map(|i| Op::Write((i * 7 + 3) % 64, 1)));
+    let s = run(FtlKind::Fast, &ops).unwrap();
+    assert!(s.merges_full > 0, "{s:?}");
+}
+
+#[test]
 fn dftl_writes_translation_pages_when_the_cmt_is_smaller_than_the_working_set() {
     let n = config(FtlKind::Dftl).logical_pages();
     let mut x = 7u64;
     let ops: Vec<Op> = (0..3000)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             Op::Write((x >> 33) % n, 1)
         })
         .collect();
     let big = run(FtlKind::Dftl, &ops).unwrap();
-    assert!(big.translation_writes > 100 && big.translation_reads > 100, "{big:?}");
+    assert!(
+        big.translation_writes > 100 && big.translation_reads > 100,
+        "{big:?}"
+    );
     // A working set inside the CMT (16 entries) writes translation pages only when the
     // final full read-back evicts its dirty entries.
     let small: Vec<Op> = (0..3000).map(|i| Op::Write(i % 8, 1)).collect();

@@ -63,7 +63,14 @@ impl BlockFtl {
     }
 
     /// Copy block `old` to a fresh block, writing `data` at `off` instead of the old page.
-    fn copy_block(&mut self, flash: &mut Flash, lbn: usize, off: u32, data: PageWrite, now: SimTime) -> Result<SimTime, SsdError> {
+    fn copy_block(
+        &mut self,
+        flash: &mut Flash,
+        lbn: usize,
+        off: u32,
+        data: PageWrite,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError> {
         let old = self.data[lbn];
         let fresh = self.alloc()?;
         let (old0, new0) = (old as u64 * self.ppb as u64, fresh as u64 * self.ppb as u64);
@@ -99,8 +106,18 @@ impl Ftl for BlockFtl {
         self.logical
     }
 
-    fn write(&mut self, flash: &mut Flash, lpn: Lpn, _stream: StreamId, data: PageWrite, now: SimTime) -> Result<SimTime, SsdError> {
-        let (lbn, off) = ((lpn.0 / self.ppb as u64) as usize, (lpn.0 % self.ppb as u64) as u32);
+    fn write(
+        &mut self,
+        flash: &mut Flash,
+        lpn: Lpn,
+        _stream: StreamId,
+        data: PageWrite,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError> {
+        let (lbn, off) = (
+            (lpn.0 / self.ppb as u64) as usize,
+            (lpn.0 % self.ppb as u64) as u32,
+        );
         if self.data[lbn] == NIL {
             self.data[lbn] = self.alloc()?;
         }
@@ -113,7 +130,12 @@ impl Ftl for BlockFtl {
         Ok(flash.program_at(Ppn(p), data, now))
     }
 
-    fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<(SimTime, Option<Ppn>), SsdError> {
+    fn read(
+        &mut self,
+        flash: &mut Flash,
+        lpn: Lpn,
+        now: SimTime,
+    ) -> Result<(SimTime, Option<Ppn>), SsdError> {
         Ok(match self.lookup(lpn.0) {
             Some(p) => (flash.read(Ppn(p), now), Some(Ppn(p))),
             None => (now, None),
@@ -134,15 +156,27 @@ impl Ftl for BlockFtl {
 
     fn verify(&self, flash: &Flash) -> Result<(), InvariantError> {
         let mut owner = vec![false; flash.total_blocks() as usize];
-        for &b in self.free.iter().chain(self.data.iter().filter(|&&b| b != NIL)) {
+        for &b in self
+            .free
+            .iter()
+            .chain(self.data.iter().filter(|&&b| b != NIL))
+        {
             if std::mem::replace(&mut owner[b as usize], true) {
-                return Err(InvariantError(format!("block {b} is both free and mapped, or mapped twice")));
+                return Err(InvariantError(format!(
+                    "block {b} is both free and mapped, or mapped twice"
+                )));
             }
         }
         if let Some(b) = owner.iter().position(|&o| !o) {
-            return Err(InvariantError(format!("block {b} is neither free nor mapped")));
+            return Err(InvariantError(format!(
+                "block {b} is neither free nor mapped"
+            )));
         }
-        if let Some(&b) = self.free.iter().find(|&&b| flash.write_pointer(BlockId(b)) != 0) {
+        if let Some(&b) = self
+            .free
+            .iter()
+            .find(|&&b| flash.write_pointer(BlockId(b)) != 0)
+        {
             return Err(InvariantError(format!("free block {b} is not erased")));
         }
         for p in 0..flash.total_pages() {

@@ -61,7 +61,12 @@ impl Dftl {
     }
 
     /// Read translation page of `lpn` (if it was ever written). Returns the completion time.
-    fn read_tpage(&mut self, flash: &mut Flash, lpn: u64, now: SimTime) -> Result<SimTime, SsdError> {
+    fn read_tpage(
+        &mut self,
+        flash: &mut Flash,
+        lpn: u64,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError> {
         let (t, ppn) = self.inner.read(flash, self.tpage_lpn(lpn), now)?;
         if ppn.is_some() {
             flash.stats.translation_reads += 1;
@@ -70,11 +75,26 @@ impl Dftl {
     }
 
     /// Rewrite translation page of `lpn` (read-modify-write); cleans its cached dirty entries.
-    fn write_tpage(&mut self, flash: &mut Flash, lpn: u64, now: SimTime) -> Result<SimTime, SsdError> {
+    fn write_tpage(
+        &mut self,
+        flash: &mut Flash,
+        lpn: u64,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError> {
         let t = self.read_tpage(flash, lpn, now)?;
         flash.stats.translation_writes += 1;
-        let t = self.inner.write(flash, self.tpage_lpn(lpn), StreamId(0), PageWrite::tag(TRANSLATION_TAG), t)?;
-        for l in self.dirty_by_tpage.remove(&(lpn / self.per_tpage)).unwrap_or_default() {
+        let t = self.inner.write(
+            flash,
+            self.tpage_lpn(lpn),
+            StreamId(0),
+            PageWrite::tag(TRANSLATION_TAG),
+            t,
+        )?;
+        for l in self
+            .dirty_by_tpage
+            .remove(&(lpn / self.per_tpage))
+            .unwrap_or_default()
+        {
             if let Some(e) = self.cmt.get_mut(&l) {
                 e.1 = false;
             }
@@ -83,7 +103,13 @@ impl Dftl {
     }
 
     /// Make `lpn`'s mapping cached (loading and evicting as needed); mark it dirty if `dirty`.
-    fn translate(&mut self, flash: &mut Flash, lpn: u64, dirty: bool, now: SimTime) -> Result<SimTime, SsdError> {
+    fn translate(
+        &mut self,
+        flash: &mut Flash,
+        lpn: u64,
+        dirty: bool,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError> {
         self.clock += 1;
         let stamp = self.clock;
         if let Some(&(old, was_dirty)) = self.cmt.get(&lpn) {
@@ -91,7 +117,10 @@ impl Dftl {
             self.lru.insert(stamp, lpn);
             self.cmt.insert(lpn, (stamp, was_dirty || dirty));
             if dirty && !was_dirty {
-                self.dirty_by_tpage.entry(lpn / self.per_tpage).or_default().push(lpn);
+                self.dirty_by_tpage
+                    .entry(lpn / self.per_tpage)
+                    .or_default()
+                    .push(lpn);
             }
             return Ok(now);
         }
@@ -107,7 +136,10 @@ impl Dftl {
         self.cmt.insert(lpn, (stamp, dirty));
         self.lru.insert(stamp, lpn);
         if dirty {
-            self.dirty_by_tpage.entry(lpn / self.per_tpage).or_default().push(lpn);
+            self.dirty_by_tpage
+                .entry(lpn / self.per_tpage)
+                .or_default()
+                .push(lpn);
         }
         Ok(t)
     }
@@ -122,11 +154,18 @@ impl Dftl {
                 return Ok(t);
             }
             let mut uncached = BTreeSet::new();
-            for lpn in moved.into_iter().map(u64::from).filter(|&l| l < self.host_pages) {
+            for lpn in moved
+                .into_iter()
+                .map(u64::from)
+                .filter(|&l| l < self.host_pages)
+            {
                 match self.cmt.get_mut(&lpn) {
                     Some(e) if !e.1 => {
                         e.1 = true;
-                        self.dirty_by_tpage.entry(lpn / self.per_tpage).or_default().push(lpn);
+                        self.dirty_by_tpage
+                            .entry(lpn / self.per_tpage)
+                            .or_default()
+                            .push(lpn);
                     }
                     Some(_) => {}
                     None => {
@@ -138,7 +177,13 @@ impl Dftl {
                 let l = tvpn * self.per_tpage;
                 t = self.read_tpage(flash, l, t)?;
                 flash.stats.translation_writes += 1;
-                t = self.inner.write(flash, self.tpage_lpn(l), StreamId(0), PageWrite::tag(TRANSLATION_TAG), t)?;
+                t = self.inner.write(
+                    flash,
+                    self.tpage_lpn(l),
+                    StreamId(0),
+                    PageWrite::tag(TRANSLATION_TAG),
+                    t,
+                )?;
             }
         }
         Ok(t)
@@ -153,14 +198,26 @@ impl Ftl for Dftl {
         self.host_pages
     }
 
-    fn write(&mut self, flash: &mut Flash, lpn: Lpn, stream: StreamId, data: PageWrite, now: SimTime) -> Result<SimTime, SsdError> {
+    fn write(
+        &mut self,
+        flash: &mut Flash,
+        lpn: Lpn,
+        stream: StreamId,
+        data: PageWrite,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError> {
         let t = self.translate(flash, lpn.0, true, now)?;
         let done = self.inner.write(flash, lpn, stream, data, t)?;
         let fixed = self.after_gc(flash, t)?;
         Ok(done.max(fixed))
     }
 
-    fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<(SimTime, Option<Ppn>), SsdError> {
+    fn read(
+        &mut self,
+        flash: &mut Flash,
+        lpn: Lpn,
+        now: SimTime,
+    ) -> Result<(SimTime, Option<Ppn>), SsdError> {
         let t = self.translate(flash, lpn.0, false, now)?;
         self.inner.read(flash, lpn, t)
     }

@@ -153,7 +153,10 @@ impl LogBlockFtl {
 
     /// The live physical page of `lpn`, if any.
     fn lookup(&self, lpn: u64) -> Option<u64> {
-        let (lbn, off) = ((lpn / self.ppb as u64) as u32, (lpn % self.ppb as u64) as u32);
+        let (lbn, off) = (
+            (lpn / self.ppb as u64) as u32,
+            (lpn % self.ppb as u64) as u32,
+        );
         let slot = self.log_of[lbn as usize];
         if slot != NIL {
             let log = self.logs[slot as usize].as_ref().expect("mapped slot");
@@ -179,7 +182,12 @@ impl LogBlockFtl {
     }
 
     /// The log slot of `lbn`, allocating (and merging a victim if needed).
-    fn log_slot(&mut self, flash: &mut Flash, lbn: u32, now: SimTime) -> Result<(u32, SimTime), SsdError> {
+    fn log_slot(
+        &mut self,
+        flash: &mut Flash,
+        lbn: u32,
+        now: SimTime,
+    ) -> Result<(u32, SimTime), SsdError> {
         let s = self.log_of[lbn as usize];
         if s != NIL {
             return Ok((s, now));
@@ -208,7 +216,9 @@ impl LogBlockFtl {
 
     /// Reclaim log `slot`: switch, partial or full merge (see the module doc).
     fn merge(&mut self, flash: &mut Flash, slot: u32, now: SimTime) -> Result<SimTime, SsdError> {
-        let log = self.logs[slot as usize].take().expect("merging an empty slot");
+        let log = self.logs[slot as usize]
+            .take()
+            .expect("merging an empty slot");
         self.slot_order.retain(|&s| s != slot);
         self.free_slots.push(slot);
         self.log_of[log.lbn as usize] = NIL;
@@ -236,14 +246,21 @@ impl LogBlockFtl {
     /// Copy the offsets the log lacks from the data block into the log, at the positions the
     /// layout `bits` gives them (identity for BAST's partial merge; the division bitmap for
     /// IOA), in offset order; the log becomes the data block.
-    fn complete_in_place(&mut self, flash: &mut Flash, log: &Log, bits: Vec<u64>, now: SimTime) -> Result<SimTime, SsdError> {
+    fn complete_in_place(
+        &mut self,
+        flash: &mut Flash,
+        log: &Log,
+        bits: Vec<u64>,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError> {
         let mut t = now;
         for off in 0..self.ppb {
             if log.page_of[off as usize] != NONE16 {
                 continue;
             }
             if let Some(src) = self.data_page(log.lbn, off) {
-                let dst = log.pbn as u64 * self.ppb as u64 + physical_offset(&bits, self.ppb, off) as u64;
+                let dst =
+                    log.pbn as u64 * self.ppb as u64 + physical_offset(&bits, self.ppb, off) as u64;
                 t = flash.copy_to(Ppn(src), Ppn(dst), t);
                 self.set_live(src, false);
                 self.set_live(dst, true);
@@ -268,7 +285,12 @@ impl LogBlockFtl {
     }
 
     /// Assemble a new data block in offset order from log and data block; erase both.
-    fn full_merge(&mut self, flash: &mut Flash, log: &Log, now: SimTime) -> Result<SimTime, SsdError> {
+    fn full_merge(
+        &mut self,
+        flash: &mut Flash,
+        log: &Log,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError> {
         let fresh = self.alloc_block()?;
         let mut t = now;
         for off in 0..self.ppb {
@@ -286,7 +308,10 @@ impl LogBlockFtl {
                 self.set_live(dst, true);
             }
         }
-        let pseudo = Log { pbn: fresh, ..log.clone() };
+        let pseudo = Log {
+            pbn: fresh,
+            ..log.clone()
+        };
         t = self.adopt(flash, &pseudo, vec![0; self.words], t);
         let first = log.pbn as u64 * self.ppb as u64;
         for p in first..first + self.ppb as u64 {
@@ -299,7 +324,9 @@ impl LogBlockFtl {
         let mut role = vec![0u8; flash.total_blocks() as usize];
         let mut mark = |b: u32, what: &str| -> Result<(), InvariantError> {
             if role[b as usize] != 0 {
-                return Err(InvariantError(format!("block {b} has two roles (second: {what})")));
+                return Err(InvariantError(format!(
+                    "block {b} has two roles (second: {what})"
+                )));
             }
             role[b as usize] = 1;
             Ok(())
@@ -316,7 +343,10 @@ impl LogBlockFtl {
         for log in self.logs.iter().flatten() {
             mark(log.pbn, "log")?;
             if self.log_of[log.lbn as usize] == NIL {
-                return Err(InvariantError(format!("log of lbn {} is not mapped", log.lbn)));
+                return Err(InvariantError(format!(
+                    "log of lbn {} is not mapped",
+                    log.lbn
+                )));
             }
         }
         match role.iter().position(|&r| r == 0) {
@@ -334,8 +364,18 @@ impl Ftl for LogBlockFtl {
         self.logical
     }
 
-    fn write(&mut self, flash: &mut Flash, lpn: Lpn, _stream: StreamId, data: PageWrite, now: SimTime) -> Result<SimTime, SsdError> {
-        let (lbn, off) = ((lpn.0 / self.ppb as u64) as u32, (lpn.0 % self.ppb as u64) as u32);
+    fn write(
+        &mut self,
+        flash: &mut Flash,
+        lpn: Lpn,
+        _stream: StreamId,
+        data: PageWrite,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError> {
+        let (lbn, off) = (
+            (lpn.0 / self.ppb as u64) as u32,
+            (lpn.0 % self.ppb as u64) as u32,
+        );
         let (mut slot, mut t) = self.log_slot(flash, lbn, now)?;
         if self.logs[slot as usize].as_ref().expect("slot").next == self.ppb {
             t = self.merge(flash, slot, t)?;
@@ -357,7 +397,12 @@ impl Ftl for LogBlockFtl {
         Ok(flash.program(Ppn(p), data, t))
     }
 
-    fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<(SimTime, Option<Ppn>), SsdError> {
+    fn read(
+        &mut self,
+        flash: &mut Flash,
+        lpn: Lpn,
+        now: SimTime,
+    ) -> Result<(SimTime, Option<Ppn>), SsdError> {
         Ok(match self.lookup(lpn.0) {
             Some(p) => (flash.read(Ppn(p), now), Some(Ppn(p))),
             None => (now, None),
@@ -391,7 +436,9 @@ impl Ftl for LogBlockFtl {
             if let Some(p) = self.lookup(lpn) {
                 found += 1;
                 if flash.tag(Ppn(p)) == TAG_EMPTY {
-                    return Err(InvariantError(format!("lpn {lpn} maps to unprogrammed page {p}")));
+                    return Err(InvariantError(format!(
+                        "lpn {lpn} maps to unprogrammed page {p}"
+                    )));
                 }
             }
         }

@@ -11,7 +11,12 @@
 
 /// `(scheme, bytes)` for a device of `capacity_bytes` with `page_bytes` pages and
 /// `pages_per_block` pages per block, log space a `log_space` fraction of capacity.
-pub fn estimate(capacity_bytes: u64, page_bytes: u64, pages_per_block: u64, log_space: f64) -> Vec<(String, u64)> {
+pub fn estimate(
+    capacity_bytes: u64,
+    page_bytes: u64,
+    pages_per_block: u64,
+    log_space: f64,
+) -> Vec<(String, u64)> {
     let pages = capacity_bytes / page_bytes.max(1);
     let blocks = pages / pages_per_block.max(1);
     let log_blocks = ((blocks as f64) * log_space).ceil() as u64;
@@ -24,7 +29,10 @@ pub fn estimate(capacity_bytes: u64, page_bytes: u64, pages_per_block: u64, log_
         ("dftl".to_string(), cmt_entries * 8 + tpages * 4),
         ("block".to_string(), blocks * 4),
         ("bast".to_string(), blocks * 4 + log_maps),
-        ("fast".to_string(), blocks * 4 + log_blocks * (8 + 8 * pages_per_block)),
+        (
+            "fast".to_string(),
+            blocks * 4 + log_blocks * (8 + 8 * pages_per_block),
+        ),
         ("ioa".to_string(), blocks * 4 + log_maps + pages.div_ceil(8)),
     ]
 }

@@ -58,10 +58,6 @@ pub fn build(cfg: &SsdConfig, flash: &Flash) -> Result<Box<dyn Ftl>, ConfigError
             cfg.ftl.scheme,
         ))),
         FtlKind::Dftl => Ok(Box::new(dftl::Dftl::new(cfg, flash))),
-        other => Err(ConfigError::Invalid {
-            field: "ftl.scheme",
-            value: other.name().to_string(),
-            reason: "this FTL scheme is not built yet; use `page`".into(),
-        }),
+        FtlKind::Fast => Ok(Box::new(fast::FastFtl::new(cfg, flash))),
     }
 }
