@@ -27,6 +27,8 @@ enum Command {
     Sim(Box<sim::SimArgs>),
     /// Reproduce a paper's experiment (our measured figures beside the paper's, labelled).
     Reproduce(reproduce::ReproduceArgs),
+    /// Mapping-table memory of each FTL scheme for a given capacity (analytic estimate).
+    FtlMemory(reproduce::FtlMemoryArgs),
     /// List the shipped SSD presets, or print one as TOML (a starting point for --config).
     Presets {
         /// Print this preset's TOML.
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sim(args) => sim::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::FtlMemory(args) => reproduce::ftl_memory(&args),
         Command::Presets { show } => presets(show.as_deref()),
     };
     match result {

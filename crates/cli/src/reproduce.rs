@@ -79,3 +79,64 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
     }
     Ok(())
 }
+#[derive(Args, Debug)]
+pub struct FtlMemoryArgs {
+    /// Device capacity, e.g. 4GiB, 64GiB, 16TiB.
+    #[arg(long, default_value = "16TiB")]
+    capacity: String,
+    #[arg(long, default_value = "4KiB")]
+    page_size: String,
+    #[arg(long, default_value_t = 256)]
+    pages_per_block: u32,
+    /// Log space as a fraction of capacity (log-block schemes).
+    #[arg(long, default_value_t = 0.01)]
+    log_space: f64,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn ftl_memory(a: &FtlMemoryArgs) -> Result<()> {
+    let cap = lab::units::parse_bytes(&a.capacity).map_err(anyhow::Error::msg)?;
+    let page = lab::units::parse_bytes(&a.page_size).map_err(anyhow::Error::msg)?;
+    if !(a.log_space > 0.0 && a.log_space < 1.0) {
+        bail!("--log-space {}: expected a fraction in (0, 1)", a.log_space);
+    }
+    let rows = ssd::ftl::memory::estimate(cap, page, a.pages_per_block as u64, a.log_space);
+    if a.json {
+        let v: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(scheme, bytes)| serde_json::json!({"scheme": scheme, "mapping_bytes": bytes}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"capacity_bytes": cap, "page_bytes": page, "pages_per_block": a.pages_per_block, "log_space": a.log_space, "rows": v})
+        );
+    } else {
+        println!(
+            "mapping-table memory for a {} device ({} B pages, {} pages/block, log space {:.1} %):",
+            a.capacity,
+            page,
+            a.pages_per_block,
+            a.log_space * 100.0
+        );
+        for (scheme, bytes) in rows {
+            println!(
+                "  {scheme:24} {:>14} bytes  ({})",
+                bytes,
+                human(bytes as f64)
+            );
+        }
+    }
+    Ok(())
+}
+
+fn human(b: f64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = b;
+    let mut i = 0;
+    while x >= 1024.0 && i < U.len() - 1 {
+        x /= 1024.0;
+        i += 1;
+    }
+    format!("{x:.1} {}", U[i])
+}

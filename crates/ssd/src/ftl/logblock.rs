@@ -60,7 +60,7 @@ fn set_bit(bits: &mut [u64], i: u32) {
 fn count_ones_below(bits: &[u64], i: u32) -> u32 {
     let full = (i / 64) as usize;
     let mut n: u32 = bits[..full].iter().map(|w| w.count_ones()).sum();
-    if i % 64 != 0 {
+    if !i.is_multiple_of(64) {
         n += (bits[full] & ((1u64 << (i % 64)) - 1)).count_ones();
     }
     n
