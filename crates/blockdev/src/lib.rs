@@ -13,11 +13,19 @@
 //! Invariants: a read returns exactly the bytes of the last completed write of each page (or
 //! zeros for a page never written or trimmed); after `flush` returns, every completed write is durable.
 
+mod crash;
 mod error;
+mod file;
+mod hdd;
 mod mem;
+mod sim;
 
+pub use crash::{CrashDevice, CrashHandle};
 pub use error::DevError;
+pub use file::{FileDevice, FileOptions};
+pub use hdd::{HddConfig, HddModel};
 pub use mem::MemDevice;
+pub use sim::SimDevice;
 
 /// Page number on a block device (in units of the device's `page_bytes`).
 pub type PageNo = u64;

@@ -23,6 +23,26 @@ impl MemDevice {
         }
     }
 
+    /// A device holding `data` (a whole number of pages), e.g. a crash test's durable image.
+    pub fn from_bytes(page_bytes: usize, data: Vec<u8>) -> MemDevice {
+        assert!(
+            page_bytes > 0 && data.len().is_multiple_of(page_bytes),
+            "whole pages"
+        );
+        MemDevice {
+            page_bytes,
+            capacity_pages: (data.len() / page_bytes) as u64,
+            data,
+            stats: DevStats::default(),
+            fail_page: None,
+        }
+    }
+
+    /// The device's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.data
+    }
+
     fn range(&self, page: PageNo, len: usize) -> Result<std::ops::Range<usize>, DevError> {
         let pages = check_extent(page, len, self.page_bytes, self.capacity_pages)?;
         if let Some(f) = self.fail_page {
