@@ -8,6 +8,7 @@
 //! compaction) and `bftl` (index units + node translation table) — all behind
 //! [`tree::OrderedIndex`], and a heap file with index range scans (`heap`, `scan`).
 
+pub mod btree;
 pub mod error;
 pub mod page;
 pub mod tree;
