@@ -9,8 +9,11 @@
 //! [`tree::OrderedIndex`], and a heap file with index range scans (`heap`, `scan`).
 
 pub mod btree;
+pub mod buffer;
 pub mod error;
+pub mod heap;
 pub mod page;
+pub mod scan;
 pub mod tree;
 
 pub use error::EngineError;
