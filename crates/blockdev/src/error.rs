@@ -12,6 +12,13 @@ pub enum DevError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{op} on {path} moved {got_bytes} of {expected_bytes} bytes (short transfer: is the file shorter than the device?)")]
+    ShortTransfer {
+        path: PathBuf,
+        op: &'static str,
+        got_bytes: usize,
+        expected_bytes: usize,
+    },
     #[error("{path}: the file system does not support O_DIRECT (e.g. tmpfs); put the file on a disk file system (ext4, xfs), or opt in to buffered I/O with the `buffered` option (timings then include the page cache)")]
     DirectIoUnsupported { path: PathBuf },
     #[error("I/O of {pages} pages at page {page} is beyond the device's {capacity_pages} pages")]

@@ -1,5 +1,5 @@
 //! `FileDevice`: a real file, read and written with O_DIRECT (no OS page cache) through
-//! 4096-byte-aligned buffers; batches go through io_uring with up to `queue_depth` I/Os in
+//! 4096-byte-aligned buffers; pages are any multiple of 512 bytes (default 4096); batches go through io_uring with up to `queue_depth` I/Os in
 //! flight. The clock is wall time since the device was opened.
 //!
 //! Callers' buffers need not be aligned: data is staged through aligned bounce buffers that
@@ -19,14 +19,19 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 const ALIGN: usize = 4096;
+const SECTOR: usize = 512;
 
 /// How to open a [`FileDevice`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FileOptions {
     /// Use the OS page cache instead of O_DIRECT (explicit opt-in; timings include the cache).
     pub buffered: bool,
-    /// Most I/Os in flight in one io_uring submission.
+    /// Most I/Os in flight in one io_uring submission (the ring's size; bigger batches go
+    /// in waves).
     pub queue_depth: u32,
+    /// Page size used by [`FileDevice::open`] (a multiple of 512; [`FileDevice::create`]
+    /// takes its page size explicitly and ignores this).
+    pub page_bytes: usize,
 }
 
 impl Default for FileOptions {
@@ -34,6 +39,7 @@ impl Default for FileOptions {
         FileOptions {
             buffered: false,
             queue_depth: 64,
+            page_bytes: 4096,
         }
     }
 }
@@ -81,6 +87,9 @@ pub struct FileDevice {
     opts: FileOptions,
     ring: Option<IoUring>,
     bounce: Vec<AlignedBuf>,
+    /// Scratch for a wave's submissions and completions (kept to avoid allocation per I/O).
+    sqes: Vec<io_uring::squeue::Entry>,
+    done: Vec<(usize, i32)>,
     opened: Instant,
     stats: DevStats,
 }
@@ -100,8 +109,10 @@ impl FileDevice {
         FileDevice::with_file(file, path, capacity_pages, page_bytes, opts)
     }
 
-    /// Open an existing device file; its length must be a whole number of pages.
-    pub fn open(path: &Path, page_bytes: usize, opts: FileOptions) -> Result<FileDevice, DevError> {
+    /// Open an existing device file of `opts.page_bytes` pages; its length must be a whole
+    /// number of pages.
+    pub fn open(path: &Path, opts: FileOptions) -> Result<FileDevice, DevError> {
+        let page_bytes = opts.page_bytes;
         check_page_bytes(page_bytes)?;
         let file = open(path, opts, false)?;
         let len = file.metadata().map_err(|e| io_err(path, "stat", e))?.len();
@@ -133,6 +144,8 @@ impl FileDevice {
             opts,
             ring: None,
             bounce: Vec::new(),
+            sqes: Vec::new(),
+            done: Vec::new(),
             opened: Instant::now(),
             stats: DevStats::default(),
         };
@@ -183,12 +196,18 @@ impl FileDevice {
     fn wave(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError> {
         let fd = types::Fd(self.file.as_raw_fd());
         let pb = self.page_bytes as u64;
-        let mut entries = Vec::with_capacity(batch.len());
+        let mut sqes = std::mem::take(&mut self.sqes);
+        sqes.clear();
+        let mut first_err = None;
         for (i, io) in batch.iter().enumerate() {
-            let (page, len) = match io {
-                Io::Read { page, buf } => (*page, buf.len()),
-                Io::Write { page, buf, .. } => (*page, buf.len()),
-            };
+            let (page, len) = extent(io);
+            match check_extent(page, len, self.page_bytes, self.capacity_pages) {
+                Ok(pages) => self.count(io, pages),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                    continue;
+                }
+            }
             let b = self.bounce(i, len);
             if let Io::Write { buf, .. } = io {
                 b.copy_from_slice(buf);
@@ -202,46 +221,95 @@ impl FileDevice {
                     .offset(page * pb)
                     .build(),
             };
-            entries.push(e.user_data(i as u64));
+            sqes.push(e.user_data(i as u64));
         }
-        let path = self.path.clone();
-        let ring = self.ring()?;
-        for e in &entries {
-            // SAFETY: every buffer lives in `self.bounce` (not touched until the wave completes)
-            // and the fd stays open for the device's life.
-            unsafe { ring.submission().push(e).expect("wave fits the ring") };
+        let reaped = self.run_wave(&sqes);
+        self.sqes = sqes;
+        if let Err(e) = reaped {
+            first_err.get_or_insert(e);
         }
-        ring.submit_and_wait(entries.len())
-            .map_err(|e| io_err(&path, "io_uring_enter", e))?;
-        let results: Vec<(usize, i32)> = ring
-            .completion()
-            .map(|c| (c.user_data() as usize, c.result()))
-            .collect();
-        let mut first_err = None;
-        for (i, res) in results {
-            let len = match &batch[i] {
-                Io::Read { buf, .. } => buf.len(),
-                Io::Write { buf, .. } => buf.len(),
-            };
-            if res < 0 {
-                first_err.get_or_insert(
-                    self.direct_err("io_uring I/O", std::io::Error::from_raw_os_error(-res)),
-                );
-            } else if res as usize != len {
-                first_err.get_or_insert(io_err(
-                    &self.path,
-                    "io_uring I/O",
-                    std::io::Error::other(format!("short transfer: {res} of {len} bytes")),
-                ));
+        for k in 0..self.done.len() {
+            let (i, res) = self.done[k];
+            if let Err(e) = self.check_completion(res, extent(&batch[i]).1) {
+                first_err.get_or_insert(e);
             }
         }
-        for (i, io) in batch.iter_mut().enumerate() {
-            if let Io::Read { buf, .. } = io {
+        for k in 0..self.done.len() {
+            let i = self.done[k].0;
+            if let Io::Read { buf, .. } = &mut batch[i] {
                 let len = buf.len();
                 buf.copy_from_slice(self.bounce(i, len));
             }
         }
         first_err.map_or(Ok(()), Err)
+    }
+
+    fn count(&mut self, io: &Io<'_>, pages: u64) {
+        match io {
+            Io::Read { .. } => {
+                self.stats.read_ios += 1;
+                self.stats.pages_read += pages;
+            }
+            Io::Write { .. } => {
+                self.stats.write_ios += 1;
+                self.stats.pages_written += pages;
+            }
+        }
+    }
+
+    /// Push `sqes` and reap every completion into `self.done` (retrying interrupted waits).
+    fn run_wave(&mut self, sqes: &[io_uring::squeue::Entry]) -> Result<(), DevError> {
+        let path = self.path.clone();
+        let mut done = std::mem::take(&mut self.done);
+        done.clear();
+        let ring = self.ring()?;
+        for e in sqes {
+            // SAFETY: every buffer lives in `self.bounce` (not touched until the wave is
+            // reaped) and the fd stays open for the device's life.
+            unsafe { ring.submission().push(e).expect("a wave fits the ring") };
+        }
+        let mut r = Ok(());
+        while done.len() < sqes.len() {
+            match ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
+                Err(e) => {
+                    r = Err(io_err(&path, "io_uring_enter", e));
+                    break;
+                }
+            }
+            done.extend(
+                ring.completion()
+                    .map(|c| (c.user_data() as usize, c.result())),
+            );
+        }
+        self.done = done;
+        r
+    }
+
+    /// A completion's result: a negative errno or a short transfer is an error.
+    fn check_completion(&self, res: i32, len: usize) -> Result<(), DevError> {
+        if res < 0 {
+            Err(self.direct_err("io_uring I/O", std::io::Error::from_raw_os_error(-res)))
+        } else if res as usize != len {
+            Err(DevError::ShortTransfer {
+                path: self.path.clone(),
+                op: "io_uring I/O",
+                got_bytes: res as usize,
+                expected_bytes: len,
+            })
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The first page and byte length of an I/O.
+fn extent(io: &Io<'_>) -> (PageNo, usize) {
+    match io {
+        Io::Read { page, buf } => (*page, buf.len()),
+        Io::Write { page, buf, .. } => (*page, buf.len()),
     }
 }
 
@@ -257,11 +325,11 @@ fn stage(bounce: &mut Vec<AlignedBuf>, i: usize, len: usize) -> &mut [u8] {
 }
 
 fn check_page_bytes(page_bytes: usize) -> Result<(), DevError> {
-    if page_bytes == 0 || !page_bytes.is_multiple_of(ALIGN) {
+    if page_bytes == 0 || !page_bytes.is_multiple_of(SECTOR) {
         return Err(DevError::Config {
             field: "page_bytes",
             value: page_bytes.to_string(),
-            reason: format!("O_DIRECT needs a multiple of {ALIGN}"),
+            reason: format!("O_DIRECT needs a non-zero multiple of {SECTOR}; use 4096"),
         });
     }
     Ok(())
@@ -276,15 +344,18 @@ fn open(path: &Path, opts: FileOptions, create: bool) -> Result<File, DevError> 
     if !opts.buffered {
         o.custom_flags(libc::O_DIRECT);
     }
-    o.open(path).map_err(|e| {
-        if e.raw_os_error() == Some(libc::EINVAL) && !opts.buffered {
-            DevError::DirectIoUnsupported {
-                path: path.to_path_buf(),
-            }
-        } else {
-            io_err(path, "open", e)
+    o.open(path).map_err(|e| open_err(path, opts, e))
+}
+
+/// EINVAL on an O_DIRECT open means the file system refuses direct I/O.
+fn open_err(path: &Path, opts: FileOptions, e: std::io::Error) -> DevError {
+    if e.raw_os_error() == Some(libc::EINVAL) && !opts.buffered {
+        DevError::DirectIoUnsupported {
+            path: path.to_path_buf(),
         }
-    })
+    } else {
+        io_err(path, "open", e)
+    }
 }
 
 fn io_err(path: &Path, op: &'static str, source: std::io::Error) -> DevError {
@@ -322,17 +393,6 @@ impl BlockDevice for FileDevice {
         Ok(())
     }
     fn submit(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError> {
-        for io in batch.iter() {
-            let (page, len) = match io {
-                Io::Read { page, buf } => (*page, buf.len()),
-                Io::Write { page, buf, .. } => (*page, buf.len()),
-            };
-            let pages = check_extent(page, len, self.page_bytes, self.capacity_pages)?;
-            match io {
-                Io::Read { .. } => (self.stats.read_ios += 1, self.stats.pages_read += pages),
-                Io::Write { .. } => (self.stats.write_ios += 1, self.stats.pages_written += pages),
-            };
-        }
         self.stats.batches += 1;
         let qd = self.opts.queue_depth.max(1) as usize;
         let mut first_err = None;
@@ -386,5 +446,28 @@ impl BlockDevice for FileDevice {
     }
     fn stats(&self) -> DevStats {
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn einval_on_a_direct_open_names_the_path_and_the_fix() {
+        let einval = || std::io::Error::from_raw_os_error(libc::EINVAL);
+        let path = Path::new("/mnt/tmpfs/dev.img");
+        let e = open_err(path, FileOptions::default(), einval());
+        assert!(matches!(e, DevError::DirectIoUnsupported { .. }), "{e:?}");
+        let msg = e.to_string();
+        assert!(msg.contains("/mnt/tmpfs/dev.img") && msg.contains("buffered"));
+        let buffered = FileOptions {
+            buffered: true,
+            ..FileOptions::default()
+        };
+        assert!(matches!(
+            open_err(path, buffered, einval()),
+            DevError::Io { op: "open", .. }
+        ));
     }
 }

@@ -7,7 +7,7 @@
 //! time on a real file and virtual time on a simulated device; experiments say which applies.
 //!
 //! Devices: `FileDevice` (O_DIRECT + io_uring), `SimDevice` (the simulated SSD, data-carrying),
-//! `HddModel` (seek + rotation), `CrashDevice` (volatile and durable images; power cuts),
+//! `HddModel` (seek + rotation), `CrashDevice<D>` (wraps any device; durable image; power cuts),
 //! and [`MemDevice`] (RAM, zero cost, for tests).
 //!
 //! Invariants: a read returns exactly the bytes of the last completed write of each page (or

@@ -132,3 +132,98 @@ impl BlockDevice for SimDevice {
         self.stats
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> SimDevice {
+        let mut cfg = SsdConfig::preset("mlc-sata-2010").expect("preset");
+        cfg.geometry.channels = 4;
+        cfg.geometry.dies_per_channel = 1;
+        cfg.geometry.blocks_per_plane = 16;
+        cfg.geometry.pages_per_block = 16;
+        cfg.ftl.op = 0.5;
+        cfg.ftl.streams = 2;
+        SimDevice::new(cfg).expect("small SSD")
+    }
+
+    fn fill(d: &mut SimDevice, pages: u64) {
+        let pb = d.page_bytes();
+        d.write(0, &vec![1u8; pb * pages as usize], WriteHint::NONE)
+            .unwrap();
+    }
+
+    #[test]
+    fn a_single_io_advances_the_clock_to_its_completion() {
+        let mut d = small();
+        assert_eq!((d.now_ns(), d.clock_kind()), (0, ClockKind::Simulated));
+        fill(&mut d, 1);
+        let after_write = d.now_ns();
+        assert!(after_write > 0);
+        let mut buf = vec![0u8; d.page_bytes()];
+        d.read(0, &mut buf).unwrap();
+        assert!(d.now_ns() > after_write);
+        assert!(buf.iter().all(|&b| b == 1));
+    }
+
+    #[test]
+    fn a_batch_overlaps_on_the_dies_and_single_ios_do_not() {
+        let mut d = small();
+        fill(&mut d, 8);
+        let pb = d.page_bytes();
+        let start = d.now_ns();
+        let mut buf = vec![0u8; pb];
+        for p in 0..8 {
+            d.read(p, &mut buf).unwrap();
+        }
+        let serial = d.now_ns() - start;
+        let mut bufs = vec![vec![0u8; pb]; 8];
+        let mut batch: Vec<Io> = bufs
+            .iter_mut()
+            .enumerate()
+            .map(|(p, buf)| Io::Read {
+                page: p as u64,
+                buf,
+            })
+            .collect();
+        let start = d.now_ns();
+        d.submit(&mut batch).unwrap();
+        let batched = d.now_ns() - start;
+        assert!(
+            batched * 2 < serial,
+            "8 reads over 4 dies: batched {batched} ns vs serial {serial} ns"
+        );
+        assert_eq!(d.stats().batches, 1);
+        assert_eq!(d.stats().pages_read, 16);
+    }
+
+    #[test]
+    fn hints_beyond_the_streams_wrap_around() {
+        let d = small();
+        assert_eq!(d.stream(WriteHint::stream(3)), StreamId(1));
+        assert_eq!(d.stream(WriteHint::NONE), StreamId(0));
+    }
+
+    #[test]
+    fn out_of_range_ios_are_refused() {
+        let mut d = small();
+        let cap = d.capacity_pages();
+        let mut buf = vec![0u8; d.page_bytes()];
+        assert!(matches!(
+            d.read(cap, &mut buf),
+            Err(DevError::OutOfRange { .. })
+        ));
+        assert!(d.trim(cap - 1, 2).is_err());
+    }
+
+    #[test]
+    fn presets_are_resized_and_unknown_ones_are_refused() {
+        let d = SimDevice::preset("mlc-sata-2010", 1 << 30).expect("preset");
+        assert!(d.capacity_pages() * d.page_bytes() as u64 >= 1 << 30);
+        assert!(matches!(
+            SimDevice::preset("no-such-ssd", 1 << 30),
+            Err(DevError::SsdConfig(_))
+        ));
+    }
+}

@@ -79,7 +79,7 @@ impl BufferPool {
     pub fn pinned_count(&self) -> usize {
         self.frames
             .iter()
-            .filter(|f| f.pins > 0 && self.map.get(&f.page).is_some())
+            .filter(|f| f.pins > 0 && self.map.contains_key(&f.page))
             .count()
     }
     pub fn resident(&self) -> usize {

@@ -8,6 +8,8 @@ use crate::error::EngineError;
 pub struct IndexStats {
     /// Node (or sector) reads that went to the device.
     pub node_reads: u64,
+    /// Nodes rebuilt from the device (BFTL: `node_reads / nodes_loaded` = sectors per node).
+    pub nodes_loaded: u64,
     /// Node (or sector) writes that went to the device.
     pub node_writes: u64,
     /// Device read/write time spent by the index, in the device clock's nanoseconds.

@@ -4,7 +4,7 @@
 //! and at the end, and the reopened tree must hold exactly the model's contents.
 
 use blockdev::{BlockDevice, MemDevice};
-use engine::btree::{AsBTree, AsConfig, BTreeConfig, InPlaceBTree};
+use engine::btree::{AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, InPlaceBTree};
 use engine::OrderedIndex;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -150,6 +150,46 @@ proptest! {
     #[test]
     fn as_btree_with_a_tight_window_matches_a_btreemap(ops in ops(), f in 3usize..9, buffer in 1usize..5) {
         run(Kind::As { buffer, max_segments: 6 }, f, 0, &ops)?;
+    }
+}
+
+/// BFTL keeps its node translation table in RAM (no reopen): commits only.
+fn run_bftl(f: usize, cache: usize, reservation: usize, ops: &[Op]) -> Result<(), TestCaseError> {
+    let dev = Box::new(MemDevice::new(4096, 1 << 16));
+    let cfg = BftlConfig {
+        base: cfg(f, cache),
+        reservation_units: reservation,
+        compact_threshold: 3,
+    };
+    let mut tree = Bftl::create(dev, cfg).unwrap();
+    let mut model = BTreeMap::new();
+    for op in ops {
+        match *op {
+            Op::Insert(k, v) => {
+                tree.insert(k, v).unwrap();
+                model.insert(k, v);
+            }
+            Op::Delete(k) => prop_assert_eq!(tree.delete(k).unwrap(), model.remove(&k).is_some()),
+            Op::Get(k) => prop_assert_eq!(tree.get(k).unwrap(), model.get(&k).copied()),
+            Op::Range(lo, hi) => {
+                let want: Vec<(u64, u64)> = model.range(lo..=hi).map(|(&k, &v)| (k, v)).collect();
+                prop_assert_eq!(tree.range(lo, hi).unwrap(), want);
+            }
+            Op::CommitReopen => tree.commit().unwrap(),
+        }
+    }
+    let all: Vec<(u64, u64)> = model.iter().map(|(&k, &v)| (k, v)).collect();
+    prop_assert_eq!(tree.range(0, u64::MAX).unwrap(), all);
+    prop_assert!(tree.sectors_per_node_read() <= 4.0);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn bftl_matches_a_btreemap(ops in ops(), f in 3usize..9, cache in 0usize..6, reservation in 1usize..40) {
+        run_bftl(f, cache, reservation, &ops)?;
     }
 }
 

@@ -7,12 +7,12 @@
 //! sizes — Table 7. Devices: `file` (a real file, O_DIRECT, wall-clock seconds, CPU included),
 //! `sim` (the simulated SSD with 8 KiB pages, simulated seconds of device time), or `all`.
 //! The in-place B-tree runs write-through as P1's does (every modified node written in place
-//! at once). BFTL is not built yet: its rows show only the paper's figures.
+//! at once). BFTL (`engine::btree::Bftl`) runs the F sweep and the cache sweep.
 
 use crate::report::{fmt_f, row, Output, Report, ReproduceOptions, Row, Scale, Table};
 use anyhow::{bail, Context, Result};
 use blockdev::{BlockDevice, FileDevice, FileOptions, SimDevice};
-use engine::btree::{AsBTree, AsConfig, BTreeConfig, InPlaceBTree};
+use engine::btree::{AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, InPlaceBTree};
 use engine::tree::IndexStats;
 use engine::OrderedIndex;
 use rand::{Rng, SeedableRng};
@@ -64,6 +64,7 @@ fn plan(scale: Scale) -> Plan {
 enum TreeKind {
     InPlace,
     As,
+    Bftl,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -83,6 +84,12 @@ fn cases(p: &Plan) -> Vec<Case> {
             ms: 0,
             cache: 0,
         });
+        v.push(Case {
+            tree: TreeKind::Bftl,
+            f,
+            ms: 0,
+            cache: 0,
+        });
         for &ms in p.buffers {
             v.push(Case {
                 tree: TreeKind::As,
@@ -95,6 +102,12 @@ fn cases(p: &Plan) -> Vec<Case> {
     for &cache in p.caches {
         v.push(Case {
             tree: TreeKind::InPlace,
+            f: 256,
+            ms: 0,
+            cache,
+        });
+        v.push(Case {
+            tree: TreeKind::Bftl,
             f: 256,
             ms: 0,
             cache,
@@ -166,12 +179,20 @@ fn build(case: &Case, p: &Plan, dev: Box<dyn BlockDevice>) -> Result<Box<dyn Ord
                 max_segments: p.window,
             },
         )?),
+        TreeKind::Bftl => Box::new(Bftl::create(
+            dev,
+            BftlConfig {
+                base,
+                ..BftlConfig::default()
+            },
+        )?),
     })
 }
 
 fn diff(a: IndexStats, b: IndexStats) -> IndexStats {
     IndexStats {
         node_reads: b.node_reads - a.node_reads,
+        nodes_loaded: b.nodes_loaded - a.nodes_loaded,
         node_writes: b.node_writes - a.node_writes,
         read_ns: b.read_ns - a.read_ns,
         write_ns: b.write_ns - a.write_ns,
@@ -243,6 +264,7 @@ fn tree_name(t: TreeKind) -> &'static str {
     match t {
         TreeKind::InPlace => "in_place",
         TreeKind::As => "as_btree",
+        TreeKind::Bftl => "bftl",
     }
 }
 
@@ -268,6 +290,17 @@ fn to_row(m: &Measured, p: &Plan) -> Row {
         (
             "write_buffer_hit_ratio",
             json!(ratio(m.insert.buffer_hits, m.insert.buffer_lookups)),
+        ),
+        (
+            "bftl_sectors_per_node",
+            json!(if m.case.tree == TreeKind::Bftl {
+                ratio(
+                    m.insert.node_reads + m.search.node_reads,
+                    m.insert.nodes_loaded + m.search.nodes_loaded,
+                )
+            } else {
+                0.0
+            }),
         ),
         (
             "cache_hit_ratio",
@@ -359,6 +392,7 @@ fn paper_t2(tree: TreeKind, ms: usize, f: usize) -> String {
     };
     let v = match (tree, ms) {
         (TreeKind::InPlace, _) => [109, 81, 78],
+        (TreeKind::Bftl, _) => [184, 149, 143],
         (TreeKind::As, 1) => [108, 76, 68],
         (TreeKind::As, 8) => [94, 66, 65],
         (TreeKind::As, 16) => [91, 65, 63],
@@ -432,9 +466,21 @@ fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
     let mut n = vec![
         format!("scale: {} preloaded keys, {} timed inserts and {} timed searches (P1: 400,000 / 100,000 / 100,000)", p.preload, p.measured, p.measured),
         format!("AS B-tree: segments of {} MB, sliding window of {} segments; in-place B-tree write-through (P1's), one 8 KiB node per device page", p.segment_bytes >> 20, p.window),
-        "BFTL is not built yet in flashlab: P1's BFTL figures are listed under `paper` only".into(),
+        "BFTL: one sector = one 8 KiB device page, reservation buffer of 256 index units, compaction past C = 3 sectors; sectors are never reclaimed (file grows, as P1 saw)".into(),
         "file device: O_DIRECT through io_uring-capable FileDevice; seconds are wall time including CPU; read/write seconds are time inside device calls".into(),
     ];
+    for m in ms
+        .iter()
+        .filter(|m| m.case.tree == TreeKind::Bftl && m.case.f == 256 && m.case.cache == 0)
+    {
+        let loaded = (m.insert.nodes_loaded + m.search.nodes_loaded).max(1) as f64;
+        n.push(format!(
+            "{}: BFTL (F=256) reads {:.2} sectors per node (paper 1.49); file {:.1} MB (paper 1615 MB at 400k+100k keys)",
+            m.device,
+            (m.insert.node_reads + m.search.node_reads) as f64 / loaded,
+            m.file_bytes as f64 / 1e6
+        ));
+    }
     for dev in ["file", "sim"] {
         let find = |t: TreeKind, ms_: usize| {
             ms.iter().find(|m| {

@@ -176,3 +176,31 @@ fn streams_keep_their_data_in_separate_blocks() {
         );
     }
 }
+
+#[test]
+fn a_workload_in_step_with_the_striping_does_not_fill_one_die() {
+    // Reported by the blockdev work: alternate a hot page and uniform pages on 2 dies, so one
+    // die receives only hot rewrites and the other all the cold data.
+    let mut cfg = config(GcPolicy::Greedy, GcStreamMode::Separate, 1, false);
+    cfg.geometry.pages_per_block = 16;
+    cfg.geometry.blocks_per_plane = 24;
+    let n = cfg.logical_pages();
+    let mut ops = Vec::new();
+    let mut x = 17u64;
+    for _ in 0..6 * n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ops.push(Op::Write {
+            lpn: 0,
+            pages: 1,
+            stream: 0,
+        });
+        ops.push(Op::Write {
+            lpn: (x >> 33) % n,
+            pages: 1,
+            stream: 0,
+        });
+    }
+    run(cfg, &ops).unwrap();
+}

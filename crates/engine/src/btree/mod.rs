@@ -2,7 +2,8 @@
 //! [`NodeStore`], and each tree supplies where nodes live:
 //! - [`InPlaceBTree`]: node `i` at a fixed device page, rewritten in place;
 //! - [`AsBTree`]: P1's append-only tree — nodes addressed by id through a RAM mapping table,
-//!   written to the tail of a log through a write buffer, old segments compacted.
+//!   written to the tail of a log through a write buffer, old segments compacted;
+//! - [`Bftl`]: nodes kept as index units in sectors, a node translation table in RAM.
 //!
 //! Tree model: u64 keys and values; leaves hold up to `keys_per_node` (F) keys and link to
 //! their right sibling; inner nodes hold up to F keys and F + 1 children, child `i` holding
@@ -11,10 +12,12 @@
 //! insert-heavy workloads; an underfull node costs space, never correctness).
 
 pub mod as_btree;
+pub mod bftl;
 pub mod in_place;
 pub mod node;
 
 pub use as_btree::{AsBTree, AsConfig};
+pub use bftl::{Bftl, BftlConfig};
 pub use in_place::InPlaceBTree;
 pub use node::{Node, NO_NODE};
 

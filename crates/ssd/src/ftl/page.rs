@@ -331,10 +331,22 @@ impl Ftl for PageFtl {
         now: SimTime,
     ) -> Result<SimTime, SsdError> {
         let s = stream.0 as usize;
-        let die = self.cursor[s];
+        let mut die = self.cursor[s];
         self.cursor[s] = if die + 1 == self.dies { 0 } else { die + 1 };
         // GC time lands on the die's timeline; the program below queues behind it there.
-        let (block, _) = self.open_block(flash, stream.0, die, now, false)?;
+        // A die whose blocks hold only valid data cannot take the page: try the next die
+        // (a workload in step with the striping can fill one die while others have room).
+        let mut tries = 0;
+        let block = loop {
+            match self.open_block(flash, stream.0, die, now, false) {
+                Ok((b, _)) => break b,
+                Err(SsdError::DeviceFull { .. }) if tries + 1 < self.dies => {
+                    tries += 1;
+                    die = if die + 1 == self.dies { 0 } else { die + 1 };
+                }
+                Err(e) => return Err(e),
+            }
+        };
         self.unmap(lpn.0);
         let ppn = flash.ppn(BlockId(block), flash.write_pointer(BlockId(block)));
         let done = flash.program(ppn, data, now);

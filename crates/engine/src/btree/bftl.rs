@@ -1,0 +1,451 @@
+//! BFTL (Wu, Kuo, Chang, ACM TECS 2007) — P1's second baseline: a B+-tree stored as index
+//! units.
+//!
+//! Model: the tree is logical. Every change to a node becomes index units (IUs: node, op, key,
+//! value — put, delete, reset, set-next, set-first-child) collected in a RAM reservation buffer
+//! of `reservation_units`. When it is full the units are sorted by node and packed into
+//! sectors (here one sector = one device page), written to fresh sectors in order; the node
+//! translation table (NTT, RAM) lists for every node the sectors holding its units, oldest
+//! first. Reading a node reads every sector on its list and replays its units, then the
+//! units still in the reservation buffer. When a node's list grows past `compact_threshold`
+//! (C = 3) the node is compacted: its current content is re-emitted as a reset plus puts and
+//! its list starts afresh. Sectors are never reclaimed (as in P1's measurement, where BFTL's
+//! file grows largest). An optional LRU cache holds decoded nodes. Not crash-safe: the NTT
+//! and the root live in RAM only (P1 does not recover BFTL either).
+
+use super::node::{Node, NO_NODE};
+use super::{BTreeConfig, NodeCache, NodeStore};
+use crate::error::EngineError;
+use crate::page::{self, Header, PageKind, HEADER_BYTES};
+use crate::tree::{IndexStats, OrderedIndex};
+use blockdev::{BlockDevice, WriteHint};
+use std::collections::{BTreeMap, HashMap};
+
+const IU_BYTES: usize = 25;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BftlConfig {
+    pub base: BTreeConfig,
+    /// Index units the reservation buffer holds before they are written.
+    pub reservation_units: usize,
+    /// C: sectors a node's list may hold before the node is compacted.
+    pub compact_threshold: usize,
+}
+
+impl Default for BftlConfig {
+    fn default() -> Self {
+        BftlConfig {
+            base: BTreeConfig::default(),
+            reservation_units: 256,
+            compact_threshold: 3,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Reset = 0,
+    Put = 1,
+    Del = 2,
+    SetNext = 3,
+    SetChild0 = 4,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Unit {
+    node: u64,
+    op: Op,
+    key: u64,
+    val: u64,
+}
+
+/// A node as its units describe it.
+#[derive(Clone, Debug, Default)]
+struct State {
+    leaf: bool,
+    entries: BTreeMap<u64, u64>,
+    next: u64,
+    child0: u64,
+}
+
+impl State {
+    fn apply(&mut self, u: &Unit) {
+        match u.op {
+            Op::Reset => {
+                *self = State {
+                    leaf: u.val == 1,
+                    entries: BTreeMap::new(),
+                    next: NO_NODE,
+                    child0: NO_NODE,
+                }
+            }
+            Op::Put => {
+                self.entries.insert(u.key, u.val);
+            }
+            Op::Del => {
+                self.entries.remove(&u.key);
+            }
+            Op::SetNext => self.next = u.val,
+            Op::SetChild0 => self.child0 = u.val,
+        }
+    }
+    fn into_node(self, id: u64) -> Node {
+        let keys: Vec<u64> = self.entries.keys().copied().collect();
+        let mut vals: Vec<u64> = Vec::with_capacity(keys.len() + 1);
+        if !self.leaf {
+            vals.push(self.child0);
+        }
+        vals.extend(self.entries.values());
+        Node {
+            id,
+            leaf: self.leaf,
+            keys,
+            vals,
+            next: self.next,
+        }
+    }
+}
+
+/// Units that turn `old` (None: a new node) into `new`.
+fn diff(old: Option<&Node>, new: &Node) -> Vec<Unit> {
+    let u = |op, key, val| Unit {
+        node: new.id,
+        op,
+        key,
+        val,
+    };
+    let (nk, nv) = if new.leaf {
+        (&new.keys[..], &new.vals[..])
+    } else {
+        (&new.keys[..], &new.vals[1..])
+    };
+    let mut out = Vec::new();
+    match old {
+        Some(o) if o.leaf == new.leaf => {
+            let (ok, ov) = if o.leaf {
+                (&o.keys[..], &o.vals[..])
+            } else {
+                (&o.keys[..], &o.vals[1..])
+            };
+            let before: HashMap<u64, u64> = ok.iter().copied().zip(ov.iter().copied()).collect();
+            let after: HashMap<u64, u64> = nk.iter().copied().zip(nv.iter().copied()).collect();
+            out.extend(
+                ok.iter()
+                    .filter(|k| !after.contains_key(k))
+                    .map(|&k| u(Op::Del, k, 0)),
+            );
+            out.extend(
+                nk.iter()
+                    .zip(nv)
+                    .filter(|(k, v)| before.get(k) != Some(v))
+                    .map(|(&k, &v)| u(Op::Put, k, v)),
+            );
+            if o.next != new.next {
+                out.push(u(Op::SetNext, 0, new.next));
+            }
+            if !new.leaf && o.vals[0] != new.vals[0] {
+                out.push(u(Op::SetChild0, 0, new.vals[0]));
+            }
+        }
+        _ => {
+            out.push(u(Op::Reset, 0, new.leaf as u64));
+            out.extend(nk.iter().zip(nv).map(|(&k, &v)| u(Op::Put, k, v)));
+            out.push(u(Op::SetNext, 0, new.next));
+            if !new.leaf {
+                out.push(u(Op::SetChild0, 0, new.vals[0]));
+            }
+        }
+    }
+    out
+}
+
+pub struct Bftl {
+    dev: Box<dyn BlockDevice>,
+    cfg: BftlConfig,
+    per_sector: usize,
+    ntt: Vec<Vec<u64>>,
+    reservation: Vec<Unit>,
+    /// Nodes loaded during the current operation (to turn stores into units).
+    loaded: HashMap<u64, Node>,
+    cache: NodeCache,
+    root: u64,
+    next_id: u64,
+    next_sector: u64,
+    node_loads: u64,
+    buf: Vec<u8>,
+    stats: IndexStats,
+}
+
+impl Bftl {
+    pub fn create(dev: Box<dyn BlockDevice>, cfg: BftlConfig) -> Result<Bftl, EngineError> {
+        let pb = dev.page_bytes();
+        cfg.base.validate(pb)?;
+        if cfg.reservation_units == 0 || cfg.compact_threshold == 0 {
+            return Err(EngineError::Config {
+                field: "reservation_units/compact_threshold",
+                value: format!("{}/{}", cfg.reservation_units, cfg.compact_threshold),
+                reason: "both must be at least 1".into(),
+            });
+        }
+        let mut t = Bftl {
+            dev,
+            cfg,
+            per_sector: (pb - HEADER_BYTES - 4) / IU_BYTES,
+            ntt: Vec::new(),
+            reservation: Vec::new(),
+            loaded: HashMap::new(),
+            cache: NodeCache::new(cfg.base.cache_nodes),
+            root: 0,
+            next_id: 1,
+            next_sector: 0,
+            node_loads: 0,
+            buf: vec![0; pb],
+            stats: IndexStats::default(),
+        };
+        t.store(Node::empty_leaf(0))?;
+        Ok(t)
+    }
+
+    /// Average sectors read per node read from flash (P1: 1.49).
+    pub fn sectors_per_node_read(&self) -> f64 {
+        if self.node_loads == 0 {
+            0.0
+        } else {
+            self.stats.node_reads as f64 / self.node_loads as f64
+        }
+    }
+
+    fn timed<T>(
+        &mut self,
+        write: bool,
+        f: impl FnOnce(&mut dyn BlockDevice, &mut Vec<u8>) -> Result<T, blockdev::DevError>,
+    ) -> Result<T, EngineError> {
+        let t0 = self.dev.now_ns();
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = f(self.dev.as_mut(), &mut buf);
+        self.buf = buf;
+        let dt = self.dev.now_ns() - t0;
+        if write {
+            self.stats.write_ns += dt;
+        } else {
+            self.stats.read_ns += dt;
+        }
+        Ok(r?)
+    }
+
+    /// Read a node from its sectors plus pending units.
+    fn rebuild(&mut self, id: u64) -> Result<Node, EngineError> {
+        let mut state = State::default();
+        let sectors = self.ntt.get(id as usize).cloned().unwrap_or_default();
+        if !sectors.is_empty() {
+            self.node_loads += 1;
+        }
+        for s in sectors {
+            self.timed(false, |d, b| d.read(s, b))?;
+            self.stats.node_reads += 1;
+            for u in parse_sector(&self.buf, s)? {
+                if u.node == id {
+                    state.apply(&u);
+                }
+            }
+        }
+        for u in self.reservation.iter().filter(|u| u.node == id) {
+            state.apply(u);
+        }
+        Ok(state.into_node(id))
+    }
+
+    /// Write the reservation buffer: units sorted by node (stable), packed into sectors.
+    fn commit_units(&mut self) -> Result<(), EngineError> {
+        let mut units = std::mem::take(&mut self.reservation);
+        units.sort_by_key(|u| u.node);
+        let pb = self.buf.len();
+        for chunk in units.chunks(self.per_sector) {
+            let sector = self.next_sector;
+            if sector >= self.dev.capacity_pages() {
+                return Err(EngineError::Full {
+                    what: "BFTL sectors",
+                    reason: format!("all {} pages used (BFTL never reclaims sectors)", sector),
+                });
+            }
+            self.next_sector += 1;
+            let mut img = vec![0u8; pb];
+            encode_sector(&mut img, chunk, sector);
+            self.timed(true, |d, _| d.write(sector, &img, WriteHint::NONE))?;
+            self.stats.node_writes += 1;
+            let mut last = u64::MAX;
+            for u in chunk {
+                if u.node != last {
+                    if self.ntt.len() <= u.node as usize {
+                        self.ntt.resize(u.node as usize + 1, Vec::new());
+                    }
+                    self.ntt[u.node as usize].push(sector);
+                    last = u.node;
+                }
+            }
+        }
+        self.compact_long_lists()
+    }
+
+    /// Nodes whose sector list passed C: re-emit their content as fresh units.
+    fn compact_long_lists(&mut self) -> Result<(), EngineError> {
+        let c = self.cfg.compact_threshold;
+        let long: Vec<u64> = (0..self.ntt.len() as u64)
+            .filter(|&n| self.ntt[n as usize].len() > c)
+            .collect();
+        for id in long {
+            let node = self.rebuild(id)?;
+            self.ntt[id as usize].clear();
+            self.reservation.retain(|u| u.node != id);
+            self.reservation.extend(diff(None, &node));
+        }
+        Ok(())
+    }
+
+    fn end_op(&mut self) -> Result<(), EngineError> {
+        self.loaded.clear();
+        if self.reservation.len() >= self.cfg.reservation_units {
+            self.commit_units()?;
+        }
+        Ok(())
+    }
+}
+
+fn encode_sector(img: &mut [u8], units: &[Unit], sector: u64) {
+    let p = &mut img[HEADER_BYTES..];
+    p[0..4].copy_from_slice(&(units.len() as u32).to_le_bytes());
+    for (i, u) in units.iter().enumerate() {
+        let at = 4 + i * IU_BYTES;
+        p[at..at + 8].copy_from_slice(&u.node.to_le_bytes());
+        p[at + 8..at + 16].copy_from_slice(&u.key.to_le_bytes());
+        p[at + 16..at + 24].copy_from_slice(&u.val.to_le_bytes());
+        p[at + 24] = u.op as u8;
+    }
+    let len = (4 + units.len() * IU_BYTES) as u32;
+    page::seal(
+        img,
+        &Header {
+            kind: PageKind::IndexUnits,
+            flags: 0,
+            id: sector,
+            version: 0,
+            len,
+        },
+    );
+}
+
+fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
+    let h = page::open(buf, sector)?;
+    let bad = |reason: String| EngineError::Corrupt {
+        page: sector,
+        reason,
+    };
+    let p = page::payload(buf, &h);
+    if h.kind != PageKind::IndexUnits || p.len() < 4 {
+        return Err(bad("not an index-unit sector".into()));
+    }
+    let n = u32::from_le_bytes(p[0..4].try_into().expect("4 bytes")) as usize;
+    if p.len() != 4 + n * IU_BYTES {
+        return Err(bad(format!("{n} units in a payload of {} bytes", p.len())));
+    }
+    let w = |at: usize| u64::from_le_bytes(p[at..at + 8].try_into().expect("8 bytes"));
+    (0..n)
+        .map(|i| {
+            let at = 4 + i * IU_BYTES;
+            let op = match p[at + 24] {
+                0 => Op::Reset,
+                1 => Op::Put,
+                2 => Op::Del,
+                3 => Op::SetNext,
+                4 => Op::SetChild0,
+                x => return Err(bad(format!("unknown index-unit op {x}"))),
+            };
+            Ok(Unit {
+                node: w(at),
+                key: w(at + 8),
+                val: w(at + 16),
+                op,
+            })
+        })
+        .collect()
+}
+
+impl NodeStore for Bftl {
+    fn load(&mut self, id: u64) -> Result<Node, EngineError> {
+        if let Some(n) = self.loaded.get(&id) {
+            return Ok(n.clone());
+        }
+        let node = match self.cache.get(id) {
+            Some(n) => n,
+            None => {
+                let n = self.rebuild(id)?;
+                self.cache.put(&n);
+                n
+            }
+        };
+        self.loaded.insert(id, node.clone());
+        Ok(node)
+    }
+    fn store(&mut self, node: Node) -> Result<(), EngineError> {
+        let units = diff(self.loaded.get(&node.id), &node);
+        self.reservation.extend(units);
+        self.cache.put(&node);
+        self.loaded.insert(node.id, node);
+        Ok(())
+    }
+    fn alloc_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+    fn root(&self) -> u64 {
+        self.root
+    }
+    fn set_root(&mut self, id: u64) {
+        self.root = id;
+    }
+    fn fanout(&self) -> usize {
+        self.cfg.base.keys_per_node
+    }
+}
+
+impl OrderedIndex for Bftl {
+    fn insert(&mut self, key: u64, value: u64) -> Result<(), EngineError> {
+        let r = super::insert(self, key, value);
+        let e = self.end_op();
+        r.and(e)
+    }
+    fn delete(&mut self, key: u64) -> Result<bool, EngineError> {
+        let r = super::delete(self, key);
+        self.end_op()?;
+        r
+    }
+    fn get(&mut self, key: u64) -> Result<Option<u64>, EngineError> {
+        let r = super::get(self, key);
+        self.loaded.clear();
+        r
+    }
+    fn range(&mut self, lo: u64, hi: u64) -> Result<Vec<(u64, u64)>, EngineError> {
+        let r = super::range(self, lo, hi);
+        self.loaded.clear();
+        r
+    }
+    /// Writes the reservation buffer and flushes (durable only while the NTT is in RAM).
+    fn commit(&mut self) -> Result<(), EngineError> {
+        if !self.reservation.is_empty() {
+            self.commit_units()?;
+        }
+        self.timed(true, |d, _| d.flush())
+    }
+    fn stats(&self) -> IndexStats {
+        IndexStats {
+            cache_hits: self.cache.hits,
+            cache_lookups: self.cache.lookups,
+            nodes_loaded: self.node_loads,
+            file_bytes: self.next_sector * self.buf.len() as u64,
+            ..self.stats
+        }
+    }
+    fn name(&self) -> &'static str {
+        "bftl"
+    }
+}
