@@ -9,10 +9,11 @@
 //! Invariants ([`BlockFtl::verify`]): each mapped block has one logical block; free blocks are
 //! erased; every live page is programmed.
 
+use super::live::LivePages;
 use super::Ftl;
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::{InvariantError, SsdError};
-use crate::flash::{Flash, TAG_EMPTY};
+use crate::flash::Flash;
 use crate::types::{BlockId, Lpn, PageWrite, Ppn, SimTime, StreamId};
 use std::collections::VecDeque;
 
@@ -24,7 +25,7 @@ pub struct BlockFtl {
     check: bool,
     data: Vec<u32>,
     free: VecDeque<u32>,
-    live: Vec<u64>,
+    live: LivePages,
 }
 
 impl BlockFtl {
@@ -36,26 +37,14 @@ impl BlockFtl {
             check: cfg.ftl.check_invariants,
             data: vec![NIL; (logical / flash.pages_per_block as u64) as usize],
             free: (0..flash.total_blocks()).collect(),
-            live: vec![0; flash.total_pages().div_ceil(64) as usize],
-        }
-    }
-
-    fn is_live(&self, p: u64) -> bool {
-        self.live[(p / 64) as usize] >> (p % 64) & 1 == 1
-    }
-    fn set_live(&mut self, p: u64, on: bool) {
-        let w = &mut self.live[(p / 64) as usize];
-        if on {
-            *w |= 1 << (p % 64);
-        } else {
-            *w &= !(1 << (p % 64));
+            live: LivePages::new(flash.total_pages()),
         }
     }
 
     fn lookup(&self, lpn: u64) -> Option<u64> {
         let d = self.data[(lpn / self.ppb as u64) as usize];
         let p = d as u64 * self.ppb as u64 + lpn % self.ppb as u64;
-        (d != NIL && self.is_live(p)).then_some(p)
+        (d != NIL && self.live.get(p)).then_some(p)
     }
 
     fn alloc(&mut self) -> Result<u32, SsdError> {
@@ -78,12 +67,12 @@ impl BlockFtl {
         for o in 0..self.ppb as u64 {
             if o == off as u64 {
                 t = t.max(flash.program_at(Ppn(new0 + o), data.clone(), now));
-                self.set_live(new0 + o, true);
-            } else if self.is_live(old0 + o) {
+                self.live.set(new0 + o, true);
+            } else if self.live.get(old0 + o) {
                 t = flash.copy_to(Ppn(old0 + o), Ppn(new0 + o), t);
-                self.set_live(new0 + o, true);
+                self.live.set(new0 + o, true);
             }
-            self.set_live(old0 + o, false);
+            self.live.set(old0 + o, false);
         }
         flash.stats.merges_full += 1;
         t = flash.erase(BlockId(old), t);
@@ -126,7 +115,7 @@ impl Ftl for BlockFtl {
             return self.copy_block(flash, lbn, off, data, now);
         }
         let p = d as u64 * self.ppb as u64 + off as u64;
-        self.set_live(p, true);
+        self.live.set(p, true);
         Ok(flash.program_at(Ppn(p), data, now))
     }
 
@@ -136,15 +125,12 @@ impl Ftl for BlockFtl {
         lpn: Lpn,
         now: SimTime,
     ) -> Result<(SimTime, Option<Ppn>), SsdError> {
-        Ok(match self.lookup(lpn.0) {
-            Some(p) => (flash.read(Ppn(p), now), Some(Ppn(p))),
-            None => (now, None),
-        })
+        Ok(super::live::read_found(flash, self.lookup(lpn.0), now))
     }
 
     fn trim(&mut self, _flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError> {
         if let Some(p) = self.lookup(lpn.0) {
-            self.set_live(p, false);
+            self.live.set(p, false);
         }
         Ok(now)
     }
@@ -179,11 +165,6 @@ impl Ftl for BlockFtl {
         {
             return Err(InvariantError(format!("free block {b} is not erased")));
         }
-        for p in 0..flash.total_pages() {
-            if self.is_live(p) && flash.tag(Ppn(p)) == TAG_EMPTY {
-                return Err(InvariantError(format!("live page {p} is not programmed")));
-            }
-        }
-        Ok(())
+        super::live::verify_lookup(self.logical, flash, &self.live, |l| self.lookup(l))
     }
 }

@@ -13,10 +13,11 @@
 //! current data. Invariants ([`FastFtl::verify`]): every block has one role; each logical page
 //! has at most one live page, the one lookup finds; live pages are programmed.
 
+use super::live::LivePages;
 use super::Ftl;
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::{InvariantError, SsdError};
-use crate::flash::{Flash, TAG_EMPTY};
+use crate::flash::Flash;
 use crate::types::{BlockId, Lpn, PageWrite, Ppn, SimTime, StreamId};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
@@ -44,7 +45,7 @@ pub struct FastFtl {
     /// RW page -> lpn written there (for reclaiming an RW block).
     rw_owner: HashMap<u64, u64>,
     free: VecDeque<u32>,
-    live: Vec<u64>,
+    live: LivePages,
 }
 
 impl FastFtl {
@@ -63,21 +64,10 @@ impl FastFtl {
             rw_map: HashMap::new(),
             rw_owner: HashMap::new(),
             free: (0..flash.total_blocks()).collect(),
-            live: vec![0; flash.total_pages().div_ceil(64) as usize],
+            live: LivePages::new(flash.total_pages()),
         }
     }
 
-    fn is_live(&self, p: u64) -> bool {
-        self.live[(p / 64) as usize] >> (p % 64) & 1 == 1
-    }
-    fn set_live(&mut self, p: u64, on: bool) {
-        let w = &mut self.live[(p / 64) as usize];
-        if on {
-            *w |= 1 << (p % 64);
-        } else {
-            *w &= !(1 << (p % 64));
-        }
-    }
     fn page(&self, block: u32, off: u32) -> u64 {
         block as u64 * self.ppb as u64 + off as u64
     }
@@ -94,7 +84,7 @@ impl FastFtl {
                 .map(|s| self.page(s.pbn, off)),
             (self.data[lbn as usize] != NIL).then(|| self.page(self.data[lbn as usize], off)),
         ];
-        candidates.into_iter().flatten().find(|&p| self.is_live(p))
+        candidates.into_iter().flatten().find(|&p| self.live.get(p))
     }
 
     fn alloc(&mut self) -> Result<u32, SsdError> {
@@ -104,7 +94,7 @@ impl FastFtl {
     fn erase(&mut self, flash: &mut Flash, block: u32, now: SimTime) -> SimTime {
         let first = self.page(block, 0);
         for p in first..first + self.ppb as u64 {
-            self.set_live(p, false);
+            self.live.set(p, false);
         }
         self.free.push_back(block);
         flash.erase(BlockId(block), now)
@@ -121,10 +111,10 @@ impl FastFtl {
             flash.stats.merges_partial += 1;
             for off in sw.next..self.ppb {
                 let src = self.page(old, off);
-                if old != NIL && self.is_live(src) {
+                if old != NIL && self.live.get(src) {
                     t = flash.copy_to(Ppn(src), Ppn(self.page(sw.pbn, off)), t);
-                    self.set_live(src, false);
-                    self.set_live(self.page(sw.pbn, off), true);
+                    self.live.set(src, false);
+                    self.live.set(self.page(sw.pbn, off), true);
                 }
             }
         }
@@ -149,8 +139,8 @@ impl FastFtl {
             let lpn = lbn as u64 * self.ppb as u64 + off as u64;
             if let Some(src) = self.lookup(lpn) {
                 t = flash.copy_to(Ppn(src), Ppn(self.page(fresh, off)), t);
-                self.set_live(src, false);
-                self.set_live(self.page(fresh, off), true);
+                self.live.set(src, false);
+                self.live.set(self.page(fresh, off), true);
             }
             self.rw_map.remove(&lpn);
         }
@@ -170,7 +160,7 @@ impl FastFtl {
         let victim = self.rw.pop_front().expect("an RW block to reclaim");
         let first = self.page(victim, 0);
         let lbns: BTreeSet<u32> = (first..first + self.ppb as u64)
-            .filter(|&p| self.is_live(p))
+            .filter(|&p| self.live.get(p))
             .filter_map(|p| self.rw_owner.get(&p))
             .map(|&lpn| (lpn / self.ppb as u64) as u32)
             .collect();
@@ -213,13 +203,13 @@ impl FastFtl {
             self.rw_next = 0;
         }
         if let Some(old) = self.lookup(lpn) {
-            self.set_live(old, false);
+            self.live.set(old, false);
         }
         let p = self.page(*self.rw.back().expect("an RW block"), self.rw_next);
         self.rw_next += 1;
         self.rw_map.insert(lpn, p);
         self.rw_owner.insert(p, lpn);
-        self.set_live(p, true);
+        self.live.set(p, true);
         Ok(flash.program(Ppn(p), data, t))
     }
 
@@ -280,12 +270,12 @@ impl Ftl for FastFtl {
             return self.write_rw(flash, lpn.0, data, t);
         }
         if let Some(old) = self.lookup(lpn.0) {
-            self.set_live(old, false);
+            self.live.set(old, false);
         }
         let sw = self.sw.as_mut().expect("SW log");
         let p = sw.pbn as u64 * self.ppb as u64 + off as u64;
         sw.next += 1;
-        self.set_live(p, true);
+        self.live.set(p, true);
         let done = flash.program(Ppn(p), data, t);
         if self.sw.is_some_and(|s| s.next == self.ppb) {
             self.merge_sw(flash, done);
@@ -299,15 +289,12 @@ impl Ftl for FastFtl {
         lpn: Lpn,
         now: SimTime,
     ) -> Result<(SimTime, Option<Ppn>), SsdError> {
-        Ok(match self.lookup(lpn.0) {
-            Some(p) => (flash.read(Ppn(p), now), Some(Ppn(p))),
-            None => (now, None),
-        })
+        Ok(super::live::read_found(flash, self.lookup(lpn.0), now))
     }
 
     fn trim(&mut self, _flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError> {
         if let Some(p) = self.lookup(lpn.0) {
-            self.set_live(p, false);
+            self.live.set(p, false);
         }
         Ok(now)
     }
@@ -320,23 +307,6 @@ impl Ftl for FastFtl {
 
     fn verify(&self, flash: &Flash) -> Result<(), InvariantError> {
         self.verify_roles(flash)?;
-        let mut found = 0u64;
-        for lpn in 0..self.logical {
-            if let Some(p) = self.lookup(lpn) {
-                found += 1;
-                if flash.tag(Ppn(p)) == TAG_EMPTY {
-                    return Err(InvariantError(format!(
-                        "lpn {lpn} maps to unprogrammed page {p}"
-                    )));
-                }
-            }
-        }
-        let live: u64 = self.live.iter().map(|w| w.count_ones() as u64).sum();
-        if live != found {
-            return Err(InvariantError(format!(
-                "{live} live pages but {found} logical pages mapped"
-            )));
-        }
-        Ok(())
+        super::live::verify_lookup(self.logical, flash, &self.live, |l| self.lookup(l))
     }
 }

@@ -25,10 +25,11 @@
 //! and it is the one lookup finds; live pages are programmed; free blocks are erased; every
 //! block has one role.
 
+use super::live::LivePages;
 use super::Ftl;
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::{InvariantError, SsdError};
-use crate::flash::{Flash, TAG_EMPTY};
+use crate::flash::Flash;
 use crate::types::{BlockId, Lpn, PageWrite, Ppn, SimTime, StreamId};
 use std::collections::VecDeque;
 
@@ -100,8 +101,7 @@ pub struct LogBlockFtl {
     /// Slots in allocation order (merge victims, FIFO).
     slot_order: VecDeque<u32>,
     free: VecDeque<u32>,
-    /// One bit per physical page: holds current data.
-    live: Vec<u64>,
+    live: LivePages,
 }
 
 impl LogBlockFtl {
@@ -125,19 +125,7 @@ impl LogBlockFtl {
             free_slots: (0..slots).rev().collect(),
             slot_order: VecDeque::new(),
             free: (0..flash.total_blocks()).collect(),
-            live: vec![0; flash.total_pages().div_ceil(64) as usize],
-        }
-    }
-
-    fn is_live(&self, p: u64) -> bool {
-        self.live[(p / 64) as usize] >> (p % 64) & 1 == 1
-    }
-    fn set_live(&mut self, p: u64, on: bool) {
-        let w = &mut self.live[(p / 64) as usize];
-        if on {
-            *w |= 1 << (p % 64);
-        } else {
-            *w &= !(1 << (p % 64));
+            live: LivePages::new(flash.total_pages()),
         }
     }
 
@@ -148,7 +136,7 @@ impl LogBlockFtl {
         }
         let bits = &self.data_bits[lbn as usize * self.words..][..self.words];
         let p = d as u64 * self.ppb as u64 + physical_offset(bits, self.ppb, off) as u64;
-        self.is_live(p).then_some(p)
+        self.live.get(p).then_some(p)
     }
 
     /// The live physical page of `lpn`, if any.
@@ -163,7 +151,7 @@ impl LogBlockFtl {
             let pg = log.page_of[off as usize];
             if pg != NONE16 {
                 let p = log.pbn as u64 * self.ppb as u64 + pg as u64;
-                return self.is_live(p).then_some(p);
+                return self.live.get(p).then_some(p);
             }
         }
         self.data_page(lbn, off)
@@ -175,7 +163,7 @@ impl LogBlockFtl {
 
     fn release(&mut self, flash: &mut Flash, block: u32, now: SimTime) -> SimTime {
         let first = block as u64 * self.ppb as u64;
-        debug_assert!((first..first + self.ppb as u64).all(|p| !self.is_live(p)));
+        debug_assert!((first..first + self.ppb as u64).all(|p| !self.live.get(p)));
         let t = flash.erase(BlockId(block), now);
         self.free.push_back(block);
         t
@@ -262,8 +250,8 @@ impl LogBlockFtl {
                 let dst =
                     log.pbn as u64 * self.ppb as u64 + physical_offset(&bits, self.ppb, off) as u64;
                 t = flash.copy_to(Ppn(src), Ppn(dst), t);
-                self.set_live(src, false);
-                self.set_live(dst, true);
+                self.live.set(src, false);
+                self.live.set(dst, true);
             }
         }
         Ok(self.adopt(flash, log, bits, t))
@@ -279,7 +267,7 @@ impl LogBlockFtl {
         }
         let first = old as u64 * self.ppb as u64;
         for p in first..first + self.ppb as u64 {
-            self.set_live(p, false);
+            self.live.set(p, false);
         }
         self.release(flash, old, now)
     }
@@ -297,15 +285,15 @@ impl LogBlockFtl {
             let in_log = log.page_of[off as usize];
             let src = if in_log != NONE16 {
                 let p = log.pbn as u64 * self.ppb as u64 + in_log as u64;
-                self.is_live(p).then_some(p)
+                self.live.get(p).then_some(p)
             } else {
                 self.data_page(log.lbn, off)
             };
             if let Some(src) = src {
                 let dst = fresh as u64 * self.ppb as u64 + off as u64;
                 t = flash.copy_to(Ppn(src), Ppn(dst), t);
-                self.set_live(src, false);
-                self.set_live(dst, true);
+                self.live.set(src, false);
+                self.live.set(dst, true);
             }
         }
         let pseudo = Log {
@@ -315,7 +303,7 @@ impl LogBlockFtl {
         t = self.adopt(flash, &pseudo, vec![0; self.words], t);
         let first = log.pbn as u64 * self.ppb as u64;
         for p in first..first + self.ppb as u64 {
-            self.set_live(p, false);
+            self.live.set(p, false);
         }
         Ok(self.release(flash, log.pbn, t))
     }
@@ -382,7 +370,7 @@ impl Ftl for LogBlockFtl {
             (slot, t) = self.log_slot(flash, lbn, t)?;
         }
         if let Some(old) = self.lookup(lpn.0) {
-            self.set_live(old, false);
+            self.live.set(old, false);
         }
         let log = self.logs[slot as usize].as_mut().expect("slot");
         let page = log.next;
@@ -393,7 +381,7 @@ impl Ftl for LogBlockFtl {
         set_bit(&mut log.bits, off);
         log.next += 1;
         let p = log.pbn as u64 * self.ppb as u64 + page as u64;
-        self.set_live(p, true);
+        self.live.set(p, true);
         Ok(flash.program(Ppn(p), data, t))
     }
 
@@ -403,15 +391,12 @@ impl Ftl for LogBlockFtl {
         lpn: Lpn,
         now: SimTime,
     ) -> Result<(SimTime, Option<Ppn>), SsdError> {
-        Ok(match self.lookup(lpn.0) {
-            Some(p) => (flash.read(Ppn(p), now), Some(Ppn(p))),
-            None => (now, None),
-        })
+        Ok(super::live::read_found(flash, self.lookup(lpn.0), now))
     }
 
     fn trim(&mut self, _flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError> {
         if let Some(p) = self.lookup(lpn.0) {
-            self.set_live(p, false);
+            self.live.set(p, false);
         }
         Ok(now)
     }
@@ -431,22 +416,7 @@ impl Ftl for LogBlockFtl {
 
     fn verify(&self, flash: &Flash) -> Result<(), InvariantError> {
         self.verify_roles(flash)?;
-        let mut found = 0u64;
-        for lpn in 0..self.logical {
-            if let Some(p) = self.lookup(lpn) {
-                found += 1;
-                if flash.tag(Ppn(p)) == TAG_EMPTY {
-                    return Err(InvariantError(format!(
-                        "lpn {lpn} maps to unprogrammed page {p}"
-                    )));
-                }
-            }
-        }
-        let live: u64 = self.live.iter().map(|w| w.count_ones() as u64).sum();
-        if live != found {
-            return Err(InvariantError(format!("{live} live pages but {found} logical pages mapped (a page is mapped twice or leaked)")));
-        }
-        Ok(())
+        super::live::verify_lookup(self.logical, flash, &self.live, |l| self.lookup(l))
     }
 }
 

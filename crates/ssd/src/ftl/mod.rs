@@ -14,6 +14,7 @@ pub mod block;
 pub mod dftl;
 pub mod fast;
 pub mod gc;
+pub mod live;
 pub mod logblock;
 pub mod memory;
 pub mod page;
