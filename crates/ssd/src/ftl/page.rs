@@ -173,6 +173,7 @@ impl PageFtl {
         for (off, &lpn) in self.p2l[first..first + ppb].iter().enumerate() {
             if lpn != NIL {
                 moved.push((off as u32, lpn));
+                prefetch(&self.l2p, lpn as usize);
             }
         }
         self.p2l[first..first + ppb].fill(NIL);
@@ -311,6 +312,24 @@ impl PageFtl {
             .check(self.dies, |b| self.victims.valid(b))
             .map_err(InvariantError)
     }
+}
+
+/// Ask the CPU to start loading `v[i]`'s cache line (GC updates the L2P entries of all of a
+/// victim's pages; issuing their misses together overlaps them).
+#[inline]
+fn prefetch(v: &[u32], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `i` is in bounds (checked below in debug builds); prefetching only hints the
+    // cache and never faults or changes memory.
+    unsafe {
+        debug_assert!(i < v.len());
+        std::arch::x86_64::_mm_prefetch(
+            v.as_ptr().add(i) as *const i8,
+            std::arch::x86_64::_MM_HINT_T0,
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
 }
 
 impl Ftl for PageFtl {
