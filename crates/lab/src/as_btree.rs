@@ -11,7 +11,7 @@
 
 use crate::report::{fmt_f, row, Output, Report, ReproduceOptions, Row, Scale, Table};
 use anyhow::{bail, Context, Result};
-use blockdev::{BlockDevice, FileDevice, FileOptions, SimDevice};
+use blockdev::{BlockDevice, FileDevice, FileOptions};
 use engine::btree::{AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, InPlaceBTree};
 use engine::tree::IndexStats;
 use engine::OrderedIndex;
@@ -155,11 +155,11 @@ fn open_device(
                     .with_context(|| format!("creating {}", path.display()))?,
             )
         }
-        _ => {
-            let mut cfg = ssd::SsdConfig::preset(&opts.preset)?;
-            cfg.geometry.page_bytes = NODE_BYTES as u32;
-            Box::new(SimDevice::new(cfg.with_logical_capacity(p.device_bytes)?)?)
-        }
+        _ => Box::new(crate::devices::sim_device(
+            &opts.preset,
+            NODE_BYTES,
+            p.device_bytes,
+        )?),
     })
 }
 

@@ -10,7 +10,7 @@
 
 use crate::report::{fmt_f, row, Output, Report, ReproduceOptions, Row, Scale, Table};
 use anyhow::{bail, Context, Result};
-use blockdev::{BlockDevice, FileDevice, FileOptions, HddConfig, HddModel, SimDevice};
+use blockdev::{BlockDevice, FileDevice, FileOptions, HddConfig, HddModel};
 use engine::buffer::BufferPool;
 use engine::heap::{load, records_per_page, Database, RECORD_BYTES};
 use engine::scan::{range_scan, ScanMode};
@@ -96,10 +96,8 @@ fn device(
         }
         "hdd" => Box::new(HddModel::new(HddConfig::default(), pages, PAGE_BYTES)?),
         _ => {
-            let mut cfg = ssd::SsdConfig::preset(&opts.preset)?;
-            cfg.geometry.page_bytes = PAGE_BYTES as u32;
             let bytes = (pages * PAGE_BYTES as u64).max(512 << 20);
-            Box::new(SimDevice::new(cfg.with_logical_capacity(bytes)?)?)
+            Box::new(crate::devices::sim_device(&opts.preset, PAGE_BYTES, bytes)?)
         }
     })
 }

@@ -8,6 +8,7 @@
 
 pub mod as_btree;
 pub mod async_scan;
+pub mod devices;
 pub mod ioa_ftl;
 pub mod report;
 pub mod sim;
