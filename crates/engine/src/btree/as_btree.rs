@@ -26,6 +26,7 @@ use crate::page::{self, Header, PageKind, HEADER_BYTES};
 use crate::tree::{IndexStats, OrderedIndex};
 use blockdev::{BlockDevice, WriteHint};
 use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
 
 const NO_LA: u64 = u64::MAX;
 
@@ -57,7 +58,7 @@ pub struct AsBTree {
     seg_pages: u64,
     window: usize,
     map: Vec<u64>,
-    buffer: BTreeMap<u64, Node>,
+    buffer: BTreeMap<u64, Rc<Node>>,
     cache: NodeCache,
     root: u64,
     next_id: u64,
@@ -78,7 +79,7 @@ impl AsBTree {
         let first = t.free_segs.pop().expect("at least two segments");
         t.segs.push_back(first);
         t.next_id = 1;
-        t.store(Node::empty_leaf(0))?;
+        t.store(Rc::new(Node::empty_leaf(0)))?;
         t.commit()?;
         Ok(t)
     }
@@ -181,7 +182,7 @@ impl AsBTree {
 
     /// Write the whole buffer contiguously at the tail (segment by segment).
     fn write_buffer(&mut self) -> Result<(), EngineError> {
-        let nodes: Vec<Node> = std::mem::take(&mut self.buffer).into_values().collect();
+        let nodes: Vec<Rc<Node>> = std::mem::take(&mut self.buffer).into_values().collect();
         let pb = self.page_buf.len();
         let mut i = 0;
         while i < nodes.len() {
@@ -242,7 +243,7 @@ impl AsBTree {
         for id in live {
             if !self.buffer.contains_key(&id) {
                 let node = self.read_node(id)?;
-                self.buffer.insert(id, node);
+                self.buffer.insert(id, Rc::new(node));
             }
         }
         if self.room() < self.buffer.len() as u64 {
@@ -397,20 +398,20 @@ impl AsBTree {
 }
 
 impl NodeStore for AsBTree {
-    fn load(&mut self, id: u64) -> Result<Node, EngineError> {
+    fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError> {
         self.stats.buffer_lookups += 1;
         if let Some(n) = self.buffer.get(&id) {
             self.stats.buffer_hits += 1;
-            return Ok(n.clone());
+            return Ok(Rc::clone(n));
         }
         if let Some(n) = self.cache.get(id) {
             return Ok(n);
         }
-        let node = self.read_node(id)?;
+        let node = Rc::new(self.read_node(id)?);
         self.cache.put(&node);
         Ok(node)
     }
-    fn store(&mut self, node: Node) -> Result<(), EngineError> {
+    fn store(&mut self, node: Rc<Node>) -> Result<(), EngineError> {
         self.cache.put(&node);
         self.buffer.insert(node.id, node);
         Ok(())

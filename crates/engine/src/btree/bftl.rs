@@ -20,6 +20,7 @@ use crate::page::{self, Header, PageKind, HEADER_BYTES};
 use crate::tree::{IndexStats, OrderedIndex};
 use blockdev::{BlockDevice, WriteHint};
 use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 const IU_BYTES: usize = 25;
 
@@ -166,7 +167,7 @@ pub struct Bftl {
     ntt: Vec<Vec<u64>>,
     reservation: Vec<Unit>,
     /// Nodes loaded during the current operation (to turn stores into units).
-    loaded: HashMap<u64, Node>,
+    loaded: HashMap<u64, Rc<Node>>,
     cache: NodeCache,
     root: u64,
     next_id: u64,
@@ -202,7 +203,7 @@ impl Bftl {
             buf: vec![0; pb],
             stats: IndexStats::default(),
         };
-        t.store(Node::empty_leaf(0))?;
+        t.store(Rc::new(Node::empty_leaf(0)))?;
         Ok(t)
     }
 
@@ -371,23 +372,23 @@ fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
 }
 
 impl NodeStore for Bftl {
-    fn load(&mut self, id: u64) -> Result<Node, EngineError> {
+    fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError> {
         if let Some(n) = self.loaded.get(&id) {
-            return Ok(n.clone());
+            return Ok(Rc::clone(n));
         }
         let node = match self.cache.get(id) {
             Some(n) => n,
             None => {
-                let n = self.rebuild(id)?;
+                let n = Rc::new(self.rebuild(id)?);
                 self.cache.put(&n);
                 n
             }
         };
-        self.loaded.insert(id, node.clone());
+        self.loaded.insert(id, Rc::clone(&node));
         Ok(node)
     }
-    fn store(&mut self, node: Node) -> Result<(), EngineError> {
-        let units = diff(self.loaded.get(&node.id), &node);
+    fn store(&mut self, node: Rc<Node>) -> Result<(), EngineError> {
+        let units = diff(self.loaded.get(&node.id).map(|n| n.as_ref()), &node);
         self.reservation.extend(units);
         self.cache.put(&node);
         self.loaded.insert(node.id, node);

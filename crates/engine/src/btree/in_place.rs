@@ -22,6 +22,7 @@ use crate::page::{self, Header, PageKind, HEADER_BYTES};
 use crate::tree::{IndexStats, OrderedIndex};
 use blockdev::{BlockDevice, WriteHint};
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// Default redo-journal size in pages for the crash-safe mode.
 pub const DEFAULT_JOURNAL_PAGES: u64 = 1024;
@@ -33,7 +34,7 @@ pub struct InPlaceBTree {
     epoch: u64,
     root: u64,
     next_id: u64,
-    dirty: BTreeMap<u64, Node>,
+    dirty: BTreeMap<u64, Rc<Node>>,
     cache: NodeCache,
     buf: Vec<u8>,
     stats: IndexStats,
@@ -65,7 +66,7 @@ impl InPlaceBTree {
         let mut t = InPlaceBTree::with(dev, cfg, journal_pages)?;
         t.root = 0;
         t.next_id = 1;
-        t.store(Node::empty_leaf(0))?;
+        t.store(Rc::new(Node::empty_leaf(0)))?;
         t.commit()?;
         Ok(t)
     }
@@ -221,7 +222,7 @@ impl InPlaceBTree {
     }
 
     fn commit_journaled(&mut self) -> Result<(), EngineError> {
-        let nodes: Vec<Node> = std::mem::take(&mut self.dirty).into_values().collect();
+        let nodes: Vec<Rc<Node>> = std::mem::take(&mut self.dirty).into_values().collect();
         let epoch = self.epoch + 1;
         for (j, n) in nodes.iter().enumerate() {
             self.write_node(2 + j as u64, n, epoch)?;
@@ -244,9 +245,9 @@ impl InPlaceBTree {
 }
 
 impl NodeStore for InPlaceBTree {
-    fn load(&mut self, id: u64) -> Result<Node, EngineError> {
+    fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError> {
         if let Some(n) = self.dirty.get(&id) {
-            return Ok(n.clone());
+            return Ok(Rc::clone(n));
         }
         if let Some(n) = self.cache.get(id) {
             return Ok(n);
@@ -260,11 +261,12 @@ impl NodeStore for InPlaceBTree {
                 reason: format!("expected node {id}, found node {}", node.id),
             });
         }
+        let node = Rc::new(node);
         self.cache.put(&node);
         Ok(node)
     }
 
-    fn store(&mut self, node: Node) -> Result<(), EngineError> {
+    fn store(&mut self, node: Rc<Node>) -> Result<(), EngineError> {
         self.cache.put(&node);
         if self.journal_pages == 0 {
             let page = self.node_page(node.id)?;

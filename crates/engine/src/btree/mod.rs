@@ -22,6 +22,7 @@ pub use in_place::InPlaceBTree;
 pub use node::{Node, NO_NODE};
 
 use crate::error::EngineError;
+use std::rc::Rc;
 
 /// Settings every tree shares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,9 +60,10 @@ impl BTreeConfig {
 
 /// Where a tree's nodes live.
 pub(crate) trait NodeStore {
-    fn load(&mut self, id: u64) -> Result<Node, EngineError>;
+    /// A node, shared with the store's cache/buffer (clone it to modify: `Rc::unwrap_or_clone`).
+    fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError>;
     /// Record a modified (or new) node.
-    fn store(&mut self, node: Node) -> Result<(), EngineError>;
+    fn store(&mut self, node: Rc<Node>) -> Result<(), EngineError>;
     fn alloc_id(&mut self) -> u64;
     fn root(&self) -> u64;
     fn set_root(&mut self, id: u64);
@@ -69,7 +71,11 @@ pub(crate) trait NodeStore {
 }
 
 /// Descend from the root to the leaf for `key`; returns the path of (inner node, child index).
-fn descend<S: NodeStore>(s: &mut S, key: u64) -> Result<(Vec<(Node, usize)>, Node), EngineError> {
+#[allow(clippy::type_complexity)]
+fn descend<S: NodeStore>(
+    s: &mut S,
+    key: u64,
+) -> Result<(Vec<(Rc<Node>, usize)>, Rc<Node>), EngineError> {
     let mut path = Vec::new();
     let mut node = s.load(s.root())?;
     while !node.leaf {
@@ -87,11 +93,12 @@ pub(crate) fn get<S: NodeStore>(s: &mut S, key: u64) -> Result<Option<u64>, Engi
 }
 
 pub(crate) fn insert<S: NodeStore>(s: &mut S, key: u64, value: u64) -> Result<(), EngineError> {
-    let (mut path, mut leaf) = descend(s, key)?;
+    let (mut path, leaf) = descend(s, key)?;
+    let mut leaf = Rc::unwrap_or_clone(leaf);
     match leaf.keys.binary_search(&key) {
         Ok(i) => {
             leaf.vals[i] = value;
-            return s.store(leaf);
+            return s.store(Rc::new(leaf));
         }
         Err(i) => {
             leaf.keys.insert(i, key);
@@ -100,7 +107,7 @@ pub(crate) fn insert<S: NodeStore>(s: &mut S, key: u64, value: u64) -> Result<()
     }
     let f = s.fanout();
     if leaf.keys.len() <= f {
-        return s.store(leaf);
+        return s.store(Rc::new(leaf));
     }
     // Split the leaf; the right half gets a new id and takes over the sibling link.
     let half = leaf.keys.len() / 2;
@@ -113,13 +120,14 @@ pub(crate) fn insert<S: NodeStore>(s: &mut S, key: u64, value: u64) -> Result<()
     };
     leaf.next = right.id;
     let (mut sep, mut right_id) = (right.keys[0], right.id);
-    s.store(leaf)?;
-    s.store(std::mem::replace(&mut right, Node::empty_leaf(0)))?;
-    while let Some((mut parent, i)) = path.pop() {
+    s.store(Rc::new(leaf))?;
+    s.store(Rc::new(std::mem::replace(&mut right, Node::empty_leaf(0))))?;
+    while let Some((parent, i)) = path.pop() {
+        let mut parent = Rc::unwrap_or_clone(parent);
         parent.keys.insert(i, sep);
         parent.vals.insert(i + 1, right_id);
         if parent.keys.len() <= f {
-            return s.store(parent);
+            return s.store(Rc::new(parent));
         }
         let mid = parent.keys.len() / 2;
         let up = parent.keys[mid];
@@ -132,8 +140,8 @@ pub(crate) fn insert<S: NodeStore>(s: &mut S, key: u64, value: u64) -> Result<()
         };
         parent.keys.truncate(mid);
         (sep, right_id) = (up, r.id);
-        s.store(parent)?;
-        s.store(r)?;
+        s.store(Rc::new(parent))?;
+        s.store(Rc::new(r))?;
     }
     let root = Node {
         id: s.alloc_id(),
@@ -143,16 +151,17 @@ pub(crate) fn insert<S: NodeStore>(s: &mut S, key: u64, value: u64) -> Result<()
         next: NO_NODE,
     };
     s.set_root(root.id);
-    s.store(root)
+    s.store(Rc::new(root))
 }
 
 pub(crate) fn delete<S: NodeStore>(s: &mut S, key: u64) -> Result<bool, EngineError> {
-    let (_, mut leaf) = descend(s, key)?;
+    let (_, leaf) = descend(s, key)?;
     match leaf.keys.binary_search(&key) {
         Ok(i) => {
+            let mut leaf = Rc::unwrap_or_clone(leaf);
             leaf.keys.remove(i);
             leaf.vals.remove(i);
-            s.store(leaf)?;
+            s.store(Rc::new(leaf))?;
             Ok(true)
         }
         Err(_) => Ok(false),
@@ -189,7 +198,7 @@ pub(crate) fn range<S: NodeStore>(
 #[derive(Debug, Default)]
 pub(crate) struct NodeCache {
     capacity: usize,
-    map: std::collections::HashMap<u64, (Node, u64)>,
+    map: std::collections::HashMap<u64, (Rc<Node>, u64)>,
     order: std::collections::BTreeMap<u64, u64>,
     clock: u64,
     pub hits: u64,
@@ -203,7 +212,7 @@ impl NodeCache {
             ..Default::default()
         }
     }
-    pub fn get(&mut self, id: u64) -> Option<Node> {
+    pub fn get(&mut self, id: u64) -> Option<Rc<Node>> {
         if self.capacity == 0 {
             return None;
         }
@@ -215,14 +224,14 @@ impl NodeCache {
         *old = stamp;
         self.order.insert(stamp, id);
         self.hits += 1;
-        Some(node.clone())
+        Some(Rc::clone(node))
     }
-    pub fn put(&mut self, node: &Node) {
+    pub fn put(&mut self, node: &Rc<Node>) {
         if self.capacity == 0 {
             return;
         }
         self.clock += 1;
-        if let Some((_, old)) = self.map.insert(node.id, (node.clone(), self.clock)) {
+        if let Some((_, old)) = self.map.insert(node.id, (Rc::clone(node), self.clock)) {
             self.order.remove(&old);
         }
         self.order.insert(self.clock, node.id);
