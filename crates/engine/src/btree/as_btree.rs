@@ -70,6 +70,7 @@ pub struct AsBTree {
     free_segs: Vec<u64>,
     tail_off: u64,
     page_buf: Vec<u8>,
+    run_buf: Vec<u8>,
     stats: IndexStats,
 }
 
@@ -141,6 +142,7 @@ impl AsBTree {
             free_segs: (0..nseg).rev().collect(),
             tail_off: 0,
             page_buf: vec![0; pb],
+            run_buf: Vec::new(),
             stats: IndexStats::default(),
         })
     }
@@ -196,13 +198,17 @@ impl AsBTree {
             }
             let n = ((self.seg_pages - self.tail_off) as usize).min(nodes.len() - i);
             let start = self.seg_start(*self.segs.back().expect("a tail segment")) + self.tail_off;
-            let mut run = vec![0u8; n * pb];
+            // One reused staging buffer (a fresh one per flush costs page faults).
+            let mut run = std::mem::take(&mut self.run_buf);
+            run.resize(n * pb, 0);
             for (j, node) in nodes[i..i + n].iter().enumerate() {
                 self.seq += 1;
                 node.encode(&mut run[j * pb..(j + 1) * pb], self.seq);
                 self.set_map(node.id, start + j as u64);
             }
-            self.timed(true, |d| d.write(start, &run, WriteHint::NONE))?;
+            let r = self.timed(true, |d| d.write(start, &run[..n * pb], WriteHint::NONE));
+            self.run_buf = run;
+            r?;
             self.stats.node_writes += n as u64;
             self.tail_off += n as u64;
             i += n;
