@@ -255,7 +255,12 @@ impl AsBTree {
         if self.room() < self.buffer.len() as u64 {
             return Err(EngineError::Full {
                 what: "AS B-tree log",
-                reason: "no room to re-append a segment's live nodes".into(),
+                reason: format!(
+                    "no room to re-append the oldest segment's live nodes ({} nodes to write, {} pages free in the window of {} segments); use a bigger device or window",
+                    self.buffer.len(),
+                    self.room(),
+                    self.window
+                ),
             });
         }
         self.write_buffer()?;
