@@ -8,8 +8,11 @@ use crate::error::EngineError;
 pub struct IndexStats {
     /// Node (or sector) reads that went to the device.
     pub node_reads: u64,
-    /// Nodes rebuilt from the device (BFTL: `node_reads / nodes_loaded` = sectors per node).
+    /// Nodes rebuilt from the device for lookups (BFTL: `(node_reads - compaction_reads) /
+    /// nodes_loaded` = sectors per node).
     pub nodes_loaded: u64,
+    /// BFTL: sector reads made to compact a node (included in `node_reads`).
+    pub compaction_reads: u64,
     /// Node (or sector) writes that went to the device.
     pub node_writes: u64,
     /// Device read/write time spent by the index, in the device clock's nanoseconds.

@@ -193,6 +193,7 @@ fn diff(a: IndexStats, b: IndexStats) -> IndexStats {
     IndexStats {
         node_reads: b.node_reads - a.node_reads,
         nodes_loaded: b.nodes_loaded - a.nodes_loaded,
+        compaction_reads: b.compaction_reads - a.compaction_reads,
         node_writes: b.node_writes - a.node_writes,
         read_ns: b.read_ns - a.read_ns,
         write_ns: b.write_ns - a.write_ns,
@@ -295,7 +296,9 @@ fn to_row(m: &Measured, p: &Plan) -> Row {
             "bftl_sectors_per_node",
             json!(if m.case.tree == TreeKind::Bftl {
                 ratio(
-                    m.insert.node_reads + m.search.node_reads,
+                    m.insert.node_reads + m.search.node_reads
+                        - m.insert.compaction_reads
+                        - m.search.compaction_reads,
                     m.insert.nodes_loaded + m.search.nodes_loaded,
                 )
             } else {
@@ -477,7 +480,10 @@ fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
         n.push(format!(
             "{}: BFTL (F=256) reads {:.2} sectors per node (paper 1.49); file {:.1} MB (paper 1615 MB at 400k+100k keys)",
             m.device,
-            (m.insert.node_reads + m.search.node_reads) as f64 / loaded,
+            (m.insert.node_reads + m.search.node_reads
+                - m.insert.compaction_reads
+                - m.search.compaction_reads) as f64
+                / loaded,
             m.file_bytes as f64 / 1e6
         ));
     }

@@ -1,0 +1,228 @@
+//! BFTL's mechanisms, observed through its public API on a RAM device: units wait in the
+//! reservation buffer (no device write until it fills or the tree commits); a node never
+//! spans more than C sectors when read (compaction past C); sectors are appended and never
+//! reclaimed (the file only grows); node reads count sectors; a damaged sector is reported
+//! as corruption, never returned as data.
+
+use blockdev::{BlockDevice, ClockKind, DevError, DevStats, Io, MemDevice, PageNo, WriteHint};
+use engine::btree::{BTreeConfig, Bftl, BftlConfig};
+use engine::{EngineError, OrderedIndex};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cell::Cell;
+use std::rc::Rc;
+
+const PAGE: usize = 4096;
+
+fn cfg(f: usize, cache: usize, reservation: usize, c: usize) -> BftlConfig {
+    BftlConfig {
+        base: BTreeConfig {
+            keys_per_node: f,
+            cache_nodes: cache,
+        },
+        reservation_units: reservation,
+        compact_threshold: c,
+    }
+}
+
+fn tree(c: BftlConfig) -> Bftl {
+    Bftl::create(Box::new(MemDevice::new(PAGE, 1 << 16)), c).expect("valid BFTL config")
+}
+
+fn keys(n: usize, seed: u64) -> Vec<u64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n).map(|_| rng.gen_range(0..1_000_000)).collect()
+}
+
+#[test]
+fn units_wait_in_the_reservation_buffer_until_it_fills_or_the_tree_commits() {
+    let mut t = tree(cfg(16, 0, 1_000_000, 3));
+    for (i, k) in keys(300, 1).into_iter().enumerate() {
+        t.insert(k, i as u64).expect("insert");
+    }
+    assert_eq!(
+        t.stats().node_writes,
+        0,
+        "nothing may be written before the buffer fills"
+    );
+    assert_eq!(t.stats().file_bytes, 0);
+    for (i, k) in keys(300, 1).into_iter().enumerate().rev().take(20) {
+        assert!(
+            t.get(k).expect("get").is_some(),
+            "key {k} (#{i}) from the buffer"
+        );
+    }
+    t.commit().expect("commit");
+    let s = t.stats();
+    assert!(s.node_writes > 0, "commit writes the buffered units");
+    assert_eq!(s.file_bytes, s.node_writes * PAGE as u64);
+}
+
+#[test]
+fn a_small_reservation_buffer_writes_sectors_as_it_fills() {
+    let mut t = tree(cfg(16, 0, 8, 3));
+    for k in keys(200, 2) {
+        t.insert(k, k).expect("insert");
+    }
+    assert!(t.stats().node_writes > 0);
+}
+
+/// Searches after a commit read at most C sectors per node (the compaction that runs right
+/// after each buffer write reads the C + 1 or more sectors of the lists it shortens; those
+/// reads are counted apart, so the whole-run figure obeys C as well).
+#[test]
+fn a_node_read_never_spans_more_than_c_sectors() {
+    for c in 1..=4 {
+        let mut t = tree(cfg(32, 0, 16, c));
+        let ks = keys(3_000, 3);
+        for &k in &ks {
+            t.insert(k, k ^ 7).expect("insert");
+        }
+        t.commit().expect("commit");
+        let before = t.stats();
+        for &k in ks.iter().step_by(10) {
+            assert_eq!(t.get(k).expect("get"), Some(k ^ 7));
+        }
+        let after = t.stats();
+        let loads = after.nodes_loaded - before.nodes_loaded;
+        let reads = after.node_reads - before.node_reads;
+        assert!(loads >= 300, "every search loads nodes ({loads})");
+        assert!(
+            reads >= loads && reads <= c as u64 * loads,
+            "C = {c}: {reads} sectors for {loads} node reads"
+        );
+        // The whole-run figure leaves compaction reads out, so it obeys C too.
+        let whole = t.sectors_per_node_read();
+        let lookups = after.node_reads - after.compaction_reads;
+        assert_eq!(whole, lookups as f64 / after.nodes_loaded as f64);
+        assert!(whole >= 1.0 && whole <= c as f64, "C = {c}: {whole}");
+    }
+}
+
+#[test]
+fn sectors_are_never_reclaimed_so_the_file_only_grows() {
+    let mut t = tree(cfg(16, 0, 4, 3));
+    let ks = keys(1_000, 4);
+    let mut last = 0;
+    for (i, &k) in ks.iter().enumerate() {
+        t.insert(k, 1).expect("insert");
+        if i % 3 == 0 {
+            t.delete(ks[i / 2]).expect("delete");
+        }
+        let s = t.stats();
+        assert!(
+            s.file_bytes >= last,
+            "file shrank from {last} to {}",
+            s.file_bytes
+        );
+        assert_eq!(s.file_bytes, s.node_writes * PAGE as u64);
+        last = s.file_bytes;
+    }
+}
+
+#[test]
+fn without_a_cache_every_search_reads_at_least_one_sector_per_level() {
+    let mut t = tree(cfg(8, 0, 32, 3));
+    let ks = keys(2_000, 5);
+    for &k in &ks {
+        t.insert(k, k).expect("insert");
+    }
+    t.commit().expect("commit");
+    let before = t.stats().node_reads;
+    assert_eq!(t.get(ks[0]).expect("get"), Some(ks[0]));
+    // 2,000 keys with F = 8: at least three levels.
+    assert!(t.stats().node_reads - before >= 3);
+}
+
+#[test]
+fn an_lru_cache_serves_repeated_searches_without_device_reads() {
+    let mut t = tree(cfg(8, 64, 32, 3));
+    let ks = keys(500, 6);
+    for &k in &ks {
+        t.insert(k, k).expect("insert");
+    }
+    t.commit().expect("commit");
+    t.get(ks[1]).expect("warm");
+    let before = t.stats().node_reads;
+    for _ in 0..10 {
+        assert_eq!(t.get(ks[1]).expect("get"), Some(ks[1]));
+    }
+    assert_eq!(t.stats().node_reads, before);
+    assert!(t.stats().cache_hits > 0);
+}
+
+#[test]
+fn zero_sized_settings_are_rejected_with_the_field_named() {
+    for c in [cfg(16, 0, 0, 3), cfg(16, 0, 8, 0), cfg(1, 0, 8, 3)] {
+        match Bftl::create(Box::new(MemDevice::new(PAGE, 64)), c) {
+            Err(EngineError::Config { field, .. }) => assert!(!field.is_empty()),
+            Err(e) => panic!("expected a config error, got {e}"),
+            Ok(_) => panic!("{c:?} must be rejected"),
+        }
+    }
+}
+
+/// A MemDevice whose reads flip one payload byte while `damage` is set.
+struct Flipper {
+    inner: MemDevice,
+    damage: Rc<Cell<bool>>,
+}
+
+impl BlockDevice for Flipper {
+    fn page_bytes(&self) -> usize {
+        self.inner.page_bytes()
+    }
+    fn capacity_pages(&self) -> u64 {
+        self.inner.capacity_pages()
+    }
+    fn read(&mut self, page: PageNo, buf: &mut [u8]) -> Result<(), DevError> {
+        self.inner.read(page, buf)?;
+        if self.damage.get() {
+            buf[100] ^= 0x40;
+        }
+        Ok(())
+    }
+    fn write(&mut self, page: PageNo, buf: &[u8], hint: WriteHint) -> Result<(), DevError> {
+        self.inner.write(page, buf, hint)
+    }
+    fn submit(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError> {
+        self.inner.submit(batch)
+    }
+    fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
+        self.inner.trim(page, pages)
+    }
+    fn flush(&mut self) -> Result<(), DevError> {
+        self.inner.flush()
+    }
+    fn now_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+    fn clock_kind(&self) -> ClockKind {
+        self.inner.clock_kind()
+    }
+    fn stats(&self) -> DevStats {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn a_damaged_sector_is_reported_as_corrupt() {
+    let damage = Rc::new(Cell::new(false));
+    let dev = Flipper {
+        inner: MemDevice::new(PAGE, 1 << 12),
+        damage: Rc::clone(&damage),
+    };
+    let mut t = Bftl::create(Box::new(dev), cfg(16, 0, 16, 3)).expect("create");
+    let ks = keys(300, 7);
+    for &k in &ks {
+        t.insert(k, k).expect("insert");
+    }
+    t.commit().expect("commit");
+    damage.set(true);
+    match t.get(ks[0]) {
+        Err(EngineError::Corrupt { .. }) => {}
+        other => panic!("a flipped byte must be detected, got {other:?}"),
+    }
+    damage.set(false);
+    assert_eq!(t.get(ks[0]).expect("get"), Some(ks[0]));
+}
