@@ -1,0 +1,66 @@
+//! Replacement policies as types: the policy chooses, the mechanism evicts.
+
+use crate::Lru;
+use std::hash::Hash;
+
+/// A replacement policy over the keys a cache holds.
+///
+/// The mechanism tells the policy what happened (`admit`, `touch`, `forget`) and asks it for a
+/// victim; the policy never does I/O. `victim` skips keys the mechanism cannot evict now (pinned
+/// frames) through `evictable`, and does not remove the key: the mechanism calls `forget` once the
+/// eviction has happened (a failed write-back leaves the key resident).
+pub trait Replacement<K> {
+    /// The policy's name as the CLI spells it (`lru`, `2q`, ...).
+    fn name(&self) -> &'static str;
+    /// `key` became resident after a miss.
+    fn admit(&mut self, key: K);
+    /// `key` was referenced while resident.
+    fn touch(&mut self, key: K);
+    /// `key` left the cache (evicted or dropped).
+    fn forget(&mut self, key: K);
+    /// The key to evict next among those `evictable` accepts; `None` if there is none.
+    fn victim(&mut self, evictable: &mut dyn FnMut(K) -> bool) -> Option<K>;
+    /// Resident keys the policy tracks.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Least recently used: hit -> most recent; the victim is the least recent evictable key.
+pub struct LruPolicy<K> {
+    order: Lru<K, ()>,
+}
+
+impl<K: Copy + Eq + Hash> Default for LruPolicy<K> {
+    fn default() -> Self {
+        LruPolicy::new()
+    }
+}
+
+impl<K: Copy + Eq + Hash> LruPolicy<K> {
+    pub fn new() -> LruPolicy<K> {
+        LruPolicy { order: Lru::new() }
+    }
+}
+
+impl<K: Copy + Eq + Hash> Replacement<K> for LruPolicy<K> {
+    fn name(&self) -> &'static str {
+        "lru"
+    }
+    fn admit(&mut self, key: K) {
+        self.order.insert(key, ());
+    }
+    fn touch(&mut self, key: K) {
+        self.order.touch(&key);
+    }
+    fn forget(&mut self, key: K) {
+        self.order.remove(&key);
+    }
+    fn victim(&mut self, evictable: &mut dyn FnMut(K) -> bool) -> Option<K> {
+        self.order.find_from_lru(|k, _| evictable(*k))
+    }
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+}
