@@ -411,3 +411,39 @@ impl OrderedIndex for Bftl {
         self.pager.into_device()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sectors_round_trip_and_an_unknown_op_is_named() {
+        let units = [
+            Unit {
+                node: 3,
+                op: Op::Put,
+                key: 7,
+                val: 70,
+            },
+            Unit {
+                node: 4,
+                op: Op::SetNext,
+                key: 0,
+                val: 9,
+            },
+        ];
+        let mut img = vec![0u8; 4096];
+        encode_sector(&mut img, &units, 11);
+        assert_eq!(parse_sector(&img, 11).unwrap(), units);
+        let h = page::open(&img, 11).unwrap();
+        img[HEADER_BYTES + 4 + IU_BYTES + 24] = 9;
+        page::seal(&mut img, &h);
+        assert!(matches!(
+            parse_sector(&img, 11),
+            Err(EngineError::Corrupt {
+                page: 11,
+                what: Corruption::UnitOp { found: 9 }
+            })
+        ));
+    }
+}

@@ -158,6 +158,51 @@ mod tests {
     }
 
     #[test]
+    fn unordered_keys_and_short_payloads_are_named() {
+        let mut buf = vec![0u8; 4096];
+        let bad = Node {
+            id: 1,
+            leaf: true,
+            keys: vec![1, 9, 5],
+            vals: vec![0, 0, 0],
+            next: NO_NODE,
+        };
+        bad.encode(&mut buf, 1);
+        assert!(matches!(
+            Node::decode(&buf, 4),
+            Err(EngineError::Corrupt {
+                page: 4,
+                what: Corruption::KeyOrder {
+                    at: 2,
+                    previous: 9,
+                    found: 5
+                }
+            })
+        ));
+        let mut inner = vec![0u8; 4096];
+        let h = Header {
+            kind: PageKind::BTreeInner,
+            flags: 0,
+            id: 2,
+            version: 1,
+            len: 12,
+        };
+        inner[HEADER_BYTES] = 1; // one key, but no room for it or its two children
+        page::seal(&mut inner, &h);
+        assert!(matches!(
+            Node::decode(&inner, 5),
+            Err(EngineError::Corrupt {
+                page: 5,
+                what: Corruption::Length {
+                    expected: 36,
+                    found: 12,
+                    ..
+                }
+            })
+        ));
+    }
+
+    #[test]
     fn fanout_256_fits_an_8k_page() {
         assert!(Node::bytes_for(256) <= 8192);
         assert!(Node::bytes_for(64) <= 4096);
