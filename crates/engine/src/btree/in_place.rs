@@ -170,14 +170,10 @@ impl NodeStore for InPlaceBTree {
 
     fn store(&mut self, node: Rc<Node>) -> Result<(), EngineError> {
         let page = self.node_page(node.id)?;
-        if self.journal_pages == 0 {
-            let version = self.epoch + 1;
-            let n = Rc::clone(&node);
-            return self
-                .pager
-                .write_through(page, page, node, |img| n.encode(img, version));
-        }
         self.pager.keep(page, Rc::clone(&node))?;
+        if self.journal_pages == 0 {
+            return self.write_node(page, &node, self.epoch + 1);
+        }
         self.dirty.insert(node.id, node);
         Ok(())
     }

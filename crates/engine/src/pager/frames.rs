@@ -5,8 +5,8 @@
 //! the order the replacement policy chooses; when every frame is pinned the cache grows past
 //! its capacity for the moment and shrinks back as pins are released. The policy hears of a
 //! reference when it ends — `admit` at a new frame's first release, `touch` at later ones —
-//! so LRU orders frames by last release. Lookups of decoded forms (`load`, `cached`, `keep`,
-//! `write_through`) are references without a pin. `fetch_many` pins a set of pages and reads
+//! so LRU orders frames by last release. Lookups of decoded forms (`load`, `cached`, `keep`)
+//! are references without a pin. `fetch_many` pins a set of pages and reads
 //! all its misses in ONE `submit`; if the batch fails, nothing it pinned stays pinned.
 //! Every frame that leaves passes through [`Pager::evict`] (the hook for write-back and, later,
 //! a flash extension of the cache).
@@ -405,54 +405,6 @@ impl Pager {
         self.frames.map.insert(key, f);
         self.unpin(f);
         Ok(())
-    }
-
-    /// Write `value` at device page `page` now (its image made by `encode`) and keep both as
-    /// `key`'s frame. On a failed write the frame is dropped.
-    pub fn write_through<T: Any>(
-        &mut self,
-        key: u64,
-        page: u64,
-        value: Rc<T>,
-        encode: impl FnOnce(&mut [u8]),
-    ) -> Result<(), EngineError> {
-        let f = match self.frames.map.get(&key) {
-            Some(&f) => {
-                self.frames.slots[f].pins += 1;
-                f
-            }
-            None if self.frames.capacity == 0 => return self.write_with(page, encode),
-            None => {
-                let f = self.take_frame(key, page)?;
-                self.frames.map.insert(key, f);
-                f
-            }
-        };
-        let pb = self.page_bytes;
-        let fr = &mut self.frames.slots[f];
-        fr.data.resize(pb, 0);
-        encode(&mut fr.data);
-        (fr.page, fr.image, fr.dirty) = (page, true, false);
-        fr.decoded = Some(value);
-        if let Err(e) = self.io.write(page, &fr.data) {
-            self.discard(f);
-            return Err(e);
-        }
-        self.unpin(f);
-        Ok(())
-    }
-
-    /// Drop a frame pinned once whose content is not to be trusted (no write-back).
-    fn discard(&mut self, f: FrameId) {
-        let fr = &mut self.frames.slots[f];
-        assert_eq!(fr.pins, 1, "discarding frame {f} that others pin");
-        fr.decoded = None;
-        (fr.pins, fr.dirty, fr.image) = (0, false, false);
-        if std::mem::take(&mut fr.admitted) {
-            self.frames.policy.forget(fr.key);
-        }
-        self.frames.map.remove(&fr.key);
-        self.frames.free.push(f);
     }
 
     /// Write back every dirty frame and flush the device.

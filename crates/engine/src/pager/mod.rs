@@ -15,8 +15,9 @@
 //!
 //! Cache keys: a structure caches under its own page ids — device pages for structures at fixed
 //! addresses (in-place tree, heap, index), node ids for structures that map nodes to pages
-//! themselves (AS B-tree, BFTL). Raw writes ([`Pager::write`], [`RunWriter`]) bypass the cache;
-//! a structure that caches by device page writes those pages with [`Pager::write_through`].
+//! themselves (AS B-tree, BFTL). Writes ([`Pager::write`], [`Pager::write_with`],
+//! [`RunWriter`]) bypass the cache: a structure that rewrites a page it caches `keep`s the new
+//! decoded form first (the in-place tree writes through that way).
 
 mod frames;
 mod meta;

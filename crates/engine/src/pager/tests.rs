@@ -101,19 +101,6 @@ fn a_failed_batch_leaves_nothing_pinned_or_resident() {
 }
 
 #[test]
-fn a_failed_write_through_keeps_no_frame() {
-    let mut dev = MemDevice::new(PB, 64);
-    dev.fail_page = Some(5);
-    let mut bp = Pager::new(Box::new(dev), 1);
-    let r = bp.write_through(5, 5, Rc::new(0u8), |b| b.fill(1));
-    assert!(matches!(r, Err(EngineError::Dev(_))));
-    assert!(!bp.contains(5), "a frame whose write failed is not kept");
-    assert_eq!(bp.pinned_count(), 0);
-    bp.write_through(4, 4, Rc::new(1u8), |b| b.fill(1)).unwrap();
-    assert_eq!(bp.cached::<u8>(4).map(|r| *r), Some(1));
-}
-
-#[test]
 fn decoded_forms_are_cached_beside_the_page_and_count_hits() {
     let mut bp = pager(2);
     let decode = |b: &[u8]| Ok::<u64, EngineError>(b[0] as u64 * 10);
