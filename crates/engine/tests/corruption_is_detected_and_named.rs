@@ -4,7 +4,7 @@
 //! a node page holding another node, an AS superblock naming segments beyond the device, a heap
 //! record that is not the one the index promised.
 
-use blockdev::{BlockDevice, MemDevice, WriteHint};
+use blockdev::{MemDevice, WriteHint};
 use engine::btree::{AsBTree, AsConfig, BTreeConfig, InPlaceBTree, Node};
 use engine::heap::{load, read_record};
 use engine::page::{self, Header, PageKind, HEADER_BYTES};

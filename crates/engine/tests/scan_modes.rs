@@ -2,7 +2,7 @@
 //! for random databases, pool sizes and ranges — empty ranges, single keys, ranges spanning
 //! many leaves; and a device error in mid-batch fails the scan without leaking pins.
 
-use blockdev::{BlockDevice, MemDevice};
+use blockdev::MemDevice;
 use engine::heap::{load, Database};
 use engine::scan::{range_scan, ScanMode};
 use engine::Pager;

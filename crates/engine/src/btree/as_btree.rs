@@ -21,10 +21,10 @@
 //! NodeID (they move on every write), `cache_nodes` of them.
 
 use super::node::Node;
-use super::{decode_node, ordered_ops, pager_stats, BTreeConfig, NodeStore, TreeState};
+use super::{decode_node, pager_stats, BTreeConfig, NodeStore, TreeState};
 use crate::error::{Corruption, EngineError};
 use crate::pager::{MetaSlots, Pager, RunWriter};
-use crate::tree::{IndexStats, OrderedIndex};
+use crate::tree::IndexStats;
 use blockdev::BlockDevice;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
@@ -116,7 +116,7 @@ impl AsBTree {
         let first = t.free_segs.pop().expect("at least three segments");
         t.segs.push_back(first);
         t.store(Rc::new(Node::empty_leaf(0)))?;
-        t.commit()?;
+        t.make_durable()?;
         Ok(t)
     }
 
@@ -345,6 +345,8 @@ impl AsBTree {
 }
 
 impl NodeStore for AsBTree {
+    const NAME: &'static str = "as_btree";
+
     fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError> {
         self.buffer_lookups += 1;
         if let Some(n) = self.buffer.get(&id) {
@@ -369,16 +371,12 @@ impl NodeStore for AsBTree {
         }
         Ok(())
     }
-}
 
-impl OrderedIndex for AsBTree {
-    ordered_ops!();
-
-    fn commit(&mut self) -> Result<(), EngineError> {
+    fn make_durable(&mut self) -> Result<(), EngineError> {
         self.flush_buffer()?;
         self.write_superblock()
     }
-    fn stats(&self) -> IndexStats {
+    fn index_stats(&self) -> IndexStats {
         IndexStats {
             node_writes: self.node_writes,
             buffer_hits: self.buffer_hits,
@@ -387,10 +385,7 @@ impl OrderedIndex for AsBTree {
             ..pager_stats(self.pager.stats())
         }
     }
-    fn name(&self) -> &'static str {
-        "as_btree"
-    }
-    fn into_device(self: Box<Self>) -> Box<dyn BlockDevice> {
-        self.pager.into_device()
+    fn into_pager(self) -> Pager {
+        self.pager
     }
 }

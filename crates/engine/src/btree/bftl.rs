@@ -15,11 +15,11 @@
 //! and the root live in RAM only (P1 does not recover BFTL either).
 
 use super::node::{Node, NO_NODE};
-use super::{ordered_ops, pager_stats, BTreeConfig, NodeStore, TreeState};
+use super::{pager_stats, BTreeConfig, NodeStore, TreeState};
 use crate::error::{Corruption, EngineError};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
 use crate::pager::Pager;
-use crate::tree::{IndexStats, OrderedIndex};
+use crate::tree::IndexStats;
 use blockdev::BlockDevice;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -349,6 +349,8 @@ fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
 }
 
 impl NodeStore for Bftl {
+    const NAME: &'static str = "bftl";
+
     fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError> {
         if let Some(n) = self.loaded.get(&id) {
             return Ok(Rc::clone(n));
@@ -384,19 +386,15 @@ impl NodeStore for Bftl {
         }
         Ok(())
     }
-}
-
-impl OrderedIndex for Bftl {
-    ordered_ops!();
 
     /// Writes the reservation buffer and flushes (durable only while the NTT is in RAM).
-    fn commit(&mut self) -> Result<(), EngineError> {
+    fn make_durable(&mut self) -> Result<(), EngineError> {
         if !self.reservation.is_empty() {
             self.commit_units()?;
         }
         self.pager.flush()
     }
-    fn stats(&self) -> IndexStats {
+    fn index_stats(&self) -> IndexStats {
         IndexStats {
             nodes_loaded: self.node_loads,
             compaction_reads: self.compaction_reads,
@@ -404,11 +402,8 @@ impl OrderedIndex for Bftl {
             ..pager_stats(self.pager.stats())
         }
     }
-    fn name(&self) -> &'static str {
-        "bftl"
-    }
-    fn into_device(self: Box<Self>) -> Box<dyn BlockDevice> {
-        self.pager.into_device()
+    fn into_pager(self) -> Pager {
+        self.pager
     }
 }
 

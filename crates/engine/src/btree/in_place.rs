@@ -16,10 +16,10 @@
 //!   node is detected by its checksum at the next read, not repaired.
 
 use super::node::Node;
-use super::{decode_node, ordered_ops, pager_stats, BTreeConfig, NodeStore, TreeState};
+use super::{decode_node, pager_stats, BTreeConfig, NodeStore, TreeState};
 use crate::error::EngineError;
 use crate::pager::{MetaSlots, Pager};
-use crate::tree::{IndexStats, OrderedIndex};
+use crate::tree::IndexStats;
 use blockdev::BlockDevice;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -63,7 +63,7 @@ impl InPlaceBTree {
     ) -> Result<InPlaceBTree, EngineError> {
         let mut t = InPlaceBTree::with(dev, cfg, journal_pages)?;
         t.store(Rc::new(Node::empty_leaf(0)))?;
-        t.commit()?;
+        t.make_durable()?;
         Ok(t)
     }
 
@@ -160,6 +160,8 @@ impl InPlaceBTree {
 }
 
 impl NodeStore for InPlaceBTree {
+    const NAME: &'static str = "in_place";
+
     fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError> {
         if let Some(n) = self.dirty.get(&id) {
             return Ok(Rc::clone(n));
@@ -189,28 +191,21 @@ impl NodeStore for InPlaceBTree {
         }
         Ok(())
     }
-}
 
-impl OrderedIndex for InPlaceBTree {
-    ordered_ops!();
-
-    fn commit(&mut self) -> Result<(), EngineError> {
+    fn make_durable(&mut self) -> Result<(), EngineError> {
         if self.journal_pages > 0 {
             return self.commit_journaled();
         }
         self.publish(self.epoch + 1, 0)
     }
-    fn stats(&self) -> IndexStats {
+    fn index_stats(&self) -> IndexStats {
         IndexStats {
             file_bytes: (MetaSlots::PAGES + self.journal_pages + self.tree.next_id)
                 * self.pager.page_bytes() as u64,
             ..pager_stats(self.pager.stats())
         }
     }
-    fn name(&self) -> &'static str {
-        "in_place"
-    }
-    fn into_device(self: Box<Self>) -> Box<dyn BlockDevice> {
-        self.pager.into_device()
+    fn into_pager(self) -> Pager {
+        self.pager
     }
 }

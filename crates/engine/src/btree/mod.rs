@@ -22,8 +22,9 @@ pub use in_place::InPlaceBTree;
 pub use node::{Node, NO_NODE};
 
 use crate::error::{Corruption, EngineError};
-use crate::tree::IndexStats;
-use crate::PagerStats;
+use crate::pager::{Pager, PagerStats};
+use crate::tree::{IndexStats, OrderedIndex};
+use blockdev::BlockDevice;
 use std::rc::Rc;
 
 /// Settings every tree shares.
@@ -84,8 +85,10 @@ impl TreeState {
     }
 }
 
-/// Where a tree's nodes live.
+/// Where a tree's nodes live, and what its scheme does at the ends of operations.
 pub(crate) trait NodeStore {
+    /// Scheme name: `in_place`, `as_btree`, `bftl`.
+    const NAME: &'static str;
     /// A node, shared with the store's cache/buffer (clone it to modify: `Rc::unwrap_or_clone`).
     fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError>;
     /// Record a modified (or new) node.
@@ -95,6 +98,12 @@ pub(crate) trait NodeStore {
     fn begin_op(&mut self) {}
     /// Called after every successful insert or delete (write-buffer flush, journal overflow).
     fn end_write(&mut self) -> Result<(), EngineError>;
+    /// [`OrderedIndex::commit`].
+    fn make_durable(&mut self) -> Result<(), EngineError>;
+    /// [`OrderedIndex::stats`].
+    fn index_stats(&self) -> IndexStats;
+    /// The pager back (and through it the device).
+    fn into_pager(self) -> Pager;
 }
 
 /// Decode the node at device page `page`, which must be node `id`.
@@ -126,51 +135,40 @@ pub(crate) fn pager_stats(p: PagerStats) -> IndexStats {
     }
 }
 
-pub(crate) fn insert_op<S: NodeStore>(s: &mut S, key: u64, value: u64) -> Result<(), EngineError> {
-    s.begin_op();
-    insert(s, key, value)?;
-    s.end_write()
+/// Every tree is an [`OrderedIndex`] through the shared algorithms.
+impl<S: NodeStore> OrderedIndex for S {
+    fn insert(&mut self, key: u64, value: u64) -> Result<(), EngineError> {
+        self.begin_op();
+        insert(self, key, value)?;
+        self.end_write()
+    }
+    fn delete(&mut self, key: u64) -> Result<bool, EngineError> {
+        self.begin_op();
+        let found = delete(self, key)?;
+        self.end_write()?;
+        Ok(found)
+    }
+    fn get(&mut self, key: u64) -> Result<Option<u64>, EngineError> {
+        self.begin_op();
+        get(self, key)
+    }
+    fn range(&mut self, lo: u64, hi: u64) -> Result<Vec<(u64, u64)>, EngineError> {
+        self.begin_op();
+        range(self, lo, hi)
+    }
+    fn commit(&mut self) -> Result<(), EngineError> {
+        self.make_durable()
+    }
+    fn stats(&self) -> IndexStats {
+        self.index_stats()
+    }
+    fn name(&self) -> &'static str {
+        S::NAME
+    }
+    fn into_device(self: Box<Self>) -> Box<dyn BlockDevice> {
+        self.into_pager().into_device()
+    }
 }
-
-pub(crate) fn delete_op<S: NodeStore>(s: &mut S, key: u64) -> Result<bool, EngineError> {
-    s.begin_op();
-    let found = delete(s, key)?;
-    s.end_write()?;
-    Ok(found)
-}
-
-pub(crate) fn get_op<S: NodeStore>(s: &mut S, key: u64) -> Result<Option<u64>, EngineError> {
-    s.begin_op();
-    get(s, key)
-}
-
-pub(crate) fn range_op<S: NodeStore>(
-    s: &mut S,
-    lo: u64,
-    hi: u64,
-) -> Result<Vec<(u64, u64)>, EngineError> {
-    s.begin_op();
-    range(s, lo, hi)
-}
-
-/// The `OrderedIndex` operations every tree runs through the shared algorithms.
-macro_rules! ordered_ops {
-    () => {
-        fn insert(&mut self, key: u64, value: u64) -> Result<(), EngineError> {
-            super::insert_op(self, key, value)
-        }
-        fn delete(&mut self, key: u64) -> Result<bool, EngineError> {
-            super::delete_op(self, key)
-        }
-        fn get(&mut self, key: u64) -> Result<Option<u64>, EngineError> {
-            super::get_op(self, key)
-        }
-        fn range(&mut self, lo: u64, hi: u64) -> Result<Vec<(u64, u64)>, EngineError> {
-            super::range_op(self, lo, hi)
-        }
-    };
-}
-pub(crate) use ordered_ops;
 
 /// Descend from the root to the leaf for `key`; returns the path of (inner node, child index).
 #[allow(clippy::type_complexity)]

@@ -109,7 +109,11 @@ impl MetaSlots {
             let Some(t) = parse(&words) else {
                 continue;
             };
-            if best.as_ref().map_or(true, |b| epoch > b.0) {
+            let newer = match &best {
+                Some((newest, _)) => epoch > *newest,
+                None => true,
+            };
+            if newer {
                 best = Some((epoch, t));
             }
         }
