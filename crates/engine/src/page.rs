@@ -26,7 +26,6 @@ pub enum PageKind {
     BTreeInner = 3,
     Heap = 4,
     IndexUnits = 5,
-    Segment = 6,
 }
 
 impl PageKind {
@@ -37,7 +36,6 @@ impl PageKind {
             3 => PageKind::BTreeInner,
             4 => PageKind::Heap,
             5 => PageKind::IndexUnits,
-            6 => PageKind::Segment,
             _ => return None,
         })
     }
