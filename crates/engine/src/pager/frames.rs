@@ -118,14 +118,16 @@ impl Pager {
 
     pub fn data(&self, f: FrameId) -> &[u8] {
         let fr = &self.frames.slots[f];
-        assert!(fr.pins > 0 && fr.image, "frame {f} read while unpinned");
+        assert!(fr.pins > 0, "frame {f} read while unpinned");
+        assert!(fr.image, "frame {f} (key {}) holds no page image", fr.key);
         &fr.data
     }
 
     /// The frame's bytes for writing; the page is written back when evicted or flushed.
     pub fn data_mut(&mut self, f: FrameId) -> &mut [u8] {
         let fr = &mut self.frames.slots[f];
-        assert!(fr.pins > 0 && fr.image, "frame {f} written while unpinned");
+        assert!(fr.pins > 0, "frame {f} written while unpinned");
+        assert!(fr.image, "frame {f} (key {}) holds no page image", fr.key);
         fr.dirty = true;
         fr.decoded = None;
         &mut fr.data
@@ -187,7 +189,8 @@ impl Pager {
         Ok(())
     }
 
-    /// Pin `page`, reading it if it is not resident.
+    /// Pin `page`, reading it if it is not resident. (`fetch` and `fetch_many` serve keys that
+    /// are device pages; a key a structure `keep`s decoded-only is not fetched.)
     pub fn fetch(&mut self, page: u64) -> Result<FrameId, EngineError> {
         if let Some(&f) = self.frames.map.get(&page) {
             self.pin_hit(f);
