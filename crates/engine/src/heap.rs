@@ -8,12 +8,13 @@
 //! shared page format (kind Heap; payload `count u16 | records`).
 //! The index is bulk-loaded bottom-up in the shared node format (leaves: key -> record id
 //! `page << 16 | slot`, linked left to right; inner nodes above), stored after the heap; a
-//! node's id is its device page.
+//! node's id is its device page. Loading writes through the pager in runs of
+//! `LOAD_CHUNK_PAGES` pages ([`RunWriter`]).
 
 use crate::btree::node::{Node, NO_NODE};
-use crate::error::EngineError;
+use crate::error::{Corruption, EngineError};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
-use blockdev::{BlockDevice, WriteHint};
+use crate::pager::{Pager, RunWriter};
 
 pub const RECORD_BYTES: usize = 160;
 const SCRAMBLE: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -78,20 +79,28 @@ fn fill_record(out: &mut [u8], key: u64, id: u64) {
 
 /// Parse record `slot` of a heap page read from `page_no`: (key, id).
 pub fn read_record(buf: &[u8], page_no: u64, slot: u16) -> Result<(u64, u64), EngineError> {
-    let h = page::open(buf, page_no)?;
-    let bad = |reason: String| EngineError::Corrupt {
-        page: page_no,
-        reason,
-    };
-    if h.kind != PageKind::Heap {
-        return Err(bad(format!("expected a heap page, found {:?}", h.kind)));
-    }
+    let h = page::open_kind(buf, page_no, PageKind::Heap, "heap")?;
+    let bad = |what: Corruption| EngineError::corrupt(page_no, what);
     let p = page::payload(buf, &h);
-    let count = u16::from_le_bytes([p[0], p[1]]);
-    if slot >= count || p.len() < 2 + count as usize * RECORD_BYTES {
-        return Err(bad(format!(
-            "slot {slot} of a page holding {count} records"
-        )));
+    let count = match p.get(0..2) {
+        Some(c) => u16::from_le_bytes([c[0], c[1]]),
+        None => {
+            return Err(bad(Corruption::Length {
+                what: "heap page payload bytes (at least)",
+                expected: 2,
+                found: p.len() as u64,
+            }))
+        }
+    };
+    if p.len() < 2 + count as usize * RECORD_BYTES {
+        return Err(bad(Corruption::Length {
+            what: "heap page payload bytes for its record count",
+            expected: (2 + count as usize * RECORD_BYTES) as u64,
+            found: p.len() as u64,
+        }));
+    }
+    if slot >= count {
+        return Err(bad(Corruption::Slot { slot, count }));
     }
     let r = &p[2 + slot as usize * RECORD_BYTES..][..RECORD_BYTES];
     let w = |i: usize| u64::from_le_bytes(r[i..i + 8].try_into().expect("8 bytes"));
@@ -101,40 +110,15 @@ pub fn read_record(buf: &[u8], page_no: u64, slot: u16) -> Result<(u64, u64), En
 /// Pages written per device call while loading.
 const LOAD_CHUNK_PAGES: usize = 64;
 
-/// Write pages in chunks of contiguous pages.
-struct PageWriter<'a> {
-    dev: &'a mut dyn BlockDevice,
-    start: u64,
-    buf: Vec<u8>,
-    pb: usize,
-}
-
-impl PageWriter<'_> {
-    fn push(&mut self, page: &[u8]) -> Result<(), EngineError> {
-        self.buf.extend_from_slice(page);
-        if self.buf.len() >= LOAD_CHUNK_PAGES * self.pb {
-            self.flush()?;
-        }
-        Ok(())
-    }
-    fn flush(&mut self) -> Result<(), EngineError> {
-        if !self.buf.is_empty() {
-            self.dev.write(self.start, &self.buf, WriteHint::NONE)?;
-            self.start += (self.buf.len() / self.pb) as u64;
-            self.buf.clear();
-        }
-        Ok(())
-    }
-}
-
-/// Load `records` records and their index onto `dev` (from page 0), keys salted by `seed`.
+/// Load `records` records and their index through `pager` (from device page 0), keys salted
+/// by `seed` (the caller's seed for this database).
 pub fn load(
-    dev: &mut dyn BlockDevice,
+    pager: &mut Pager,
     records: u64,
     leaf_keys: usize,
     seed: u64,
 ) -> Result<Database, EngineError> {
-    let pb = dev.page_bytes();
+    let pb = pager.page_bytes();
     let per_page = records_per_page(pb);
     let mut db = Database {
         records,
@@ -153,25 +137,21 @@ pub fn load(
         });
     }
     let needed = db.heap_pages + 2 * records.div_ceil(leaf_keys as u64) + 2;
-    if needed > dev.capacity_pages() {
+    if needed > pager.capacity_pages() {
         return Err(EngineError::Full {
             what: "device",
             reason: format!(
                 "{records} records need about {needed} pages; the device has {}",
-                dev.capacity_pages()
+                pager.capacity_pages()
             ),
         });
     }
-    let mut w = PageWriter {
-        dev,
-        start: 0,
-        buf: Vec::new(),
-        pb,
-    };
-    let mut page = vec![0u8; pb];
+    let mut w = RunWriter::new(pb, LOAD_CHUNK_PAGES);
+    w.start_at(0);
     for hp in 0..db.heap_pages {
         let first = hp * per_page;
         let n = per_page.min(records - first) as usize;
+        let page = w.page_mut(pager)?;
         page.fill(0);
         page[HEADER_BYTES..HEADER_BYTES + 2].copy_from_slice(&(n as u16).to_le_bytes());
         for s in 0..n {
@@ -183,7 +163,7 @@ pub fn load(
             );
         }
         page::seal(
-            &mut page,
+            page,
             &Header {
                 kind: PageKind::Heap,
                 flags: 0,
@@ -192,27 +172,26 @@ pub fn load(
                 len: (2 + n * RECORD_BYTES) as u32,
             },
         );
-        w.push(&page)?;
     }
     let mut entries: Vec<(u64, u64)> = (0..records)
         .map(|id| (db.key_of(id), db.rid_of(id).encode()))
         .collect();
     entries.sort_unstable();
-    db.root = build_index(&mut w, &entries, leaf_keys, &mut page)?;
-    w.flush()?;
-    w.dev.flush()?;
-    db.index_pages = w.start - db.heap_pages;
+    db.root = build_index(pager, &mut w, &entries, leaf_keys)?;
+    db.index_pages = w.next_page() - db.heap_pages;
+    w.write_out(pager)?;
+    pager.flush()?;
     Ok(db)
 }
 
 /// Bulk-load the index bottom-up; returns the root's page.
 fn build_index(
-    w: &mut PageWriter<'_>,
+    pager: &mut Pager,
+    w: &mut RunWriter,
     entries: &[(u64, u64)],
     f: usize,
-    page: &mut [u8],
 ) -> Result<u64, EngineError> {
-    let mut next_page = w.start + w.buf.len() as u64 / w.pb as u64;
+    let mut next_page = w.next_page();
     // Level 0: leaves, each linked to the next.
     let mut level: Vec<(u64, u64)> = Vec::new(); // (first key, page)
     let chunks: Vec<&[(u64, u64)]> = if entries.is_empty() {
@@ -234,8 +213,7 @@ fn build_index(
             vals: c.iter().map(|e| e.1).collect(),
             next,
         };
-        node.encode(page, 1);
-        w.push(page)?;
+        node.encode(w.page_mut(pager)?, 1);
         level.push((c.first().map_or(0, |e| e.0), id));
     }
     next_page += chunks.len() as u64;
@@ -250,8 +228,7 @@ fn build_index(
                 vals: c.iter().map(|e| e.1).collect(),
                 next: NO_NODE,
             };
-            node.encode(page, 1);
-            w.push(page)?;
+            node.encode(w.page_mut(pager)?, 1);
             up.push((c[0].0, id));
         }
         next_page += up.len() as u64;
@@ -267,17 +244,16 @@ mod tests {
 
     #[test]
     fn keys_are_distinct_and_records_read_back() {
-        let mut dev = MemDevice::new(8192, 4096);
-        let db = load(&mut dev, 5000, 64, 7).unwrap();
+        let mut pager = Pager::new(Box::new(MemDevice::new(8192, 4096)), 0);
+        let db = load(&mut pager, 5000, 64, 7).unwrap();
         let mut keys: Vec<u64> = (0..5000).map(|i| db.key_of(i)).collect();
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), 5000);
-        let mut buf = vec![0u8; 8192];
         let rid = db.rid_of(4321);
-        dev.read(rid.page, &mut buf).unwrap();
+        let buf = pager.read_uncached(rid.page).unwrap();
         assert_eq!(
-            read_record(&buf, rid.page, rid.slot).unwrap(),
+            read_record(buf, rid.page, rid.slot).unwrap(),
             (db.key_of(4321), 4321)
         );
         assert!(db.index_pages >= 5000 / 64);

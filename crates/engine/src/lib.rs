@@ -2,19 +2,22 @@
 //!
 //! Model: everything is stored in fixed-size pages on a [`blockdev::BlockDevice`]. Each page
 //! carries a header ([`page`]: kind, id, version/LSN, crc32c) so a corrupt or torn page is
-//! detected and reported, never returned as data. On top: a buffer pool with pins and batched
-//! misses ([`buffer`]), B+-trees over one node format — `in_place` (nodes rewritten at fixed
+//! detected and reported, never returned as data. Every structure reaches the device through a
+//! [`Pager`] ([`pager`]): timed I/O, the one page cache (pins, batched misses, a replacement
+//! policy as a type), contiguous runs and double-buffered meta slots. On top: B+-trees over one
+//! node format — `in_place` (nodes rewritten at fixed
 //! addresses), `as_btree` (append-only, NodeID -> address mapping table, write buffer, segment
 //! compaction) and `bftl` (index units + node translation table) — all behind
 //! [`tree::OrderedIndex`], and a heap file with index range scans (`heap`, `scan`).
 
 pub mod btree;
-pub mod buffer;
 pub mod error;
 pub mod heap;
 pub mod page;
+pub mod pager;
 pub mod scan;
 pub mod tree;
 
-pub use error::EngineError;
+pub use error::{Corruption, EngineError};
+pub use pager::{MetaSlots, Pager, PagerStats};
 pub use tree::OrderedIndex;

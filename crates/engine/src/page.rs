@@ -1,15 +1,20 @@
 //! The page format shared by every on-device structure of the engine.
 //!
 //! Layout (little-endian), `HEADER_BYTES` = 32:
-//! `magic u32 | kind u8 | flags u8 | reserved u16 | id u64 | version u64 | len u32 | crc32c u32`.
-//! `crc32c` covers the whole page with the crc field taken as zero. `len` is the payload length
-//! that follows the header. A page of all zeros is "blank" (never written or trimmed). Anything
-//! else that fails the checks is corrupt or torn and is reported as [`EngineError::Corrupt`].
+//! `magic u32 | kind u8 | flags u8 | format u8 | reserved u8 | id u64 | version u64 | len u32 |
+//! crc32c u32`. `format` is [`FORMAT_VERSION`]; a page of another format is refused, not
+//! guessed at. `crc32c` covers the whole page with the crc field taken as zero. `len` is the
+//! payload length that follows the header. A page of all zeros is "blank" (never written or
+//! trimmed). Anything else that fails the checks is corrupt or torn and is reported as
+//! [`EngineError::Corrupt`] with a structured [`Corruption`]. `docs/format.md` draws it.
 
-use crate::error::EngineError;
+use crate::error::{Corruption, EngineError};
 
 pub const MAGIC: u32 = 0x464C_5047; // "FLPG"
 pub const HEADER_BYTES: usize = 32;
+/// The on-device format this build writes and reads (byte 6 of every page).
+pub const FORMAT_VERSION: u8 = 1;
+const FORMAT_AT: usize = 6;
 const CRC_AT: usize = 28;
 
 /// What a page holds.
@@ -21,8 +26,6 @@ pub enum PageKind {
     BTreeInner = 3,
     Heap = 4,
     IndexUnits = 5,
-    Segment = 6,
-    Other = 255,
 }
 
 impl PageKind {
@@ -33,8 +36,6 @@ impl PageKind {
             3 => PageKind::BTreeInner,
             4 => PageKind::Heap,
             5 => PageKind::IndexUnits,
-            6 => PageKind::Segment,
-            255 => PageKind::Other,
             _ => return None,
         })
     }
@@ -63,7 +64,8 @@ pub fn seal(buf: &mut [u8], h: &Header) {
     buf[0..4].copy_from_slice(&MAGIC.to_le_bytes());
     buf[4] = h.kind as u8;
     buf[5] = h.flags;
-    buf[6..8].fill(0);
+    buf[FORMAT_AT] = FORMAT_VERSION;
+    buf[FORMAT_AT + 1] = 0;
     buf[8..16].copy_from_slice(&h.id.to_le_bytes());
     buf[16..24].copy_from_slice(&h.version.to_le_bytes());
     buf[24..28].copy_from_slice(&h.len.to_le_bytes());
@@ -87,37 +89,47 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 /// Check a page read from device page `page_no` and return its header; the payload is
 /// `&buf[HEADER_BYTES..][..len]`. Blank pages are an error too (the caller expected data).
 pub fn open(buf: &[u8], page_no: u64) -> Result<Header, EngineError> {
-    let bad = |reason: String| EngineError::Corrupt {
-        page: page_no,
-        reason,
-    };
+    let bad = |what: Corruption| EngineError::corrupt(page_no, what);
     if buf.len() < HEADER_BYTES {
-        return Err(bad(format!(
-            "page of {} bytes is smaller than a header",
-            buf.len()
-        )));
+        return Err(bad(Corruption::TooSmall {
+            expected: HEADER_BYTES,
+            found: buf.len(),
+        }));
     }
     if is_blank(buf) {
-        return Err(bad("page is blank (never written or trimmed)".into()));
+        return Err(bad(Corruption::Blank));
     }
     let magic = u32_at(buf, 0);
     if magic != MAGIC {
-        return Err(bad(format!("bad magic {magic:#010x}")));
+        return Err(bad(Corruption::Magic {
+            expected: MAGIC,
+            found: magic,
+        }));
     }
     let stored = u32_at(buf, CRC_AT);
     let mut crc = crc32c::crc32c(&buf[..CRC_AT]);
     crc = crc32c::crc32c_append(crc, &[0u8; 4]);
     crc = crc32c::crc32c_append(crc, &buf[CRC_AT + 4..]);
     if crc != stored {
-        return Err(bad(format!(
-            "checksum mismatch (stored {stored:#010x}, computed {crc:#010x}): torn or corrupt write"
-        )));
+        return Err(bad(Corruption::Checksum {
+            stored,
+            computed: crc,
+        }));
     }
-    let kind =
-        PageKind::from_u8(buf[4]).ok_or_else(|| bad(format!("unknown page kind {}", buf[4])))?;
+    if buf[FORMAT_AT] != FORMAT_VERSION {
+        return Err(bad(Corruption::FormatVersion {
+            expected: FORMAT_VERSION,
+            found: buf[FORMAT_AT],
+        }));
+    }
+    let kind = PageKind::from_u8(buf[4]).ok_or(bad(Corruption::UnknownKind { found: buf[4] }))?;
     let len = u32_at(buf, 24);
     if HEADER_BYTES + len as usize > buf.len() {
-        return Err(bad(format!("payload length {len} exceeds the page")));
+        return Err(bad(Corruption::Length {
+            what: "payload bytes",
+            expected: payload_capacity(buf.len()) as u64,
+            found: len as u64,
+        }));
     }
     Ok(Header {
         kind,
@@ -126,6 +138,26 @@ pub fn open(buf: &[u8], page_no: u64) -> Result<Header, EngineError> {
         version: u64_at(buf, 16),
         len,
     })
+}
+
+/// Open a page that must be of `kind` (`expected` names it in the error).
+pub fn open_kind(
+    buf: &[u8],
+    page_no: u64,
+    kind: PageKind,
+    expected: &'static str,
+) -> Result<Header, EngineError> {
+    let h = open(buf, page_no)?;
+    if h.kind != kind {
+        return Err(EngineError::corrupt(
+            page_no,
+            Corruption::Kind {
+                expected,
+                found: h.kind,
+            },
+        ));
+    }
+    Ok(h)
 }
 
 /// The payload of a page whose header `open` returned.
@@ -171,12 +203,53 @@ mod tests {
 
     #[test]
     fn blank_and_torn_pages_are_errors() {
-        assert!(open(&[0u8; 512], 1).is_err());
+        assert!(matches!(
+            open(&[0u8; 512], 1),
+            Err(EngineError::Corrupt {
+                page: 1,
+                what: Corruption::Blank
+            })
+        ));
         let mut b = sealed();
         b[256..].fill(0xAA); // second half from another write
         assert!(matches!(
             open(&b, 1),
-            Err(EngineError::Corrupt { page: 1, .. })
+            Err(EngineError::Corrupt {
+                page: 1,
+                what: Corruption::Checksum { .. }
+            })
+        ));
+    }
+
+    #[test]
+    fn a_page_of_another_format_version_is_refused() {
+        let mut b = sealed();
+        b[FORMAT_AT] = FORMAT_VERSION + 1;
+        // Re-seal the checksum by hand so only the version is wrong.
+        b[CRC_AT..CRC_AT + 4].fill(0);
+        let crc = crc32c::crc32c(&b);
+        b[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+        assert!(matches!(
+            open(&b, 2),
+            Err(EngineError::Corrupt {
+                page: 2,
+                what: Corruption::FormatVersion { expected: FORMAT_VERSION, found }
+            }) if found == FORMAT_VERSION + 1
+        ));
+    }
+
+    #[test]
+    fn a_page_of_the_wrong_kind_is_named() {
+        let b = sealed();
+        assert!(matches!(
+            open_kind(&b, 4, PageKind::Meta, "meta"),
+            Err(EngineError::Corrupt {
+                page: 4,
+                what: Corruption::Kind {
+                    expected: "meta",
+                    found: PageKind::Heap
+                }
+            })
         ));
     }
 }

@@ -2,8 +2,9 @@
 //! and two variants beyond the paper. All modes return the same rows in index (key) order.
 //!
 //! The scan descends the secondary index to the leaf holding `lo` and walks leaves by their
-//! right-sibling links, yielding (key, record id) for keys in `lo..=hi`. Then, per mode:
-//! - `Sync`: fetch each record's heap page through the buffer pool, one synchronous read per
+//! right-sibling links, yielding (key, record id) for keys in `lo..=hi` (index nodes come
+//! through the pager's cache, kept decoded beside their page). Then, per mode:
+//! - `Sync`: fetch each record's heap page through the pager's cache, one synchronous read per
 //!   miss (PostgreSQL's index scan; P2's baseline).
 //! - `Batched(n)`: take the next `n` record ids, pin their pages with one `fetch_many` (all
 //!   misses submitted at once: io_uring on files, overlapping dies/channels on the simulated
@@ -23,9 +24,10 @@
 //! Pins are always released, also when a batch fails (the error is returned).
 
 use crate::btree::node::{Node, NO_NODE};
-use crate::buffer::{BufferPool, FrameId};
-use crate::error::EngineError;
+use crate::error::{Corruption, EngineError};
 use crate::heap::{read_record, Database, RecordId};
+use crate::pager::{FrameId, Pager};
+use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScanMode {
@@ -48,25 +50,18 @@ impl ScanMode {
 
 /// Walks the index leaves for keys in `lo..=hi`.
 struct LeafCursor {
-    leaf: Option<Node>,
+    leaf: Option<Rc<Node>>,
     pos: usize,
     hi: u64,
 }
 
-fn load_node(pool: &mut BufferPool, page: u64) -> Result<Node, EngineError> {
-    let f = pool.fetch(page)?;
-    let r = Node::decode(pool.data(f), page);
-    pool.unpin(f);
-    Ok(r?.0)
+/// Index node at `page` (a node's id is its page).
+fn load_node(pool: &mut Pager, page: u64) -> Result<Rc<Node>, EngineError> {
+    pool.load(page, page, |b| crate::btree::decode_node(b, page, page))
 }
 
 impl LeafCursor {
-    fn new(
-        pool: &mut BufferPool,
-        db: &Database,
-        lo: u64,
-        hi: u64,
-    ) -> Result<LeafCursor, EngineError> {
+    fn new(pool: &mut Pager, db: &Database, lo: u64, hi: u64) -> Result<LeafCursor, EngineError> {
         let mut node = load_node(pool, db.root)?;
         while !node.leaf {
             let child = node.vals[node.child_index(lo)];
@@ -81,7 +76,7 @@ impl LeafCursor {
     }
 
     /// The next qualifying (key, record id), following right-sibling links.
-    fn next(&mut self, pool: &mut BufferPool) -> Result<Option<(u64, RecordId)>, EngineError> {
+    fn next(&mut self, pool: &mut Pager) -> Result<Option<(u64, RecordId)>, EngineError> {
         loop {
             let Some(leaf) = &self.leaf else {
                 return Ok(None);
@@ -105,11 +100,7 @@ impl LeafCursor {
         }
     }
 
-    fn take(
-        &mut self,
-        pool: &mut BufferPool,
-        n: usize,
-    ) -> Result<Vec<(u64, RecordId)>, EngineError> {
+    fn take(&mut self, pool: &mut Pager, n: usize) -> Result<Vec<(u64, RecordId)>, EngineError> {
         let mut v = Vec::with_capacity(n);
         while v.len() < n {
             match self.next(pool)? {
@@ -122,25 +113,24 @@ impl LeafCursor {
 }
 
 /// Read one record from a pinned frame and check it is the one the index promised.
-fn record(
-    pool: &BufferPool,
-    f: FrameId,
-    key: u64,
-    rid: RecordId,
-) -> Result<(u64, u64), EngineError> {
+fn record(pool: &Pager, f: FrameId, key: u64, rid: RecordId) -> Result<(u64, u64), EngineError> {
     let (k, id) = read_record(pool.data(f), rid.page, rid.slot)?;
     if k != key {
-        return Err(EngineError::Corrupt {
-            page: rid.page,
-            reason: format!("index says key {key} at slot {}, heap has {k}", rid.slot),
-        });
+        return Err(EngineError::corrupt(
+            rid.page,
+            Corruption::Id {
+                what: "record key (as the index says)",
+                expected: key,
+                found: k,
+            },
+        ));
     }
     Ok((k, id))
 }
 
 /// Produce a batch's rows from its pinned frames (`frame_of(i)` for entry i), then unpin all.
 fn emit(
-    pool: &mut BufferPool,
+    pool: &mut Pager,
     batch: &[(u64, RecordId)],
     frames: &[FrameId],
     frame_of: impl Fn(usize) -> FrameId,
@@ -164,7 +154,7 @@ fn emit(
 
 /// Every (key, id) with `lo <= key <= hi`, in key order.
 pub fn range_scan(
-    pool: &mut BufferPool,
+    pool: &mut Pager,
     db: &Database,
     lo: u64,
     hi: u64,
@@ -209,7 +199,7 @@ pub fn range_scan(
 }
 
 fn adaptive(
-    pool: &mut BufferPool,
+    pool: &mut Pager,
     cur: &mut LeafCursor,
     max: usize,
     out: &mut Vec<(u64, u64)>,
@@ -222,9 +212,9 @@ fn adaptive(
             return Ok(());
         }
         let pages: Vec<u64> = batch.iter().map(|e| e.1.page).collect();
-        let (t0, m0) = (pool.device().now_ns(), pool.stats().misses);
+        let (t0, m0) = (pool.now_ns(), pool.stats().misses);
         let frames = pool.fetch_many(&pages)?;
-        let (dt, misses) = (pool.device().now_ns() - t0, pool.stats().misses - m0);
+        let (dt, misses) = (pool.now_ns() - t0, pool.stats().misses - m0);
         emit(pool, &batch, &frames, |i| frames[i], out)?;
         if misses > 0 {
             let per_miss = dt as f64 / misses as f64;

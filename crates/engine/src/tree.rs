@@ -2,6 +2,7 @@
 //! experiments and the model-based tests treat them alike. Keys and values are u64.
 
 use crate::error::EngineError;
+use blockdev::BlockDevice;
 
 /// Counters an index keeps (for experiments); fields a scheme does not have stay zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -40,4 +41,7 @@ pub trait OrderedIndex {
     fn stats(&self) -> IndexStats;
     /// Scheme name: `in_place`, `as_btree`, `bftl`.
     fn name(&self) -> &'static str;
+    /// The device back (to reopen the index from it, or inspect it); nothing is written, so
+    /// commit first to keep what was done since the last commit.
+    fn into_device(self: Box<Self>) -> Box<dyn BlockDevice>;
 }

@@ -53,7 +53,7 @@ fn in_place_reports_a_full_device_and_keeps_its_last_commit() {
     assert!(is_space_error(&e), "unexpected error: {e}");
     println!("space error after {committed} committed keys: {e}");
     assert!(committed > 0, "nothing fit");
-    let dev: Box<dyn BlockDevice> = t.into_device();
+    let dev: Box<dyn BlockDevice> = Box::new(t).into_device();
     let mut reopened = InPlaceBTree::open(dev, BASE, 8).expect("reopen");
     check_committed(&mut reopened, committed);
 }
@@ -72,7 +72,7 @@ fn as_btree_reports_a_full_device_and_keeps_its_last_commit() {
     assert!(is_space_error(&e), "unexpected error: {e}");
     println!("space error after {committed} committed keys: {e}");
     assert!(committed > 0, "nothing fit");
-    let dev: Box<dyn BlockDevice> = t.into_device();
+    let dev: Box<dyn BlockDevice> = Box::new(t).into_device();
     let mut reopened = AsBTree::open(dev, cfg).expect("reopen");
     check_committed(&mut reopened, committed);
 }

@@ -3,9 +3,9 @@
 //! many leaves; and a device error in mid-batch fails the scan without leaking pins.
 
 use blockdev::MemDevice;
-use engine::buffer::BufferPool;
 use engine::heap::{load, Database};
 use engine::scan::{range_scan, ScanMode};
+use engine::Pager;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -16,11 +16,11 @@ fn setup(
     leaf_keys: usize,
     pool_pages: usize,
     seed: u64,
-) -> (BufferPool, Database, BTreeMap<u64, u64>) {
-    let mut dev = MemDevice::new(PB, 2048);
-    let db = load(&mut dev, records, leaf_keys, seed).unwrap();
+) -> (Pager, Database, BTreeMap<u64, u64>) {
+    let mut pool = Pager::new(Box::new(MemDevice::new(PB, 2048)), pool_pages);
+    let db = load(&mut pool, records, leaf_keys, seed).unwrap();
     let model = (0..records).map(|id| (db.key_of(id), id)).collect();
-    (BufferPool::new(Box::new(dev), pool_pages), db, model)
+    (pool, db, model)
 }
 
 fn modes() -> [ScanMode; 6] {
@@ -64,11 +64,15 @@ proptest! {
 
 #[test]
 fn a_failed_read_in_mid_batch_is_an_error_and_leaks_no_pins() {
-    let mut dev = MemDevice::new(PB, 2048);
-    let db = load(&mut dev, 20_000, 64, 3).unwrap();
-    // Fail a heap page that a full scan must read.
+    let mut pool = Pager::new(Box::new(MemDevice::new(PB, 2048)), 16);
+    let db = load(&mut pool, 20_000, 64, 3).unwrap();
+    // Copy the loaded device, failing a heap page that a full scan must read.
+    let mut loaded = pool.into_device();
+    let mut image = vec![0u8; PB * 2048];
+    loaded.read(0, &mut image).unwrap();
+    let mut dev = MemDevice::from_bytes(PB, image);
     dev.fail_page = Some(db.heap_pages / 2);
-    let mut pool = BufferPool::new(Box::new(dev), 16);
+    let mut pool = Pager::new(Box::new(dev), 16);
     for mode in modes() {
         pool.clear().unwrap();
         let r = range_scan(&mut pool, &db, 0, u64::MAX, mode);

@@ -11,9 +11,9 @@
 use crate::report::{fmt_f, row, Output, Report, ReproduceOptions, Row, Scale, Table};
 use anyhow::{bail, Context, Result};
 use blockdev::{BlockDevice, FileDevice, FileOptions, HddConfig, HddModel};
-use engine::buffer::BufferPool;
 use engine::heap::{load, records_per_page, Database, RECORD_BYTES};
 use engine::scan::{range_scan, ScanMode};
+use engine::Pager;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::json;
@@ -110,7 +110,7 @@ fn key_range(rng: &mut ChaCha8Rng, sel: f64) -> (u64, u64) {
 }
 
 fn timed_scan(
-    pool: &mut BufferPool,
+    pool: &mut Pager,
     db: &Database,
     dev_kind: &'static str,
     (lo, hi): (u64, u64),
@@ -145,13 +145,13 @@ fn run_device(
     let records = p.db_bytes / RECORD_BYTES as u64;
     let heap_pages = records.div_ceil(records_per_page(PAGE_BYTES));
     let pages = heap_pages + 2 * records.div_ceil(LEAF_KEYS as u64) + 64;
-    let mut dev = device(kind, pages, opts, dir)?;
+    let dev = device(kind, pages, opts, dir)?;
     opts.progress(format!(
         "async-scan: {kind}: loading {records} records ({} MB)",
         p.db_bytes / 1_000_000
     ));
-    let db = load(dev.as_mut(), records, LEAF_KEYS, opts.seed)?;
-    let mut pool = BufferPool::new(dev, (p.pool_bytes / PAGE_BYTES as u64) as usize);
+    let mut pool = Pager::new(dev, (p.pool_bytes / PAGE_BYTES as u64) as usize);
+    let db = load(&mut pool, records, LEAF_KEYS, opts.seed)?;
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let mut sweep = Vec::new();
     for sel in SELECTIVITIES {

@@ -11,24 +11,28 @@
 //! nodes (those the mapping table still points into it) are re-appended at the tail, the
 //! state is committed, and only then is the old segment deleted (trimmed) and reused.
 //!
-//! Durability: `commit()` writes the buffer, flushes, writes the next superblock (alternating
-//! pages 0/1: commit sequence, root, next NodeID, live segments in order, tail position) and
-//! flushes. Every node page carries its write sequence as its version. Opening rebuilds the
+//! Durability: `commit()` writes the buffer, flushes, writes the next superblock (the meta
+//! slots, pages 0/1 — [`MetaSlots`]: commit sequence, root, next NodeID, tail position, live
+//! segments in order) and flushes. Every node page carries its write sequence as its version. Opening rebuilds the
 //! mapping table by scanning the live segments in order, later copies (higher versions)
 //! winning, copies newer than the committed sequence ignored — so a crash at any I/O recovers
 //! exactly the last committed tree (or a later consistent one: compaction commits too).
-//! Torn or blank pages fail their checksum and are skipped.
+//! Torn or blank pages fail their checksum and are skipped. The pager caches nodes under their
+//! NodeID (they move on every write), `cache_nodes` of them.
 
 use super::node::Node;
-use super::{BTreeConfig, NodeCache, NodeStore};
-use crate::error::EngineError;
-use crate::page::{self, Header, PageKind, HEADER_BYTES};
-use crate::tree::{IndexStats, OrderedIndex};
-use blockdev::{BlockDevice, WriteHint};
+use super::{decode_node, pager_stats, BTreeConfig, NodeStore, TreeState};
+use crate::error::{Corruption, EngineError};
+use crate::pager::{MetaSlots, Pager, RunWriter};
+use crate::tree::IndexStats;
+use blockdev::BlockDevice;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
 const NO_LA: u64 = u64::MAX;
+
+/// The meta slots' tag (page flags) of an AS B-tree superblock.
+const SUPERBLOCK_TAG: u8 = 1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AsConfig {
@@ -52,128 +56,111 @@ impl Default for AsConfig {
     }
 }
 
-pub struct AsBTree {
-    dev: Box<dyn BlockDevice>,
-    cfg: AsConfig,
-    seg_pages: u64,
-    window: usize,
-    map: Vec<u64>,
-    buffer: BTreeMap<u64, Rc<Node>>,
-    cache: NodeCache,
-    root: u64,
-    next_id: u64,
-    /// Last node write sequence issued / committed.
-    seq: u64,
-    committed: u64,
-    sb_epoch: u64,
-    segs: VecDeque<u64>,
-    free_segs: Vec<u64>,
-    tail_off: u64,
-    page_buf: Vec<u8>,
-    run_buf: Vec<u8>,
-    stats: IndexStats,
-}
-
-impl AsBTree {
-    pub fn create(dev: Box<dyn BlockDevice>, cfg: AsConfig) -> Result<AsBTree, EngineError> {
-        let mut t = AsBTree::with(dev, cfg)?;
-        let first = t.free_segs.pop().expect("at least two segments");
-        t.segs.push_back(first);
-        t.next_id = 1;
-        t.store(Rc::new(Node::empty_leaf(0)))?;
-        t.commit()?;
-        Ok(t)
-    }
-
-    /// Open an existing tree, rebuilding the mapping table from its segments.
-    pub fn open(dev: Box<dyn BlockDevice>, cfg: AsConfig) -> Result<AsBTree, EngineError> {
-        let mut t = AsBTree::with(dev, cfg)?;
-        let sb = t.newest_superblock()?;
-        t.recover(sb)?;
-        Ok(t)
-    }
-
-    fn with(dev: Box<dyn BlockDevice>, cfg: AsConfig) -> Result<AsBTree, EngineError> {
-        let pb = dev.page_bytes();
-        cfg.base.validate(pb)?;
-        let seg_pages = cfg.segment_bytes / pb as u64;
-        let nseg = dev.capacity_pages().saturating_sub(2) / seg_pages.max(1);
+impl AsConfig {
+    /// Check against a device of `pages` pages of `page_bytes`; returns the segments it holds.
+    fn validate(&self, page_bytes: usize, pages: u64) -> Result<u64, EngineError> {
+        self.base.validate(page_bytes)?;
+        let seg_pages = self.segment_bytes / page_bytes as u64;
+        let nseg = pages.saturating_sub(MetaSlots::PAGES) / seg_pages.max(1);
         let bad = |field: &'static str, value: String, reason: String| EngineError::Config {
             field,
             value,
             reason,
         };
-        if seg_pages < 2 * cfg.write_buffer_nodes.max(1) as u64 || nseg < 3 {
-            return Err(bad("segment_bytes", cfg.segment_bytes.to_string(), format!("need segments of at least 2 x write_buffer_nodes pages and at least 3 of them on the device ({} pages)", dev.capacity_pages())));
+        if seg_pages < 2 * self.write_buffer_nodes.max(1) as u64 || nseg < 3 {
+            return Err(bad("segment_bytes", self.segment_bytes.to_string(), format!("need segments of at least 2 x write_buffer_nodes pages and at least 3 of them on the device ({pages} pages)")));
         }
-        if cfg.write_buffer_nodes == 0 {
+        if self.write_buffer_nodes == 0 {
             return Err(bad(
                 "write_buffer_nodes",
                 "0".into(),
                 "must be at least 1".into(),
             ));
         }
-        let window = if cfg.max_segments == 0 {
-            nseg as usize
-        } else {
-            cfg.max_segments.min(nseg as usize)
-        };
-        if window < 3 {
+        if self.max_segments != 0 && self.max_segments.min(nseg as usize) < 3 {
             return Err(bad(
                 "max_segments",
-                cfg.max_segments.to_string(),
+                self.max_segments.to_string(),
                 "the window needs at least 3 segments".into(),
             ));
         }
+        Ok(nseg)
+    }
+}
+
+pub struct AsBTree {
+    pager: Pager,
+    cfg: AsConfig,
+    seg_pages: u64,
+    window: usize,
+    map: Vec<u64>,
+    buffer: BTreeMap<u64, Rc<Node>>,
+    tree: TreeState,
+    /// Last node write sequence issued / committed.
+    seq: u64,
+    committed: u64,
+    superblock: MetaSlots,
+    sb_epoch: u64,
+    segs: VecDeque<u64>,
+    free_segs: Vec<u64>,
+    tail_off: u64,
+    run: RunWriter,
+    node_writes: u64,
+    buffer_hits: u64,
+    buffer_lookups: u64,
+}
+
+impl AsBTree {
+    pub fn create(dev: Box<dyn BlockDevice>, cfg: AsConfig) -> Result<AsBTree, EngineError> {
+        let mut t = AsBTree::with(dev, cfg)?;
+        let first = t.free_segs.pop().expect("at least three segments");
+        t.segs.push_back(first);
+        t.store(Rc::new(Node::empty_leaf(0)))?;
+        t.make_durable()?;
+        Ok(t)
+    }
+
+    /// Open an existing tree, rebuilding the mapping table from its segments.
+    pub fn open(dev: Box<dyn BlockDevice>, cfg: AsConfig) -> Result<AsBTree, EngineError> {
+        let mut t = AsBTree::with(dev, cfg)?;
+        let sb = t.superblock.newest(&mut t.pager, |w| {
+            (w.len() >= 5 && w.len() == 5 + w[4] as usize).then(|| w.to_vec())
+        })?;
+        t.recover(sb)?;
+        Ok(t)
+    }
+
+    fn with(dev: Box<dyn BlockDevice>, cfg: AsConfig) -> Result<AsBTree, EngineError> {
+        let pb = dev.page_bytes();
+        let nseg = cfg.validate(pb, dev.capacity_pages())?;
+        let window = match cfg.max_segments {
+            0 => nseg as usize,
+            m => m.min(nseg as usize),
+        };
         Ok(AsBTree {
-            dev,
+            pager: Pager::new(dev, cfg.base.cache_nodes),
             cfg,
-            seg_pages,
+            seg_pages: cfg.segment_bytes / pb as u64,
             window,
             map: Vec::new(),
             buffer: BTreeMap::new(),
-            cache: NodeCache::new(cfg.base.cache_nodes),
-            root: 0,
-            next_id: 0,
+            tree: TreeState::new(cfg.base.keys_per_node),
             seq: 0,
             committed: 0,
+            superblock: MetaSlots::new(0, SUPERBLOCK_TAG, "AS B-tree superblock"),
             sb_epoch: 0,
             segs: VecDeque::new(),
             free_segs: (0..nseg).rev().collect(),
             tail_off: 0,
-            page_buf: vec![0; pb],
-            run_buf: Vec::new(),
-            stats: IndexStats::default(),
+            run: RunWriter::new(pb, usize::MAX),
+            node_writes: 0,
+            buffer_hits: 0,
+            buffer_lookups: 0,
         })
     }
 
-    pub fn into_device(self) -> Box<dyn BlockDevice> {
-        self.dev
-    }
-
-    /// Live segments (each is one "file" of `segment_bytes`).
-    pub fn segments(&self) -> usize {
-        self.segs.len()
-    }
-
     fn seg_start(&self, seg: u64) -> u64 {
-        2 + seg * self.seg_pages
-    }
-
-    fn timed<T>(
-        &mut self,
-        write: bool,
-        f: impl FnOnce(&mut dyn BlockDevice) -> Result<T, blockdev::DevError>,
-    ) -> Result<T, EngineError> {
-        let t0 = self.dev.now_ns();
-        let r = f(self.dev.as_mut())?;
-        let dt = self.dev.now_ns() - t0;
-        if write {
-            self.stats.write_ns += dt;
-        } else {
-            self.stats.read_ns += dt;
-        }
-        Ok(r)
+        MetaSlots::PAGES + seg * self.seg_pages
     }
 
     /// Pages that can still be appended without compaction.
@@ -182,10 +169,9 @@ impl AsBTree {
         self.seg_pages - self.tail_off + usable_free as u64 * self.seg_pages
     }
 
-    /// Write the whole buffer contiguously at the tail (segment by segment).
+    /// Write the whole buffer contiguously at the tail (one run per segment it touches).
     fn write_buffer(&mut self) -> Result<(), EngineError> {
         let nodes: Vec<Rc<Node>> = std::mem::take(&mut self.buffer).into_values().collect();
-        let pb = self.page_buf.len();
         let mut i = 0;
         while i < nodes.len() {
             if self.tail_off == self.seg_pages {
@@ -198,18 +184,15 @@ impl AsBTree {
             }
             let n = ((self.seg_pages - self.tail_off) as usize).min(nodes.len() - i);
             let start = self.seg_start(*self.segs.back().expect("a tail segment")) + self.tail_off;
-            // One reused staging buffer (a fresh one per flush costs page faults).
-            let mut run = std::mem::take(&mut self.run_buf);
-            run.resize(n * pb, 0);
-            for (j, node) in nodes[i..i + n].iter().enumerate() {
+            self.run.start_at(start);
+            for node in &nodes[i..i + n] {
                 self.seq += 1;
-                node.encode(&mut run[j * pb..(j + 1) * pb], self.seq);
-                self.set_map(node.id, start + j as u64);
+                let la = self.run.next_page();
+                node.encode(self.run.page_mut(&mut self.pager)?, self.seq);
+                self.set_map(node.id, la);
             }
-            let r = self.timed(true, |d| d.write(start, &run[..n * pb], WriteHint::NONE));
-            self.run_buf = run;
-            r?;
-            self.stats.node_writes += n as u64;
+            self.run.write_out(&mut self.pager)?;
+            self.node_writes += n as u64;
             self.tail_off += n as u64;
             i += n;
         }
@@ -221,6 +204,17 @@ impl AsBTree {
             self.map.resize(id as usize + 1, NO_LA);
         }
         self.map[id as usize] = la;
+    }
+
+    /// Node `id`'s logical address (device page).
+    fn la(&self, id: u64) -> Result<u64, EngineError> {
+        match self.map.get(id as usize).copied().unwrap_or(NO_LA) {
+            NO_LA => Err(EngineError::corrupt(
+                MetaSlots::PAGES,
+                Corruption::Unmapped { node: id },
+            )),
+            la => Ok(la),
+        }
     }
 
     /// Write the buffer, compacting first while space is short. Called between operations.
@@ -248,7 +242,8 @@ impl AsBTree {
             .collect();
         for id in live {
             if !self.buffer.contains_key(&id) {
-                let node = self.read_node(id)?;
+                let la = self.la(id)?;
+                let node = decode_node(self.pager.read_uncached(la)?, la, id)?;
                 self.buffer.insert(id, Rc::new(node));
             }
         }
@@ -266,133 +261,74 @@ impl AsBTree {
         self.write_buffer()?;
         self.segs.pop_front();
         self.write_superblock()?;
-        self.timed(true, |d| d.trim(lo, hi - lo))?;
+        self.pager.trim(lo, hi - lo)?;
         self.free_segs.push(victim);
         Ok(())
     }
 
-    fn read_node(&mut self, id: u64) -> Result<Node, EngineError> {
-        let la = self.map.get(id as usize).copied().unwrap_or(NO_LA);
-        if la == NO_LA {
-            return Err(EngineError::Corrupt {
-                page: 0,
-                reason: format!("node {id} is not in the mapping table"),
-            });
-        }
-        let mut buf = std::mem::take(&mut self.page_buf);
-        let r = self.timed(false, |d| d.read(la, &mut buf));
-        self.page_buf = buf;
-        r?;
-        self.stats.node_reads += 1;
-        let (node, _) = Node::decode(&self.page_buf, la)?;
-        if node.id != id {
-            return Err(EngineError::Corrupt {
-                page: la,
-                reason: format!("mapping table says node {id}, page holds node {}", node.id),
-            });
-        }
-        Ok(node)
-    }
-
     /// Flush data, write the next superblock, flush again.
     fn write_superblock(&mut self) -> Result<(), EngineError> {
-        self.timed(true, |d| d.flush())?;
         self.sb_epoch += 1;
         let mut words = vec![
             self.seq,
-            self.root,
-            self.next_id,
+            self.tree.root,
+            self.tree.next_id,
             self.tail_off,
             self.segs.len() as u64,
         ];
         words.extend(self.segs.iter().copied());
-        let pb = self.page_buf.len();
-        if HEADER_BYTES + words.len() * 8 > pb {
-            return Err(EngineError::Full {
-                what: "superblock",
-                reason: format!(
-                    "{} segments do not fit one page; use bigger segments",
-                    self.segs.len()
-                ),
-            });
-        }
-        let mut img = vec![0u8; pb];
-        for (i, w) in words.iter().enumerate() {
-            img[HEADER_BYTES + 8 * i..HEADER_BYTES + 8 * i + 8].copy_from_slice(&w.to_le_bytes());
-        }
-        page::seal(
-            &mut img,
-            &Header {
-                kind: PageKind::Meta,
-                flags: 1,
-                id: 0,
-                version: self.sb_epoch,
-                len: (words.len() * 8) as u32,
-            },
-        );
-        let slot = self.sb_epoch % 2;
-        self.timed(true, |d| d.write(slot, &img, WriteHint::NONE))?;
-        self.timed(true, |d| d.flush())?;
+        let w = words.len();
+        self.superblock
+            .publish(&mut self.pager, self.sb_epoch, &words)
+            .map_err(|e| match e {
+                EngineError::Full { .. } => EngineError::Full {
+                    what: "superblock",
+                    reason: format!(
+                        "{} segments ({w} words) do not fit one page; use bigger segments",
+                        self.segs.len()
+                    ),
+                },
+                e => e,
+            })?;
         self.committed = self.seq;
         Ok(())
     }
 
-    fn read_superblock(&mut self, slot: u64) -> Option<(u64, Vec<u64>)> {
-        let mut buf = vec![0u8; self.page_buf.len()];
-        self.dev.read(slot, &mut buf).ok()?;
-        let h = page::open(&buf, slot).ok()?;
-        if h.kind != PageKind::Meta || h.flags != 1 || h.len % 8 != 0 {
-            return None;
-        }
-        let p = page::payload(&buf, &h);
-        let words: Vec<u64> = p
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        (words.len() >= 5 && words.len() == 5 + words[4] as usize).then_some((h.version, words))
-    }
-
-    fn newest_superblock(&mut self) -> Result<(u64, Vec<u64>), EngineError> {
-        let sbs = [self.read_superblock(0), self.read_superblock(1)];
-        sbs.into_iter()
-            .flatten()
-            .max_by_key(|s| s.0)
-            .ok_or(EngineError::Corrupt {
-                page: 0,
-                reason:
-                    "no valid superblock in pages 0 and 1: not an AS B-tree, or both were destroyed"
-                        .into(),
-            })
-    }
-
     /// Rebuild state from a superblock: scan live segments in order, later copies winning.
     fn recover(&mut self, (epoch, w): (u64, Vec<u64>)) -> Result<(), EngineError> {
-        (
-            self.sb_epoch,
-            self.seq,
-            self.committed,
-            self.root,
-            self.next_id,
-            self.tail_off,
-        ) = (epoch, w[0], w[0], w[1], w[2], w[3]);
+        (self.sb_epoch, self.seq, self.committed) = (epoch, w[0], w[0]);
+        (self.tree.root, self.tree.next_id, self.tail_off) = (w[1], w[2], w[3]);
         self.segs = w[5..].iter().copied().collect();
         let nseg = self.free_segs.len() as u64;
-        if self.segs.iter().any(|&s| s >= nseg) || self.tail_off > self.seg_pages {
-            return Err(EngineError::Corrupt {
-                page: 0,
-                reason: "superblock names segments beyond the device".into(),
-            });
+        let slot = self.superblock.slot(epoch);
+        if let Some(&s) = self.segs.iter().find(|&&s| s >= nseg) {
+            return Err(EngineError::corrupt(
+                slot,
+                Corruption::OutOfRange {
+                    what: "superblock segment number",
+                    limit: nseg - 1,
+                    found: s,
+                },
+            ));
+        }
+        if self.tail_off > self.seg_pages {
+            return Err(EngineError::corrupt(
+                slot,
+                Corruption::OutOfRange {
+                    what: "superblock tail offset (pages)",
+                    limit: self.seg_pages,
+                    found: self.tail_off,
+                },
+            ));
         }
         self.free_segs.retain(|s| !self.segs.contains(s));
         let mut version = Vec::new();
-        let mut buf = vec![0u8; self.page_buf.len()];
         for &seg in self.segs.clone().iter() {
             for p in self.seg_start(seg)..self.seg_start(seg) + self.seg_pages {
-                self.dev.read(p, &mut buf)?;
-                let Ok((node, v)) = Node::decode(&buf, p) else {
+                let Ok((node, v)) = Node::decode(self.pager.read_uncached(p)?, p) else {
                     continue;
                 };
-                if v > self.committed || node.id >= self.next_id {
+                if v > self.committed || node.id >= self.tree.next_id {
                     continue;
                 }
                 if version.len() <= node.id as usize {
@@ -409,77 +345,47 @@ impl AsBTree {
 }
 
 impl NodeStore for AsBTree {
+    const NAME: &'static str = "as_btree";
+
     fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError> {
-        self.stats.buffer_lookups += 1;
+        self.buffer_lookups += 1;
         if let Some(n) = self.buffer.get(&id) {
-            self.stats.buffer_hits += 1;
+            self.buffer_hits += 1;
             return Ok(Rc::clone(n));
         }
-        if let Some(n) = self.cache.get(id) {
-            return Ok(n);
-        }
-        let node = Rc::new(self.read_node(id)?);
-        self.cache.put(&node);
-        Ok(node)
+        // A node out of the buffer has been written, so it is mapped (cached or not).
+        let la = self.la(id)?;
+        self.pager.load(id, la, |b| decode_node(b, la, id))
     }
     fn store(&mut self, node: Rc<Node>) -> Result<(), EngineError> {
-        self.cache.put(&node);
+        self.pager.keep(node.id, Rc::clone(&node))?;
         self.buffer.insert(node.id, node);
         Ok(())
     }
-    fn alloc_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id - 1
+    fn tree(&mut self) -> &mut TreeState {
+        &mut self.tree
     }
-    fn root(&self) -> u64 {
-        self.root
-    }
-    fn set_root(&mut self, id: u64) {
-        self.root = id;
-    }
-    fn fanout(&self) -> usize {
-        self.cfg.base.keys_per_node
-    }
-}
-
-impl AsBTree {
-    fn after_op(&mut self) -> Result<(), EngineError> {
+    fn end_write(&mut self) -> Result<(), EngineError> {
         if self.buffer.len() >= self.cfg.write_buffer_nodes {
             self.flush_buffer()?;
         }
         Ok(())
     }
-}
 
-impl OrderedIndex for AsBTree {
-    fn insert(&mut self, key: u64, value: u64) -> Result<(), EngineError> {
-        super::insert(self, key, value)?;
-        self.after_op()
-    }
-    fn delete(&mut self, key: u64) -> Result<bool, EngineError> {
-        let found = super::delete(self, key)?;
-        self.after_op()?;
-        Ok(found)
-    }
-    fn get(&mut self, key: u64) -> Result<Option<u64>, EngineError> {
-        super::get(self, key)
-    }
-    fn range(&mut self, lo: u64, hi: u64) -> Result<Vec<(u64, u64)>, EngineError> {
-        super::range(self, lo, hi)
-    }
-    fn commit(&mut self) -> Result<(), EngineError> {
+    fn make_durable(&mut self) -> Result<(), EngineError> {
         self.flush_buffer()?;
         self.write_superblock()
     }
-    fn stats(&self) -> IndexStats {
+    fn index_stats(&self) -> IndexStats {
         IndexStats {
-            cache_hits: self.cache.hits,
-            cache_lookups: self.cache.lookups,
+            node_writes: self.node_writes,
+            buffer_hits: self.buffer_hits,
+            buffer_lookups: self.buffer_lookups,
             file_bytes: self.segs.len() as u64 * self.cfg.segment_bytes,
-            ..self.stats
+            ..pager_stats(self.pager.stats())
         }
     }
-    fn name(&self) -> &'static str {
-        "as_btree"
+    fn into_pager(self) -> Pager {
+        self.pager
     }
 }

@@ -10,15 +10,17 @@
 //! units still in the reservation buffer. When a node's list grows past `compact_threshold`
 //! (C = 3) the node is compacted: its current content is re-emitted as a reset plus puts and
 //! its list starts afresh. Sectors are never reclaimed (as in P1's measurement, where BFTL's
-//! file grows largest). An optional LRU cache holds decoded nodes. Not crash-safe: the NTT
+//! file grows largest). The pager's cache holds decoded nodes under their id (`cache_nodes`
+//! of them). Not crash-safe: the NTT
 //! and the root live in RAM only (P1 does not recover BFTL either).
 
 use super::node::{Node, NO_NODE};
-use super::{BTreeConfig, NodeCache, NodeStore};
-use crate::error::EngineError;
+use super::{pager_stats, BTreeConfig, NodeStore, TreeState};
+use crate::error::{Corruption, EngineError};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
-use crate::tree::{IndexStats, OrderedIndex};
-use blockdev::{BlockDevice, WriteHint};
+use crate::pager::Pager;
+use crate::tree::IndexStats;
+use blockdev::BlockDevice;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
@@ -161,20 +163,17 @@ fn diff(old: Option<&Node>, new: &Node) -> Vec<Unit> {
 }
 
 pub struct Bftl {
-    dev: Box<dyn BlockDevice>,
+    pager: Pager,
     cfg: BftlConfig,
     per_sector: usize,
     ntt: Vec<Vec<u64>>,
     reservation: Vec<Unit>,
     /// Nodes loaded during the current operation (to turn stores into units).
     loaded: HashMap<u64, Rc<Node>>,
-    cache: NodeCache,
-    root: u64,
-    next_id: u64,
+    tree: TreeState,
     next_sector: u64,
     node_loads: u64,
-    buf: Vec<u8>,
-    stats: IndexStats,
+    compaction_reads: u64,
 }
 
 impl Bftl {
@@ -189,19 +188,16 @@ impl Bftl {
             });
         }
         let mut t = Bftl {
-            dev,
+            pager: Pager::new(dev, cfg.base.cache_nodes),
             cfg,
             per_sector: (pb - HEADER_BYTES - 4) / IU_BYTES,
             ntt: Vec::new(),
             reservation: Vec::new(),
             loaded: HashMap::new(),
-            cache: NodeCache::new(cfg.base.cache_nodes),
-            root: 0,
-            next_id: 1,
+            tree: TreeState::new(cfg.base.keys_per_node),
             next_sector: 0,
             node_loads: 0,
-            buf: vec![0; pb],
-            stats: IndexStats::default(),
+            compaction_reads: 0,
         };
         t.store(Rc::new(Node::empty_leaf(0)))?;
         Ok(t)
@@ -213,26 +209,8 @@ impl Bftl {
         if self.node_loads == 0 {
             0.0
         } else {
-            (self.stats.node_reads - self.stats.compaction_reads) as f64 / self.node_loads as f64
+            (self.pager.stats().pages_read - self.compaction_reads) as f64 / self.node_loads as f64
         }
-    }
-
-    fn timed<T>(
-        &mut self,
-        write: bool,
-        f: impl FnOnce(&mut dyn BlockDevice, &mut Vec<u8>) -> Result<T, blockdev::DevError>,
-    ) -> Result<T, EngineError> {
-        let t0 = self.dev.now_ns();
-        let mut buf = std::mem::take(&mut self.buf);
-        let r = f(self.dev.as_mut(), &mut buf);
-        self.buf = buf;
-        let dt = self.dev.now_ns() - t0;
-        if write {
-            self.stats.write_ns += dt;
-        } else {
-            self.stats.read_ns += dt;
-        }
-        Ok(r?)
     }
 
     /// Read a node from its sectors plus pending units. Reads made to compact a node are
@@ -244,15 +222,12 @@ impl Bftl {
             self.node_loads += 1;
         }
         for s in sectors {
-            self.timed(false, |d, b| d.read(s, b))?;
-            self.stats.node_reads += 1;
+            let units = parse_sector(self.pager.read_uncached(s)?, s)?;
             if compacting {
-                self.stats.compaction_reads += 1;
+                self.compaction_reads += 1;
             }
-            for u in parse_sector(&self.buf, s)? {
-                if u.node == id {
-                    state.apply(&u);
-                }
+            for u in units.iter().filter(|u| u.node == id) {
+                state.apply(u);
             }
         }
         for u in self.reservation.iter().filter(|u| u.node == id) {
@@ -265,20 +240,17 @@ impl Bftl {
     fn commit_units(&mut self) -> Result<(), EngineError> {
         let mut units = std::mem::take(&mut self.reservation);
         units.sort_by_key(|u| u.node);
-        let pb = self.buf.len();
         for chunk in units.chunks(self.per_sector) {
             let sector = self.next_sector;
-            if sector >= self.dev.capacity_pages() {
+            if sector >= self.pager.capacity_pages() {
                 return Err(EngineError::Full {
                     what: "BFTL sectors",
                     reason: format!("all {} pages used (BFTL never reclaims sectors)", sector),
                 });
             }
             self.next_sector += 1;
-            let mut img = vec![0u8; pb];
-            encode_sector(&mut img, chunk, sector);
-            self.timed(true, |d, _| d.write(sector, &img, WriteHint::NONE))?;
-            self.stats.node_writes += 1;
+            self.pager
+                .write_with(sector, |img| encode_sector(img, chunk, sector))?;
             let mut last = u64::MAX;
             for u in chunk {
                 if u.node != last {
@@ -304,14 +276,6 @@ impl Bftl {
             self.ntt[id as usize].clear();
             self.reservation.retain(|u| u.node != id);
             self.reservation.extend(diff(None, &node));
-        }
-        Ok(())
-    }
-
-    fn end_op(&mut self) -> Result<(), EngineError> {
-        self.loaded.clear();
-        if self.reservation.len() >= self.cfg.reservation_units {
-            self.commit_units()?;
         }
         Ok(())
     }
@@ -341,19 +305,27 @@ fn encode_sector(img: &mut [u8], units: &[Unit], sector: u64) {
 }
 
 fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
-    let h = page::open(buf, sector)?;
-    let bad = |reason: String| EngineError::Corrupt {
-        page: sector,
-        reason,
-    };
+    let h = page::open_kind(buf, sector, PageKind::IndexUnits, "index-unit sector")?;
+    let bad = |what: Corruption| EngineError::corrupt(sector, what);
     let p = page::payload(buf, &h);
-    if h.kind != PageKind::IndexUnits || p.len() < 4 {
-        return Err(bad("not an index-unit sector".into()));
+    let n = match p.get(0..4) {
+        Some(b) => u32::from_le_bytes(b.try_into().expect("4 bytes")) as u64,
+        None => {
+            return Err(bad(Corruption::Length {
+                what: "index-unit sector payload bytes (at least)",
+                expected: 4,
+                found: p.len() as u64,
+            }))
+        }
+    };
+    if p.len() as u64 != 4 + n * IU_BYTES as u64 {
+        return Err(bad(Corruption::Length {
+            what: "index-unit sector payload bytes for its unit count",
+            expected: 4 + n * IU_BYTES as u64,
+            found: p.len() as u64,
+        }));
     }
-    let n = u32::from_le_bytes(p[0..4].try_into().expect("4 bytes")) as usize;
-    if p.len() != 4 + n * IU_BYTES {
-        return Err(bad(format!("{n} units in a payload of {} bytes", p.len())));
-    }
+    let n = n as usize;
     let w = |at: usize| u64::from_le_bytes(p[at..at + 8].try_into().expect("8 bytes"));
     (0..n)
         .map(|i| {
@@ -364,7 +336,7 @@ fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
                 2 => Op::Del,
                 3 => Op::SetNext,
                 4 => Op::SetChild0,
-                x => return Err(bad(format!("unknown index-unit op {x}"))),
+                found => return Err(bad(Corruption::UnitOp { found })),
             };
             Ok(Unit {
                 node: w(at),
@@ -377,15 +349,17 @@ fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
 }
 
 impl NodeStore for Bftl {
+    const NAME: &'static str = "bftl";
+
     fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError> {
         if let Some(n) = self.loaded.get(&id) {
             return Ok(Rc::clone(n));
         }
-        let node = match self.cache.get(id) {
+        let node = match self.pager.cached(id) {
             Some(n) => n,
             None => {
                 let n = Rc::new(self.rebuild(id, false)?);
-                self.cache.put(&n);
+                self.pager.keep(id, Rc::clone(&n))?;
                 n
             }
         };
@@ -395,63 +369,76 @@ impl NodeStore for Bftl {
     fn store(&mut self, node: Rc<Node>) -> Result<(), EngineError> {
         let units = diff(self.loaded.get(&node.id).map(|n| n.as_ref()), &node);
         self.reservation.extend(units);
-        self.cache.put(&node);
+        self.pager.keep(node.id, Rc::clone(&node))?;
         self.loaded.insert(node.id, node);
         Ok(())
     }
-    fn alloc_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id - 1
+    fn tree(&mut self) -> &mut TreeState {
+        &mut self.tree
     }
-    fn root(&self) -> u64 {
-        self.root
+    fn begin_op(&mut self) {
+        self.loaded.clear();
     }
-    fn set_root(&mut self, id: u64) {
-        self.root = id;
+    fn end_write(&mut self) -> Result<(), EngineError> {
+        self.loaded.clear();
+        if self.reservation.len() >= self.cfg.reservation_units {
+            self.commit_units()?;
+        }
+        Ok(())
     }
-    fn fanout(&self) -> usize {
-        self.cfg.base.keys_per_node
-    }
-}
 
-impl OrderedIndex for Bftl {
-    fn insert(&mut self, key: u64, value: u64) -> Result<(), EngineError> {
-        let r = super::insert(self, key, value);
-        let e = self.end_op();
-        r.and(e)
-    }
-    fn delete(&mut self, key: u64) -> Result<bool, EngineError> {
-        let r = super::delete(self, key);
-        self.end_op()?;
-        r
-    }
-    fn get(&mut self, key: u64) -> Result<Option<u64>, EngineError> {
-        let r = super::get(self, key);
-        self.loaded.clear();
-        r
-    }
-    fn range(&mut self, lo: u64, hi: u64) -> Result<Vec<(u64, u64)>, EngineError> {
-        let r = super::range(self, lo, hi);
-        self.loaded.clear();
-        r
-    }
     /// Writes the reservation buffer and flushes (durable only while the NTT is in RAM).
-    fn commit(&mut self) -> Result<(), EngineError> {
+    fn make_durable(&mut self) -> Result<(), EngineError> {
         if !self.reservation.is_empty() {
             self.commit_units()?;
         }
-        self.timed(true, |d, _| d.flush())
+        self.pager.flush()
     }
-    fn stats(&self) -> IndexStats {
+    fn index_stats(&self) -> IndexStats {
         IndexStats {
-            cache_hits: self.cache.hits,
-            cache_lookups: self.cache.lookups,
             nodes_loaded: self.node_loads,
-            file_bytes: self.next_sector * self.buf.len() as u64,
-            ..self.stats
+            compaction_reads: self.compaction_reads,
+            file_bytes: self.next_sector * self.pager.page_bytes() as u64,
+            ..pager_stats(self.pager.stats())
         }
     }
-    fn name(&self) -> &'static str {
-        "bftl"
+    fn into_pager(self) -> Pager {
+        self.pager
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sectors_round_trip_and_an_unknown_op_is_named() {
+        let units = [
+            Unit {
+                node: 3,
+                op: Op::Put,
+                key: 7,
+                val: 70,
+            },
+            Unit {
+                node: 4,
+                op: Op::SetNext,
+                key: 0,
+                val: 9,
+            },
+        ];
+        let mut img = vec![0u8; 4096];
+        encode_sector(&mut img, &units, 11);
+        assert_eq!(parse_sector(&img, 11).unwrap(), units);
+        let h = page::open(&img, 11).unwrap();
+        img[HEADER_BYTES + 4 + IU_BYTES + 24] = 9;
+        page::seal(&mut img, &h);
+        assert!(matches!(
+            parse_sector(&img, 11),
+            Err(EngineError::Corrupt {
+                page: 11,
+                what: Corruption::UnitOp { found: 9 }
+            })
+        ));
     }
 }

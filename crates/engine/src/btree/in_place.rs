@@ -1,8 +1,8 @@
 //! The classic B+-tree: node `i` lives at a fixed device page and is rewritten in place.
 //!
-//! Layout: pages 0 and 1 hold two alternating meta pages (epoch, root, next node id, journal
-//! length); then `journal_pages` pages of redo journal; then node `i` at page
-//! `2 + journal_pages + i`.
+//! Layout: pages 0 and 1 hold the meta slots ([`MetaSlots`]: epoch, root, next node id,
+//! journal length); then `journal_pages` pages of redo journal; then node `i` at page
+//! `2 + journal_pages + i`. The pager caches nodes under their page (`cache_nodes` pages).
 //!
 //! Durability, two modes:
 //! - journaled (default, crash-safe): modified nodes stay in RAM until `commit()`, which
@@ -16,33 +16,31 @@
 //!   node is detected by its checksum at the next read, not repaired.
 
 use super::node::Node;
-use super::{BTreeConfig, NodeCache, NodeStore};
+use super::{decode_node, pager_stats, BTreeConfig, NodeStore, TreeState};
 use crate::error::EngineError;
-use crate::page::{self, Header, PageKind, HEADER_BYTES};
-use crate::tree::{IndexStats, OrderedIndex};
-use blockdev::{BlockDevice, WriteHint};
+use crate::pager::{MetaSlots, Pager};
+use crate::tree::IndexStats;
+use blockdev::BlockDevice;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 /// Default redo-journal size in pages for the crash-safe mode.
 pub const DEFAULT_JOURNAL_PAGES: u64 = 1024;
 
+/// The meta slots' tag (page flags) of an in-place tree.
+const META_TAG: u8 = 0;
+
 pub struct InPlaceBTree {
-    dev: Box<dyn BlockDevice>,
-    cfg: BTreeConfig,
+    pager: Pager,
+    meta: MetaSlots,
     journal_pages: u64,
     epoch: u64,
-    root: u64,
-    next_id: u64,
+    tree: TreeState,
     dirty: BTreeMap<u64, Rc<Node>>,
-    cache: NodeCache,
-    buf: Vec<u8>,
-    stats: IndexStats,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct Meta {
-    epoch: u64,
     root: u64,
     next_id: u64,
     journal_len: u64,
@@ -64,10 +62,8 @@ impl InPlaceBTree {
         journal_pages: u64,
     ) -> Result<InPlaceBTree, EngineError> {
         let mut t = InPlaceBTree::with(dev, cfg, journal_pages)?;
-        t.root = 0;
-        t.next_id = 1;
         t.store(Rc::new(Node::empty_leaf(0)))?;
-        t.commit()?;
+        t.make_durable()?;
         Ok(t)
     }
 
@@ -78,8 +74,14 @@ impl InPlaceBTree {
         journal_pages: u64,
     ) -> Result<InPlaceBTree, EngineError> {
         let mut t = InPlaceBTree::with(dev, cfg, journal_pages)?;
-        let meta = t.newest_meta()?;
-        (t.epoch, t.root, t.next_id) = (meta.epoch, meta.root, meta.next_id);
+        let (epoch, meta) = t.meta.newest(&mut t.pager, |w| {
+            (w.len() == 3).then_some(Meta {
+                root: w[0],
+                next_id: w[1],
+                journal_len: w[2],
+            })
+        })?;
+        (t.epoch, t.tree.root, t.tree.next_id) = (epoch, meta.root, meta.next_id);
         t.replay(meta)?;
         Ok(t)
     }
@@ -90,258 +92,120 @@ impl InPlaceBTree {
         journal_pages: u64,
     ) -> Result<InPlaceBTree, EngineError> {
         cfg.validate(dev.page_bytes())?;
-        let pb = dev.page_bytes();
         Ok(InPlaceBTree {
-            dev,
-            cfg,
+            pager: Pager::new(dev, cfg.cache_nodes),
+            meta: MetaSlots::new(0, META_TAG, "in-place B-tree meta page"),
             journal_pages,
             epoch: 0,
-            root: 0,
-            next_id: 0,
+            tree: TreeState::new(cfg.keys_per_node),
             dirty: BTreeMap::new(),
-            cache: NodeCache::new(cfg.cache_nodes),
-            buf: vec![0; pb],
-            stats: IndexStats::default(),
         })
     }
 
-    pub fn into_device(self) -> Box<dyn BlockDevice> {
-        self.dev
-    }
-
     fn node_page(&self, id: u64) -> Result<u64, EngineError> {
-        let p = 2 + self.journal_pages + id;
-        if p >= self.dev.capacity_pages() {
+        let p = MetaSlots::PAGES + self.journal_pages + id;
+        if p >= self.pager.capacity_pages() {
             return Err(EngineError::Full {
                 what: "device",
                 reason: format!(
                     "node {id} needs page {p}; the device has {}",
-                    self.dev.capacity_pages()
+                    self.pager.capacity_pages()
                 ),
             });
         }
         Ok(p)
     }
 
-    fn timed_read(&mut self, page: u64) -> Result<(), EngineError> {
-        let t0 = self.dev.now_ns();
-        self.dev.read(page, &mut self.buf)?;
-        self.stats.read_ns += self.dev.now_ns() - t0;
-        self.stats.node_reads += 1;
-        Ok(())
-    }
-
-    fn timed_write(&mut self, page: u64, bytes: &[u8]) -> Result<(), EngineError> {
-        let t0 = self.dev.now_ns();
-        self.dev.write(page, bytes, WriteHint::NONE)?;
-        self.stats.write_ns += self.dev.now_ns() - t0;
-        self.stats.node_writes += (bytes.len() / self.dev.page_bytes()) as u64;
-        Ok(())
-    }
-
-    fn timed_flush(&mut self) -> Result<(), EngineError> {
-        let t0 = self.dev.now_ns();
-        self.dev.flush()?;
-        self.stats.write_ns += self.dev.now_ns() - t0;
-        Ok(())
-    }
-
     fn write_node(&mut self, page: u64, node: &Node, version: u64) -> Result<(), EngineError> {
-        let mut img = std::mem::take(&mut self.buf);
-        node.encode(&mut img, version);
-        let r = self.timed_write(page, &img);
-        self.buf = img;
-        r
+        self.pager.write_with(page, |img| node.encode(img, version))
     }
 
-    fn write_meta(&mut self, m: Meta) -> Result<(), EngineError> {
-        let mut img = vec![0u8; self.buf.len()];
-        for (i, x) in [m.epoch, m.root, m.next_id, m.journal_len]
-            .into_iter()
-            .enumerate()
-        {
-            img[HEADER_BYTES + 8 * i..HEADER_BYTES + 8 * i + 8].copy_from_slice(&x.to_le_bytes());
-        }
-        page::seal(
-            &mut img,
-            &Header {
-                kind: PageKind::Meta,
-                flags: 0,
-                id: 0,
-                version: m.epoch,
-                len: 32,
-            },
-        );
-        self.timed_write(m.epoch % 2, &img)
+    /// Publish the meta page of `epoch` (flush, write the slot, flush).
+    fn publish(&mut self, epoch: u64, journal_len: u64) -> Result<(), EngineError> {
+        let words = [self.tree.root, self.tree.next_id, journal_len];
+        self.meta.publish(&mut self.pager, epoch, &words)?;
+        self.epoch = epoch;
+        Ok(())
     }
 
-    fn read_meta(&mut self, slot: u64) -> Option<Meta> {
-        self.timed_read(slot).ok()?;
-        let h = page::open(&self.buf, slot).ok()?;
-        let p = page::payload(&self.buf, &h);
-        if h.kind != PageKind::Meta || p.len() != 32 {
-            return None;
-        }
-        let w = |i: usize| u64::from_le_bytes(p[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-        Some(Meta {
-            epoch: w(0),
-            root: w(1),
-            next_id: w(2),
-            journal_len: w(3),
-        })
-    }
-
-    fn newest_meta(&mut self) -> Result<Meta, EngineError> {
-        let metas = [self.read_meta(0), self.read_meta(1)];
-        metas
-            .into_iter()
-            .flatten()
-            .max_by_key(|m| m.epoch)
-            .ok_or(EngineError::Corrupt {
-            page: 0,
-            reason:
-                "neither meta page (0, 1) is valid: not an in-place B-tree, or both were destroyed"
-                    .into(),
-        })
-    }
-
-    /// Redo the journal of `meta`'s epoch (images of other epochs belong to a later, unfinished
+    /// Redo the journal of the open epoch (images of other epochs belong to a later, unfinished
     /// commit whose predecessor had completed its in-place writes).
     fn replay(&mut self, meta: Meta) -> Result<(), EngineError> {
         for j in 0..meta.journal_len.min(self.journal_pages) {
-            self.timed_read(2 + j)?;
-            let Ok((node, version)) = Node::decode(&self.buf, 2 + j) else {
+            let page = MetaSlots::PAGES + j;
+            let Ok((node, version)) = Node::decode(self.pager.read_uncached(page)?, page) else {
                 continue;
             };
-            if version == meta.epoch {
+            if version == self.epoch {
                 let page = self.node_page(node.id)?;
                 self.write_node(page, &node, version)?;
             }
         }
-        self.timed_flush()
+        self.pager.flush()
     }
 
     fn commit_journaled(&mut self) -> Result<(), EngineError> {
         let nodes: Vec<Rc<Node>> = std::mem::take(&mut self.dirty).into_values().collect();
         let epoch = self.epoch + 1;
         for (j, n) in nodes.iter().enumerate() {
-            self.write_node(2 + j as u64, n, epoch)?;
+            self.write_node(MetaSlots::PAGES + j as u64, n, epoch)?;
         }
-        self.timed_flush()?;
-        self.write_meta(Meta {
-            epoch,
-            root: self.root,
-            next_id: self.next_id,
-            journal_len: nodes.len() as u64,
-        })?;
-        self.timed_flush()?;
-        self.epoch = epoch;
+        self.publish(epoch, nodes.len() as u64)?;
         for n in &nodes {
             let page = self.node_page(n.id)?;
             self.write_node(page, n, epoch)?;
         }
-        self.timed_flush()
+        self.pager.flush()
     }
 }
 
 impl NodeStore for InPlaceBTree {
+    const NAME: &'static str = "in_place";
+
     fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError> {
         if let Some(n) = self.dirty.get(&id) {
             return Ok(Rc::clone(n));
         }
-        if let Some(n) = self.cache.get(id) {
-            return Ok(n);
-        }
         let page = self.node_page(id)?;
-        self.timed_read(page)?;
-        let (node, _) = Node::decode(&self.buf, page)?;
-        if node.id != id {
-            return Err(EngineError::Corrupt {
-                page,
-                reason: format!("expected node {id}, found node {}", node.id),
-            });
-        }
-        let node = Rc::new(node);
-        self.cache.put(&node);
-        Ok(node)
+        self.pager.load(page, page, |b| decode_node(b, page, id))
     }
 
     fn store(&mut self, node: Rc<Node>) -> Result<(), EngineError> {
-        self.cache.put(&node);
+        let page = self.node_page(node.id)?;
+        self.pager.keep(page, Rc::clone(&node))?;
         if self.journal_pages == 0 {
-            let page = self.node_page(node.id)?;
             return self.write_node(page, &node, self.epoch + 1);
         }
-        self.node_page(node.id)?;
         self.dirty.insert(node.id, node);
         Ok(())
     }
 
-    fn alloc_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id - 1
+    fn tree(&mut self) -> &mut TreeState {
+        &mut self.tree
     }
-    fn root(&self) -> u64 {
-        self.root
-    }
-    fn set_root(&mut self, id: u64) {
-        self.root = id;
-    }
-    fn fanout(&self) -> usize {
-        self.cfg.keys_per_node
-    }
-}
 
-impl InPlaceBTree {
     /// Commit by itself when the dirty set would overflow the journal.
-    fn after_op(&mut self) -> Result<(), EngineError> {
+    fn end_write(&mut self) -> Result<(), EngineError> {
         if self.journal_pages > 0 && self.dirty.len() as u64 + 8 > self.journal_pages {
             self.commit_journaled()?;
         }
         Ok(())
     }
-}
 
-impl OrderedIndex for InPlaceBTree {
-    fn insert(&mut self, key: u64, value: u64) -> Result<(), EngineError> {
-        super::insert(self, key, value)?;
-        self.after_op()
-    }
-    fn delete(&mut self, key: u64) -> Result<bool, EngineError> {
-        let found = super::delete(self, key)?;
-        self.after_op()?;
-        Ok(found)
-    }
-    fn get(&mut self, key: u64) -> Result<Option<u64>, EngineError> {
-        super::get(self, key)
-    }
-    fn range(&mut self, lo: u64, hi: u64) -> Result<Vec<(u64, u64)>, EngineError> {
-        super::range(self, lo, hi)
-    }
-    fn commit(&mut self) -> Result<(), EngineError> {
+    fn make_durable(&mut self) -> Result<(), EngineError> {
         if self.journal_pages > 0 {
             return self.commit_journaled();
         }
-        self.epoch += 1;
-        let m = Meta {
-            epoch: self.epoch,
-            root: self.root,
-            next_id: self.next_id,
-            journal_len: 0,
-        };
-        self.timed_flush()?;
-        self.write_meta(m)?;
-        self.timed_flush()
+        self.publish(self.epoch + 1, 0)
     }
-    fn stats(&self) -> IndexStats {
+    fn index_stats(&self) -> IndexStats {
         IndexStats {
-            cache_hits: self.cache.hits,
-            cache_lookups: self.cache.lookups,
-            file_bytes: (2 + self.journal_pages + self.next_id) * self.buf.len() as u64,
-            ..self.stats
+            file_bytes: (MetaSlots::PAGES + self.journal_pages + self.tree.next_id)
+                * self.pager.page_bytes() as u64,
+            ..pager_stats(self.pager.stats())
         }
     }
-    fn name(&self) -> &'static str {
-        "in_place"
+    fn into_pager(self) -> Pager {
+        self.pager
     }
 }

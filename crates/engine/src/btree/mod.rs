@@ -21,7 +21,10 @@ pub use bftl::{Bftl, BftlConfig};
 pub use in_place::InPlaceBTree;
 pub use node::{Node, NO_NODE};
 
-use crate::error::EngineError;
+use crate::error::{Corruption, EngineError};
+use crate::pager::{Pager, PagerStats};
+use crate::tree::{IndexStats, OrderedIndex};
+use blockdev::BlockDevice;
 use std::rc::Rc;
 
 /// Settings every tree shares.
@@ -29,7 +32,8 @@ use std::rc::Rc;
 pub struct BTreeConfig {
     /// F: keys per node (P1 uses 64, 128, 256).
     pub keys_per_node: usize,
-    /// Decoded nodes kept in an LRU cache (0 = none; P1 varies 0..80).
+    /// Nodes the pager's cache keeps (its size in pages, one node per page; 0 = none; P1
+    /// varies 0..80).
     pub cache_nodes: usize,
 }
 
@@ -58,16 +62,112 @@ impl BTreeConfig {
     }
 }
 
-/// Where a tree's nodes live.
+/// What every tree keeps besides its nodes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TreeState {
+    pub root: u64,
+    pub next_id: u64,
+    /// F: keys per node.
+    pub fanout: usize,
+}
+
+impl TreeState {
+    pub fn new(fanout: usize) -> TreeState {
+        TreeState {
+            root: 0,
+            next_id: 1,
+            fanout,
+        }
+    }
+    pub fn alloc_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
+    }
+}
+
+/// Where a tree's nodes live, and what its scheme does at the ends of operations.
 pub(crate) trait NodeStore {
+    /// Scheme name: `in_place`, `as_btree`, `bftl`.
+    const NAME: &'static str;
     /// A node, shared with the store's cache/buffer (clone it to modify: `Rc::unwrap_or_clone`).
     fn load(&mut self, id: u64) -> Result<Rc<Node>, EngineError>;
     /// Record a modified (or new) node.
     fn store(&mut self, node: Rc<Node>) -> Result<(), EngineError>;
-    fn alloc_id(&mut self) -> u64;
-    fn root(&self) -> u64;
-    fn set_root(&mut self, id: u64);
-    fn fanout(&self) -> usize;
+    fn tree(&mut self) -> &mut TreeState;
+    /// Called before every operation.
+    fn begin_op(&mut self) {}
+    /// Called after every successful insert or delete (write-buffer flush, journal overflow).
+    fn end_write(&mut self) -> Result<(), EngineError>;
+    /// [`OrderedIndex::commit`].
+    fn make_durable(&mut self) -> Result<(), EngineError>;
+    /// [`OrderedIndex::stats`].
+    fn index_stats(&self) -> IndexStats;
+    /// The pager back (and through it the device).
+    fn into_pager(self) -> Pager;
+}
+
+/// Decode the node at device page `page`, which must be node `id`.
+pub(crate) fn decode_node(buf: &[u8], page: u64, id: u64) -> Result<Node, EngineError> {
+    let (node, _) = Node::decode(buf, page)?;
+    if node.id != id {
+        return Err(EngineError::corrupt(
+            page,
+            Corruption::Id {
+                what: "node id",
+                expected: id,
+                found: node.id,
+            },
+        ));
+    }
+    Ok(node)
+}
+
+/// The index counters a tree's pager keeps: device pages and time, cache hits and lookups.
+pub(crate) fn pager_stats(p: PagerStats) -> IndexStats {
+    IndexStats {
+        node_reads: p.pages_read,
+        node_writes: p.pages_written,
+        read_ns: p.read_ns,
+        write_ns: p.write_ns,
+        cache_hits: p.hits,
+        cache_lookups: p.hits + p.misses,
+        ..IndexStats::default()
+    }
+}
+
+/// Every tree is an [`OrderedIndex`] through the shared algorithms.
+impl<S: NodeStore> OrderedIndex for S {
+    fn insert(&mut self, key: u64, value: u64) -> Result<(), EngineError> {
+        self.begin_op();
+        insert(self, key, value)?;
+        self.end_write()
+    }
+    fn delete(&mut self, key: u64) -> Result<bool, EngineError> {
+        self.begin_op();
+        let found = delete(self, key)?;
+        self.end_write()?;
+        Ok(found)
+    }
+    fn get(&mut self, key: u64) -> Result<Option<u64>, EngineError> {
+        self.begin_op();
+        get(self, key)
+    }
+    fn range(&mut self, lo: u64, hi: u64) -> Result<Vec<(u64, u64)>, EngineError> {
+        self.begin_op();
+        range(self, lo, hi)
+    }
+    fn commit(&mut self) -> Result<(), EngineError> {
+        self.make_durable()
+    }
+    fn stats(&self) -> IndexStats {
+        self.index_stats()
+    }
+    fn name(&self) -> &'static str {
+        S::NAME
+    }
+    fn into_device(self: Box<Self>) -> Box<dyn BlockDevice> {
+        self.into_pager().into_device()
+    }
 }
 
 /// Descend from the root to the leaf for `key`; returns the path of (inner node, child index).
@@ -77,7 +177,8 @@ fn descend<S: NodeStore>(
     key: u64,
 ) -> Result<(Vec<(Rc<Node>, usize)>, Rc<Node>), EngineError> {
     let mut path = Vec::new();
-    let mut node = s.load(s.root())?;
+    let root = s.tree().root;
+    let mut node = s.load(root)?;
     while !node.leaf {
         let i = node.child_index(key);
         let child = node.vals[i];
@@ -87,12 +188,12 @@ fn descend<S: NodeStore>(
     Ok((path, node))
 }
 
-pub(crate) fn get<S: NodeStore>(s: &mut S, key: u64) -> Result<Option<u64>, EngineError> {
+fn get<S: NodeStore>(s: &mut S, key: u64) -> Result<Option<u64>, EngineError> {
     let (_, leaf) = descend(s, key)?;
     Ok(leaf.keys.binary_search(&key).ok().map(|i| leaf.vals[i]))
 }
 
-pub(crate) fn insert<S: NodeStore>(s: &mut S, key: u64, value: u64) -> Result<(), EngineError> {
+fn insert<S: NodeStore>(s: &mut S, key: u64, value: u64) -> Result<(), EngineError> {
     let (mut path, leaf) = descend(s, key)?;
     let mut leaf = Rc::unwrap_or_clone(leaf);
     match leaf.keys.binary_search(&key) {
@@ -105,14 +206,14 @@ pub(crate) fn insert<S: NodeStore>(s: &mut S, key: u64, value: u64) -> Result<()
             leaf.vals.insert(i, value);
         }
     }
-    let f = s.fanout();
+    let f = s.tree().fanout;
     if leaf.keys.len() <= f {
         return s.store(Rc::new(leaf));
     }
     // Split the leaf; the right half gets a new id and takes over the sibling link.
     let half = leaf.keys.len() / 2;
     let mut right = Node {
-        id: s.alloc_id(),
+        id: s.tree().alloc_id(),
         leaf: true,
         keys: leaf.keys.split_off(half),
         vals: leaf.vals.split_off(half),
@@ -132,7 +233,7 @@ pub(crate) fn insert<S: NodeStore>(s: &mut S, key: u64, value: u64) -> Result<()
         let mid = parent.keys.len() / 2;
         let up = parent.keys[mid];
         let r = Node {
-            id: s.alloc_id(),
+            id: s.tree().alloc_id(),
             leaf: false,
             keys: parent.keys.split_off(mid + 1),
             vals: parent.vals.split_off(mid + 1),
@@ -143,18 +244,19 @@ pub(crate) fn insert<S: NodeStore>(s: &mut S, key: u64, value: u64) -> Result<()
         s.store(Rc::new(parent))?;
         s.store(Rc::new(r))?;
     }
+    let t = s.tree();
     let root = Node {
-        id: s.alloc_id(),
+        id: t.alloc_id(),
         leaf: false,
         keys: vec![sep],
-        vals: vec![s.root(), right_id],
+        vals: vec![t.root, right_id],
         next: NO_NODE,
     };
-    s.set_root(root.id);
+    t.root = root.id;
     s.store(Rc::new(root))
 }
 
-pub(crate) fn delete<S: NodeStore>(s: &mut S, key: u64) -> Result<bool, EngineError> {
+fn delete<S: NodeStore>(s: &mut S, key: u64) -> Result<bool, EngineError> {
     let (_, leaf) = descend(s, key)?;
     match leaf.keys.binary_search(&key) {
         Ok(i) => {
@@ -168,11 +270,7 @@ pub(crate) fn delete<S: NodeStore>(s: &mut S, key: u64) -> Result<bool, EngineEr
     }
 }
 
-pub(crate) fn range<S: NodeStore>(
-    s: &mut S,
-    lo: u64,
-    hi: u64,
-) -> Result<Vec<(u64, u64)>, EngineError> {
+fn range<S: NodeStore>(s: &mut S, lo: u64, hi: u64) -> Result<Vec<(u64, u64)>, EngineError> {
     let mut out = Vec::new();
     if lo > hi {
         return Ok(out);
@@ -191,53 +289,5 @@ pub(crate) fn range<S: NodeStore>(
             return Ok(out);
         }
         leaf = s.load(leaf.next)?;
-    }
-}
-
-/// An LRU cache of decoded nodes (clean copies), `capacity` 0 = off.
-#[derive(Debug, Default)]
-pub(crate) struct NodeCache {
-    capacity: usize,
-    map: std::collections::HashMap<u64, (Rc<Node>, u64)>,
-    order: std::collections::BTreeMap<u64, u64>,
-    clock: u64,
-    pub hits: u64,
-    pub lookups: u64,
-}
-
-impl NodeCache {
-    pub fn new(capacity: usize) -> NodeCache {
-        NodeCache {
-            capacity,
-            ..Default::default()
-        }
-    }
-    pub fn get(&mut self, id: u64) -> Option<Rc<Node>> {
-        if self.capacity == 0 {
-            return None;
-        }
-        self.lookups += 1;
-        self.clock += 1;
-        let stamp = self.clock;
-        let (node, old) = self.map.get_mut(&id)?;
-        self.order.remove(old);
-        *old = stamp;
-        self.order.insert(stamp, id);
-        self.hits += 1;
-        Some(Rc::clone(node))
-    }
-    pub fn put(&mut self, node: &Rc<Node>) {
-        if self.capacity == 0 {
-            return;
-        }
-        self.clock += 1;
-        if let Some((_, old)) = self.map.insert(node.id, (Rc::clone(node), self.clock)) {
-            self.order.remove(&old);
-        }
-        self.order.insert(self.clock, node.id);
-        while self.map.len() > self.capacity {
-            let (_, victim) = self.order.pop_first().expect("non-empty");
-            self.map.remove(&victim);
-        }
     }
 }

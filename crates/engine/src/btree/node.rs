@@ -6,7 +6,7 @@
 //! node has `count + 1` children (node ids) and `next` unused. Keys are strictly ascending.
 //! Decoding checks all of this and returns [`EngineError::Corrupt`] otherwise — never panics.
 
-use crate::error::EngineError;
+use crate::error::{Corruption, EngineError};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
 
 pub const NO_NODE: u64 = u64::MAX;
@@ -79,32 +79,44 @@ impl Node {
     /// Decode a page read from device page `page_no`; returns the node and its version.
     pub fn decode(buf: &[u8], page_no: u64) -> Result<(Node, u64), EngineError> {
         let h = page::open(buf, page_no)?;
-        let bad = |reason: String| EngineError::Corrupt {
-            page: page_no,
-            reason,
-        };
+        let bad = |what: Corruption| EngineError::corrupt(page_no, what);
         let leaf = match h.kind {
             PageKind::BTreeLeaf => true,
             PageKind::BTreeInner => false,
-            k => return Err(bad(format!("expected a B-tree node, found a {k:?} page"))),
+            found => {
+                return Err(bad(Corruption::Kind {
+                    expected: "B-tree node",
+                    found,
+                }))
+            }
         };
         let p = page::payload(buf, &h);
         if p.len() < 12 {
-            return Err(bad("node payload shorter than its header".into()));
+            return Err(bad(Corruption::Length {
+                what: "node payload bytes (at least)",
+                expected: 12,
+                found: p.len() as u64,
+            }));
         }
         let n = u32::from_le_bytes(p[0..4].try_into().expect("4 bytes")) as usize;
         let nvals = if leaf { n } else { n + 1 };
-        if p.len() != 12 + (n + nvals) * 8 {
-            return Err(bad(format!(
-                "node of {n} keys has a payload of {} bytes",
-                p.len()
-            )));
+        let want = 12 + (n as u64 + nvals as u64) * 8;
+        if p.len() as u64 != want {
+            return Err(bad(Corruption::Length {
+                what: "node payload bytes for its key count",
+                expected: want,
+                found: p.len() as u64,
+            }));
         }
         let word =
             |i: usize| u64::from_le_bytes(p[12 + i * 8..20 + i * 8].try_into().expect("8 bytes"));
         let keys: Vec<u64> = (0..n).map(word).collect();
-        if keys.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(bad("node keys are not strictly ascending".into()));
+        if let Some(at) = keys.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(bad(Corruption::KeyOrder {
+                at: at + 1,
+                previous: keys[at],
+                found: keys[at + 1],
+            }));
         }
         let node = Node {
             id: h.id,
@@ -143,6 +155,51 @@ mod tests {
         };
         inner.encode(&mut buf, 1);
         assert_eq!(Node::decode(&buf, 3).unwrap().0, inner);
+    }
+
+    #[test]
+    fn unordered_keys_and_short_payloads_are_named() {
+        let mut buf = vec![0u8; 4096];
+        let bad = Node {
+            id: 1,
+            leaf: true,
+            keys: vec![1, 9, 5],
+            vals: vec![0, 0, 0],
+            next: NO_NODE,
+        };
+        bad.encode(&mut buf, 1);
+        assert!(matches!(
+            Node::decode(&buf, 4),
+            Err(EngineError::Corrupt {
+                page: 4,
+                what: Corruption::KeyOrder {
+                    at: 2,
+                    previous: 9,
+                    found: 5
+                }
+            })
+        ));
+        let mut inner = vec![0u8; 4096];
+        let h = Header {
+            kind: PageKind::BTreeInner,
+            flags: 0,
+            id: 2,
+            version: 1,
+            len: 12,
+        };
+        inner[HEADER_BYTES] = 1; // one key, but no room for it or its two children
+        page::seal(&mut inner, &h);
+        assert!(matches!(
+            Node::decode(&inner, 5),
+            Err(EngineError::Corrupt {
+                page: 5,
+                what: Corruption::Length {
+                    expected: 36,
+                    found: 12,
+                    ..
+                }
+            })
+        ));
     }
 
     #[test]

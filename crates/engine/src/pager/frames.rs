@@ -1,0 +1,438 @@
+//! The pager's page cache (the buffer pool): frames, pins, batched misses, replacement.
+//!
+//! Model: at most `capacity` unpinned frames stay resident (0 allowed: a frame then lives only
+//! while pinned). A fetched page is pinned until `unpin`; only unpinned frames are evicted, in
+//! the order the replacement policy chooses; when every frame is pinned the cache grows past
+//! its capacity for the moment and shrinks back as pins are released. The policy hears of a
+//! reference when it ends — `admit` at a new frame's first release, `touch` at later ones —
+//! so LRU orders frames by last release. Lookups of decoded forms (`load`, `cached`, `keep`)
+//! are references without a pin. `fetch_many` pins a set of pages and reads
+//! all its misses in ONE `submit`; if the batch fails, nothing it pinned stays pinned.
+//! Every frame that leaves passes through [`Pager::evict`] (the hook for write-back and, later,
+//! a flash extension of the cache).
+//! Invariants: a key is in at most one frame; pinned frames are never evicted; the policy
+//! tracks exactly the resident frames that were released at least once.
+
+use super::{Device, Pager};
+use crate::error::EngineError;
+use blockdev::Io;
+use cache::Replacement;
+use rustc_hash::FxHashMap;
+use std::any::Any;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+pub type FrameId = usize;
+
+/// A frame's device page when it has none (a decoded form the structure built itself).
+const NO_PAGE: u64 = u64::MAX;
+
+struct Frame {
+    key: u64,
+    /// The device page the image was read from and is written back to.
+    page: u64,
+    /// The page image (allocated on first use; valid while `image`).
+    data: Vec<u8>,
+    image: bool,
+    decoded: Option<Rc<dyn Any>>,
+    pins: u32,
+    dirty: bool,
+    /// The policy tracks this key (the frame was released at least once).
+    admitted: bool,
+}
+
+pub(super) struct Frames {
+    capacity: usize,
+    slots: Vec<Frame>,
+    free: Vec<FrameId>,
+    map: FxHashMap<u64, FrameId>,
+    policy: Box<dyn Replacement<u64>>,
+}
+
+impl Frames {
+    pub(super) fn new(capacity: usize, policy: Box<dyn Replacement<u64>>) -> Frames {
+        Frames {
+            capacity,
+            slots: Vec::new(),
+            free: Vec::new(),
+            map: FxHashMap::default(),
+            policy,
+        }
+    }
+
+    pub(super) fn policy_name(&self) -> &'static str {
+        self.policy.name()
+    }
+
+    /// The unpinned frame the policy evicts next.
+    fn victim(&mut self) -> Option<FrameId> {
+        let (map, slots) = (&self.map, &self.slots);
+        let key = self
+            .policy
+            .victim(&mut |k| map.get(&k).is_some_and(|&f| slots[f].pins == 0))?;
+        Some(self.map[&key])
+    }
+
+    /// A reference to `f` ended: the policy learns of it.
+    fn released(&mut self, f: FrameId) {
+        let fr = &mut self.slots[f];
+        if fr.admitted {
+            self.policy.touch(fr.key);
+        } else {
+            fr.admitted = true;
+            self.policy.admit(fr.key);
+        }
+    }
+
+    /// A reference without a pin (a decoded lookup): ends at once unless the frame is pinned.
+    fn referenced(&mut self, f: FrameId) {
+        if self.slots[f].pins == 0 {
+            self.released(f);
+        }
+    }
+
+    /// Undo frames taken for a failed read.
+    fn release(&mut self, frames: &[FrameId]) {
+        for &f in frames {
+            self.slots[f].pins = 0;
+            self.free.push(f);
+        }
+    }
+}
+
+impl Pager {
+    pub fn contains(&self, key: u64) -> bool {
+        self.frames.map.contains_key(&key)
+    }
+    pub fn pinned_count(&self) -> usize {
+        let fr = &self.frames;
+        fr.map.values().filter(|&&f| fr.slots[f].pins > 0).count()
+    }
+    pub fn resident(&self) -> usize {
+        self.frames.map.len()
+    }
+    /// Unpinned frames the cache keeps.
+    pub fn cache_pages(&self) -> usize {
+        self.frames.capacity
+    }
+
+    pub fn data(&self, f: FrameId) -> &[u8] {
+        let fr = &self.frames.slots[f];
+        assert!(fr.pins > 0, "frame {f} read while unpinned");
+        assert!(fr.image, "frame {f} (key {}) holds no page image", fr.key);
+        &fr.data
+    }
+
+    /// The frame's bytes for writing; the page is written back when evicted or flushed.
+    pub fn data_mut(&mut self, f: FrameId) -> &mut [u8] {
+        let fr = &mut self.frames.slots[f];
+        assert!(fr.pins > 0, "frame {f} written while unpinned");
+        assert!(fr.image, "frame {f} (key {}) holds no page image", fr.key);
+        fr.dirty = true;
+        fr.decoded = None;
+        &mut fr.data
+    }
+
+    fn pin_hit(&mut self, f: FrameId) {
+        self.frames.slots[f].pins += 1;
+        self.io.stats.hits += 1;
+    }
+
+    /// A frame for `key` (not yet filled, not yet in the map), pinned once; evicts an
+    /// unpinned frame first if the cache is full.
+    fn take_frame(&mut self, key: u64, page: u64) -> Result<FrameId, EngineError> {
+        if self.frames.map.len() >= self.frames.capacity {
+            if let Some(victim) = self.frames.victim() {
+                self.evict(victim)?;
+            }
+        }
+        let fr = &mut self.frames;
+        let f = match fr.free.pop() {
+            Some(f) => f,
+            None => {
+                fr.slots.push(Frame {
+                    key,
+                    page,
+                    data: Vec::new(),
+                    image: false,
+                    decoded: None,
+                    pins: 0,
+                    dirty: false,
+                    admitted: false,
+                });
+                fr.slots.len() - 1
+            }
+        };
+        let s = &mut fr.slots[f];
+        (s.key, s.page, s.pins, s.dirty, s.image, s.admitted) = (key, page, 1, false, false, false);
+        s.decoded = None;
+        if s.data.len() != self.page_bytes && page != NO_PAGE {
+            s.data.resize(self.page_bytes, 0);
+        }
+        Ok(f)
+    }
+
+    /// The one way out of the cache: a dirty frame is written back first (on failure it stays
+    /// resident and the error is returned), then the frame is forgotten and freed.
+    fn evict(&mut self, f: FrameId) -> Result<(), EngineError> {
+        let fr = &mut self.frames.slots[f];
+        if fr.dirty {
+            write_back(&mut self.io, fr)?;
+        }
+        let key = fr.key;
+        fr.decoded = None;
+        (fr.image, fr.admitted) = (false, false);
+        self.frames.policy.forget(key);
+        self.frames.map.remove(&key);
+        self.frames.free.push(f);
+        self.io.stats.evictions += 1;
+        Ok(())
+    }
+
+    /// Pin `page`, reading it if it is not resident. (`fetch` and `fetch_many` serve keys that
+    /// are device pages; a key a structure `keep`s decoded-only is not fetched.)
+    pub fn fetch(&mut self, page: u64) -> Result<FrameId, EngineError> {
+        if let Some(&f) = self.frames.map.get(&page) {
+            self.pin_hit(f);
+            return Ok(f);
+        }
+        let f = self.take_frame(page, page)?;
+        let fr = &mut self.frames.slots[f];
+        if let Err(e) = self.io.read(page, &mut fr.data) {
+            self.frames.release(&[f]);
+            return Err(e);
+        }
+        fr.image = true;
+        self.frames.map.insert(page, f);
+        self.io.stats.misses += 1;
+        Ok(f)
+    }
+
+    /// Pin every page of `pages` (one pin per entry, in order; a repeated page pins the same
+    /// frame again), reading all misses in one batch.
+    pub fn fetch_many(&mut self, pages: &[u64]) -> Result<Vec<FrameId>, EngineError> {
+        // Pin resident pages first so that making room for the misses cannot evict them.
+        let mut out: Vec<Option<FrameId>> = Vec::with_capacity(pages.len());
+        let mut missing = Vec::new();
+        for &p in pages {
+            match self.frames.map.get(&p) {
+                Some(&f) => {
+                    self.pin_hit(f);
+                    out.push(Some(f));
+                }
+                None => {
+                    missing.push(p);
+                    out.push(None);
+                }
+            }
+        }
+        missing.sort_unstable();
+        missing.dedup();
+        if let Err(e) = self.read_batch(&missing) {
+            for f in out.iter().flatten() {
+                self.unpin(*f);
+            }
+            return Err(e);
+        }
+        // New frames came pinned once: the first entry of each takes that pin.
+        let mut first_use: HashMap<u64, bool> = missing.iter().map(|&p| (p, true)).collect();
+        let mut frames = Vec::with_capacity(pages.len());
+        for (&p, f) in pages.iter().zip(out) {
+            let f = match f {
+                Some(f) => f,
+                None => {
+                    let f = self.frames.map[&p];
+                    match first_use.get_mut(&p) {
+                        Some(first) if *first => *first = false,
+                        _ => self.pin_hit(f),
+                    }
+                    f
+                }
+            };
+            frames.push(f);
+        }
+        Ok(frames)
+    }
+
+    /// Read `missing` (distinct, not resident) into new frames with one `submit`; each new
+    /// frame ends pinned once. On error no new frame remains.
+    fn read_batch(&mut self, missing: &[u64]) -> Result<(), EngineError> {
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let mut new_frames = Vec::with_capacity(missing.len());
+        for &p in missing {
+            match self.take_frame(p, p) {
+                Ok(f) => new_frames.push(f),
+                Err(e) => {
+                    self.frames.release(&new_frames);
+                    return Err(e);
+                }
+            }
+        }
+        let slots = &mut self.frames.slots;
+        let mut bufs: Vec<Vec<u8>> = new_frames
+            .iter()
+            .map(|&f| std::mem::take(&mut slots[f].data))
+            .collect();
+        let mut batch: Vec<Io> = missing
+            .iter()
+            .zip(bufs.iter_mut())
+            .map(|(&page, buf)| Io::Read { page, buf })
+            .collect();
+        let r = self.io.submit_reads(&mut batch);
+        drop(batch);
+        for (&f, b) in new_frames.iter().zip(bufs) {
+            slots[f].data = b;
+            slots[f].image = true;
+        }
+        if let Err(e) = r {
+            self.frames.release(&new_frames);
+            return Err(e);
+        }
+        for (&p, &f) in missing.iter().zip(&new_frames) {
+            self.frames.map.insert(p, f);
+        }
+        self.io.stats.misses += new_frames.len() as u64;
+        Ok(())
+    }
+
+    pub fn unpin(&mut self, f: FrameId) {
+        let fr = &mut self.frames.slots[f];
+        assert!(fr.pins > 0, "unpinning frame {f} that is not pinned");
+        fr.pins -= 1;
+        if fr.pins > 0 {
+            return;
+        }
+        self.frames.released(f);
+        self.shrink();
+    }
+
+    /// Evict unpinned frames while more than `capacity` are resident. A failed write-back
+    /// leaves its frame resident; the error shows again at the next flush.
+    fn shrink(&mut self) {
+        while self.frames.map.len() > self.frames.capacity {
+            let Some(victim) = self.frames.victim() else {
+                break;
+            };
+            if self.evict(victim).is_err() {
+                break;
+            }
+        }
+    }
+
+    /// The decoded form of `key` if a frame holds one of type `T` (a hit, referenced);
+    /// otherwise a miss and `None`.
+    pub fn cached<T: Any>(&mut self, key: u64) -> Option<Rc<T>> {
+        let hit = self.frames.map.get(&key).and_then(|&f| {
+            let d = self.frames.slots[f].decoded.clone()?;
+            Some((f, d.downcast::<T>().ok()?))
+        });
+        match hit {
+            Some((f, d)) => {
+                self.io.stats.hits += 1;
+                self.frames.referenced(f);
+                Some(d)
+            }
+            None => {
+                self.io.stats.misses += 1;
+                None
+            }
+        }
+    }
+
+    /// `key`'s decoded form: from the cache, or read from device page `page` and `decode`d
+    /// (then kept beside the page image). A page that fails to decode is not kept.
+    pub fn load<T: Any>(
+        &mut self,
+        key: u64,
+        page: u64,
+        decode: impl FnOnce(&[u8]) -> Result<T, EngineError>,
+    ) -> Result<Rc<T>, EngineError> {
+        if let Some(&f) = self.frames.map.get(&key) {
+            self.io.stats.hits += 1;
+            let fr = &mut self.frames.slots[f];
+            let d = match fr.decoded.clone().and_then(|d| d.downcast::<T>().ok()) {
+                Some(d) => d,
+                None => {
+                    assert!(
+                        fr.image,
+                        "frame of key {key} holds neither image nor a {}",
+                        std::any::type_name::<T>()
+                    );
+                    let d = Rc::new(decode(&fr.data)?);
+                    fr.decoded = Some(d.clone());
+                    d
+                }
+            };
+            self.frames.referenced(f);
+            return Ok(d);
+        }
+        self.io.stats.misses += 1;
+        let f = self.take_frame(key, page)?;
+        let fr = &mut self.frames.slots[f];
+        let d = match self
+            .io
+            .read(page, &mut fr.data)
+            .and_then(|_| decode(&fr.data))
+        {
+            Ok(d) => Rc::new(d),
+            Err(e) => {
+                self.frames.release(&[f]);
+                return Err(e);
+            }
+        };
+        fr.image = true;
+        fr.decoded = Some(d.clone());
+        self.frames.map.insert(key, f);
+        self.unpin(f);
+        Ok(d)
+    }
+
+    /// Keep `value` as `key`'s current decoded form (a newer version than any image: the
+    /// structure writes it later, if ever).
+    pub fn keep<T: Any>(&mut self, key: u64, value: Rc<T>) -> Result<(), EngineError> {
+        if let Some(&f) = self.frames.map.get(&key) {
+            let fr = &mut self.frames.slots[f];
+            assert!(!fr.dirty, "key {key} kept over a dirty page image");
+            fr.decoded = Some(value);
+            fr.image = false;
+            self.frames.referenced(f);
+            return Ok(());
+        }
+        if self.frames.capacity == 0 {
+            return Ok(());
+        }
+        let f = self.take_frame(key, NO_PAGE)?;
+        self.frames.slots[f].decoded = Some(value);
+        self.frames.map.insert(key, f);
+        self.unpin(f);
+        Ok(())
+    }
+
+    /// Write back every dirty frame and flush the device.
+    pub fn flush_all(&mut self) -> Result<(), EngineError> {
+        for f in 0..self.frames.slots.len() {
+            let fr = &mut self.frames.slots[f];
+            if fr.dirty && self.frames.map.get(&fr.key) == Some(&f) {
+                write_back(&mut self.io, fr)?;
+            }
+        }
+        self.flush()
+    }
+
+    /// Drop every unpinned frame (dirty ones are written back): a cold cache.
+    pub fn clear(&mut self) -> Result<(), EngineError> {
+        while let Some(f) = self.frames.victim() {
+            self.evict(f)?;
+        }
+        Ok(())
+    }
+}
+
+fn write_back(io: &mut Device, fr: &mut Frame) -> Result<(), EngineError> {
+    io.write(fr.page, &fr.data)?;
+    fr.dirty = false;
+    io.stats.writebacks += 1;
+    Ok(())
+}

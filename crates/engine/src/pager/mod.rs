@@ -1,0 +1,191 @@
+//! The pager: the one layer between the engine's structures and a [`BlockDevice`].
+//!
+//! Model: a `Pager` owns the device and
+//! - accounts every device call on the device clock ([`PagerStats`]: pages read and written,
+//!   read and write nanoseconds — flushes and trims count as write time);
+//! - holds the engine's ONE page cache (the buffer pool, [`cache`]): frames keyed by a
+//!   structure's page id, each with the page image, a decoded form (an `Rc` the structure
+//!   chose, e.g. a B-tree node) or both; pins; batched misses; a replacement policy taken as a
+//!   type ([`cache::Replacement`], LRU now) and one eviction hook every evicted frame passes;
+//! - writes contiguous runs of pages ([`RunWriter`]: log tails, bulk loads);
+//! - keeps double-buffered roots ([`MetaSlots`]).
+//!
+//! The page format (header, crc32c, format version) is [`crate::page`]; `docs/format.md`
+//! draws every structure's layout.
+//!
+//! Cache keys: a structure caches under its own page ids — device pages for structures at fixed
+//! addresses (in-place tree, heap, index), node ids for structures that map nodes to pages
+//! themselves (AS B-tree, BFTL). Writes ([`Pager::write`], [`Pager::write_with`],
+//! [`RunWriter`]) bypass the cache: a structure that rewrites a page it caches `keep`s the new
+//! decoded form first (the in-place tree writes through that way).
+
+mod frames;
+mod meta;
+mod run;
+
+pub use frames::FrameId;
+pub use meta::MetaSlots;
+pub use run::RunWriter;
+
+use crate::error::EngineError;
+use blockdev::{BlockDevice, Io, WriteHint};
+use cache::{LruPolicy, Replacement};
+
+/// Counters of one pager: its device calls and its cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PagerStats {
+    /// Cache lookups that found the page resident.
+    pub hits: u64,
+    /// Cache lookups that did not (each reads the page, or the structure rebuilds it).
+    pub misses: u64,
+    /// `submit` calls made for batched misses.
+    pub batches: u64,
+    pub evictions: u64,
+    /// Dirty frames written back at eviction or flush.
+    pub writebacks: u64,
+    /// Device pages read and written (cached or not).
+    pub pages_read: u64,
+    pub pages_written: u64,
+    /// Device time of reads, and of writes, flushes and trims, in the device clock's ns.
+    pub read_ns: u64,
+    pub write_ns: u64,
+}
+
+/// The device with its accounting (a field apart so frames and device borrow separately).
+struct Device {
+    dev: Box<dyn BlockDevice>,
+    stats: PagerStats,
+}
+
+impl Device {
+    fn read(&mut self, page: u64, buf: &mut [u8]) -> Result<(), EngineError> {
+        let t0 = self.dev.now_ns();
+        self.dev.read(page, buf)?;
+        self.stats.read_ns += self.dev.now_ns() - t0;
+        self.stats.pages_read += (buf.len() / self.dev.page_bytes()) as u64;
+        Ok(())
+    }
+
+    fn write(&mut self, page: u64, bytes: &[u8]) -> Result<(), EngineError> {
+        let t0 = self.dev.now_ns();
+        self.dev.write(page, bytes, WriteHint::NONE)?;
+        self.stats.write_ns += self.dev.now_ns() - t0;
+        self.stats.pages_written += (bytes.len() / self.dev.page_bytes()) as u64;
+        Ok(())
+    }
+
+    fn submit_reads(&mut self, batch: &mut [Io<'_>]) -> Result<(), EngineError> {
+        let t0 = self.dev.now_ns();
+        let r = self.dev.submit(batch);
+        self.stats.read_ns += self.dev.now_ns() - t0;
+        self.stats.batches += 1;
+        r?;
+        self.stats.pages_read += batch.len() as u64;
+        Ok(())
+    }
+
+    fn timed_write_op(
+        &mut self,
+        op: impl FnOnce(&mut dyn BlockDevice) -> Result<(), blockdev::DevError>,
+    ) -> Result<(), EngineError> {
+        let t0 = self.dev.now_ns();
+        let r = op(self.dev.as_mut());
+        self.stats.write_ns += self.dev.now_ns() - t0;
+        Ok(r?)
+    }
+}
+
+pub struct Pager {
+    io: Device,
+    page_bytes: usize,
+    /// A page buffer for uncached reads.
+    scratch: Vec<u8>,
+    frames: frames::Frames,
+}
+
+impl Pager {
+    /// A pager over `dev` whose cache holds `capacity_pages` unpinned frames (0 allowed: a
+    /// frame then lives only while pinned), with LRU replacement.
+    pub fn new(dev: Box<dyn BlockDevice>, capacity_pages: usize) -> Pager {
+        Pager::with_policy(dev, capacity_pages, Box::new(LruPolicy::new()))
+    }
+
+    /// A pager whose cache replaces by `policy`.
+    pub fn with_policy(
+        dev: Box<dyn BlockDevice>,
+        capacity_pages: usize,
+        policy: Box<dyn Replacement<u64>>,
+    ) -> Pager {
+        let page_bytes = dev.page_bytes();
+        Pager {
+            io: Device {
+                dev,
+                stats: PagerStats::default(),
+            },
+            page_bytes,
+            scratch: vec![0; page_bytes],
+            frames: frames::Frames::new(capacity_pages, policy),
+        }
+    }
+
+    pub fn page_bytes(&self) -> usize {
+        self.page_bytes
+    }
+    pub fn capacity_pages(&self) -> u64 {
+        self.io.dev.capacity_pages()
+    }
+    pub fn device(&self) -> &dyn BlockDevice {
+        self.io.dev.as_ref()
+    }
+    /// The device's clock, in ns.
+    pub fn now_ns(&self) -> u64 {
+        self.io.dev.now_ns()
+    }
+    /// The device back; dirty frames not yet flushed are dropped (as a power cut would).
+    pub fn into_device(self) -> Box<dyn BlockDevice> {
+        self.io.dev
+    }
+    pub fn stats(&self) -> PagerStats {
+        self.io.stats
+    }
+    /// The replacement policy's name (`lru`, ...).
+    pub fn policy_name(&self) -> &'static str {
+        self.frames.policy_name()
+    }
+
+    /// Read device page `page` past the cache; the bytes stay valid until the next call.
+    pub fn read_uncached(&mut self, page: u64) -> Result<&[u8], EngineError> {
+        self.io.read(page, &mut self.scratch)?;
+        Ok(&self.scratch)
+    }
+
+    /// Write whole pages (`bytes` is a multiple of the page size) from `page` on, past the
+    /// cache.
+    pub fn write(&mut self, page: u64, bytes: &[u8]) -> Result<(), EngineError> {
+        self.io.write(page, bytes)
+    }
+
+    /// Encode one page into a scratch buffer with `encode` and write it at `page`, past the
+    /// cache.
+    pub fn write_with(
+        &mut self,
+        page: u64,
+        encode: impl FnOnce(&mut [u8]),
+    ) -> Result<(), EngineError> {
+        encode(&mut self.scratch);
+        self.io.write(page, &self.scratch)
+    }
+
+    /// Make every write before this call durable.
+    pub fn flush(&mut self) -> Result<(), EngineError> {
+        self.io.timed_write_op(|d| d.flush())
+    }
+
+    /// Tell the device `pages` pages from `page` on hold nothing any more.
+    pub fn trim(&mut self, page: u64, pages: u64) -> Result<(), EngineError> {
+        self.io.timed_write_op(|d| d.trim(page, pages))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,263 @@
+//! The pager's cache and accounting: pins, batched misses, write-back, decoded forms, and the
+//! cache against a model under random operations.
+
+use super::*;
+use blockdev::MemDevice;
+use proptest::prelude::*;
+use std::rc::Rc;
+
+const PB: usize = 512;
+
+fn pager(cap: usize) -> Pager {
+    let mut dev = MemDevice::new(PB, 64);
+    for p in 0..64u64 {
+        dev.write(p, &[p as u8; PB], WriteHint::NONE).unwrap();
+    }
+    Pager::new(Box::new(dev), cap)
+}
+
+#[test]
+fn fetch_many_reads_misses_in_one_submit_and_pins_each_entry() {
+    let mut bp = pager(8);
+    let f = bp.fetch(3).unwrap();
+    bp.unpin(f);
+    let before = bp.device().stats().batches;
+    let frames = bp.fetch_many(&[5, 3, 5, 9]).unwrap();
+    assert_eq!(bp.stats().batches, 1);
+    assert_eq!(bp.device().stats().batches - before, 1, "one device submit");
+    assert_eq!(bp.stats().misses, 3, "3 then 5 and 9");
+    assert_eq!(bp.data(frames[0])[0], 5);
+    assert_eq!(frames[0], frames[2]);
+    for f in frames {
+        bp.unpin(f);
+    }
+    assert_eq!(bp.pinned_count(), 0);
+}
+
+#[test]
+fn lru_evicts_the_least_recently_released_and_capacity_zero_works() {
+    let mut bp = pager(2);
+    for p in [1, 2, 3] {
+        let f = bp.fetch(p).unwrap();
+        bp.unpin(f);
+    }
+    assert!(!bp.contains(1) && bp.contains(2) && bp.contains(3));
+    assert_eq!(bp.policy_name(), "lru");
+    let mut zero = pager(0);
+    let f = zero.fetch(4).unwrap();
+    assert_eq!(zero.data(f)[0], 4);
+    zero.unpin(f);
+    assert_eq!(zero.resident(), 0);
+}
+
+#[test]
+fn pinned_frames_are_never_evicted() {
+    let mut bp = pager(2);
+    let pinned: Vec<FrameId> = [1, 2, 3].iter().map(|&p| bp.fetch(p).unwrap()).collect();
+    // Over capacity while everything is pinned: the cache grows.
+    for p in 10..20 {
+        let f = bp.fetch(p).unwrap();
+        bp.unpin(f);
+        assert!(bp.contains(1) && bp.contains(2) && bp.contains(3));
+    }
+    assert_eq!(bp.data(pinned[1])[0], 2);
+    for f in pinned {
+        bp.unpin(f);
+    }
+    assert_eq!(bp.resident(), 2, "shrinks back to capacity once released");
+}
+
+#[test]
+fn dirty_pages_are_written_back_at_eviction_and_flush() {
+    let mut bp = pager(1);
+    let f = bp.fetch(7).unwrap();
+    bp.data_mut(f)[0] = 99;
+    bp.unpin(f);
+    let g = bp.fetch(8).unwrap();
+    bp.unpin(g);
+    assert_eq!(bp.stats().writebacks, 1);
+    let h = bp.fetch(7).unwrap();
+    assert_eq!(bp.data(h)[0], 99);
+    bp.data_mut(h)[1] = 42;
+    bp.unpin(h);
+    bp.flush_all().unwrap();
+    assert_eq!(bp.stats().writebacks, 2);
+    let mut dev = bp.into_device();
+    let mut buf = vec![0u8; PB];
+    dev.read(7, &mut buf).unwrap();
+    assert_eq!(&buf[..2], &[99, 42]);
+}
+
+#[test]
+fn a_failed_batch_leaves_nothing_pinned_or_resident() {
+    let mut dev = MemDevice::new(PB, 64);
+    dev.fail_page = Some(10);
+    let mut bp = Pager::new(Box::new(dev), 4);
+    let f = bp.fetch(1).unwrap();
+    bp.unpin(f);
+    assert!(bp.fetch_many(&[1, 2, 10, 11]).is_err());
+    assert_eq!(bp.pinned_count(), 0);
+    assert!(!bp.contains(10) && !bp.contains(2));
+}
+
+#[test]
+fn decoded_forms_are_cached_beside_the_page_and_count_hits() {
+    let mut bp = pager(2);
+    let decode = |b: &[u8]| Ok::<u64, EngineError>(b[0] as u64 * 10);
+    assert_eq!(*bp.load(3, 3, decode).unwrap(), 30);
+    let no_decode = |_: &[u8]| -> Result<u64, EngineError> { panic!("a hit must not decode") };
+    assert_eq!(*bp.load(3, 3, no_decode).unwrap(), 30);
+    assert_eq!((bp.stats().hits, bp.stats().misses), (1, 1));
+    // A decoded form kept without an image (a structure's newer version).
+    bp.keep(100, Rc::new(7u64)).unwrap();
+    assert_eq!(bp.cached::<u64>(100).map(|r| *r), Some(7));
+    assert_eq!(bp.cached::<u64>(101), None);
+    assert_eq!((bp.stats().hits, bp.stats().misses), (2, 2));
+    // A fetched page decodes on first load.
+    let f = bp.fetch(9).unwrap();
+    bp.unpin(f);
+    assert_eq!(*bp.load(9, 9, decode).unwrap(), 90);
+}
+
+#[test]
+fn a_page_that_fails_to_decode_is_not_kept() {
+    let mut bp = pager(4);
+    let r: Result<Rc<u8>, _> = bp.load(3, 3, |b| crate::page::open(b, 3).map(|_| 0u8));
+    assert!(matches!(
+        r,
+        Err(EngineError::Corrupt {
+            page: 3,
+            what: crate::Corruption::Magic { .. }
+        })
+    ));
+    assert!(!bp.contains(3));
+}
+
+#[test]
+fn accounting_follows_the_device_clock() {
+    let mut bp = pager(0);
+    bp.read_uncached(1).unwrap();
+    bp.write(2, &[0u8; 2 * PB]).unwrap();
+    bp.flush().unwrap();
+    bp.trim(2, 2).unwrap();
+    let s = bp.stats();
+    assert_eq!((s.pages_read, s.pages_written), (1, 2));
+    // MemDevice's clock does not move: the times are what the clock says, zero.
+    assert_eq!((s.read_ns, s.write_ns), (0, 0));
+}
+
+/// A replacement policy that evicts the most recently used key: the pager applies whatever
+/// the policy chooses.
+struct Mru(Vec<u64>);
+
+impl cache::Replacement<u64> for Mru {
+    fn name(&self) -> &'static str {
+        "mru"
+    }
+    fn admit(&mut self, key: u64) {
+        self.0.push(key);
+    }
+    fn touch(&mut self, key: u64) {
+        self.0.retain(|&k| k != key);
+        self.0.push(key);
+    }
+    fn forget(&mut self, key: u64) {
+        self.0.retain(|&k| k != key);
+    }
+    fn victim(&mut self, evictable: &mut dyn FnMut(u64) -> bool) -> Option<u64> {
+        self.0.iter().rev().copied().find(|&k| evictable(k))
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+#[test]
+fn the_policy_is_a_type_the_pager_applies() {
+    let mut dev = MemDevice::new(PB, 64);
+    dev.write(0, &vec![0u8; 64 * PB], WriteHint::NONE).unwrap();
+    let mut bp = Pager::with_policy(Box::new(dev), 2, Box::new(Mru(Vec::new())));
+    for p in [1, 2, 3] {
+        let f = bp.fetch(p).unwrap();
+        bp.unpin(f);
+    }
+    assert_eq!(bp.policy_name(), "mru");
+    assert!(bp.contains(1) && !bp.contains(2) && bp.contains(3));
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Fetch(u64),
+    FetchMany(Vec<u64>),
+    Write(u64, u8),
+    UnpinOldest,
+    Clear,
+}
+
+fn ops() -> impl Strategy<Value = Vec<Op>> {
+    let page = 0u64..24;
+    proptest::collection::vec(
+        prop_oneof![
+            4 => page.clone().prop_map(Op::Fetch),
+            2 => proptest::collection::vec(page.clone(), 1..6).prop_map(Op::FetchMany),
+            2 => (page, any::<u8>()).prop_map(|(p, b)| Op::Write(p, b)),
+            4 => Just(Op::UnpinOldest),
+            1 => Just(Op::Clear),
+        ],
+        1..200,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Against a model of page contents: every pinned frame shows the model's byte, pinned
+    /// pages stay resident, unpinned residents never exceed the capacity, and after a flush
+    /// the device holds the model.
+    #[test]
+    fn the_cache_matches_a_model(cap in 0usize..6, ops in ops()) {
+        let mut bp = pager(cap);
+        let mut model: Vec<u8> = (0..64u8).collect();
+        let mut pins: Vec<(u64, FrameId)> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Fetch(p) => pins.push((p, bp.fetch(p).unwrap())),
+                Op::FetchMany(ps) => {
+                    let fs = bp.fetch_many(&ps).unwrap();
+                    pins.extend(ps.into_iter().zip(fs));
+                }
+                Op::Write(p, b) => {
+                    let f = bp.fetch(p).unwrap();
+                    bp.data_mut(f)[0] = b;
+                    model[p as usize] = b;
+                    bp.unpin(f);
+                }
+                Op::UnpinOldest => {
+                    if !pins.is_empty() {
+                        let (_, f) = pins.remove(0);
+                        bp.unpin(f);
+                    }
+                }
+                Op::Clear => bp.clear().unwrap(),
+            }
+            for &(p, f) in &pins {
+                prop_assert!(bp.contains(p));
+                prop_assert_eq!(bp.data(f)[0], model[p as usize]);
+            }
+            let pinned = pins.iter().map(|e| e.0).collect::<std::collections::BTreeSet<_>>().len();
+            prop_assert!(bp.resident() <= cap.max(pinned) + pinned);
+            prop_assert_eq!(bp.pinned_count(), pinned);
+        }
+        for (_, f) in pins {
+            bp.unpin(f);
+        }
+        prop_assert!(bp.resident() <= cap);
+        bp.flush_all().unwrap();
+        let mut dev = bp.into_device();
+        let mut buf = vec![0u8; PB];
+        for p in 0..24u64 {
+            dev.read(p, &mut buf).unwrap();
+            prop_assert_eq!(buf[0], model[p as usize], "page {}", p);
+        }
+    }
+}
