@@ -20,6 +20,16 @@ pub enum ReadPage {
     Trimmed,
 }
 
+/// Per-request latencies from 1 ns to an hour, 3 significant digits.
+fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("static histogram bounds are valid")
+}
+
+/// Bytes the latency histogram's counters take.
+pub(crate) fn latency_histogram_bytes() -> u64 {
+    latency_histogram().distinct_values() as u64 * 8
+}
+
 pub struct Ssd {
     cfg: SsdConfig,
     flash: Flash,
@@ -45,8 +55,7 @@ impl Ssd {
             trimmed: vec![0; words],
             any_trimmed: false,
             next_tag: 0,
-            latency_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-                .expect("static histogram bounds are valid"),
+            latency_ns: latency_histogram(),
         })
     }
 
@@ -94,7 +103,7 @@ impl Ssd {
             self.next_tag += 1;
             done = done.max(self.write_page(Lpn(lpn.0 + i), stream, PageWrite::tag(tag), at)?);
         }
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -116,7 +125,7 @@ impl Ssd {
                 at,
             )?);
         }
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -151,7 +160,7 @@ impl Ssd {
             };
             done = done.max(self.write_page(Lpn(lpn.0 + i as u64), stream, w, at)?);
         }
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -164,7 +173,7 @@ impl Ssd {
             done = done.max(t);
         }
         self.flash.stats.host_pages_read += pages as u64;
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -183,7 +192,7 @@ impl Ssd {
             *slot = state;
         }
         self.flash.stats.host_pages_read += out.len() as u64;
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -223,7 +232,7 @@ impl Ssd {
             }
         }
         self.flash.stats.host_pages_read += n as u64;
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -242,7 +251,7 @@ impl Ssd {
         }
         self.any_trimmed |= pages > 0;
         self.flash.stats.host_pages_trimmed += pages as u64;
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -344,12 +353,20 @@ impl Ssd {
         Ok(())
     }
 
-    fn finish(&mut self, at: SimTime, done: SimTime) {
+    fn finish(&mut self, at: SimTime, done: SimTime) -> Result<(), SsdError> {
+        if done.0 == u64::MAX {
+            // Flash timelines saturate instead of wrapping: the run has left u64 nanoseconds.
+            return Err(SsdError::TimeOverflow {
+                at_ns: at.0,
+                field: self.cfg.slowest_timing_field(),
+            });
+        }
         self.flash.stats.host_ios += 1;
         // Untimed runs have no latency to record (every request takes zero time).
         if self.flash.timing_enabled() {
             let ns = done.0.saturating_sub(at.0).max(1);
             self.latency_ns.saturating_record(ns);
         }
+        Ok(())
     }
 }

@@ -12,6 +12,13 @@ pub enum ConfigError {
         value: String,
         reason: String,
     },
+    #[error("invalid SSD config: `{field}`: {spare_blocks} spare blocks cannot hold the {needed_blocks} the FTL needs (GC reserve and open blocks, or log blocks); raise ftl.op or the capacity to at least {min_logical_bytes} logical bytes")]
+    TooSmall {
+        field: &'static str,
+        spare_blocks: u64,
+        needed_blocks: u64,
+        min_logical_bytes: u64,
+    },
     #[error("unknown SSD preset `{name}`; available presets: {available}")]
     UnknownPreset { name: String, available: String },
     #[error("cannot read SSD config {path}: {source}")]
@@ -35,6 +42,13 @@ pub enum SsdError {
     PayloadSize { expected: usize, got: usize },
     #[error("the device was created without payloads (data mode `{mode}`); enable `data = \"payloads\"`")]
     NoPayloads { mode: &'static str },
+    #[error("this run needs about {estimate_bytes} bytes of memory (estimate) but the limit is {limit_bytes} bytes; shrink the device or raise the limit (flashlab: --max-memory)")]
+    MemoryLimit {
+        estimate_bytes: u64,
+        limit_bytes: u64,
+    },
+    #[error("simulated time overflows 2^64 ns for a request issued at {at_ns} ns; the slowest timing field is `{field}`: lower it or shorten the run")]
+    TimeOverflow { at_ns: u64, field: &'static str },
     #[error("stream {stream} does not exist: the device has {streams} streams")]
     NoSuchStream { stream: u16, streams: u16 },
 }

@@ -9,6 +9,7 @@
 //! on the die (die busy); a read senses on the die, then transfers over the channel; an erase
 //! occupies only the die. Every operation starts no earlier than the later of the issue time and
 //! the resource's busy-until time, so read/write interference and GC stalls emerge from contention.
+//! Time saturates at `u64::MAX` ns instead of wrapping; the device turns that into an error.
 
 use crate::config::{DataMode, SsdConfig};
 use crate::stats::Stats;
@@ -287,14 +288,15 @@ impl Flash {
         let die = self.die_of(block);
         let ch = self.channel_of(die);
         let start = now.0.max(self.channel_free_ns[ch]);
-        self.channel_free_ns[ch] = start + self.xfer_ns;
-        self.occupy_die(die, SimTime(start + self.xfer_ns), self.t_prog_ns)
+        let sent = start.saturating_add(self.xfer_ns);
+        self.channel_free_ns[ch] = sent;
+        self.occupy_die(die, SimTime(sent), self.t_prog_ns)
     }
 
     #[inline]
     fn occupy_die(&mut self, die: DieId, now: SimTime, ns: u64) -> SimTime {
         let d = &mut self.die_free_ns[die.0 as usize];
-        *d = now.0.max(*d) + ns;
+        *d = now.0.max(*d).saturating_add(ns);
         SimTime(*d)
     }
 
@@ -302,7 +304,7 @@ impl Flash {
     fn occupy_channel(&mut self, die: DieId, now: SimTime) -> SimTime {
         let ch = self.channel_of(die);
         let c = &mut self.channel_free_ns[ch];
-        *c = now.0.max(*c) + self.xfer_ns;
+        *c = now.0.max(*c).saturating_add(self.xfer_ns);
         SimTime(*c)
     }
 }
