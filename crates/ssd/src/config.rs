@@ -636,11 +636,15 @@ fn positive(field: &'static str, v: u64) -> Result<(), ConfigError> {
     }
 }
 
-fn invalid(field: &'static str, value: impl std::fmt::Display, reason: &str) -> ConfigError {
+fn invalid(
+    field: &'static str,
+    value: impl std::fmt::Display,
+    reason: &'static str,
+) -> ConfigError {
     ConfigError::Invalid {
         field,
         value: value.to_string(),
-        reason: reason.to_string(),
+        reason,
     }
 }
 

@@ -9,8 +9,10 @@ pub enum ConfigError {
     #[error("invalid SSD config: `{field}` = {value}: {reason}")]
     Invalid {
         field: &'static str,
+        /// The value as given.
         value: String,
-        reason: String,
+        /// The rule it breaks and what to do.
+        reason: &'static str,
     },
     #[error("invalid SSD config: `{field}`: {spare_blocks} spare blocks cannot hold the {needed_blocks} the FTL needs (GC reserve and open blocks, or log blocks); raise ftl.op or the capacity to at least {min_logical_bytes} logical bytes")]
     TooSmall {
