@@ -2,7 +2,7 @@
 //!
 //! Units are in the field names. Over-provisioning `op` is (physical − logical) / logical.
 
-use crate::error::ConfigError;
+use crate::error::{ConfigError, SsdError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -44,6 +44,8 @@ pub struct Geometry {
     pub page_bytes: u32,
 }
 
+/// Operation times and the bus. Valid ranges: `t_read_ns`, `t_prog_ns`, `t_erase_ns` at most
+/// 10^10 (10 s); `channel_mb_per_s` from 0.1 to 10^6; `host_queue_depth` from 1 to 65536.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Timing {
@@ -265,40 +267,150 @@ impl SsdConfig {
         (self.total_blocks() - reserve) as f64 / logical_blocks as f64
     }
 
-    /// Resize `blocks_per_plane` so the logical capacity is at least `bytes` at the current `op`.
+    /// Physical blocks beyond the logical ones.
+    pub fn spare_blocks(&self) -> u64 {
+        self.total_blocks() - self.logical_pages() / self.geometry.pages_per_block as u64
+    }
+
+    /// Spare blocks the FTL scheme needs to run: the page-mapped schemes their GC reserve
+    /// plus an open block per host stream and for GC on every die, plus one; the log-block
+    /// schemes their log blocks plus two; pure block mapping one block to copy into.
+    pub fn spare_blocks_needed(&self) -> u64 {
+        let f = &self.ftl;
+        let dies = self.dies() as u64;
+        match f.scheme {
+            FtlKind::Bast | FtlKind::Fast | FtlKind::Ioa => f.log_blocks as u64 + 2,
+            FtlKind::Block => 1,
+            FtlKind::Page | FtlKind::Dftl => {
+                f.gc_free_blocks_min as u64 * dies + (f.streams as u64 + 1) * dies + 1
+            }
+        }
+    }
+
+    /// The smallest logical capacity, in bytes, at which this config (its geometry but
+    /// `blocks_per_plane`, its op and FTL settings) holds the spare blocks its FTL needs.
+    pub fn min_logical_bytes(&self) -> Result<u64, ConfigError> {
+        self.validate_fields()?;
+        self.min_logical_bytes_of_valid_fields()
+    }
+
+    fn min_logical_bytes_of_valid_fields(&self) -> Result<u64, ConfigError> {
+        let op = self.ftl.op;
+        // spare = total - floor(total / (1 + op)) >= total * op / (1 + op): this many physical
+        // blocks always suffice; step down while the block below still does (bounded).
+        let needed = self.spare_blocks_needed() as f64;
+        let total = (needed * (1.0 + op) / op).ceil();
+        let per_plane_unit = self.dies() as f64 * self.geometry.planes_per_die as f64;
+        let mut cfg = self.clone();
+        cfg.set_blocks_per_plane("capacity", (total / per_plane_unit).ceil())?;
+        for _ in 0..SIZE_SEARCH_STEPS {
+            if cfg.geometry.blocks_per_plane <= 1 {
+                break;
+            }
+            let mut smaller = cfg.clone();
+            smaller.geometry.blocks_per_plane -= 1;
+            if smaller.spare_blocks() < smaller.spare_blocks_needed() {
+                break;
+            }
+            cfg = smaller;
+        }
+        Ok(cfg.logical_bytes())
+    }
+
+    /// Resize `blocks_per_plane` so the logical capacity is at least `bytes` at the current
+    /// `op`, and fit the FTL settings that depend on size: where the log blocks or the GC
+    /// reserve do not fit the new spare blocks, they are lowered to the most that fit (at
+    /// least one); settings that fit are kept as they are.
     pub fn with_logical_capacity(mut self, bytes: u64) -> Result<SsdConfig, ConfigError> {
+        self.validate_fields()?;
         let g = &self.geometry;
         let block_bytes = g.pages_per_block as u64 * g.page_bytes as u64;
         let logical_blocks = bytes.div_ceil(block_bytes);
-        let physical_blocks = (logical_blocks as f64 * (1.0 + self.ftl.op)).ceil() as u64;
-        let per_plane = physical_blocks.div_ceil(self.dies() as u64 * g.planes_per_die as u64);
-        self.geometry.blocks_per_plane =
-            u32::try_from(per_plane.max(1)).map_err(|_| ConfigError::Invalid {
-                field: "capacity",
-                value: bytes.to_string(),
-                reason: "too large for this geometry".into(),
-            })?;
-        // Rounding can leave the logical size a block short: grow until it fits.
+        let physical_blocks = (logical_blocks as f64 * (1.0 + self.ftl.op)).ceil();
+        let per_plane = (physical_blocks / (self.dies() as f64 * g.planes_per_die as f64)).ceil();
+        self.set_blocks_per_plane("capacity", per_plane.max(1.0))?;
+        // Rounding can leave the logical size a block short: grow until it fits (a few steps).
+        let mut steps = 0;
         while self.logical_bytes() < bytes {
-            self.geometry.blocks_per_plane += 1;
+            steps += 1;
+            if steps > SIZE_SEARCH_STEPS {
+                return Err(invalid(
+                    "capacity",
+                    bytes,
+                    "no size of this geometry holds it",
+                ));
+            }
+            let next = self.geometry.blocks_per_plane as f64 + 1.0;
+            self.set_blocks_per_plane("capacity", next)?;
         }
-        self.validate()?;
-        Ok(self)
+        self.fit_to_spare_blocks();
+        match self.validate() {
+            Err(ConfigError::TooSmall { .. }) => Err(ConfigError::TooSmall {
+                field: "capacity",
+                spare_blocks: self.spare_blocks(),
+                needed_blocks: self.spare_blocks_needed(),
+                min_logical_bytes: self.min_logical_bytes().unwrap_or(u64::MAX),
+            }),
+            r => r.map(|()| self),
+        }
+    }
+
+    /// Lower the log blocks or the GC reserve to what the spare blocks hold (at least 1).
+    fn fit_to_spare_blocks(&mut self) {
+        let spare = self.spare_blocks();
+        if spare >= self.spare_blocks_needed() {
+            return;
+        }
+        let dies = self.dies() as u64;
+        let f = &mut self.ftl;
+        match f.scheme {
+            FtlKind::Bast | FtlKind::Fast | FtlKind::Ioa => {
+                f.log_blocks = spare.saturating_sub(2).clamp(1, f.log_blocks as u64) as u32;
+            }
+            FtlKind::Page | FtlKind::Dftl => {
+                let open = (f.streams as u64 + 1) * dies;
+                let per_die = spare.saturating_sub(open + 1) / dies;
+                f.gc_free_blocks_min = per_die.clamp(1, f.gc_free_blocks_min as u64) as u32;
+            }
+            FtlKind::Block => {}
+        }
     }
 
     /// Check every field; the error names the field, its value and what to do.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_fields()?;
+        let (spare, needed) = (self.spare_blocks(), self.spare_blocks_needed());
+        if spare < needed {
+            let field = match self.ftl.scheme {
+                FtlKind::Bast | FtlKind::Fast | FtlKind::Ioa => "ftl.log_blocks",
+                _ => "ftl.op",
+            };
+            return Err(ConfigError::TooSmall {
+                field,
+                spare_blocks: spare,
+                needed_blocks: needed,
+                min_logical_bytes: self.min_logical_bytes_of_valid_fields().unwrap_or(u64::MAX),
+            });
+        }
+        Ok(())
+    }
+
+    /// Every field on its own (ranges, and the geometry's size), not whether the spare blocks
+    /// hold the FTL's needs. Runs first everywhere, so no size computation sees a bad field.
+    pub fn validate_fields(&self) -> Result<(), ConfigError> {
         let g = &self.geometry;
         positive("geometry.channels", g.channels as u64)?;
         positive("geometry.dies_per_channel", g.dies_per_channel as u64)?;
         positive("geometry.planes_per_die", g.planes_per_die as u64)?;
         positive("geometry.blocks_per_plane", g.blocks_per_plane as u64)?;
         positive("geometry.pages_per_block", g.pages_per_block as u64)?;
-        if g.page_bytes < 512 || !g.page_bytes.is_power_of_two() {
+        if !(MIN_PAGE_BYTES..=MAX_PAGE_BYTES).contains(&g.page_bytes)
+            || !g.page_bytes.is_power_of_two()
+        {
             return Err(invalid(
                 "geometry.page_bytes",
                 g.page_bytes,
-                "must be a power of two of at least 512",
+                "must be a power of two from 512 to 1048576",
             ));
         }
         if g.pages_per_block > 65_535 {
@@ -308,23 +420,162 @@ impl SsdConfig {
                 "at most 65535",
             ));
         }
-        if self.physical_pages() >= u32::MAX as u64 {
+        let dies = g.channels as u64 * g.dies_per_channel as u64;
+        if dies > MAX_DIES {
+            return Err(invalid(
+                "geometry.dies_per_channel",
+                dies,
+                "at most 65536 dies (channels x dies_per_channel)",
+            ));
+        }
+        let pages = self.physical_pages_wide();
+        if pages >= u32::MAX as u128 {
             return Err(invalid(
                 "geometry",
-                self.physical_pages(),
+                pages,
                 "more than 2^32-1 physical pages; use larger pages or fewer blocks",
             ));
         }
+        self.validate_timing()?;
+        self.validate_ftl()
+    }
+
+    /// Bytes of RAM a device of this config takes, estimated from its tables before any is
+    /// allocated: flash (a tag per page, write pointer and erase count per block, payloads in
+    /// payload mode), the FTL's maps (L2P/P2L, block maps, log-block page maps, DFTL's CMT,
+    /// live-page bits, victim index), the device's trim bitmap and latency histogram, and the
+    /// host queue. An estimate of the large tables, not an exact count of every allocation.
+    pub fn memory_bytes_estimate(&self) -> u64 {
+        let phys = self.physical_pages();
+        let logical = self.logical_pages();
+        let blocks = self.total_blocks();
+        let ppb = self.geometry.pages_per_block as u64;
+        let lbns = logical / ppb;
+        let mut bytes = phys * 8 + blocks * 8;
+        if self.ftl.data == DataMode::Payloads {
+            bytes += phys * (16 + self.geometry.page_bytes as u64);
+        }
+        bytes += logical.div_ceil(64) * 8 + crate::device::latency_histogram_bytes();
+        bytes += (self.timing.host_queue_depth as u64 + 1) * 8;
+        let live_bits = phys.div_ceil(64) * 8;
+        let words = ppb.div_ceil(64) * 8;
+        bytes += match self.ftl.scheme {
+            FtlKind::Page | FtlKind::Dftl => {
+                let tpages = match self.ftl.scheme {
+                    FtlKind::Dftl => logical.div_ceil(self.geometry.page_bytes as u64 / 4),
+                    _ => 0,
+                };
+                // L2P and P2L 4 B each; per block: state, owner, index record, victim stacks.
+                let maps = (logical + tpages) * 4 + phys * 4 + blocks * 32;
+                let cmt = match self.ftl.scheme {
+                    FtlKind::Dftl => (self.ftl.cmt_entries as u64).min(logical) * CMT_ENTRY_BYTES,
+                    _ => 0,
+                };
+                maps + cmt
+            }
+            FtlKind::Block => live_bits + lbns * 4,
+            FtlKind::Bast | FtlKind::Ioa => {
+                let logs = self.ftl.log_blocks as u64 * (ppb * 2 + words + 64);
+                live_bits + lbns * (8 + words) + logs
+            }
+            FtlKind::Fast => {
+                // Two hash maps (lpn -> page, page -> lpn) over every RW page.
+                let rw_pages = self.ftl.log_blocks as u64 * ppb;
+                live_bits + lbns * 4 + rw_pages * 2 * HASH_ENTRY_BYTES
+            }
+        };
+        bytes
+    }
+
+    /// The memory estimate, or an error stating it and `limit_bytes` when it is larger.
+    pub fn check_memory(&self, limit_bytes: u64) -> Result<u64, SsdError> {
+        let estimate_bytes = self.memory_bytes_estimate();
+        if estimate_bytes > limit_bytes {
+            return Err(SsdError::MemoryLimit {
+                estimate_bytes,
+                limit_bytes,
+            });
+        }
+        Ok(estimate_bytes)
+    }
+
+    /// The timing field with the longest time per page (named when simulated time overflows).
+    pub fn slowest_timing_field(&self) -> &'static str {
         let t = &self.timing;
-        if !(t.channel_mb_per_s.is_finite() && t.channel_mb_per_s > 0.0) {
+        let xfer_ns = self.geometry.page_bytes as f64 * 1e3 / t.channel_mb_per_s;
+        [
+            ("timing.t_read_ns", t.t_read_ns as f64),
+            ("timing.t_prog_ns", t.t_prog_ns as f64),
+            ("timing.t_erase_ns", t.t_erase_ns as f64),
+            ("timing.channel_mb_per_s", xfer_ns),
+        ]
+        .into_iter()
+        .fold(
+            ("timing.t_prog_ns", -1.0),
+            |a, b| if b.1 > a.1 { b } else { a },
+        )
+        .0
+    }
+
+    /// Physical pages without overflow, whatever the fields.
+    fn physical_pages_wide(&self) -> u128 {
+        let g = &self.geometry;
+        [
+            g.channels,
+            g.dies_per_channel,
+            g.planes_per_die,
+            g.blocks_per_plane,
+            g.pages_per_block,
+        ]
+        .iter()
+        .map(|&v| v as u128)
+        .product()
+    }
+
+    /// Set `blocks_per_plane`, refusing a size beyond 2^32-1 physical pages (named `field`).
+    fn set_blocks_per_plane(&mut self, field: &'static str, v: f64) -> Result<(), ConfigError> {
+        self.geometry.blocks_per_plane = bounded_u32(field, v)?;
+        if self.physical_pages_wide() >= u32::MAX as u128 {
+            return Err(invalid(
+                field,
+                v,
+                "too large for this geometry (2^32-1 physical pages at most)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Timing fields in their documented ranges (see [`Timing`]).
+    fn validate_timing(&self) -> Result<(), ConfigError> {
+        let t = &self.timing;
+        for (field, ns) in [
+            ("timing.t_read_ns", t.t_read_ns),
+            ("timing.t_prog_ns", t.t_prog_ns),
+            ("timing.t_erase_ns", t.t_erase_ns),
+        ] {
+            if ns > MAX_OP_NS {
+                return Err(invalid(
+                    field,
+                    ns,
+                    "at most 10000000000 (10 s per operation)",
+                ));
+            }
+        }
+        if !(MIN_CHANNEL_MB_PER_S..=MAX_CHANNEL_MB_PER_S).contains(&t.channel_mb_per_s) {
             return Err(invalid(
                 "timing.channel_mb_per_s",
                 t.channel_mb_per_s,
-                "must be > 0",
+                "must be from 0.1 to 1000000 MB/s",
             ));
         }
-        positive("timing.host_queue_depth", t.host_queue_depth as u64)?;
-        self.validate_ftl()
+        if !(1..=MAX_QUEUE_DEPTH).contains(&t.host_queue_depth) {
+            return Err(invalid(
+                "timing.host_queue_depth",
+                t.host_queue_depth,
+                "must be from 1 to 65536",
+            ));
+        }
+        Ok(())
     }
 
     fn validate_ftl(&self) -> Result<(), ConfigError> {
@@ -341,31 +592,34 @@ impl SsdConfig {
         if f.scheme == FtlKind::Dftl {
             positive("ftl.cmt_entries", f.cmt_entries as u64)?;
         }
-        let spare =
-            self.total_blocks() - self.logical_pages() / self.geometry.pages_per_block as u64;
-        let reserve = f.gc_free_blocks_min as u64 * self.dies() as u64;
-        let open = (f.streams as u64 + 1) * self.dies() as u64; // host streams + the GC stream, per die
         if matches!(f.scheme, FtlKind::Bast | FtlKind::Fast | FtlKind::Ioa) {
             positive("ftl.log_blocks", f.log_blocks as u64)?;
-            if f.log_blocks as u64 + 2 > spare {
-                return Err(invalid(
-                    "ftl.log_blocks",
-                    f.log_blocks,
-                    &format!(
-                        "only {spare} spare blocks at this op; raise ftl.op or lower log_blocks"
-                    ),
-                ));
-            }
-        } else if reserve + open >= spare {
-            return Err(invalid(
-                "ftl.op",
-                f.op,
-                &format!(
-                    "{spare} spare blocks cannot hold the GC reserve ({reserve}) and open blocks ({open}); raise ftl.op or the capacity"
-                ),
-            ));
         }
         Ok(())
+    }
+}
+
+/// Largest die count, page size and per-operation time a config may give (sane hardware
+/// bounds that also keep every size and simulated-time computation far from overflow).
+const MAX_DIES: u64 = 65_536;
+const MIN_PAGE_BYTES: u32 = 512;
+const MAX_PAGE_BYTES: u32 = 1 << 20;
+const MAX_OP_NS: u64 = 10_000_000_000;
+const MIN_CHANNEL_MB_PER_S: f64 = 0.1;
+const MAX_CHANNEL_MB_PER_S: f64 = 1e6;
+const MAX_QUEUE_DEPTH: u32 = 65_536;
+/// RAM per cached DFTL mapping (LRU slab entry and hash index) and per hash-map entry.
+const CMT_ENTRY_BYTES: u64 = 48;
+const HASH_ENTRY_BYTES: u64 = 32;
+/// Steps a size search may take after its closed-form start (it needs one or two).
+const SIZE_SEARCH_STEPS: u32 = 64;
+
+/// A size in blocks per plane as a `u32`, or an error naming `field`.
+fn bounded_u32(field: &'static str, v: f64) -> Result<u32, ConfigError> {
+    if v.is_finite() && (1.0..=u32::MAX as f64).contains(&v) {
+        Ok(v as u32)
+    } else {
+        Err(invalid(field, v, "too large for this geometry"))
     }
 }
 
@@ -382,11 +636,15 @@ fn positive(field: &'static str, v: u64) -> Result<(), ConfigError> {
     }
 }
 
-fn invalid(field: &'static str, value: impl std::fmt::Display, reason: &str) -> ConfigError {
+fn invalid(
+    field: &'static str,
+    value: impl std::fmt::Display,
+    reason: &'static str,
+) -> ConfigError {
     ConfigError::Invalid {
         field,
         value: value.to_string(),
-        reason: reason.to_string(),
+        reason,
     }
 }
 

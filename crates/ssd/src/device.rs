@@ -20,6 +20,16 @@ pub enum ReadPage {
     Trimmed,
 }
 
+/// Per-request latencies from 1 ns to an hour, 3 significant digits.
+fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("static histogram bounds are valid")
+}
+
+/// Bytes the latency histogram's counters take.
+pub(crate) fn latency_histogram_bytes() -> u64 {
+    latency_histogram().distinct_values() as u64 * 8
+}
+
 pub struct Ssd {
     cfg: SsdConfig,
     flash: Flash,
@@ -36,7 +46,7 @@ impl Ssd {
     pub fn new(cfg: SsdConfig) -> Result<Ssd, ConfigError> {
         cfg.validate()?;
         let flash = Flash::new(&cfg);
-        let ftl = ftl::build(&cfg, &flash)?;
+        let ftl = ftl::build(&cfg, &flash);
         let words = ftl.logical_pages().div_ceil(64) as usize;
         Ok(Ssd {
             cfg,
@@ -45,8 +55,7 @@ impl Ssd {
             trimmed: vec![0; words],
             any_trimmed: false,
             next_tag: 0,
-            latency_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-                .expect("static histogram bounds are valid"),
+            latency_ns: latency_histogram(),
         })
     }
 
@@ -66,7 +75,7 @@ impl Ssd {
         &self.flash
     }
     pub fn mapping_bytes(&self) -> u64 {
-        self.ftl.mapping_bytes()
+        self.ftl.mapping_bytes(&self.flash)
     }
     /// Per-request latency (issue to completion, ns) of every host request so far.
     pub fn latency_ns(&self) -> &Histogram<u64> {
@@ -94,7 +103,7 @@ impl Ssd {
             self.next_tag += 1;
             done = done.max(self.write_page(Lpn(lpn.0 + i), stream, PageWrite::tag(tag), at)?);
         }
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -116,7 +125,7 @@ impl Ssd {
                 at,
             )?);
         }
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -151,7 +160,7 @@ impl Ssd {
             };
             done = done.max(self.write_page(Lpn(lpn.0 + i as u64), stream, w, at)?);
         }
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -160,11 +169,11 @@ impl Ssd {
         self.check(lpn, pages as u64, StreamId(0))?;
         let mut done = at;
         for i in 0..pages as u64 {
-            let (t, _) = self.ftl.read(&mut self.flash, Lpn(lpn.0 + i), at)?;
+            let (t, _) = self.ftl_read(Lpn(lpn.0 + i), at)?;
             done = done.max(t);
         }
         self.flash.stats.host_pages_read += pages as u64;
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -183,7 +192,7 @@ impl Ssd {
             *slot = state;
         }
         self.flash.stats.host_pages_read += out.len() as u64;
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -223,7 +232,7 @@ impl Ssd {
             }
         }
         self.flash.stats.host_pages_read += n as u64;
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -233,12 +242,16 @@ impl Ssd {
         let mut done = at;
         for i in 0..pages as u64 {
             let l = Lpn(lpn.0 + i);
+            let before = self.flash.stats;
             done = done.max(self.ftl.trim(&mut self.flash, l, at)?);
+            if self.cfg.ftl.check_invariants {
+                self.check_invariants(&before, "trim", l);
+            }
             self.trimmed[(l.0 / 64) as usize] |= 1 << (l.0 % 64);
         }
         self.any_trimmed |= pages > 0;
         self.flash.stats.host_pages_trimmed += pages as u64;
-        self.finish(at, done);
+        self.finish(at, done)?;
         Ok(done)
     }
 
@@ -253,7 +266,38 @@ impl Ssd {
             self.trimmed[(lpn.0 / 64) as usize] &= !(1 << (lpn.0 % 64));
         }
         self.flash.stats.host_pages_written += 1;
-        self.ftl.write(&mut self.flash, lpn, stream, data, at)
+        if !self.cfg.ftl.check_invariants {
+            return self.ftl.write(&mut self.flash, lpn, stream, data, at);
+        }
+        let before = self.flash.stats;
+        let done = self.ftl.write(&mut self.flash, lpn, stream, data, at);
+        self.check_invariants(&before, "write", lpn);
+        done
+    }
+
+    /// With `check_invariants`: run the FTL's verifier after an operation on `lpn` that
+    /// collected garbage, merged or erased, and stop at the first broken invariant (a bug in
+    /// the simulator, not an input error: a test run wants the panic and its context).
+    fn check_invariants(&self, before: &Stats, op: &str, lpn: Lpn) {
+        let s = &self.flash.stats;
+        let reclaimed = (
+            s.gc_invocations,
+            s.erases,
+            s.merges_full,
+            s.merges_partial,
+            s.merges_switch,
+        ) != (
+            before.gc_invocations,
+            before.erases,
+            before.merges_full,
+            before.merges_partial,
+            before.merges_switch,
+        );
+        if reclaimed {
+            if let Err(e) = self.ftl.verify(&self.flash) {
+                panic!("after the {op} of lpn {} (with GC or a merge): {e}", lpn.0);
+            }
+        }
     }
 
     fn read_page(
@@ -261,7 +305,7 @@ impl Ssd {
         lpn: Lpn,
         at: SimTime,
     ) -> Result<(SimTime, ReadPage, Option<Ppn>), SsdError> {
-        let (t, ppn) = self.ftl.read(&mut self.flash, lpn, at)?;
+        let (t, ppn) = self.ftl_read(lpn, at)?;
         let state = match ppn {
             Some(p) => {
                 let tag = self.flash.tag(p);
@@ -272,6 +316,16 @@ impl Ssd {
             None => ReadPage::Unwritten,
         };
         Ok((t, state, ppn))
+    }
+
+    /// An FTL read (DFTL may write translation pages, and so collect garbage, on a read).
+    fn ftl_read(&mut self, lpn: Lpn, at: SimTime) -> Result<(SimTime, Option<Ppn>), SsdError> {
+        let before = self.flash.stats;
+        let r = self.ftl.read(&mut self.flash, lpn, at);
+        if self.cfg.ftl.check_invariants {
+            self.check_invariants(&before, "read", lpn);
+        }
+        r
     }
 
     fn is_trimmed(&self, lpn: Lpn) -> bool {
@@ -299,12 +353,20 @@ impl Ssd {
         Ok(())
     }
 
-    fn finish(&mut self, at: SimTime, done: SimTime) {
+    fn finish(&mut self, at: SimTime, done: SimTime) -> Result<(), SsdError> {
+        if done.0 == u64::MAX {
+            // Flash timelines saturate instead of wrapping: the run has left u64 nanoseconds.
+            return Err(SsdError::TimeOverflow {
+                at_ns: at.0,
+                field: self.cfg.slowest_timing_field(),
+            });
+        }
         self.flash.stats.host_ios += 1;
         // Untimed runs have no latency to record (every request takes zero time).
         if self.flash.timing_enabled() {
             let ns = done.0.saturating_sub(at.0).max(1);
             self.latency_ns.saturating_record(ns);
         }
+        Ok(())
     }
 }

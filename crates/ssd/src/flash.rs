@@ -9,6 +9,7 @@
 //! on the die (die busy); a read senses on the die, then transfers over the channel; an erase
 //! occupies only the die. Every operation starts no earlier than the later of the issue time and
 //! the resource's busy-until time, so read/write interference and GC stalls emerge from contention.
+//! Time saturates at `u64::MAX` ns instead of wrapping; the device turns that into an error.
 
 use crate::config::{DataMode, SsdConfig};
 use crate::stats::Stats;
@@ -17,13 +18,62 @@ use crate::types::{BlockId, DieId, PageWrite, Ppn, SimTime};
 /// Tag of a page that holds no host data (never programmed since erase).
 pub const TAG_EMPTY: u64 = u64::MAX;
 
-#[derive(Clone, Debug)]
-pub struct Flash {
-    pub pages_per_block: u32,
+/// How blocks and pages are numbered: the NAND array's shape, derived once from the config's
+/// [`crate::config::Geometry`]. Its one copy lives in [`Flash`]; FTLs and their indexes read
+/// it from there (`flash.layout`) rather than keeping their own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Layout {
+    pub ppb: u32,
     pub blocks_per_die: u32,
     pub dies: u32,
     pub channels: u32,
-    pub page_bytes: u32,
+}
+
+impl Layout {
+    pub fn new(cfg: &SsdConfig) -> Layout {
+        Layout {
+            ppb: cfg.geometry.pages_per_block,
+            blocks_per_die: cfg.blocks_per_die(),
+            dies: cfg.dies(),
+            channels: cfg.geometry.channels,
+        }
+    }
+    #[inline]
+    pub fn total_blocks(&self) -> u32 {
+        self.dies * self.blocks_per_die
+    }
+    #[inline]
+    pub fn total_pages(&self) -> u64 {
+        self.total_blocks() as u64 * self.ppb as u64
+    }
+    /// The die of global block `block`.
+    #[inline]
+    pub fn die_of(&self, block: u32) -> u32 {
+        block / self.blocks_per_die
+    }
+    /// The global ids of die `die`'s blocks.
+    #[inline]
+    pub fn blocks_of_die(&self, die: u32) -> std::ops::Range<u32> {
+        die * self.blocks_per_die..(die + 1) * self.blocks_per_die
+    }
+    /// Physical page `off` of `block`.
+    #[inline]
+    pub fn page(&self, block: u32, off: u32) -> u64 {
+        block as u64 * self.ppb as u64 + off as u64
+    }
+    /// (logical block, offset) of a logical page, for block-mapped schemes.
+    #[inline]
+    pub fn split(&self, lpn: u64) -> (u32, u32) {
+        (
+            (lpn / self.ppb as u64) as u32,
+            (lpn % self.ppb as u64) as u32,
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Flash {
+    pub(crate) layout: Layout,
     timing: bool,
     t_read_ns: u64,
     t_prog_ns: u64,
@@ -36,21 +86,17 @@ pub struct Flash {
     die_free_ns: Vec<u64>,
     channel_free_ns: Vec<u64>,
     /// The SSD layer's counters; FTLs add merges, copies and translation I/O here.
-    pub stats: Stats,
+    pub(crate) stats: Stats,
 }
 
 impl Flash {
-    pub fn new(cfg: &SsdConfig) -> Flash {
+    pub(crate) fn new(cfg: &SsdConfig) -> Flash {
         let g = &cfg.geometry;
         let blocks = cfg.total_blocks() as usize;
         let pages = cfg.physical_pages() as usize;
         let xfer_ns = (g.page_bytes as f64 * 1e3 / cfg.timing.channel_mb_per_s).round() as u64;
         Flash {
-            pages_per_block: g.pages_per_block,
-            blocks_per_die: cfg.blocks_per_die(),
-            dies: cfg.dies(),
-            channels: g.channels,
-            page_bytes: g.page_bytes,
+            layout: Layout::new(cfg),
             timing: cfg.timing.enabled,
             t_read_ns: cfg.timing.t_read_ns,
             t_prog_ns: cfg.timing.t_prog_ns,
@@ -67,10 +113,13 @@ impl Flash {
     }
 
     pub fn total_blocks(&self) -> u32 {
-        self.dies * self.blocks_per_die
+        self.layout.total_blocks()
     }
     pub fn total_pages(&self) -> u64 {
-        self.total_blocks() as u64 * self.pages_per_block as u64
+        self.layout.total_pages()
+    }
+    pub fn pages_per_block(&self) -> u32 {
+        self.layout.ppb
     }
     pub fn has_payloads(&self) -> bool {
         self.payloads.is_some()
@@ -81,26 +130,22 @@ impl Flash {
 
     #[inline]
     pub fn block_of(&self, ppn: Ppn) -> BlockId {
-        BlockId((ppn.0 / self.pages_per_block as u64) as u32)
+        BlockId((ppn.0 / self.layout.ppb as u64) as u32)
     }
     #[inline]
     pub fn page_in_block(&self, ppn: Ppn) -> u32 {
-        (ppn.0 % self.pages_per_block as u64) as u32
+        (ppn.0 % self.layout.ppb as u64) as u32
     }
     #[inline]
     pub fn ppn(&self, block: BlockId, page: u32) -> Ppn {
-        Ppn(block.0 as u64 * self.pages_per_block as u64 + page as u64)
+        Ppn(block.0 as u64 * self.layout.ppb as u64 + page as u64)
     }
     #[inline]
     pub fn die_of(&self, block: BlockId) -> DieId {
-        DieId(block.0 / self.blocks_per_die)
-    }
-    /// The `i`-th block of die `die`.
-    pub fn block_on_die(&self, die: DieId, i: u32) -> BlockId {
-        BlockId(die.0 * self.blocks_per_die + i)
+        DieId(block.0 / self.layout.blocks_per_die)
     }
     fn channel_of(&self, die: DieId) -> usize {
-        (die.0 % self.channels) as usize
+        (die.0 % self.layout.channels) as usize
     }
 
     /// Next page to program in `block` (== pages_per_block when the block is full).
@@ -110,10 +155,7 @@ impl Flash {
     }
     #[inline]
     pub fn is_full(&self, block: BlockId) -> bool {
-        self.write_pointer(block) == self.pages_per_block
-    }
-    pub fn erase_count(&self, block: BlockId) -> u32 {
-        self.erase_count[block.0 as usize]
+        self.write_pointer(block) == self.layout.ppb
     }
     pub fn erase_counts(&self) -> &[u32] {
         &self.erase_count
@@ -129,7 +171,7 @@ impl Flash {
 
     /// Program the next page of its block with host or FTL data. Returns the completion time.
     #[inline]
-    pub fn program(&mut self, ppn: Ppn, data: PageWrite, now: SimTime) -> SimTime {
+    pub(crate) fn program(&mut self, ppn: Ppn, data: PageWrite, now: SimTime) -> SimTime {
         let block = self.block_of(ppn);
         self.advance_write_pointer(block, ppn);
         self.tags[ppn.0 as usize] = data.tag;
@@ -144,14 +186,14 @@ impl Flash {
     /// stay unprogrammed until the block's erase). For block-mapped schemes that place a page
     /// at its logical offset.
     #[inline]
-    pub fn program_at(&mut self, ppn: Ppn, data: PageWrite, now: SimTime) -> SimTime {
+    pub(crate) fn program_at(&mut self, ppn: Ppn, data: PageWrite, now: SimTime) -> SimTime {
         self.skip_to(ppn);
         self.program(ppn, data, now)
     }
 
     /// [`Flash::copy`] to a destination page that may skip free pages (see [`Flash::program_at`]).
     #[inline]
-    pub fn copy_to(&mut self, src: Ppn, dst: Ppn, now: SimTime) -> SimTime {
+    pub(crate) fn copy_to(&mut self, src: Ppn, dst: Ppn, now: SimTime) -> SimTime {
         self.skip_to(dst);
         self.copy(src, dst, now)
     }
@@ -170,7 +212,7 @@ impl Flash {
 
     /// Read a page (timing and counters only; the data is [`Flash::tag`] / [`Flash::payload`]).
     #[inline]
-    pub fn read(&mut self, ppn: Ppn, now: SimTime) -> SimTime {
+    pub(crate) fn read(&mut self, ppn: Ppn, now: SimTime) -> SimTime {
         self.stats.flash_pages_read += 1;
         if !self.timing {
             return now;
@@ -184,7 +226,7 @@ impl Flash {
     /// On the same die the copy stays on-chip (copyback: no channel transfer).
     /// Counts one flash read, one flash write and one `gc_pages_copied`.
     #[inline]
-    pub fn copy(&mut self, src: Ppn, dst: Ppn, now: SimTime) -> SimTime {
+    pub(crate) fn copy(&mut self, src: Ppn, dst: Ppn, now: SimTime) -> SimTime {
         let dst_block = self.block_of(dst);
         self.advance_write_pointer(dst_block, dst);
         self.tags[dst.0 as usize] = self.tags[src.0 as usize];
@@ -209,12 +251,12 @@ impl Flash {
     }
 
     /// Erase a block: all its pages become free. Returns the completion time.
-    pub fn erase(&mut self, block: BlockId, now: SimTime) -> SimTime {
+    pub(crate) fn erase(&mut self, block: BlockId, now: SimTime) -> SimTime {
         let b = block.0 as usize;
         self.write_pointer[b] = 0;
         self.erase_count[b] += 1;
-        let first = b * self.pages_per_block as usize;
-        let range = first..first + self.pages_per_block as usize;
+        let first = b * self.layout.ppb as usize;
+        let range = first..first + self.layout.ppb as usize;
         self.tags[range.clone()].fill(TAG_EMPTY);
         if let Some(p) = self.payloads.as_mut() {
             p[range].iter_mut().for_each(|x| *x = None);
@@ -224,11 +266,6 @@ impl Flash {
             return now;
         }
         self.occupy_die(self.die_of(block), now, self.t_erase_ns)
-    }
-
-    /// Earliest time die `die` is free (for allocators that prefer idle dies).
-    pub fn die_free_at(&self, die: DieId) -> SimTime {
-        SimTime(self.die_free_ns[die.0 as usize])
     }
 
     #[inline]
@@ -251,14 +288,15 @@ impl Flash {
         let die = self.die_of(block);
         let ch = self.channel_of(die);
         let start = now.0.max(self.channel_free_ns[ch]);
-        self.channel_free_ns[ch] = start + self.xfer_ns;
-        self.occupy_die(die, SimTime(start + self.xfer_ns), self.t_prog_ns)
+        let sent = start.saturating_add(self.xfer_ns);
+        self.channel_free_ns[ch] = sent;
+        self.occupy_die(die, SimTime(sent), self.t_prog_ns)
     }
 
     #[inline]
     fn occupy_die(&mut self, die: DieId, now: SimTime, ns: u64) -> SimTime {
         let d = &mut self.die_free_ns[die.0 as usize];
-        *d = now.0.max(*d) + ns;
+        *d = now.0.max(*d).saturating_add(ns);
         SimTime(*d)
     }
 
@@ -266,7 +304,7 @@ impl Flash {
     fn occupy_channel(&mut self, die: DieId, now: SimTime) -> SimTime {
         let ch = self.channel_of(die);
         let c = &mut self.channel_free_ns[ch];
-        *c = now.0.max(*c) + self.xfer_ns;
+        *c = now.0.max(*c).saturating_add(self.xfer_ns);
         SimTime(*c)
     }
 }

@@ -27,7 +27,8 @@ impl HostQueue {
         HostQueue {
             qd: qd as usize,
             floor: t,
-            in_flight: BinaryHeap::with_capacity(qd as usize + 1),
+            // Grows with the requests really in flight; a huge depth allocates nothing up front.
+            in_flight: BinaryHeap::with_capacity((qd as usize).min(1024) + 1),
         }
     }
 

@@ -19,7 +19,7 @@ pub mod error;
 pub mod flash;
 pub mod ftl;
 pub mod host;
-pub mod hugevec;
+mod hugevec;
 pub mod stats;
 pub mod types;
 

@@ -36,9 +36,6 @@ impl SimTime {
     pub fn ns(self) -> u64 {
         self.0
     }
-    pub fn seconds(self) -> f64 {
-        self.0 as f64 / 1e9
-    }
 }
 
 /// What a host write carries down to flash: a 64-bit tag (always) and, in payload mode,

@@ -166,7 +166,7 @@ fn streams_keep_their_data_in_separate_blocks() {
     }
     let f = ssd.flash();
     for b in 0..f.total_blocks() {
-        let tags: Vec<u64> = (0..f.pages_per_block)
+        let tags: Vec<u64> = (0..f.pages_per_block())
             .map(|p| f.tag(f.ppn(ssd::BlockId(b), p)))
             .filter(|&t| t != ssd::flash::TAG_EMPTY)
             .collect();

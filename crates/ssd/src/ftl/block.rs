@@ -6,165 +6,101 @@
 //! write pointer — forces a copy of the whole block: a fresh block receives every live page of
 //! the old one in offset order plus the new page, and the old block is erased. That copy is
 //! counted as a full merge. A per-page live bit tracks overwritten and trimmed pages.
-//! Invariants ([`BlockFtl::verify`]): each mapped block has one logical block; free blocks are
-//! erased; every live page is programmed.
+//! Invariants: those of [`super::blockmap`] (each mapped block has one logical block; free
+//! blocks are erased; every live page is programmed).
 
-use super::live::LivePages;
-use super::Ftl;
-use crate::config::{FtlKind, SsdConfig};
-use crate::error::{InvariantError, SsdError};
-use crate::flash::Flash;
-use crate::types::{BlockId, Lpn, PageWrite, Ppn, SimTime, StreamId};
-use std::collections::VecDeque;
+use super::blockmap::{BlockScheme, MapCore};
+use super::blocks::NIL;
+use crate::error::SsdError;
+use crate::flash::{Flash, Layout};
+use crate::types::{BlockId, PageWrite, Ppn, SimTime};
 
-const NIL: u32 = u32::MAX;
-
-pub struct BlockFtl {
-    ppb: u32,
-    logical: u64,
-    check: bool,
-    data: Vec<u32>,
-    free: VecDeque<u32>,
-    live: LivePages,
+/// Pure block mapping: logical block -> data block.
+pub(crate) struct BlockMap {
+    pub(crate) data: Vec<u32>,
 }
 
-impl BlockFtl {
-    pub fn new(cfg: &SsdConfig, flash: &Flash) -> BlockFtl {
-        let logical = cfg.logical_pages();
-        BlockFtl {
-            ppb: flash.pages_per_block,
-            logical,
-            check: cfg.ftl.check_invariants,
-            data: vec![NIL; (logical / flash.pages_per_block as u64) as usize],
-            free: (0..flash.total_blocks()).collect(),
-            live: LivePages::new(flash.total_pages()),
+impl BlockMap {
+    pub fn new(g: &Layout, logical: u64) -> BlockMap {
+        BlockMap {
+            data: vec![NIL; (logical / g.ppb as u64) as usize],
         }
-    }
-
-    fn lookup(&self, lpn: u64) -> Option<u64> {
-        let d = self.data[(lpn / self.ppb as u64) as usize];
-        let p = d as u64 * self.ppb as u64 + lpn % self.ppb as u64;
-        (d != NIL && self.live.get(p)).then_some(p)
-    }
-
-    fn alloc(&mut self) -> Result<u32, SsdError> {
-        self.free.pop_front().ok_or(SsdError::DeviceFull { die: 0 })
     }
 
     /// Copy block `old` to a fresh block, writing `data` at `off` instead of the old page.
     fn copy_block(
         &mut self,
+        core: &mut MapCore,
         flash: &mut Flash,
         lbn: usize,
         off: u32,
         data: PageWrite,
         now: SimTime,
     ) -> Result<SimTime, SsdError> {
+        let g = flash.layout;
         let old = self.data[lbn];
-        let fresh = self.alloc()?;
-        let (old0, new0) = (old as u64 * self.ppb as u64, fresh as u64 * self.ppb as u64);
+        let fresh = core.alloc()?;
         let mut t = now;
-        for o in 0..self.ppb as u64 {
-            if o == off as u64 {
-                t = t.max(flash.program_at(Ppn(new0 + o), data.clone(), now));
-                self.live.set(new0 + o, true);
-            } else if self.live.get(old0 + o) {
-                t = flash.copy_to(Ppn(old0 + o), Ppn(new0 + o), t);
-                self.live.set(new0 + o, true);
+        for o in 0..g.ppb {
+            let (src, dst) = (g.page(old, o), g.page(fresh, o));
+            if o == off {
+                t = t.max(flash.program_at(Ppn(dst), data.clone(), now));
+                core.live.set(dst, true);
+            } else if core.live.get(src) {
+                t = core.move_page(flash, src, dst, t);
             }
-            self.live.set(old0 + o, false);
         }
         flash.stats.merges_full += 1;
-        t = flash.erase(BlockId(old), t);
-        self.free.push_back(old);
+        t = core.release(flash, old, t);
         self.data[lbn] = fresh;
-        if self.check {
-            if let Err(e) = self.verify(flash) {
-                panic!("after copying logical block {lbn}: {e}");
-            }
-        }
         Ok(t)
     }
 }
 
-impl Ftl for BlockFtl {
-    fn kind(&self) -> FtlKind {
-        FtlKind::Block
-    }
-    fn logical_pages(&self) -> u64 {
-        self.logical
+impl BlockScheme for BlockMap {
+    fn lookup(&self, core: &MapCore, g: &Layout, lpn: u64) -> Option<u64> {
+        let (lbn, off) = g.split(lpn);
+        let d = self.data[lbn as usize];
+        if d == NIL {
+            return None;
+        }
+        let p = g.page(d, off);
+        core.live.get(p).then_some(p)
     }
 
     fn write(
         &mut self,
+        core: &mut MapCore,
         flash: &mut Flash,
-        lpn: Lpn,
-        _stream: StreamId,
+        lpn: u64,
         data: PageWrite,
         now: SimTime,
     ) -> Result<SimTime, SsdError> {
-        let (lbn, off) = (
-            (lpn.0 / self.ppb as u64) as usize,
-            (lpn.0 % self.ppb as u64) as u32,
-        );
+        let g = flash.layout;
+        let (lbn, off) = g.split(lpn);
+        let lbn = lbn as usize;
         if self.data[lbn] == NIL {
-            self.data[lbn] = self.alloc()?;
+            self.data[lbn] = core.alloc()?;
         }
         let d = self.data[lbn];
         if off < flash.write_pointer(BlockId(d)) {
-            return self.copy_block(flash, lbn, off, data, now);
+            return self.copy_block(core, flash, lbn, off, data, now);
         }
-        let p = d as u64 * self.ppb as u64 + off as u64;
-        self.live.set(p, true);
+        let p = g.page(d, off);
+        core.live.set(p, true);
         Ok(flash.program_at(Ppn(p), data, now))
     }
 
-    fn read(
-        &mut self,
-        flash: &mut Flash,
-        lpn: Lpn,
-        now: SimTime,
-    ) -> Result<(SimTime, Option<Ppn>), SsdError> {
-        Ok(super::live::read_found(flash, self.lookup(lpn.0), now))
-    }
-
-    fn trim(&mut self, _flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError> {
-        if let Some(p) = self.lookup(lpn.0) {
-            self.live.set(p, false);
-        }
-        Ok(now)
+    fn held_blocks(&self) -> Vec<(u32, &'static str)> {
+        self.data
+            .iter()
+            .filter(|&&b| b != NIL)
+            .map(|&b| (b, "data"))
+            .collect()
     }
 
     /// The block map: 4 B per logical block.
-    fn mapping_bytes(&self) -> u64 {
+    fn mapping_bytes(&self, _g: &Layout) -> u64 {
         self.data.len() as u64 * 4
-    }
-
-    fn verify(&self, flash: &Flash) -> Result<(), InvariantError> {
-        let mut owner = vec![false; flash.total_blocks() as usize];
-        for &b in self
-            .free
-            .iter()
-            .chain(self.data.iter().filter(|&&b| b != NIL))
-        {
-            if std::mem::replace(&mut owner[b as usize], true) {
-                return Err(InvariantError(format!(
-                    "block {b} is both free and mapped, or mapped twice"
-                )));
-            }
-        }
-        if let Some(b) = owner.iter().position(|&o| !o) {
-            return Err(InvariantError(format!(
-                "block {b} is neither free nor mapped"
-            )));
-        }
-        if let Some(&b) = self
-            .free
-            .iter()
-            .find(|&&b| flash.write_pointer(BlockId(b)) != 0)
-        {
-            return Err(InvariantError(format!("free block {b} is not erased")));
-        }
-        super::live::verify_lookup(self.logical, flash, &self.live, |l| self.lookup(l))
     }
 }

@@ -13,32 +13,32 @@
 //! dirty; when it is not cached, its translation page is updated at once — one read and one
 //! write per translation page per GC round (batched). Moved translation pages only update the GTD.
 
+use super::gc::VictimPolicy;
 use super::page::PageFtl;
 use super::Ftl;
-use crate::config::{FtlKind, SsdConfig};
+use crate::config::SsdConfig;
 use crate::error::{InvariantError, SsdError};
 use crate::flash::Flash;
 use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use cache::Lru;
+use std::collections::{BTreeSet, HashMap};
 
 /// Tag stored in translation pages (not host data).
 const TRANSLATION_TAG: u64 = u64::MAX - 1;
 
-pub struct Dftl {
-    inner: PageFtl,
+pub(crate) struct Dftl<P> {
+    pub(crate) inner: PageFtl<P>,
     host_pages: u64,
     per_tpage: u64,
     capacity: usize,
-    /// lpn -> (LRU stamp, dirty). HashMap for lookups only; order comes from `lru`.
-    cmt: HashMap<u64, (u64, bool)>,
-    lru: BTreeMap<u64, u64>,
-    /// tvpn -> cached dirty lpns of that translation page.
+    /// lpn -> dirty, in recency order (the CMT).
+    pub(crate) cmt: Lru<u64, bool>,
+    /// tvpn -> cached dirty lpns of that translation page (lookups only, never iterated).
     dirty_by_tpage: HashMap<u64, Vec<u64>>,
-    clock: u64,
 }
 
-impl Dftl {
-    pub fn new(cfg: &SsdConfig, flash: &Flash) -> Dftl {
+impl<P: VictimPolicy> Dftl<P> {
+    pub fn new(cfg: &SsdConfig, flash: &Flash) -> Dftl<P> {
         let host_pages = cfg.logical_pages();
         let per_tpage = (cfg.geometry.page_bytes / 4) as u64;
         let tpages = host_pages.div_ceil(per_tpage);
@@ -49,10 +49,8 @@ impl Dftl {
             host_pages,
             per_tpage,
             capacity: cfg.ftl.cmt_entries.max(1) as usize,
-            cmt: HashMap::new(),
-            lru: BTreeMap::new(),
+            cmt: Lru::new(),
             dirty_by_tpage: HashMap::new(),
-            clock: 0,
         }
     }
 
@@ -95,8 +93,8 @@ impl Dftl {
             .remove(&(lpn / self.per_tpage))
             .unwrap_or_default()
         {
-            if let Some(e) = self.cmt.get_mut(&l) {
-                e.1 = false;
+            if let Some(dirty) = self.cmt.peek_mut(&l) {
+                *dirty = false;
             }
         }
         self.after_gc(flash, t)
@@ -110,12 +108,9 @@ impl Dftl {
         dirty: bool,
         now: SimTime,
     ) -> Result<SimTime, SsdError> {
-        self.clock += 1;
-        let stamp = self.clock;
-        if let Some(&(old, was_dirty)) = self.cmt.get(&lpn) {
-            self.lru.remove(&old);
-            self.lru.insert(stamp, lpn);
-            self.cmt.insert(lpn, (stamp, was_dirty || dirty));
+        if let Some(cached) = self.cmt.get(&lpn) {
+            let was_dirty = *cached;
+            *cached |= dirty;
             if dirty && !was_dirty {
                 self.dirty_by_tpage
                     .entry(lpn / self.per_tpage)
@@ -126,15 +121,13 @@ impl Dftl {
         }
         let mut t = now;
         if self.cmt.len() >= self.capacity {
-            let (_, victim) = self.lru.pop_first().expect("a full CMT has entries");
-            let (_, victim_dirty) = self.cmt.remove(&victim).expect("LRU and CMT agree");
+            let (victim, victim_dirty) = self.cmt.pop_lru().expect("a full CMT has entries");
             if victim_dirty {
                 t = self.write_tpage(flash, victim, t)?;
             }
         }
         t = self.read_tpage(flash, lpn, t)?;
-        self.cmt.insert(lpn, (stamp, dirty));
-        self.lru.insert(stamp, lpn);
+        self.cmt.insert(lpn, dirty);
         if dirty {
             self.dirty_by_tpage
                 .entry(lpn / self.per_tpage)
@@ -159,9 +152,9 @@ impl Dftl {
                 .map(u64::from)
                 .filter(|&l| l < self.host_pages)
             {
-                match self.cmt.get_mut(&lpn) {
-                    Some(e) if !e.1 => {
-                        e.1 = true;
+                match self.cmt.peek_mut(&lpn) {
+                    Some(d) if !*d => {
+                        *d = true;
                         self.dirty_by_tpage
                             .entry(lpn / self.per_tpage)
                             .or_default()
@@ -190,10 +183,7 @@ impl Dftl {
     }
 }
 
-impl Ftl for Dftl {
-    fn kind(&self) -> FtlKind {
-        FtlKind::Dftl
-    }
+impl<P: VictimPolicy> Ftl for Dftl<P> {
     fn logical_pages(&self) -> u64 {
         self.host_pages
     }
@@ -228,19 +218,26 @@ impl Ftl for Dftl {
     }
 
     /// CMT entries (lpn + ppn: 8 B each, at capacity) + GTD (4 B per translation page).
-    fn mapping_bytes(&self) -> u64 {
+    fn mapping_bytes(&self, _flash: &Flash) -> u64 {
         let tpages = self.host_pages.div_ceil(self.per_tpage);
         self.capacity as u64 * 8 + tpages * 4
     }
 
     fn verify(&self, flash: &Flash) -> Result<(), InvariantError> {
-        if self.cmt.len() > self.capacity || self.cmt.len() != self.lru.len() {
-            return Err(InvariantError(format!(
-                "CMT holds {} entries (LRU {}), capacity {}",
-                self.cmt.len(),
-                self.lru.len(),
-                self.capacity
-            )));
+        if self.cmt.len() > self.capacity {
+            return Err(InvariantError::Count {
+                what: "CMT entries at most its capacity",
+                expected: self.capacity as u64,
+                found: self.cmt.len() as u64,
+            });
+        }
+        // Every cached lpn is a host page (translation pages are never cached).
+        if let Some((&lpn, _)) = self.cmt.iter().find(|(&l, _)| l >= self.host_pages) {
+            return Err(InvariantError::Count {
+                what: "cached lpn below the host's logical pages",
+                expected: self.host_pages,
+                found: lpn,
+            });
         }
         self.inner.verify(flash)
     }

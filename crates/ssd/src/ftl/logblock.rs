@@ -3,8 +3,8 @@
 //!
 //! Model: logical block `lbn = lpn / ppb` maps to one data block (block map); page offset
 //! `off = lpn % ppb`. Every host write goes to the log block of its lbn (allocated on demand
-//! from `log_blocks` slots; when none is free, the slot allocated longest ago is merged —
-//! FIFO), appended at the log's next page, with a per-log page map `offset -> page`. A full log
+//! from `log_blocks` slots; when none is free, the merge-victim policy `M` chooses a slot to
+//! merge — FIFO, the slot allocated longest ago), appended at the log's next page, with a per-log page map `offset -> page`. A full log
 //! is merged. Merges:
 //! - BAST: *switch* when the log holds offsets `0..ppb` at pages `0..ppb` (it becomes the data
 //!   block); *partial* when it holds a sequential prefix `0..k` at pages `0..k` (the rest is
@@ -21,19 +21,18 @@
 //!
 //! Every block is in exactly one role: free, data (of one lbn) or log (of one lbn). A per-page
 //! live bit records which physical pages hold current data (overwrites and TRIM clear it).
-//! Invariants ([`LogBlockFtl::verify`]): each logical page has at most one live physical page,
-//! and it is the one lookup finds; live pages are programmed; free blocks are erased; every
-//! block has one role.
+//! Invariants: those of [`super::blockmap`] (each logical page has at most one live physical
+//! page, the one lookup finds; live pages are programmed; free blocks are erased; every block
+//! has one role), and every log is mapped from its lbn.
 
-use super::live::LivePages;
-use super::Ftl;
+use super::blockmap::{BlockScheme, MapCore};
+use super::blocks::NIL;
+use super::merge::MergeVictims;
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::{InvariantError, SsdError};
-use crate::flash::Flash;
-use crate::types::{BlockId, Lpn, PageWrite, Ppn, SimTime, StreamId};
-use std::collections::VecDeque;
+use crate::flash::{Flash, Layout};
+use crate::types::{PageWrite, Ppn, SimTime};
 
-const NIL: u32 = u32::MAX;
 const NONE16: u16 = u16::MAX;
 
 /// P4's physical-offset function: where logical offset `i` sits in a block whose division
@@ -84,94 +83,56 @@ struct Log {
     bits: Vec<u64>,
 }
 
-pub struct LogBlockFtl {
+pub(crate) struct LogBlocks<M> {
     kind: FtlKind,
-    ppb: u32,
-    words: usize,
-    logical: u64,
-    check: bool,
     /// lbn -> data block (NIL: none).
-    data: Vec<u32>,
+    pub(crate) data: Vec<u32>,
     /// lbn -> division bitmap of its data block (IOA; all clear = identity layout).
     data_bits: Vec<u64>,
     /// lbn -> log slot (NIL: none).
-    log_of: Vec<u32>,
+    pub(crate) log_of: Vec<u32>,
     logs: Vec<Option<Log>>,
     free_slots: Vec<u32>,
-    /// Slots in allocation order (merge victims, FIFO).
-    slot_order: VecDeque<u32>,
-    free: VecDeque<u32>,
-    live: LivePages,
+    /// Which slot to merge when none is free.
+    victims: M,
 }
 
-impl LogBlockFtl {
-    pub fn new(cfg: &SsdConfig, flash: &Flash, kind: FtlKind) -> LogBlockFtl {
+/// 64-bit words of a division bitmap.
+fn words(g: &Layout) -> usize {
+    g.ppb.div_ceil(64) as usize
+}
+
+impl<M: MergeVictims> LogBlocks<M> {
+    pub fn new(cfg: &SsdConfig, g: &Layout, kind: FtlKind) -> LogBlocks<M> {
         assert!(matches!(kind, FtlKind::Bast | FtlKind::Ioa));
-        let ppb = flash.pages_per_block;
-        let logical = cfg.logical_pages();
-        let lbns = (logical / ppb as u64) as usize;
-        let words = ppb.div_ceil(64) as usize;
+        let lbns = (cfg.logical_pages() / g.ppb as u64) as usize;
         let slots = cfg.ftl.log_blocks;
-        LogBlockFtl {
+        LogBlocks {
             kind,
-            ppb,
-            words,
-            logical,
-            check: cfg.ftl.check_invariants,
             data: vec![NIL; lbns],
-            data_bits: vec![0; lbns * words],
+            data_bits: vec![0; lbns * words(g)],
             log_of: vec![NIL; lbns],
             logs: vec![None; slots as usize],
             free_slots: (0..slots).rev().collect(),
-            slot_order: VecDeque::new(),
-            free: (0..flash.total_blocks()).collect(),
-            live: LivePages::new(flash.total_pages()),
+            victims: M::default(),
         }
     }
 
-    fn data_page(&self, lbn: u32, off: u32) -> Option<u64> {
+    fn data_page(&self, core: &MapCore, g: &Layout, lbn: u32, off: u32) -> Option<u64> {
         let d = self.data[lbn as usize];
         if d == NIL {
             return None;
         }
-        let bits = &self.data_bits[lbn as usize * self.words..][..self.words];
-        let p = d as u64 * self.ppb as u64 + physical_offset(bits, self.ppb, off) as u64;
-        self.live.get(p).then_some(p)
-    }
-
-    /// The live physical page of `lpn`, if any.
-    fn lookup(&self, lpn: u64) -> Option<u64> {
-        let (lbn, off) = (
-            (lpn / self.ppb as u64) as u32,
-            (lpn % self.ppb as u64) as u32,
-        );
-        let slot = self.log_of[lbn as usize];
-        if slot != NIL {
-            let log = self.logs[slot as usize].as_ref().expect("mapped slot");
-            let pg = log.page_of[off as usize];
-            if pg != NONE16 {
-                let p = log.pbn as u64 * self.ppb as u64 + pg as u64;
-                return self.live.get(p).then_some(p);
-            }
-        }
-        self.data_page(lbn, off)
-    }
-
-    fn alloc_block(&mut self) -> Result<u32, SsdError> {
-        self.free.pop_front().ok_or(SsdError::DeviceFull { die: 0 })
-    }
-
-    fn release(&mut self, flash: &mut Flash, block: u32, now: SimTime) -> SimTime {
-        let first = block as u64 * self.ppb as u64;
-        debug_assert!((first..first + self.ppb as u64).all(|p| !self.live.get(p)));
-        let t = flash.erase(BlockId(block), now);
-        self.free.push_back(block);
-        t
+        let w = words(g);
+        let bits = &self.data_bits[lbn as usize * w..][..w];
+        let p = g.page(d, physical_offset(bits, g.ppb, off));
+        core.live.get(p).then_some(p)
     }
 
     /// The log slot of `lbn`, allocating (and merging a victim if needed).
     fn log_slot(
         &mut self,
+        core: &mut MapCore,
         flash: &mut Flash,
         lbn: u32,
         now: SimTime,
@@ -182,53 +143,55 @@ impl LogBlockFtl {
         }
         let mut t = now;
         if self.free_slots.is_empty() {
-            let victim = self.slot_order.pop_front().expect("slots in use");
-            t = self.merge(flash, victim, t)?;
+            let victim = self.victims.choose().expect("slots in use");
+            t = self.merge(core, flash, victim, t)?;
         }
         let slot = self.free_slots.pop().expect("a slot was freed");
-        let pbn = self.alloc_block()?;
+        let pbn = core.alloc()?;
+        let g = &flash.layout;
         self.logs[slot as usize] = Some(Log {
             lbn,
             pbn,
             next: 0,
-            page_of: vec![NONE16; self.ppb as usize],
+            page_of: vec![NONE16; g.ppb as usize],
             last_off: 0,
             increasing: true,
             identity: true,
-            bits: vec![0; self.words],
+            bits: vec![0; words(g)],
         });
         self.log_of[lbn as usize] = slot;
-        self.slot_order.push_back(slot);
+        self.victims.opened(slot);
         Ok((slot, t))
     }
 
     /// Reclaim log `slot`: switch, partial or full merge (see the module doc).
-    fn merge(&mut self, flash: &mut Flash, slot: u32, now: SimTime) -> Result<SimTime, SsdError> {
+    fn merge(
+        &mut self,
+        core: &mut MapCore,
+        flash: &mut Flash,
+        slot: u32,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError> {
         let log = self.logs[slot as usize]
             .take()
             .expect("merging an empty slot");
-        self.slot_order.retain(|&s| s != slot);
+        self.victims.merged(slot);
         self.free_slots.push(slot);
         self.log_of[log.lbn as usize] = NIL;
-        let t = if log.identity && log.next == self.ppb {
+        let (ppb, w) = (flash.layout.ppb, words(&flash.layout));
+        Ok(if log.identity && log.next == ppb {
             flash.stats.merges_switch += 1;
-            self.adopt(flash, &log, vec![0; self.words], now)
+            self.adopt(core, flash, &log, vec![0; w], now)
         } else if self.kind == FtlKind::Ioa && log.increasing {
             flash.stats.merges_switch += 1;
-            self.complete_in_place(flash, &log, log.bits.clone(), now)?
+            self.complete_in_place(core, flash, &log, log.bits.clone(), now)
         } else if self.kind == FtlKind::Bast && log.identity {
             flash.stats.merges_partial += 1;
-            self.complete_in_place(flash, &log, vec![0; self.words], now)?
+            self.complete_in_place(core, flash, &log, vec![0; w], now)
         } else {
             flash.stats.merges_full += 1;
-            self.full_merge(flash, &log, now)?
-        };
-        if self.check {
-            if let Err(e) = self.verify(flash) {
-                panic!("after merging the log of lbn {}: {e}", log.lbn);
-            }
-        }
-        Ok(t)
+            self.full_merge(core, flash, &log, now)?
+        })
     }
 
     /// Copy the offsets the log lacks from the data block into the log, at the positions the
@@ -236,141 +199,109 @@ impl LogBlockFtl {
     /// IOA), in offset order; the log becomes the data block.
     fn complete_in_place(
         &mut self,
+        core: &mut MapCore,
         flash: &mut Flash,
         log: &Log,
         bits: Vec<u64>,
         now: SimTime,
-    ) -> Result<SimTime, SsdError> {
+    ) -> SimTime {
+        let g = flash.layout;
         let mut t = now;
-        for off in 0..self.ppb {
+        for off in 0..g.ppb {
             if log.page_of[off as usize] != NONE16 {
                 continue;
             }
-            if let Some(src) = self.data_page(log.lbn, off) {
-                let dst =
-                    log.pbn as u64 * self.ppb as u64 + physical_offset(&bits, self.ppb, off) as u64;
-                t = flash.copy_to(Ppn(src), Ppn(dst), t);
-                self.live.set(src, false);
-                self.live.set(dst, true);
+            if let Some(src) = self.data_page(core, &g, log.lbn, off) {
+                let dst = g.page(log.pbn, physical_offset(&bits, g.ppb, off));
+                t = core.move_page(flash, src, dst, t);
             }
         }
-        Ok(self.adopt(flash, log, bits, t))
+        self.adopt(core, flash, log, bits, t)
     }
 
     /// The log block becomes `lbn`'s data block with layout `bits`; the old data block is erased.
-    fn adopt(&mut self, flash: &mut Flash, log: &Log, bits: Vec<u64>, now: SimTime) -> SimTime {
+    fn adopt(
+        &mut self,
+        core: &mut MapCore,
+        flash: &mut Flash,
+        log: &Log,
+        bits: Vec<u64>,
+        now: SimTime,
+    ) -> SimTime {
         let lbn = log.lbn as usize;
+        let w = words(&flash.layout);
         let old = std::mem::replace(&mut self.data[lbn], log.pbn);
-        self.data_bits[lbn * self.words..][..self.words].copy_from_slice(&bits);
+        self.data_bits[lbn * w..][..w].copy_from_slice(&bits);
         if old == NIL {
             return now;
         }
-        let first = old as u64 * self.ppb as u64;
-        for p in first..first + self.ppb as u64 {
-            self.live.set(p, false);
-        }
-        self.release(flash, old, now)
+        core.release(flash, old, now)
     }
 
     /// Assemble a new data block in offset order from log and data block; erase both.
     fn full_merge(
         &mut self,
+        core: &mut MapCore,
         flash: &mut Flash,
         log: &Log,
         now: SimTime,
     ) -> Result<SimTime, SsdError> {
-        let fresh = self.alloc_block()?;
+        let g = flash.layout;
+        let fresh = core.alloc()?;
         let mut t = now;
-        for off in 0..self.ppb {
+        for off in 0..g.ppb {
             let in_log = log.page_of[off as usize];
             let src = if in_log != NONE16 {
-                let p = log.pbn as u64 * self.ppb as u64 + in_log as u64;
-                self.live.get(p).then_some(p)
+                let p = g.page(log.pbn, in_log as u32);
+                core.live.get(p).then_some(p)
             } else {
-                self.data_page(log.lbn, off)
+                self.data_page(core, &g, log.lbn, off)
             };
             if let Some(src) = src {
-                let dst = fresh as u64 * self.ppb as u64 + off as u64;
-                t = flash.copy_to(Ppn(src), Ppn(dst), t);
-                self.live.set(src, false);
-                self.live.set(dst, true);
+                t = core.move_page(flash, src, g.page(fresh, off), t);
             }
         }
         let pseudo = Log {
             pbn: fresh,
             ..log.clone()
         };
-        t = self.adopt(flash, &pseudo, vec![0; self.words], t);
-        let first = log.pbn as u64 * self.ppb as u64;
-        for p in first..first + self.ppb as u64 {
-            self.live.set(p, false);
-        }
-        Ok(self.release(flash, log.pbn, t))
-    }
-
-    fn verify_roles(&self, flash: &Flash) -> Result<(), InvariantError> {
-        let mut role = vec![0u8; flash.total_blocks() as usize];
-        let mut mark = |b: u32, what: &str| -> Result<(), InvariantError> {
-            if role[b as usize] != 0 {
-                return Err(InvariantError(format!(
-                    "block {b} has two roles (second: {what})"
-                )));
-            }
-            role[b as usize] = 1;
-            Ok(())
-        };
-        for &b in &self.free {
-            mark(b, "free")?;
-            if flash.write_pointer(BlockId(b)) != 0 {
-                return Err(InvariantError(format!("free block {b} is not erased")));
-            }
-        }
-        for &b in self.data.iter().filter(|&&b| b != NIL) {
-            mark(b, "data")?;
-        }
-        for log in self.logs.iter().flatten() {
-            mark(log.pbn, "log")?;
-            if self.log_of[log.lbn as usize] == NIL {
-                return Err(InvariantError(format!(
-                    "log of lbn {} is not mapped",
-                    log.lbn
-                )));
-            }
-        }
-        match role.iter().position(|&r| r == 0) {
-            Some(b) => Err(InvariantError(format!("block {b} has no role"))),
-            None => Ok(()),
-        }
+        t = self.adopt(core, flash, &pseudo, vec![0; words(&g)], t);
+        Ok(core.release(flash, log.pbn, t))
     }
 }
 
-impl Ftl for LogBlockFtl {
-    fn kind(&self) -> FtlKind {
-        self.kind
-    }
-    fn logical_pages(&self) -> u64 {
-        self.logical
+impl<M: MergeVictims> BlockScheme for LogBlocks<M> {
+    fn lookup(&self, core: &MapCore, g: &Layout, lpn: u64) -> Option<u64> {
+        let (lbn, off) = g.split(lpn);
+        let slot = self.log_of[lbn as usize];
+        if slot != NIL {
+            let log = self.logs[slot as usize].as_ref().expect("mapped slot");
+            let pg = log.page_of[off as usize];
+            if pg != NONE16 {
+                let p = g.page(log.pbn, pg as u32);
+                return core.live.get(p).then_some(p);
+            }
+        }
+        self.data_page(core, g, lbn, off)
     }
 
     fn write(
         &mut self,
+        core: &mut MapCore,
         flash: &mut Flash,
-        lpn: Lpn,
-        _stream: StreamId,
+        lpn: u64,
         data: PageWrite,
         now: SimTime,
     ) -> Result<SimTime, SsdError> {
-        let (lbn, off) = (
-            (lpn.0 / self.ppb as u64) as u32,
-            (lpn.0 % self.ppb as u64) as u32,
-        );
-        let (mut slot, mut t) = self.log_slot(flash, lbn, now)?;
-        if self.logs[slot as usize].as_ref().expect("slot").next == self.ppb {
-            t = self.merge(flash, slot, t)?;
-            (slot, t) = self.log_slot(flash, lbn, t)?;
+        let g = flash.layout;
+        let (lbn, off) = g.split(lpn);
+        let (mut slot, mut t) = self.log_slot(core, flash, lbn, now)?;
+        if self.logs[slot as usize].as_ref().expect("slot").next == g.ppb {
+            t = self.merge(core, flash, slot, t)?;
+            (slot, t) = self.log_slot(core, flash, lbn, t)?;
         }
-        if let Some(old) = self.lookup(lpn.0) {
-            self.live.set(old, false);
+        if let Some(old) = self.lookup(core, &g, lpn) {
+            core.live.set(old, false);
         }
         let log = self.logs[slot as usize].as_mut().expect("slot");
         let page = log.next;
@@ -380,43 +311,48 @@ impl Ftl for LogBlockFtl {
         log.page_of[off as usize] = page as u16;
         set_bit(&mut log.bits, off);
         log.next += 1;
-        let p = log.pbn as u64 * self.ppb as u64 + page as u64;
-        self.live.set(p, true);
+        let p = g.page(log.pbn, page);
+        core.live.set(p, true);
         Ok(flash.program(Ppn(p), data, t))
     }
 
-    fn read(
-        &mut self,
-        flash: &mut Flash,
-        lpn: Lpn,
-        now: SimTime,
-    ) -> Result<(SimTime, Option<Ppn>), SsdError> {
-        Ok(super::live::read_found(flash, self.lookup(lpn.0), now))
+    fn held_blocks(&self) -> Vec<(u32, &'static str)> {
+        let data = self
+            .data
+            .iter()
+            .filter(|&&b| b != NIL)
+            .map(|&b| (b, "data"));
+        let logs = self.logs.iter().flatten().map(|l| (l.pbn, "log"));
+        data.chain(logs).collect()
     }
 
-    fn trim(&mut self, _flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError> {
-        if let Some(p) = self.lookup(lpn.0) {
-            self.live.set(p, false);
+    fn verify_scheme(&self) -> Result<(), InvariantError> {
+        for (slot, log) in self.logs.iter().enumerate() {
+            if let Some(log) = log {
+                let mapped = self.log_of[log.lbn as usize];
+                if mapped != slot as u32 {
+                    return Err(InvariantError::Count {
+                        what: "log slot mapped from the log's lbn",
+                        expected: slot as u64,
+                        found: mapped as u64,
+                    });
+                }
+            }
         }
-        Ok(now)
+        Ok(())
     }
 
     /// Block map (4 B per logical block) + per log block: its lbn and pbn (8 B) and page map
     /// (2 B per page); IOA adds the division bitmap (1 bit per logical page). The live-page
     /// bitmap is bookkeeping for TRIM and verification, not part of the scheme: not counted.
-    fn mapping_bytes(&self) -> u64 {
+    fn mapping_bytes(&self, g: &Layout) -> u64 {
         let lbns = self.data.len() as u64;
         let logs = self.logs.len() as u64;
-        let mut bytes = lbns * 4 + logs * (8 + 2 * self.ppb as u64);
+        let mut bytes = lbns * 4 + logs * (8 + 2 * g.ppb as u64);
         if self.kind == FtlKind::Ioa {
-            bytes += (lbns * self.ppb as u64).div_ceil(8);
+            bytes += (lbns * g.ppb as u64).div_ceil(8);
         }
         bytes
-    }
-
-    fn verify(&self, flash: &Flash) -> Result<(), InvariantError> {
-        self.verify_roles(flash)?;
-        super::live::verify_lookup(self.logical, flash, &self.live, |l| self.lookup(l))
     }
 }
 

@@ -4,23 +4,35 @@
 //! garbage and how to merge; [`Flash`] carries out the programs, reads, copies and erases and
 //! keeps the data and the counters.
 
-use crate::config::{FtlKind, SsdConfig};
-use crate::error::{ConfigError, InvariantError, SsdError};
+use crate::config::{FtlKind, GcPolicy, SsdConfig};
+use crate::error::{InvariantError, SsdError};
 use crate::flash::Flash;
 use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
 
-pub mod bast;
-pub mod block;
-pub mod dftl;
-pub mod fast;
-pub mod gc;
-pub mod live;
-pub mod logblock;
+mod block;
+mod blockmap;
+mod blocks;
+mod dftl;
+mod fast;
+mod gc;
+mod live;
+mod logblock;
 pub mod memory;
-pub mod page;
+mod merge;
+mod page;
 
-pub trait Ftl: Send {
-    fn kind(&self) -> FtlKind;
+use block::BlockMap;
+use blockmap::BlockMapped;
+use dftl::Dftl;
+use fast::Fast;
+use gc::{CostBenefit, Fifo, Greedy, VictimPolicy};
+use logblock::LogBlocks;
+use merge::FifoMerge;
+use page::PageFtl;
+#[cfg(test)]
+mod tests;
+
+pub(crate) trait Ftl: Send {
     /// Logical pages the host may address (`0..logical_pages`).
     fn logical_pages(&self) -> u64;
     /// Write one logical page; may run GC/merges first. Returns the completion time.
@@ -43,22 +55,55 @@ pub trait Ftl: Send {
     fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError>;
     /// Bytes of RAM the scheme's mapping structures take for this device (from its real
     /// data structures: entries x entry size).
-    fn mapping_bytes(&self) -> u64;
+    fn mapping_bytes(&self, flash: &Flash) -> u64;
     /// Check every invariant of the scheme against the flash state.
     fn verify(&self, flash: &Flash) -> Result<(), InvariantError>;
 }
 
-/// Build the FTL named by `cfg.ftl.scheme`.
-pub fn build(cfg: &SsdConfig, flash: &Flash) -> Result<Box<dyn Ftl>, ConfigError> {
+/// Build the FTL named by `cfg.ftl.scheme`, with the GC victim policy of `cfg.ftl.gc_policy`
+/// (page-mapped schemes) as a type parameter: the policy is chosen here, once.
+pub(crate) fn build(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
     match cfg.ftl.scheme {
-        FtlKind::Page => Ok(Box::new(page::PageFtl::new(cfg, flash))),
-        FtlKind::Block => Ok(Box::new(block::BlockFtl::new(cfg, flash))),
-        FtlKind::Bast | FtlKind::Ioa => Ok(Box::new(logblock::LogBlockFtl::new(
+        FtlKind::Page => page_mapped::<Page>(cfg, flash),
+        FtlKind::Dftl => page_mapped::<DftlOf>(cfg, flash),
+        FtlKind::Block => Box::new(BlockMapped::new(
             cfg,
             flash,
-            cfg.ftl.scheme,
-        ))),
-        FtlKind::Dftl => Ok(Box::new(dftl::Dftl::new(cfg, flash))),
-        FtlKind::Fast => Ok(Box::new(fast::FastFtl::new(cfg, flash))),
+            BlockMap::new(&flash.layout, cfg.logical_pages()),
+        )),
+        FtlKind::Bast | FtlKind::Ioa => {
+            let scheme = LogBlocks::<FifoMerge>::new(cfg, &flash.layout, cfg.ftl.scheme);
+            Box::new(BlockMapped::new(cfg, flash, scheme))
+        }
+        FtlKind::Fast => Box::new(BlockMapped::new(
+            cfg,
+            flash,
+            Fast::<FifoMerge>::new(cfg, &flash.layout),
+        )),
+    }
+}
+
+/// A page-mapped scheme, built for any GC victim policy.
+trait PageMapped {
+    fn build<P: VictimPolicy + 'static>(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl>;
+}
+struct Page;
+impl PageMapped for Page {
+    fn build<P: VictimPolicy + 'static>(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
+        Box::new(PageFtl::<P>::new(cfg, flash))
+    }
+}
+struct DftlOf;
+impl PageMapped for DftlOf {
+    fn build<P: VictimPolicy + 'static>(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
+        Box::new(Dftl::<P>::new(cfg, flash))
+    }
+}
+
+fn page_mapped<S: PageMapped>(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
+    match cfg.ftl.gc_policy {
+        GcPolicy::Greedy => S::build::<Greedy>(cfg, flash),
+        GcPolicy::Fifo => S::build::<Fifo>(cfg, flash),
+        GcPolicy::CostBenefit => S::build::<CostBenefit>(cfg, flash),
     }
 }

@@ -1,0 +1,186 @@
+//! The skeleton every block-mapped scheme (block, BAST, IOA, FAST) runs in: the free-block pool,
+//! the live-page bits, and the read / trim / verify steps built on a scheme's
+//! `lookup(lpn) -> Option<physical page>`. A scheme ([`BlockScheme`]) decides only where a
+//! write goes and how logs merge; [`BlockMapped`] is the one `Ftl` implementation for all.
+//!
+//! Invariants ([`BlockMapped::verify`]): every block has exactly one role (free, or one the
+//! scheme names: data, log, ...); free blocks are erased; every logical page's lookup is a
+//! live programmed page, and no live page is left over (none mapped twice, none leaked).
+
+use super::blocks::BlockManager;
+use super::live::LivePages;
+use super::Ftl;
+use crate::config::SsdConfig;
+use crate::error::{InvariantError, SsdError};
+use crate::flash::{Flash, Layout, TAG_EMPTY};
+use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
+
+/// What the skeleton owns and lends to its scheme: logical size, free pool, live bits.
+pub(crate) struct MapCore {
+    pub logical: u64,
+    pub blocks: BlockManager,
+    pub live: LivePages,
+}
+
+impl MapCore {
+    /// A free block.
+    #[inline]
+    pub fn alloc(&mut self) -> Result<u32, SsdError> {
+        self.blocks.alloc(0)
+    }
+
+    /// Mark every page of `block` dead, erase it and return it to the pool.
+    pub fn release(&mut self, flash: &mut Flash, block: u32, now: SimTime) -> SimTime {
+        let g = flash.layout;
+        for p in g.page(block, 0)..g.page(block + 1, 0) {
+            self.live.set(p, false);
+        }
+        self.blocks.release(flash, 0, block, now)
+    }
+
+    /// Copy live page `src` to free page `dst` (which may skip free pages below it); `dst`
+    /// becomes the live copy.
+    pub fn move_page(&mut self, flash: &mut Flash, src: u64, dst: u64, now: SimTime) -> SimTime {
+        let t = flash.copy_to(Ppn(src), Ppn(dst), now);
+        self.live.set(src, false);
+        self.live.set(dst, true);
+        t
+    }
+}
+
+/// A block-mapped scheme: where writes go and how it merges; the rest is [`BlockMapped`]'s.
+pub(crate) trait BlockScheme: Send {
+    /// The live physical page of `lpn`, if any.
+    fn lookup(&self, core: &MapCore, g: &Layout, lpn: u64) -> Option<u64>;
+    /// Write one logical page (merging first if needed). Returns the completion time.
+    fn write(
+        &mut self,
+        core: &mut MapCore,
+        flash: &mut Flash,
+        lpn: u64,
+        data: PageWrite,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError>;
+    /// Every block the scheme holds, with its role ("data", "log", ...).
+    fn held_blocks(&self) -> Vec<(u32, &'static str)>;
+    /// Checks of the scheme's own structures (beyond roles and lookups).
+    fn verify_scheme(&self) -> Result<(), InvariantError> {
+        Ok(())
+    }
+    /// Bytes of RAM the scheme's maps take.
+    fn mapping_bytes(&self, g: &Layout) -> u64;
+}
+
+pub(crate) struct BlockMapped<S> {
+    pub(crate) core: MapCore,
+    pub(crate) scheme: S,
+}
+
+impl<S: BlockScheme> BlockMapped<S> {
+    pub fn new(cfg: &SsdConfig, flash: &Flash, scheme: S) -> BlockMapped<S> {
+        BlockMapped {
+            core: MapCore {
+                logical: cfg.logical_pages(),
+                blocks: BlockManager::one_pool(&flash.layout),
+                live: LivePages::new(flash.total_pages()),
+            },
+            scheme,
+        }
+    }
+
+    fn verify_roles(&self, flash: &Flash) -> Result<(), InvariantError> {
+        let mut role: Vec<Option<&'static str>> = self
+            .core
+            .blocks
+            .verify(flash)?
+            .into_iter()
+            .map(|pooled| pooled.then_some("free"))
+            .collect();
+        for (b, what) in self.scheme.held_blocks() {
+            if role[b as usize].replace(what).is_some() {
+                return Err(InvariantError::BlockRoles {
+                    block: b,
+                    roles: "two roles",
+                });
+            }
+        }
+        match role.iter().position(Option::is_none) {
+            Some(b) => Err(InvariantError::BlockRoles {
+                block: b as u32,
+                roles: "no role",
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Every logical page's lookup result is a programmed, live page, and no live page is
+    /// left over (none mapped twice, none leaked).
+    fn verify_lookups(&self, flash: &Flash) -> Result<(), InvariantError> {
+        let g = &flash.layout;
+        let mut found = 0u64;
+        for lpn in 0..self.core.logical {
+            if let Some(p) = self.scheme.lookup(&self.core, g, lpn) {
+                found += 1;
+                if flash.tag(Ppn(p)) == TAG_EMPTY || !self.core.live.get(p) {
+                    return Err(InvariantError::MappedToDeadPage { lpn, ppn: p });
+                }
+            }
+        }
+        let live = self.core.live.count();
+        if live != found {
+            return Err(InvariantError::Count {
+                what: "live pages (one per mapped logical page)",
+                expected: found,
+                found: live,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl<S: BlockScheme> Ftl for BlockMapped<S> {
+    fn logical_pages(&self) -> u64 {
+        self.core.logical
+    }
+
+    fn write(
+        &mut self,
+        flash: &mut Flash,
+        lpn: Lpn,
+        _stream: StreamId,
+        data: PageWrite,
+        now: SimTime,
+    ) -> Result<SimTime, SsdError> {
+        self.scheme.write(&mut self.core, flash, lpn.0, data, now)
+    }
+
+    fn read(
+        &mut self,
+        flash: &mut Flash,
+        lpn: Lpn,
+        now: SimTime,
+    ) -> Result<(SimTime, Option<Ppn>), SsdError> {
+        let g = flash.layout;
+        Ok(match self.scheme.lookup(&self.core, &g, lpn.0) {
+            Some(p) => (flash.read(Ppn(p), now), Some(Ppn(p))),
+            None => (now, None),
+        })
+    }
+
+    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError> {
+        if let Some(p) = self.scheme.lookup(&self.core, &flash.layout, lpn.0) {
+            self.core.live.set(p, false);
+        }
+        Ok(now)
+    }
+
+    fn mapping_bytes(&self, flash: &Flash) -> u64 {
+        self.scheme.mapping_bytes(&flash.layout)
+    }
+
+    fn verify(&self, flash: &Flash) -> Result<(), InvariantError> {
+        self.verify_roles(flash)?;
+        self.scheme.verify_scheme()?;
+        self.verify_lookups(flash)
+    }
+}

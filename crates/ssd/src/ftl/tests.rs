@@ -1,0 +1,176 @@
+//! Every scheme's verifier can fail: build the scheme on a small device, write, corrupt one
+//! structure the way a bug would, and see `verify` refuse it.
+
+use super::block::BlockMap;
+use super::blockmap::BlockMapped;
+use super::dftl::Dftl;
+use super::fast::Fast;
+use super::gc::Greedy;
+use super::logblock::LogBlocks;
+use super::merge::FifoMerge;
+use super::page::PageFtl;
+use super::Ftl;
+use crate::config::{FtlKind, SsdConfig};
+use crate::error::InvariantError;
+use crate::flash::Flash;
+use crate::types::{Lpn, PageWrite, SimTime, StreamId};
+
+fn small(kind: FtlKind) -> SsdConfig {
+    let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
+    cfg.geometry.channels = 2;
+    cfg.geometry.dies_per_channel = 1;
+    cfg.geometry.blocks_per_plane = 32;
+    cfg.geometry.pages_per_block = 8;
+    cfg.geometry.page_bytes = 512;
+    cfg.ftl.scheme = kind;
+    cfg.ftl.op = 0.5;
+    cfg.ftl.gc_free_blocks_min = 1;
+    cfg.ftl.log_blocks = 4;
+    cfg.ftl.cmt_entries = 16;
+    cfg.ftl.streams = 2;
+    cfg.validate().unwrap();
+    cfg
+}
+
+/// Write `lpns` (tags = lpn) on stream 0, checking the FTL stays valid.
+fn write_all(ftl: &mut dyn Ftl, flash: &mut Flash, lpns: impl IntoIterator<Item = u64>) {
+    for l in lpns {
+        ftl.write(flash, Lpn(l), StreamId(0), PageWrite::tag(l), SimTime::ZERO)
+            .unwrap();
+    }
+    ftl.verify(flash).unwrap();
+}
+
+/// Random-ish overwrites that force GC or merges.
+fn churn(n: u64) -> impl Iterator<Item = u64> {
+    (0..4 * n).map(move |i| (i * 7919 + i / 3) % n)
+}
+
+#[test]
+fn page_ftl_accounting_fails_when_two_slots_share_an_open_block() {
+    // Before the independent count, free + valid + invalid was derived from the write
+    // pointers and could not fail: this corruption passed verify.
+    let cfg = small(FtlKind::Page);
+    let mut flash = Flash::new(&cfg);
+    let mut ftl = PageFtl::<Greedy>::new(&cfg, &flash);
+    write_all(&mut ftl, &mut flash, [0]);
+    let dies = flash.layout.dies as usize;
+    let b = ftl.blocks.open_blocks()[0];
+    assert_ne!(b, super::blocks::NIL);
+    // Stream 1's slot on die 0 now claims stream 0's open block.
+    ftl.blocks.open_mut()[dies] = b;
+    let e = ftl.verify(&flash).unwrap_err();
+    assert!(matches!(e, InvariantError::PageAccounting { .. }), "{e}");
+}
+
+#[test]
+fn page_ftl_verify_fails_on_a_lost_mapping() {
+    let cfg = small(FtlKind::Page);
+    let mut flash = Flash::new(&cfg);
+    let mut ftl = PageFtl::<Greedy>::new(&cfg, &flash);
+    let n = cfg.logical_pages();
+    write_all(&mut ftl, &mut flash, churn(n));
+    let l = (0..n as usize)
+        .find(|&l| ftl.l2p[l] != super::blocks::NIL)
+        .unwrap();
+    ftl.l2p[l] = super::blocks::NIL;
+    assert!(ftl.verify(&flash).is_err());
+}
+
+#[test]
+fn dftl_verify_fails_when_the_cmt_outgrows_its_capacity() {
+    let cfg = small(FtlKind::Dftl);
+    let mut flash = Flash::new(&cfg);
+    let mut ftl = Dftl::<Greedy>::new(&cfg, &flash);
+    write_all(&mut ftl, &mut flash, churn(cfg.logical_pages()));
+    for l in 0..=cfg.ftl.cmt_entries as u64 {
+        ftl.cmt.insert(l, false);
+    }
+    let e = ftl.verify(&flash).unwrap_err();
+    assert!(matches!(e, InvariantError::Count { .. }), "{e}");
+}
+
+#[test]
+fn dftl_verify_checks_its_inner_page_map() {
+    let cfg = small(FtlKind::Dftl);
+    let mut flash = Flash::new(&cfg);
+    let mut ftl = Dftl::<Greedy>::new(&cfg, &flash);
+    write_all(&mut ftl, &mut flash, churn(cfg.logical_pages()));
+    let b = ftl.inner.blocks.open_blocks()[0];
+    ftl.inner.blocks.open_mut()[flash.layout.dies as usize] = b;
+    assert!(ftl.verify(&flash).is_err());
+}
+
+#[test]
+fn block_ftl_verify_fails_on_a_leaked_live_page() {
+    let cfg = small(FtlKind::Block);
+    let mut flash = Flash::new(&cfg);
+    let mut ftl = BlockMapped::new(
+        &cfg,
+        &flash,
+        BlockMap::new(&flash.layout, cfg.logical_pages()),
+    );
+    write_all(&mut ftl, &mut flash, churn(cfg.logical_pages()));
+    // Mark a page of a free block live: a page nobody maps.
+    let (_, free) = ftl.core.blocks.pooled().next().unwrap();
+    ftl.core.live.set(flash.layout.page(free, 0), true);
+    let e = ftl.verify(&flash).unwrap_err();
+    assert!(matches!(e, InvariantError::Count { .. }), "{e}");
+}
+
+#[test]
+fn bast_verify_fails_when_two_logical_blocks_share_a_data_block() {
+    let cfg = small(FtlKind::Bast);
+    let mut flash = Flash::new(&cfg);
+    let scheme = LogBlocks::<FifoMerge>::new(&cfg, &flash.layout, FtlKind::Bast);
+    let mut ftl = BlockMapped::new(&cfg, &flash, scheme);
+    write_all(&mut ftl, &mut flash, churn(cfg.logical_pages()));
+    let data = &mut ftl.scheme.data;
+    let (a, b) = {
+        let mut mapped = (0..data.len()).filter(|&l| data[l] != super::blocks::NIL);
+        (mapped.next().unwrap(), mapped.next().unwrap())
+    };
+    data[b] = data[a];
+    let e = ftl.verify(&flash).unwrap_err();
+    assert!(matches!(e, InvariantError::BlockRoles { .. }), "{e}");
+}
+
+#[test]
+fn ioa_verify_fails_when_a_log_is_unmapped() {
+    let cfg = small(FtlKind::Ioa);
+    let mut flash = Flash::new(&cfg);
+    let scheme = LogBlocks::<FifoMerge>::new(&cfg, &flash.layout, FtlKind::Ioa);
+    let mut ftl = BlockMapped::new(&cfg, &flash, scheme);
+    write_all(&mut ftl, &mut flash, churn(cfg.logical_pages()));
+    let lbn = ftl
+        .scheme
+        .log_of
+        .iter()
+        .position(|&s| s != super::blocks::NIL)
+        .expect("an open log");
+    ftl.scheme.log_of[lbn] = super::blocks::NIL;
+    assert!(ftl.verify(&flash).is_err());
+}
+
+#[test]
+fn fast_verify_fails_when_a_data_block_is_also_free() {
+    let cfg = small(FtlKind::Fast);
+    let mut flash = Flash::new(&cfg);
+    let mut ftl = BlockMapped::new(&cfg, &flash, Fast::<FifoMerge>::new(&cfg, &flash.layout));
+    write_all(&mut ftl, &mut flash, churn(cfg.logical_pages()));
+    let d = *ftl
+        .scheme
+        .data
+        .iter()
+        .find(|&&b| b != super::blocks::NIL)
+        .unwrap();
+    ftl.core.blocks.pool_mut(0).push_back(d);
+    let e = ftl.verify(&flash).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            InvariantError::BlockRoles { .. } | InvariantError::FreeBlockNotErased { .. }
+        ),
+        "{e}"
+    );
+}
