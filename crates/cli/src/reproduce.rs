@@ -2,15 +2,8 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
-use lab::{Output, ReproduceOptions, Scale};
+use lab::{DeviceChoice, Output, ReproduceOptions, Scale};
 use std::path::PathBuf;
-
-/// The experiments, by name: (name, paper, what it runs).
-const EXPERIMENTS: &[(&str, &str, &str)] = &[
-    ("ioa-ftl", "P4", "increasing-order-aware log-block FTL vs BAST, FAST, DFTL, page mapping (simulated SSD)"),
-    ("as-btree", "P1", "AS B-tree vs in-place B-tree vs BFTL: insert/search time, write buffer, LRU cache, file size"),
-    ("async-scan", "P2", "range scans: synchronous vs batched asynchronous heap reads, selectivity and batch sweeps"),
-];
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
@@ -41,37 +34,32 @@ pub struct ReproduceArgs {
 pub fn run(a: &ReproduceArgs) -> Result<()> {
     let Some(name) = &a.name else {
         println!("experiments (flashlab reproduce NAME [--scale quick|paper] [--json]):");
-        for (n, paper, what) in EXPERIMENTS {
-            println!("  {n:12} {paper}  {what}");
+        for e in lab::EXPERIMENTS {
+            println!("  {:12} {}  {}", e.name, e.paper, e.about);
         }
         return Ok(());
+    };
+    let Some(experiment) = lab::experiments::find(name) else {
+        bail!(
+            "unknown experiment `{name}`; available: {}",
+            lab::experiments::names().join(", ")
+        )
     };
     let Some(scale) = Scale::parse(&a.scale) else {
         bail!("--scale {}: expected quick or paper", a.scale);
     };
-    if !["file", "sim", "hdd", "all"].contains(&a.device.as_str()) {
+    let Some(device) = DeviceChoice::parse(&a.device) else {
         bail!("--device {}: expected file, sim, hdd or all", a.device);
-    }
+    };
     let opts = ReproduceOptions {
         scale,
         seed: a.seed,
-        device: a.device.clone(),
+        device,
         dir: a.dir.clone(),
         preset: a.preset.clone(),
         progress: !a.quiet,
     };
-    let out: Output = match name.as_str() {
-        "ioa-ftl" => lab::ioa_ftl::run(&opts)?,
-        "as-btree" => lab::as_btree::run(&opts)?,
-        "async-scan" => lab::async_scan::run(&opts)?,
-        other => {
-            let names: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();
-            bail!(
-                "unknown experiment `{other}`; available: {}",
-                names.join(", ")
-            )
-        }
-    };
+    let out: Output = (experiment.run)(&opts)?;
     if a.json {
         println!("{}", out.report.to_json());
     } else {
@@ -79,6 +67,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
     }
     Ok(())
 }
+
 #[derive(Args, Debug)]
 pub struct FtlMemoryArgs {
     /// Device capacity, e.g. 4GiB, 64GiB, 16TiB.

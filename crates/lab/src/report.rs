@@ -1,6 +1,7 @@
 //! The results format shared by every `flashlab reproduce NAME` and `bench` command, and a
 //! plain-text table renderer.
 
+use crate::devices::{DeviceChoice, DeviceKind};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -40,6 +41,25 @@ impl Report {
             notes: Vec::new(),
         }
     }
+    /// Set `rows` from typed rows (each a serde struct of flat keys).
+    pub fn set_rows<T: Serialize>(&mut self, rows: &[T]) {
+        self.rows = rows
+            .iter()
+            .map(|r| match serde_json::to_value(r) {
+                Ok(Value::Object(m)) => m,
+                other => panic!("a result row serializes to a flat object, got {other:?}"),
+            })
+            .collect();
+    }
+
+    /// `rows` read back as typed rows (tests and tools use the experiment's row struct).
+    pub fn rows_as<T: serde::de::DeserializeOwned>(&self) -> Result<Vec<T>, serde_json::Error> {
+        self.rows
+            .iter()
+            .map(|r| serde_json::from_value(Value::Object(r.clone())))
+            .collect()
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("reports always serialize")
     }
@@ -105,8 +125,9 @@ impl Scale {
 pub struct ReproduceOptions {
     pub scale: Scale,
     pub seed: u64,
-    /// `file`, `sim`, `hdd` or `all` (experiments that run on devices; others ignore it).
-    pub device: String,
+    /// `file`, `sim`, `hdd` or `all` (experiments that run on devices; each refuses a device
+    /// it does not support).
+    pub device: DeviceChoice,
     /// Directory for real files (`--device file`); a temporary directory when absent.
     pub dir: Option<PathBuf>,
     /// SSD preset for `--device sim`.
@@ -120,7 +141,7 @@ impl Default for ReproduceOptions {
         ReproduceOptions {
             scale: Scale::Quick,
             seed: 1,
-            device: "sim".into(),
+            device: DeviceChoice::One(DeviceKind::Sim),
             dir: None,
             preset: "mlc-sata-2010".into(),
             progress: false,

@@ -8,12 +8,12 @@
 //! `replay_trace_timing` is set, in which case a request is issued no earlier than its
 //! timestamp (relative to the first record).
 
+use crate::host::HostDriver;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
-use ssd::host::HostQueue;
-use ssd::{Lpn, SimTime, Ssd, SsdConfig, StreamId};
+use ssd::{SimTime, Ssd, SsdConfig};
 use std::time::Instant;
-use workload::{LbaMapping, OpKind, Request, Target, TraceFormat, WorkloadOptions, WorkloadSpec};
+use workload::{LbaMapping, Target, TraceFormat, WorkloadOptions, WorkloadSpec};
 
 /// How to bring the device to steady state before measuring.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -102,69 +102,6 @@ pub struct SimResult {
     pub host_pages_per_wall_second: f64,
 }
 
-/// Drives requests into the device through the host queue.
-struct Driver {
-    ssd: Ssd,
-    queue: HostQueue,
-    last_done: SimTime,
-    trace_origin: Option<u64>,
-    replay_timing: bool,
-}
-
-impl Driver {
-    fn submit(&mut self, r: &Request) -> Result<()> {
-        let arrival = match (self.replay_timing, r.arrival_ns) {
-            (true, Some(ns)) => SimTime(ns),
-            _ => SimTime::ZERO,
-        };
-        let at = self.queue.issue_time(arrival);
-        let done = match r.op {
-            OpKind::Write => self
-                .ssd
-                .write(Lpn(r.lpn), r.pages, StreamId(r.stream), at)?,
-            OpKind::Read => self.ssd.read(Lpn(r.lpn), r.pages, at)?,
-            OpKind::Trim => self.ssd.trim(Lpn(r.lpn), r.pages, at)?,
-        };
-        self.queue.complete(done);
-        self.last_done = self.last_done.max(done);
-        Ok(())
-    }
-
-    /// Run requests until `limit` pages (written pages for write workloads) or the end.
-    fn run(
-        &mut self,
-        reqs: impl Iterator<Item = Result<Request, workload::WorkloadError>>,
-        limit: Option<u64>,
-        count_writes_only: bool,
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<u64> {
-        let mut done_pages = 0u64;
-        let mut since_report = 0u32;
-        for r in reqs {
-            let r = r?;
-            let mut r = r;
-            if self.replay_timing {
-                let origin = *self.trace_origin.get_or_insert(r.arrival_ns.unwrap_or(0));
-                r.arrival_ns = r.arrival_ns.map(|a| a.saturating_sub(origin));
-            }
-            self.submit(&r)?;
-            if !count_writes_only || r.op == OpKind::Write {
-                done_pages += r.pages as u64;
-            }
-            since_report += 1;
-            if since_report == 65_536 {
-                since_report = 0;
-                progress(done_pages);
-            }
-            if limit.is_some_and(|l| done_pages >= l) {
-                break;
-            }
-        }
-        progress(done_pages);
-        Ok(done_pages)
-    }
-}
-
 /// Total pages the measured phase will run (for a progress bar), if known.
 pub fn planned_pages(opts: &SimOptions) -> Option<u64> {
     let logical = opts.config.logical_pages() as f64;
@@ -187,22 +124,12 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         logical_pages: ssd.logical_pages(),
         page_bytes: ssd.page_bytes() as u32,
     };
-    let qd = opts.config.timing.host_queue_depth;
-    let mut d = Driver {
-        ssd,
-        queue: HostQueue::new(qd),
-        last_done: SimTime::ZERO,
-        trace_origin: None,
-        replay_timing: false,
-    };
+    let mut d = HostDriver::new(ssd, opts.config.timing.host_queue_depth);
     let wall = Instant::now();
     precondition(&mut d, opts, target, progress)?;
     let pre_wall = wall.elapsed().as_secs_f64();
 
-    let before = d.ssd.stats();
-    let t0 = d.last_done;
-    d.queue = HostQueue::starting_at(qd, t0);
-    d.ssd.reset_latency();
+    let (before, t0) = d.begin_measurement();
     d.replay_timing = opts.replay_trace_timing;
     let wopts = WorkloadOptions {
         request_pages: opts.request_pages,
@@ -221,7 +148,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
 }
 
 fn precondition(
-    d: &mut Driver,
+    d: &mut HostDriver,
     opts: &SimOptions,
     target: Target,
     progress: &mut dyn FnMut(&str, u64),
@@ -238,7 +165,7 @@ fn precondition(
 
 fn summarize(
     opts: &SimOptions,
-    d: &Driver,
+    d: &HostDriver,
     before: ssd::Stats,
     t0: SimTime,
     wall_s: f64,
