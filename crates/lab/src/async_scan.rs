@@ -16,8 +16,9 @@ use blockdev::BlockDevice;
 use engine::buffer::BufferPool;
 use engine::heap::{load, records_per_page, Database, RECORD_BYTES};
 use engine::scan::{range_scan, ScanMode};
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use seed::Seed;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::path::Path;
@@ -143,9 +144,10 @@ fn run_device(
         "async-scan: {kind}: loading {records} records ({} MB)",
         p.db_bytes / 1_000_000
     ));
-    let db = load(dev.as_mut(), records, LEAF_KEYS, opts.seed)?;
+    let seed = Seed(opts.seed);
+    let db = load(dev.as_mut(), records, LEAF_KEYS, seed.fork("heap").value())?;
     let mut pool = BufferPool::new(dev, (p.pool_bytes / PAGE_BYTES as u64) as usize);
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let mut rng = seed.fork("scan-ranges").rng();
     let mut sweep = Vec::new();
     for sel in SELECTIVITIES {
         let range = key_range(&mut rng, sel);

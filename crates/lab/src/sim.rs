@@ -10,6 +10,7 @@
 
 use crate::host::HostDriver;
 use anyhow::{bail, Context, Result};
+use seed::Seed;
 use serde::Serialize;
 use ssd::{SimTime, Ssd, SsdConfig};
 use std::time::Instant;
@@ -134,7 +135,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     let wopts = WorkloadOptions {
         request_pages: opts.request_pages,
         volume_pages: None,
-        seed: opts.seed.wrapping_add(1),
+        seed: Seed(opts.seed).fork("workload").value(),
         trace_format: opts.trace_format,
         mapping: opts.mapping,
     };
