@@ -447,6 +447,10 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let p = plan(opts.scale);
     let devices = opts.device.resolve("as-btree", DEVICES)?;
     let tmp = devices::temp_dir(opts.dir.as_deref())?;
+    let file_system = match devices.contains(&DeviceKind::File) {
+        true => Some(devices::check_timing_dir(tmp.path(), opts.allow_memory_fs)?),
+        false => None,
+    };
     let mut measured = Vec::new();
     for device in devices {
         for (i, case) in cases(&p).into_iter().enumerate() {
@@ -462,12 +466,16 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
             let _ = std::fs::remove_file(tmp.path().join(file_name(i)));
         }
     }
-    let config = json!({
+    let mut config = json!({
         "node_bytes": NODE_BYTES, "preload_keys": p.preload, "measured_ops": p.measured,
         "keys_per_node": p.fanouts, "write_buffer_nodes": p.buffers, "cache_nodes": p.caches,
         "device_bytes": p.device_bytes, "segment_bytes": p.segment_bytes, "window_segments": p.window,
         "sim_preset": opts.preset,
     });
+    if let Some(fs) = file_system {
+        // Only runs with a file device have one (sim-only JSON stays as it was).
+        config["file_system"] = json!(fs);
+    }
     let mut report = Report::new("as-btree", opts, config);
     report.set_rows(&measured.iter().map(|m| to_row(m, &p)).collect::<Vec<_>>());
     report.paper = papers::p1().rows.clone();

@@ -293,16 +293,24 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let p = plan(opts.scale);
     let devices = opts.device.resolve("async-scan", DEVICES)?;
     let tmp = devices::temp_dir(opts.dir.as_deref())?;
+    let file_system = match devices.contains(&DeviceKind::File) {
+        true => Some(devices::check_timing_dir(tmp.path(), opts.allow_memory_fs)?),
+        false => None,
+    };
     let (mut sel, mut bat) = (Vec::new(), Vec::new());
     for d in devices {
         let (s, b) = run_device(d, &p, opts, tmp.path())?;
         sel.extend(s);
         bat.extend(b);
     }
-    let config = json!({
+    let mut config = json!({
         "db_bytes": p.db_bytes, "pool_bytes": p.pool_bytes, "page_bytes": PAGE_BYTES, "record_bytes": RECORD_BYTES,
         "leaf_keys": LEAF_KEYS, "selectivities": SELECTIVITIES, "batch_sweep": p.sweep, "sim_preset": opts.preset,
     });
+    if let Some(fs) = file_system {
+        // Only runs with a file device have one (sim-only JSON stays as it was).
+        config["file_system"] = json!(fs);
+    }
     let mut report = Report::new("async-scan", opts, config);
     let rows: Vec<ScanRow> = sel
         .iter()

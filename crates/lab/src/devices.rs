@@ -141,13 +141,48 @@ pub fn open(kind: DeviceKind, req: &DeviceRequest<'_>, dir: &Path) -> Result<Box
 }
 
 /// The temporary directory for an experiment's device files: inside `--dir`, or here; removed
-/// when dropped.
-pub fn temp_dir(dir: Option<&Path>) -> Result<tempfile::TempDir> {
-    match dir {
-        Some(d) => tempfile::tempdir_in(d).with_context(|| format!("--dir {}", d.display())),
+/// when dropped, and by [`remove_temp_dirs`] when the run is interrupted.
+pub fn temp_dir(dir: Option<&Path>) -> Result<TempDevDir> {
+    let tmp = match dir {
+        Some(d) => tempfile::tempdir_in(d).with_context(|| format!("--dir {}", d.display()))?,
         None => tempfile::tempdir_in(".")
-            .context("creating a temporary directory here for the device files"),
+            .context("creating a temporary directory here for the device files")?,
+    };
+    live_temp_dirs().push(tmp.path().to_path_buf());
+    Ok(TempDevDir { dir: tmp })
+}
+
+/// A temporary directory of device files, known to [`remove_temp_dirs`] while it lives.
+pub struct TempDevDir {
+    dir: tempfile::TempDir,
+}
+
+impl TempDevDir {
+    pub fn path(&self) -> &Path {
+        self.dir.path()
     }
+}
+
+impl Drop for TempDevDir {
+    fn drop(&mut self) {
+        live_temp_dirs().retain(|p| p != self.dir.path());
+    }
+}
+
+/// The directories [`temp_dir`] made that still exist. Process-wide on purpose: a signal
+/// handler (the CLI's Ctrl-C thread) must find them without a handle to the experiment.
+fn live_temp_dirs() -> std::sync::MutexGuard<'static, Vec<std::path::PathBuf>> {
+    static DIRS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+    DIRS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Remove every live temporary device directory (for an interrupted run, just before it
+/// exits); returns how many were removed.
+pub fn remove_temp_dirs() -> usize {
+    let dirs = std::mem::take(&mut *live_temp_dirs());
+    dirs.iter()
+        .filter(|d| std::fs::remove_dir_all(d).is_ok())
+        .count()
 }
 
 /// Seconds of a phase on the device's own clock: wall time on a real file, device time on a
@@ -157,4 +192,51 @@ pub fn phase_seconds(clock: ClockKind, wall_seconds: f64, device_ns: u64) -> f64
         ClockKind::Wall => wall_seconds,
         ClockKind::Simulated => device_ns as f64 / 1e9,
     }
+}
+
+/// The file system holding `dir` (statfs), by name: `ext4` (ext2/3/4 share a magic), `xfs`,
+/// `btrfs`, `tmpfs`, `ramfs`, ... or `unknown(0x...)`.
+pub fn file_system(dir: &Path) -> Result<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .with_context(|| format!("{}: a path with a NUL byte", dir.display()))?;
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable statfs.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("statfs {}", dir.display()));
+    }
+    #[allow(clippy::unnecessary_cast)] // f_type's width differs between targets
+    let magic = st.f_type as u64;
+    Ok(match magic {
+        0xEF53 => "ext4".into(),
+        0x5846_5342 => "xfs".into(),
+        0x9123_683E => "btrfs".into(),
+        0xF2F5_2010 => "f2fs".into(),
+        0x2FC1_2FC1 => "zfs".into(),
+        0x794C_7630 => "overlayfs".into(),
+        0x6969 => "nfs".into(),
+        0x0102_1994 => "tmpfs".into(),
+        0x8584_58F6 => "ramfs".into(),
+        other => format!("unknown(0x{other:x})"),
+    })
+}
+
+/// Whether a file system keeps its files in RAM (its "file" timings would be RAM speed).
+pub fn is_memory_fs(name: &str) -> bool {
+    matches!(name, "tmpfs" | "ramfs")
+}
+
+/// Check the directory of `--device file` timing runs: a RAM file system is refused (its
+/// O_DIRECT "device" runs at memory speed and would reverse the comparisons) unless
+/// `allow_memory_fs`. Returns the file system's name, for the report's config.
+pub fn check_timing_dir(dir: &Path, allow_memory_fs: bool) -> Result<String> {
+    let fs = file_system(dir)?;
+    if is_memory_fs(&fs) && !allow_memory_fs {
+        anyhow::bail!(
+            "{} is on {fs}: `--device file` timings there are RAM speed, not a disk's; put --dir on a disk file system (ext4, xfs, ...), or pass --allow-memory-fs to run anyway",
+            dir.display()
+        );
+    }
+    Ok(fs)
 }

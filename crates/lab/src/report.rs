@@ -134,6 +134,8 @@ pub struct ReproduceOptions {
     pub preset: String,
     /// Print progress lines to stderr.
     pub progress: bool,
+    /// Run `--device file` timings on a RAM file system (tmpfs, ramfs) anyway.
+    pub allow_memory_fs: bool,
 }
 
 impl Default for ReproduceOptions {
@@ -145,6 +147,7 @@ impl Default for ReproduceOptions {
             dir: None,
             preset: "mlc-sata-2010".into(),
             progress: false,
+            allow_memory_fs: false,
         }
     }
 }
