@@ -64,7 +64,10 @@ mod tests {
     fn csv_quotes_and_fills_missing_cells() {
         let rows: Vec<Map<String, Value>> = vec![
             json!({"a": 1, "b": "x,y"}).as_object().unwrap().clone(),
-            json!({"a": 2.5, "c": "say \"hi\""}).as_object().unwrap().clone(),
+            json!({"a": 2.5, "c": "say \"hi\""})
+                .as_object()
+                .unwrap()
+                .clone(),
         ];
         assert_eq!(csv(&rows), "a,b,c\n1,\"x,y\",\n2.5,,\"say \"\"hi\"\"\"\n");
     }

@@ -99,9 +99,8 @@ fn list(a: &ReproduceArgs) -> Result<()> {
             serde_json::json!({ "experiments": lab::EXPERIMENTS })
         )
     } else {
-        let mut t = String::from(
-            "experiments (flashlab reproduce NAME [--scale quick|paper] [--json]):\n",
-        );
+        let mut t =
+            String::from("experiments (flashlab reproduce NAME [--scale quick|paper] [--json]):\n");
         for e in lab::EXPERIMENTS {
             t.push_str(&format!("  {:12} {}  {}\n", e.name, e.paper, e.about));
         }
@@ -142,7 +141,10 @@ pub fn ftl_memory(a: &FtlMemoryArgs) -> Result<()> {
         .map_err(anyhow::Error::msg)
         .context("--page-size")?;
     if page < 512 {
-        bail!("--page-size {}: a flash page is at least 512 bytes", a.page_size);
+        bail!(
+            "--page-size {}: a flash page is at least 512 bytes",
+            a.page_size
+        );
     }
     if a.pages_per_block == 0 {
         bail!("--pages-per-block 0: a block holds at least one page");

@@ -29,7 +29,10 @@ fn wait_and_clean(set: libc::sigset_t) {
     }
     let removed = lab::devices::remove_temp_dirs();
     if removed > 0 {
-        eprintln!("\ninterrupted: removed {removed} temporary device director{}", if removed == 1 { "y" } else { "ies" });
+        eprintln!(
+            "\ninterrupted: removed {removed} temporary device director{}",
+            if removed == 1 { "y" } else { "ies" }
+        );
     }
     std::process::exit(128 + sig);
 }

@@ -171,7 +171,10 @@ fn options(a: &SimArgs) -> Result<SimOptions> {
 fn check_ignored(a: &SimArgs) -> Result<()> {
     let trace = a.workload.starts_with("trace:");
     if trace && a.trace_format.is_none() {
-        bail!("--workload trace:PATH needs --trace-format ({})", trace_formats());
+        bail!(
+            "--workload trace:PATH needs --trace-format ({})",
+            trace_formats()
+        );
     }
     for (given, flag) in [
         (a.trace_format.is_some(), "--trace-format"),
@@ -179,7 +182,10 @@ fn check_ignored(a: &SimArgs) -> Result<()> {
         (a.trace_mapping.is_some(), "--trace-mapping"),
     ] {
         if given && !trace {
-            bail!("{flag} applies only to --workload trace:PATH (the workload is `{}`)", a.workload);
+            bail!(
+                "{flag} applies only to --workload trace:PATH (the workload is `{}`)",
+                a.workload
+            );
         }
     }
     if a.payloads {
@@ -306,7 +312,8 @@ macro_rules! line {
 /// The human-readable summary of a run.
 fn summary(r: &SimResult) -> String {
     let mut o = String::new();
-    line!(o, 
+    line!(
+        o,
         "flashlab sim: {} on {} ({} FTL, {} GC, op {:.3}, timing {})",
         r.workload,
         r.preset,
@@ -315,7 +322,8 @@ fn summary(r: &SimResult) -> String {
         r.op,
         if r.timing { "on" } else { "off" }
     );
-    line!(o, 
+    line!(
+        o,
         "  device            {:.2} GiB logical, {} B pages, {} pages/block, alpha {:.4}",
         r.logical_bytes as f64 / (1u64 << 30) as f64,
         r.page_bytes,
@@ -324,40 +332,61 @@ fn summary(r: &SimResult) -> String {
     );
     match (r.waf, r.waf_model) {
         (None, _) => line!(o, "  WAF               n/a (no host page was written)"),
-        (Some(w), Some(m)) => line!(o, 
+        (Some(w), Some(m)) => line!(
+            o,
             "  WAF               {w:.4} (closed-form steady-state model: {m:.4})"
         ),
         (Some(w), None) => line!(o, "  WAF               {w:.4}"),
     }
-    line!(o, 
+    line!(
+        o,
         "  host pages        {} written, {} read, {} trimmed ({} I/Os)",
-        r.host_pages_written, r.host_pages_read, r.host_pages_trimmed, r.host_ios
+        r.host_pages_written,
+        r.host_pages_read,
+        r.host_pages_trimmed,
+        r.host_ios
     );
-    line!(o, 
+    line!(
+        o,
         "  flash pages       {} written, {} read; GC copied {} in {} GC runs",
-        r.flash_pages_written, r.flash_pages_read, r.gc_pages_copied, r.gc_invocations
+        r.flash_pages_written,
+        r.flash_pages_read,
+        r.gc_pages_copied,
+        r.gc_invocations
     );
-    line!(o, 
+    line!(
+        o,
         "  erases            {} (per block: max {}, mean {:.2})",
-        r.erases, r.erase_count_max, r.erase_count_mean
+        r.erases,
+        r.erase_count_max,
+        r.erase_count_mean
     );
-    line!(o, 
+    line!(
+        o,
         "  merges            full {}, partial {}, switch {}",
-        r.merges.full, r.merges.partial, r.merges.switch
+        r.merges.full,
+        r.merges.partial,
+        r.merges.switch
     );
     if r.translation_reads + r.translation_writes > 0 {
-        line!(o, 
+        line!(
+            o,
             "  translation pages {} read, {} written",
-            r.translation_reads, r.translation_writes
+            r.translation_reads,
+            r.translation_writes
         );
     }
     line!(o, "  mapping table     {} bytes", r.mapping_bytes);
     if r.timing {
-        line!(o, 
+        line!(
+            o,
             "  simulated time    {:.3} s: {:.1} MB/s, {:.0} IOPS",
-            r.sim_seconds, r.throughput_mb_per_sim_second, r.iops_per_sim_second
+            r.sim_seconds,
+            r.throughput_mb_per_sim_second,
+            r.iops_per_sim_second
         );
-        line!(o, 
+        line!(
+            o,
             "  latency (us)      p50 {:.1}, p99 {:.1}, p99.9 {:.1}, mean {:.1}, max {:.1}",
             r.latency_us.p50,
             r.latency_us.p99,
@@ -368,9 +397,22 @@ fn summary(r: &SimResult) -> String {
     }
     line!(o, "  simulator speed   {:.0} host I/Os per wall second ({:.2} s measured, {:.2} s preconditioning)", r.host_ios_per_wall_second, r.wall_seconds, r.precondition_wall_seconds);
     if let Some(reached) = r.volume_reached {
-        line!(o, "  write volume      {}", if reached { "reached" } else { "NOT reached (the workload ended first)" });
+        line!(
+            o,
+            "  write volume      {}",
+            if reached {
+                "reached"
+            } else {
+                "NOT reached (the workload ended first)"
+            }
+        );
     }
-    line!(o, "  config            preset {}, hash {}", r.preset, r.config_hash);
+    line!(
+        o,
+        "  config            preset {}, hash {}",
+        r.preset,
+        r.config_hash
+    );
     for n in &r.notes {
         line!(o, "  note: {n}");
     }

@@ -240,3 +240,57 @@ pub fn check_timing_dir(dir: &Path, allow_memory_fs: bool) -> Result<String> {
     }
     Ok(fs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ram_file_system_is_refused_for_file_timings_unless_allowed() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let fs = file_system(here).unwrap();
+        if is_memory_fs(&fs) {
+            eprintln!("skipping: the source tree itself is on {fs}");
+            return;
+        }
+        assert_eq!(check_timing_dir(here, false).unwrap(), fs);
+        let shm = Path::new("/dev/shm");
+        if file_system(shm).is_ok_and(|f| is_memory_fs(&f)) {
+            let e = check_timing_dir(shm, false).unwrap_err().to_string();
+            assert!(e.contains("--allow-memory-fs"), "{e}");
+            assert_eq!(check_timing_dir(shm, true).unwrap(), "tmpfs");
+        }
+    }
+
+    #[test]
+    fn temp_dirs_are_known_while_they_live_and_removable() {
+        let base = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let t = temp_dir(Some(base.path())).unwrap();
+        let p = t.path().to_path_buf();
+        std::fs::write(p.join("dev"), b"x").unwrap();
+        assert!(live_temp_dirs().contains(&p));
+        assert!(remove_temp_dirs() >= 1);
+        assert!(!p.exists(), "interrupted runs leave no device files");
+        drop(t);
+        assert!(!live_temp_dirs().contains(&p));
+    }
+
+    #[test]
+    fn device_choices_resolve_against_what_an_experiment_supports() {
+        let both = [DeviceKind::File, DeviceKind::Sim];
+        assert_eq!(DeviceChoice::All.resolve("x", &both).unwrap(), both);
+        assert_eq!(
+            DeviceChoice::parse("sim")
+                .unwrap()
+                .resolve("x", &both)
+                .unwrap(),
+            [DeviceKind::Sim]
+        );
+        let e = DeviceChoice::One(DeviceKind::Hdd).resolve("as-btree", &both);
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .contains("as-btree runs on file, sim"));
+        assert!(DeviceChoice::parse("tape").is_none());
+    }
+}

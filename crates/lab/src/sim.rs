@@ -199,9 +199,8 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         }
     }
     if r.waf.is_none() {
-        r.notes.push(
-            "WAF is undefined (null): no host page was written in the measured phase".into(),
-        );
+        r.notes
+            .push("WAF is undefined (null): no host page was written in the measured phase".into());
     }
     Ok(r)
 }
