@@ -336,7 +336,7 @@ fn progress_is_printed_when_stderr_is_not_a_terminal() {
 #[test]
 fn ctrl_c_removes_the_temporary_device_files() {
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+    let child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .args([
             "reproduce",
             "as-btree",
