@@ -452,15 +452,20 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         false => None,
     };
     let mut measured = Vec::new();
+    let steps = devices.len() * cases(&p).len();
     for device in devices {
         for (i, case) in cases(&p).into_iter().enumerate() {
-            opts.progress(format!(
-                "as-btree: {device} {} F={} MS={} cache={}",
-                tree_name(case.tree),
-                case.f,
-                case.ms,
-                case.cache
-            ));
+            opts.progress_step(
+                measured.len(),
+                steps,
+                format!(
+                    "as-btree: {device} {} F={} MS={} cache={}",
+                    tree_name(case.tree),
+                    case.f,
+                    case.ms,
+                    case.cache
+                ),
+            );
             let dev = open_device(device, &p, opts, tmp.path(), i)?;
             measured.push(run_case(device, case, &p, dev, opts.seed)?);
             let _ = std::fs::remove_file(tmp.path().join(file_name(i)));

@@ -122,10 +122,17 @@ pub fn open(kind: DeviceKind, req: &DeviceRequest<'_>, dir: &Path) -> Result<Box
                 queue_depth: req.queue_depth,
                 ..FileOptions::default()
             };
-            Box::new(
-                FileDevice::create(&path, req.pages, req.page_bytes, o)
-                    .with_context(|| format!("creating {}", path.display()))?,
-            )
+            Box::new(FileDevice::create(&path, req.pages, req.page_bytes, o).map_err(
+                |e| match e {
+                    // The device's own message names its library option (`buffered`); here
+                    // the remedy is the experiment's --dir.
+                    blockdev::DevError::DirectIoUnsupported { path } => anyhow::anyhow!(
+                        "{}: the file system does not support O_DIRECT; put --dir on a disk file system (ext4, xfs)",
+                        path.display()
+                    ),
+                    e => anyhow::Error::new(e).context(format!("creating {}", path.display())),
+                },
+            )?)
         }
         DeviceKind::Hdd => Box::new(HddModel::new(
             HddConfig::default(),

@@ -321,10 +321,11 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let mut runs = Vec::new();
     for &cache in &p.caches_mb {
         for scheme in SCHEMES {
-            opts.progress(format!(
-                "ioa-ftl: {} with a {cache} MB host cache",
-                scheme.name()
-            ));
+            opts.progress_step(
+                runs.len(),
+                p.caches_mb.len() * SCHEMES.len(),
+                format!("ioa-ftl: {} with a {cache} MB host cache", scheme.name()),
+            );
             let r = run_one(&p, scheme, cache, opts.seed)
                 .with_context(|| format!("{} at {cache} MB", scheme.name()))?;
             runs.push(r);

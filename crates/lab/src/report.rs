@@ -160,12 +160,32 @@ impl ReproduceOptions {
     }
 }
 
-fn chrono_free_elapsed() -> String {
+impl ReproduceOptions {
+    /// Progress of step `done` (0-based) of `total`, with an ETA from the steps so far:
+    /// "[  12.0s] (3/10, ETA 28 s) msg".
+    pub fn progress_step(&self, done: usize, total: usize, msg: impl fmt::Display) {
+        let elapsed = seconds_since_start();
+        let eta = match done {
+            0 => "ETA ?".to_string(),
+            d => format!(
+                "ETA {:.0} s",
+                elapsed / d as f64 * total.saturating_sub(d) as f64
+            ),
+        };
+        self.progress(format_args!("({}/{total}, {eta}) {msg}", done + 1));
+    }
+}
+
+/// Seconds since this process printed its first progress line.
+fn seconds_since_start() -> f64 {
     use std::sync::OnceLock;
     use std::time::Instant;
     static START: OnceLock<Instant> = OnceLock::new();
-    let s = START.get_or_init(Instant::now).elapsed().as_secs_f64();
-    format!("{s:7.1}s")
+    START.get_or_init(Instant::now).elapsed().as_secs_f64()
+}
+
+fn chrono_free_elapsed() -> String {
+    format!("{:7.1}s", seconds_since_start())
 }
 
 /// A plain-text table: a title, headers, rows of cells, right-aligned numbers.
