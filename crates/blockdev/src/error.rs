@@ -33,6 +33,8 @@ pub enum DevError {
     Ssd(#[from] ssd::SsdError),
     #[error("simulated SSD config: {0}")]
     SsdConfig(#[from] ssd::ConfigError),
+    #[error("{path}: the device is unusable after an io_uring wave could not be drained ({reason}); I/Os may still be in flight, so it refuses every further operation: reopen the file")]
+    Poisoned { path: PathBuf, reason: String },
     #[error("the device lost power (crash test); reopen it from its durable image")]
     PowerCut,
     #[error("injected I/O error at page {page} (fault injection)")]

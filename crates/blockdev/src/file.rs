@@ -9,7 +9,9 @@
 //! fallback (timings then include the page cache). `flush` is `fdatasync`; `trim` punches a
 //! hole (`fallocate`), ignored where unsupported.
 
-use crate::{check_extent, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint};
+use crate::{
+    check_extent, submit_all, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint,
+};
 use io_uring::{opcode, types, IoUring};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::{File, OpenOptions};
@@ -92,6 +94,47 @@ pub struct FileDevice {
     done: Vec<(usize, i32)>,
     opened: Instant,
     stats: DevStats,
+    /// Fault sites in `io_uring_enter`, armed only by tests.
+    enter_faults: EnterFaults,
+    /// Why the device refuses every operation (a wave left I/Os in flight), if it does.
+    poisoned: Option<String>,
+}
+
+impl Drop for FileDevice {
+    fn drop(&mut self) {
+        if self.poisoned.is_some() {
+            // The kernel may still write these buffers: leak them, and the ring, rather than
+            // free memory it can reach.
+            std::mem::forget(std::mem::take(&mut self.bounce));
+            std::mem::forget(self.ring.take());
+        }
+    }
+}
+
+/// Injected `io_uring_enter` failures (a fault site in the real wave loop; tests arm it).
+#[derive(Clone, Copy, Debug, Default)]
+struct EnterFaults {
+    /// The next n calls enter the kernel (the wave's I/Os are then in flight) and report EIO.
+    after_submit: u32,
+    /// The next n calls report EIO without entering the kernel.
+    before_submit: u32,
+}
+
+impl EnterFaults {
+    /// Run `enter`, unless a fault is armed: then fail before or after it.
+    fn apply(&mut self, enter: impl FnOnce() -> std::io::Result<usize>) -> std::io::Result<usize> {
+        let eio = || Err(std::io::Error::from_raw_os_error(libc::EIO));
+        if self.before_submit > 0 {
+            self.before_submit -= 1;
+            return eio();
+        }
+        let r = enter();
+        if self.after_submit > 0 {
+            self.after_submit -= 1;
+            return eio();
+        }
+        r
+    }
 }
 
 impl FileDevice {
@@ -148,6 +191,8 @@ impl FileDevice {
             done: Vec::new(),
             opened: Instant::now(),
             stats: DevStats::default(),
+            enter_faults: EnterFaults::default(),
+            poisoned: None,
         };
         // Some file systems accept O_DIRECT at open and refuse it at the first I/O.
         if capacity_pages > 0 {
@@ -194,6 +239,8 @@ impl FileDevice {
 
     /// Submit one wave (at most `queue_depth` I/Os) and wait for all of it.
     fn wave(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError> {
+        // A poisoned device's bounce buffers may still be in the kernel's hands: never stage.
+        self.check_usable()?;
         let fd = types::Fd(self.file.as_raw_fd());
         let pb = self.page_bytes as u64;
         let mut sqes = std::mem::take(&mut self.sqes);
@@ -228,6 +275,9 @@ impl FileDevice {
         if let Err(e) = reaped {
             first_err.get_or_insert(e);
         }
+        if self.poisoned.is_some() {
+            return Err(first_err.expect("a poisoned wave has an error"));
+        }
         for k in 0..self.done.len() {
             let (i, res) = self.done[k];
             if let Err(e) = self.check_completion(res, extent(&batch[i]).1) {
@@ -257,26 +307,49 @@ impl FileDevice {
         }
     }
 
-    /// Push `sqes` and reap every completion into `self.done` (retrying interrupted waits).
+    /// Push `sqes` and reap every completion into `self.done`.
+    ///
+    /// An `io_uring_enter` error does not end the wave while its I/Os may be in flight (the
+    /// kernel could still write the bounce buffers and post completions under this wave's
+    /// `user_data`): the loop keeps entering and reaping until every SQE has completed, and
+    /// reports the first error after that. If `MAX_ENTER_FAILURES` calls in a row fail, the
+    /// wave cannot be drained and the device is poisoned: it refuses every further operation,
+    /// never touches its bounce buffers or ring again, and leaks them on drop.
     fn run_wave(&mut self, sqes: &[io_uring::squeue::Entry]) -> Result<(), DevError> {
+        const MAX_ENTER_FAILURES: u32 = 8;
+        self.check_usable()?;
         let path = self.path.clone();
         let mut done = std::mem::take(&mut self.done);
         done.clear();
-        let ring = self.ring()?;
+        self.ring()?;
+        let ring = self.ring.as_mut().expect("ring just created");
+        let faults = &mut self.enter_faults;
         for e in sqes {
-            // SAFETY: every buffer lives in `self.bounce` (not touched until the wave is
-            // reaped) and the fd stays open for the device's life.
+            // SAFETY: every buffer lives in `self.bounce`, which is neither touched nor freed
+            // until this wave's SQEs have all completed: this function returns only once they
+            // are reaped, or after poisoning the device, which then never touches (and on
+            // drop leaks) the buffers and the ring. The fd stays open for the device's life.
             unsafe { ring.submission().push(e).expect("a wave fits the ring") };
         }
-        let mut r = Ok(());
+        let mut first_err = None;
+        let mut failures_in_row = 0;
         while done.len() < sqes.len() {
-            match ring.submit_and_wait(1) {
-                Ok(_) => {}
+            match faults.apply(|| ring.submit_and_wait(1)) {
+                Ok(_) => failures_in_row = 0,
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
                 Err(e) => {
-                    r = Err(io_err(&path, "io_uring_enter", e));
-                    break;
+                    failures_in_row += 1;
+                    let reason = e.to_string();
+                    first_err.get_or_insert(io_err(&path, "io_uring_enter", e));
+                    if failures_in_row >= MAX_ENTER_FAILURES {
+                        self.poisoned = Some(format!(
+                            "{} of {} I/Os completed; io_uring_enter failed {failures_in_row} times in a row: {reason}",
+                            done.len(),
+                            sqes.len()
+                        ));
+                        break;
+                    }
                 }
             }
             done.extend(
@@ -285,7 +358,18 @@ impl FileDevice {
             );
         }
         self.done = done;
-        r
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Refuse every operation on a poisoned device (see [`FileDevice::run_wave`]).
+    fn check_usable(&self) -> Result<(), DevError> {
+        match &self.poisoned {
+            None => Ok(()),
+            Some(reason) => Err(DevError::Poisoned {
+                path: self.path.clone(),
+                reason: reason.clone(),
+            }),
+        }
     }
 
     /// A completion's result: a negative errno or a short transfer is an error.
@@ -374,6 +458,7 @@ impl BlockDevice for FileDevice {
         self.capacity_pages
     }
     fn read(&mut self, page: PageNo, buf: &mut [u8]) -> Result<(), DevError> {
+        self.check_usable()?;
         let pages = check_extent(page, buf.len(), self.page_bytes, self.capacity_pages)?;
         self.pread(page, buf)?;
         self.stats.read_ios += 1;
@@ -381,6 +466,7 @@ impl BlockDevice for FileDevice {
         Ok(())
     }
     fn write(&mut self, page: PageNo, buf: &[u8], _hint: WriteHint) -> Result<(), DevError> {
+        self.check_usable()?;
         let pages = check_extent(page, buf.len(), self.page_bytes, self.capacity_pages)?;
         let off = page * self.page_bytes as u64;
         let b = stage(&mut self.bounce, 0, buf.len());
@@ -395,15 +481,10 @@ impl BlockDevice for FileDevice {
     fn submit(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError> {
         self.stats.batches += 1;
         let qd = self.opts.queue_depth.max(1) as usize;
-        let mut first_err = None;
-        for chunk in batch.chunks_mut(qd) {
-            if let Err(e) = self.wave(chunk) {
-                first_err.get_or_insert(e);
-            }
-        }
-        first_err.map_or(Ok(()), Err)
+        submit_all(batch.chunks_mut(qd), |wave| self.wave(wave))
     }
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
+        self.check_usable()?;
         check_extent(
             page,
             pages as usize * self.page_bytes,
@@ -433,6 +514,7 @@ impl BlockDevice for FileDevice {
         Ok(())
     }
     fn flush(&mut self) -> Result<(), DevError> {
+        self.check_usable()?;
         self.stats.flushes += 1;
         self.file
             .sync_data()
@@ -469,5 +551,87 @@ mod tests {
             open_err(path, buffered, einval()),
             DevError::Io { op: "open", .. }
         ));
+    }
+}
+
+#[cfg(test)]
+mod wave_faults {
+    use super::*;
+
+    const PB: usize = 4096;
+
+    fn device(dir: &Path) -> FileDevice {
+        let o = FileOptions {
+            queue_depth: 16,
+            ..FileOptions::default()
+        };
+        let mut dev = FileDevice::create(&dir.join("dev"), 64, PB, o).expect("device");
+        for p in 0..64u64 {
+            dev.write(p, &[p as u8 + 1; PB], WriteHint::NONE).unwrap();
+        }
+        dev
+    }
+
+    fn read_batch(
+        dev: &mut FileDevice,
+        pages: std::ops::Range<u64>,
+    ) -> Result<Vec<Vec<u8>>, DevError> {
+        let mut bufs = vec![vec![0u8; PB]; pages.clone().count()];
+        let mut batch: Vec<Io> = bufs
+            .iter_mut()
+            .zip(pages)
+            .map(|(buf, page)| Io::Read { page, buf })
+            .collect();
+        dev.submit(&mut batch)?;
+        Ok(bufs)
+    }
+
+    #[test]
+    fn a_failed_enter_drains_the_wave_before_the_next_one_reuses_its_buffers() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let mut dev = device(dir.path());
+        dev.enter_faults.after_submit = 1;
+        let e = read_batch(&mut dev, 0..16).expect_err("the injected enter failure is reported");
+        assert!(
+            matches!(
+                e,
+                DevError::Io {
+                    op: "io_uring_enter",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        // Give stale completions (if any were left behind) time to land in the ring.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let bufs = read_batch(&mut dev, 40..42).expect("the device is usable after a drained wave");
+        for (buf, page) in bufs.iter().zip(40u8..) {
+            assert!(
+                buf.iter().all(|&b| b == page + 1),
+                "page {page}: stale data"
+            );
+        }
+    }
+
+    #[test]
+    fn a_wave_that_cannot_be_drained_poisons_the_device() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let mut dev = device(dir.path());
+        dev.enter_faults.before_submit = u32::MAX;
+        assert!(read_batch(&mut dev, 0..16).is_err());
+        let mut buf = vec![0u8; PB];
+        assert!(matches!(
+            dev.read(1, &mut buf),
+            Err(DevError::Poisoned { .. })
+        ));
+        assert!(matches!(
+            read_batch(&mut dev, 0..2),
+            Err(DevError::Poisoned { .. })
+        ));
+        assert!(matches!(
+            dev.write(1, &buf, WriteHint::NONE),
+            Err(DevError::Poisoned { .. })
+        ));
+        drop(dev); // leaks the bounce buffers the kernel may still own; must not crash
     }
 }

@@ -13,7 +13,9 @@
 //! Defaults (15 000 rpm: 2 ms half revolution; 0.1 ms settle; 0.6 ms average seek; 150 MB/s)
 //! give 2.63 ms per random 4 KiB access and 150 MB/s sequential.
 
-use crate::{BlockDevice, ClockKind, DevError, DevStats, Io, MemDevice, PageNo, WriteHint};
+use crate::{
+    submit_all, BlockDevice, ClockKind, DevError, DevStats, Io, MemDevice, PageNo, WriteHint,
+};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -162,17 +164,10 @@ impl BlockDevice for HddModel {
             let p = Self::io_page(&batch[i]);
             (p < head, p)
         });
-        let mut first_err = None;
-        for i in order {
-            let r = match &mut batch[i] {
-                Io::Read { page, buf } => self.read(*page, buf),
-                Io::Write { page, buf, hint } => self.write(*page, buf, *hint),
-            };
-            if let Err(e) = r {
-                first_err.get_or_insert(e);
-            }
-        }
-        first_err.map_or(Ok(()), Err)
+        submit_all(order, |i| match &mut batch[i] {
+            Io::Read { page, buf } => self.read(*page, buf),
+            Io::Write { page, buf, hint } => self.write(*page, buf, *hint),
+        })
     }
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
         self.store.trim(page, pages)

@@ -107,6 +107,23 @@ pub trait BlockDevice {
     fn stats(&self) -> DevStats;
 }
 
+/// Run `each` on every item of a batch, in order, and return the first error only after all
+/// have run: the contract of [`BlockDevice::submit`] ("the first failing I/O's error after all
+/// others completed"), held here once for every device. Items are I/Os, waves of I/Os, or
+/// indices into a batch in service order.
+pub fn submit_all<T>(
+    items: impl IntoIterator<Item = T>,
+    mut each: impl FnMut(T) -> Result<(), DevError>,
+) -> Result<(), DevError> {
+    let mut first_err = None;
+    for item in items {
+        if let Err(e) = each(item) {
+            first_err.get_or_insert(e);
+        }
+    }
+    first_err.map_or(Ok(()), Err)
+}
+
 /// Check that `len` bytes at `page` are whole pages inside a device; returns the page count.
 pub fn check_extent(
     page: PageNo,
@@ -129,4 +146,25 @@ pub fn check_extent(
         });
     }
     Ok(pages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn submit_all_runs_every_item_and_returns_the_first_error() {
+        let mut ran = Vec::new();
+        let r = submit_all(0..5u64, |i| {
+            ran.push(i);
+            if i % 2 == 1 {
+                Err(DevError::Injected { page: i })
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(ran, [0, 1, 2, 3, 4]);
+        assert!(matches!(r, Err(DevError::Injected { page: 1 })));
+        assert!(submit_all(0..3u64, |_| Ok(())).is_ok());
+    }
 }

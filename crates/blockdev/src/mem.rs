@@ -1,6 +1,8 @@
 //! `MemDevice`: pages in RAM, zero cost, for tests and as a reference model.
 
-use crate::{check_extent, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint};
+use crate::{
+    check_extent, submit_all, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint,
+};
 
 #[derive(Clone, Debug)]
 pub struct MemDevice {
@@ -78,17 +80,10 @@ impl BlockDevice for MemDevice {
     }
     fn submit(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError> {
         self.stats.batches += 1;
-        let mut first_err = None;
-        for io in batch.iter_mut() {
-            let r = match io {
-                Io::Read { page, buf } => self.read(*page, buf),
-                Io::Write { page, buf, hint } => self.write(*page, buf, *hint),
-            };
-            if let (Err(e), None) = (r, &first_err) {
-                first_err = Some(e);
-            }
-        }
-        first_err.map_or(Ok(()), Err)
+        submit_all(batch.iter_mut(), |io| match io {
+            Io::Read { page, buf } => self.read(*page, buf),
+            Io::Write { page, buf, hint } => self.write(*page, buf, *hint),
+        })
     }
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
         let r = self.range(page, pages as usize * self.page_bytes)?;

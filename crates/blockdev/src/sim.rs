@@ -6,7 +6,9 @@
 //! dies and channels, and the clock advances to the last completion. Write hints select SSD
 //! streams (`hint.stream % streams`). `flush` is free: the simulated SSD has no volatile cache.
 
-use crate::{check_extent, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint};
+use crate::{
+    check_extent, submit_all, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint,
+};
 use ssd::{DataMode, Lpn, SimTime, Ssd, SsdConfig, StreamId};
 
 pub struct SimDevice {
@@ -84,21 +86,16 @@ impl BlockDevice for SimDevice {
         self.stats.batches += 1;
         let start = self.now;
         let mut end = start;
-        let mut first_err = None;
-        for io in batch.iter_mut() {
-            let r = match io {
-                Io::Read { page, buf } => self.read_at(*page, buf, start),
-                Io::Write { page, buf, hint } => self.write_at(*page, buf, *hint, start),
+        let r = submit_all(batch.iter_mut(), |io| {
+            let done = match io {
+                Io::Read { page, buf } => self.read_at(*page, buf, start)?,
+                Io::Write { page, buf, hint } => self.write_at(*page, buf, *hint, start)?,
             };
-            match r {
-                Ok(t) => end = end.max(t),
-                Err(e) => {
-                    first_err.get_or_insert(e);
-                }
-            }
-        }
+            end = end.max(done);
+            Ok(())
+        });
         self.now = end;
-        first_err.map_or(Ok(()), Err)
+        r
     }
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
         check_extent(

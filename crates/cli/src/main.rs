@@ -4,7 +4,10 @@
 //! experiment, our figures beside the paper's), `ftl-memory` (mapping-table memory by scheme),
 //! `presets` (list or show the shipped SSD presets).
 
+mod output;
+mod progress;
 mod reproduce;
+mod signals;
 mod sim;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +41,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    signals::install();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Sim(args) => sim::run(&args),
@@ -48,10 +52,27 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_chain(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error and its causes, `: `-separated, each cause printed once: a cause whose text its
+/// parent already shows (an OS error inside "open on PATH failed: ...") is not repeated.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 fn presets(show: Option<&str>) -> anyhow::Result<()> {

@@ -1,38 +1,42 @@
 //! `flashlab reproduce NAME` and `flashlab ftl-memory`.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
-use lab::{Output, ReproduceOptions, Scale};
+use lab::{DeviceChoice, Output, ReproduceOptions, Scale};
 use std::path::PathBuf;
-
-/// The experiments, by name: (name, paper, what it runs).
-const EXPERIMENTS: &[(&str, &str, &str)] = &[
-    ("ioa-ftl", "P4", "increasing-order-aware log-block FTL vs BAST, FAST, DFTL, page mapping (simulated SSD)"),
-    ("as-btree", "P1", "AS B-tree vs in-place B-tree vs BFTL: insert/search time, write buffer, LRU cache, file size"),
-    ("async-scan", "P2", "range scans: synchronous vs batched asynchronous heap reads, selectivity and batch sweeps"),
-];
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
-    /// Experiment: ioa-ftl, as-btree, async-scan (omit to list them).
+    /// Experiment: ioa-ftl, as-btree, async-scan (omit to list them; with --json, as JSON).
     name: Option<String>,
     /// quick (minutes; CI-sized) or paper (the paper's sizes where this machine allows).
     #[arg(long, default_value = "quick")]
     scale: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Device for engine experiments: file (O_DIRECT), sim (simulated SSD), hdd (model), all.
-    #[arg(long, default_value = "sim")]
-    device: String,
-    /// Directory for the real files of --device file (default: a temporary directory here).
+    /// Device for engine experiments: file (O_DIRECT), sim (simulated SSD), hdd (model), all
+    /// [default: sim]. Experiments that build their own simulated SSD (ioa-ftl) refuse it.
+    #[arg(long)]
+    device: Option<String>,
+    /// Directory for the real files of --device file [default: a temporary directory here].
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// SSD preset for --device sim.
-    #[arg(long, default_value = "mlc-sata-2010")]
-    preset: String,
+    /// SSD preset for --device sim [default: mlc-sata-2010].
+    #[arg(long)]
+    preset: Option<String>,
+    /// Run --device file timings on a RAM file system (tmpfs, ramfs) anyway (they are then RAM
+    /// speed, not a disk's).
+    #[arg(long)]
+    allow_memory_fs: bool,
     /// Print exactly one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    /// Print the measured rows as CSV (one header line, then one line per row).
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
+    /// Write the output (tables, JSON or CSV) to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
     /// No progress lines on stderr.
     #[arg(long)]
     quiet: bool,
@@ -40,52 +44,80 @@ pub struct ReproduceArgs {
 
 pub fn run(a: &ReproduceArgs) -> Result<()> {
     let Some(name) = &a.name else {
-        println!("experiments (flashlab reproduce NAME [--scale quick|paper] [--json]):");
-        for (n, paper, what) in EXPERIMENTS {
-            println!("  {n:12} {paper}  {what}");
-        }
-        return Ok(());
+        return list(a);
+    };
+    let Some(experiment) = lab::experiments::find(name) else {
+        bail!(
+            "unknown experiment `{name}`; available: {}",
+            lab::experiments::names().join(", ")
+        )
     };
     let Some(scale) = Scale::parse(&a.scale) else {
         bail!("--scale {}: expected quick or paper", a.scale);
     };
-    if !["file", "sim", "hdd", "all"].contains(&a.device.as_str()) {
-        bail!("--device {}: expected file, sim, hdd or all", a.device);
+    if !experiment.takes_devices() {
+        for (given, flag) in [
+            (a.device.is_some(), "--device"),
+            (a.preset.is_some(), "--preset"),
+            (a.dir.is_some(), "--dir"),
+            (a.allow_memory_fs, "--allow-memory-fs"),
+        ] {
+            if given {
+                bail!("{flag} does not apply to {name}: it builds its own simulated SSD (see `flashlab reproduce` for the experiments that take a device)");
+            }
+        }
     }
+    let device_name = a.device.as_deref().unwrap_or("sim");
+    let Some(device) = DeviceChoice::parse(device_name) else {
+        bail!("--device {device_name}: expected file, sim, hdd or all");
+    };
     let opts = ReproduceOptions {
         scale,
         seed: a.seed,
-        device: a.device.clone(),
+        device,
         dir: a.dir.clone(),
-        preset: a.preset.clone(),
+        preset: a.preset.clone().unwrap_or_else(|| "mlc-sata-2010".into()),
         progress: !a.quiet,
+        allow_memory_fs: a.allow_memory_fs,
     };
-    let out: Output = match name.as_str() {
-        "ioa-ftl" => lab::ioa_ftl::run(&opts)?,
-        "as-btree" => lab::as_btree::run(&opts)?,
-        "async-scan" => lab::async_scan::run(&opts)?,
-        other => {
-            let names: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();
-            bail!(
-                "unknown experiment `{other}`; available: {}",
-                names.join(", ")
-            )
-        }
-    };
-    if a.json {
-        println!("{}", out.report.to_json());
+    let out: Output = (experiment.run)(&opts)?;
+    let text = if a.json {
+        format!("{}\n", out.report.to_json())
+    } else if a.csv {
+        crate::output::csv(&out.report.rows)
     } else {
-        print!("{out}");
-    }
-    Ok(())
+        out.to_string()
+    };
+    crate::output::emit(a.output.as_deref(), &text)
 }
+
+/// `flashlab reproduce` without a name: the experiments, as text or (`--json`) JSON.
+fn list(a: &ReproduceArgs) -> Result<()> {
+    let text = if a.json {
+        format!(
+            "{}\n",
+            serde_json::json!({ "experiments": lab::EXPERIMENTS })
+        )
+    } else {
+        let mut t =
+            String::from("experiments (flashlab reproduce NAME [--scale quick|paper] [--json]):\n");
+        for e in lab::EXPERIMENTS {
+            t.push_str(&format!("  {:12} {}  {}\n", e.name, e.paper, e.about));
+        }
+        t
+    };
+    crate::output::emit(a.output.as_deref(), &text)
+}
+
 #[derive(Args, Debug)]
 pub struct FtlMemoryArgs {
     /// Device capacity, e.g. 4GiB, 64GiB, 16TiB.
     #[arg(long, default_value = "16TiB")]
     capacity: String,
+    /// Flash page size (at least 512 bytes).
     #[arg(long, default_value = "4KiB")]
     page_size: String,
+    /// Pages per erase block (at least 1).
     #[arg(long, default_value_t = 256)]
     pages_per_block: u32,
     /// Log space as a fraction of capacity (log-block schemes).
@@ -93,41 +125,75 @@ pub struct FtlMemoryArgs {
     log_space: f64,
     #[arg(long)]
     json: bool,
+    /// Print the rows as CSV (scheme, mapping_bytes).
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
+    /// Write the output to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 pub fn ftl_memory(a: &FtlMemoryArgs) -> Result<()> {
-    let cap = lab::units::parse_bytes(&a.capacity).map_err(anyhow::Error::msg)?;
-    let page = lab::units::parse_bytes(&a.page_size).map_err(anyhow::Error::msg)?;
+    let cap = lab::units::parse_bytes(&a.capacity)
+        .map_err(anyhow::Error::msg)
+        .context("--capacity")?;
+    let page = lab::units::parse_bytes(&a.page_size)
+        .map_err(anyhow::Error::msg)
+        .context("--page-size")?;
+    if page < 512 {
+        bail!(
+            "--page-size {}: a flash page is at least 512 bytes",
+            a.page_size
+        );
+    }
+    if a.pages_per_block == 0 {
+        bail!("--pages-per-block 0: a block holds at least one page");
+    }
+    let block_bytes = page.saturating_mul(a.pages_per_block as u64);
+    if cap < block_bytes {
+        bail!(
+            "--capacity {}: smaller than one block ({block_bytes} bytes = --page-size x --pages-per-block)",
+            a.capacity
+        );
+    }
     if !(a.log_space > 0.0 && a.log_space < 1.0) {
         bail!("--log-space {}: expected a fraction in (0, 1)", a.log_space);
     }
     let rows = ssd::ftl::memory::estimate(cap, page, a.pages_per_block as u64, a.log_space);
-    if a.json {
-        let v: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|(scheme, bytes)| serde_json::json!({"scheme": scheme, "mapping_bytes": bytes}))
-            .collect();
-        println!(
-            "{}",
-            serde_json::json!({"capacity_bytes": cap, "page_bytes": page, "pages_per_block": a.pages_per_block, "log_space": a.log_space, "rows": v})
-        );
+    let json_rows: Vec<serde_json::Map<String, serde_json::Value>> = rows
+        .iter()
+        .map(|(scheme, bytes)| {
+            let mut m = serde_json::Map::new();
+            m.insert("scheme".into(), scheme.clone().into());
+            m.insert("mapping_bytes".into(), (*bytes).into());
+            m
+        })
+        .collect();
+    let text = if a.json {
+        format!(
+            "{}\n",
+            serde_json::json!({"capacity_bytes": cap, "page_bytes": page, "pages_per_block": a.pages_per_block, "log_space": a.log_space, "rows": json_rows})
+        )
+    } else if a.csv {
+        crate::output::csv(&json_rows)
     } else {
-        println!(
-            "mapping-table memory for a {} device ({} B pages, {} pages/block, log space {:.1} %):",
+        let mut t = format!(
+            "mapping-table memory for a {} device ({} B pages, {} pages/block, log space {:.1} %):\n",
             a.capacity,
             page,
             a.pages_per_block,
             a.log_space * 100.0
         );
         for (scheme, bytes) in rows {
-            println!(
-                "  {scheme:24} {:>14} bytes  ({})",
+            t.push_str(&format!(
+                "  {scheme:24} {:>14} bytes  ({})\n",
                 bytes,
                 human(bytes as f64)
-            );
+            ));
         }
-    }
-    Ok(())
+        t
+    };
+    crate::output::emit(a.output.as_deref(), &text)
 }
 
 fn human(b: f64) -> String {

@@ -2,56 +2,59 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 use lab::sim::{planned_pages, Precondition, SimOptions, SimResult};
 use lab::units::{parse_bytes, parse_multiple};
-use ssd::{DataMode, FtlKind, GcPolicy, GcStreamMode, SsdConfig};
+use ssd::{FtlKind, GcPolicy, GcStreamMode, SsdConfig};
 use std::path::PathBuf;
 use workload::{LbaMapping, TraceFormat};
 
 #[derive(Args, Debug)]
 #[command(after_long_help = workload::SPEC_HELP)]
 pub struct SimArgs {
-    /// SSD preset (see `flashlab presets`).
-    #[arg(long, default_value = "mlc-sata-2010")]
-    preset: String,
-    /// An SSD config TOML file (instead of --preset; `flashlab presets --show NAME` prints one).
+    /// SSD preset (see `flashlab presets`) [default: mlc-sata-2010]. Options marked
+    /// "[default: the preset's]" take the preset's (or --config's) value when not given.
+    #[arg(long, conflicts_with = "config")]
+    preset: Option<String>,
+    /// An SSD config TOML file, instead of --preset (`flashlab presets --show NAME` prints one).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// FTL scheme: page, block, bast, fast, dftl, ioa.
+    /// FTL scheme: page, block, bast, fast, dftl, ioa [default: the preset's].
     #[arg(long)]
     ftl: Option<String>,
-    /// GC victim policy: greedy, cost-benefit, fifo.
+    /// GC victim policy: greedy, cost-benefit, fifo [default: the preset's].
     #[arg(long)]
     gc: Option<String>,
-    /// Over-provisioning, (physical - logical) / logical, e.g. 0.07.
+    /// Over-provisioning, (physical - logical) / logical, e.g. 0.07 [default: the preset's].
     #[arg(long)]
     op: Option<f64>,
-    /// Logical capacity, e.g. 4GiB (resizes blocks per plane).
+    /// Logical capacity, e.g. 4GiB (resizes blocks per plane) [default: the preset's].
     #[arg(long)]
     capacity: Option<String>,
-    /// Write streams (1 = none).
+    /// Write streams (1 = none) [default: the preset's].
     #[arg(long)]
     streams: Option<u16>,
-    /// Where GC copies go: separate (own stream) or victim (the victim block's stream).
+    /// Where GC copies go: separate (own stream) or victim (the victim block's stream)
+    /// [default: the preset's].
     #[arg(long)]
     gc_stream: Option<String>,
-    /// Foreground GC threshold: free blocks per die.
+    /// Foreground GC threshold: free blocks per die [default: the preset's].
     #[arg(long)]
     gc_free_blocks_min: Option<u32>,
-    /// Log blocks in the device (bast, fast, ioa).
+    /// Log blocks in the device (bast, fast, ioa) [default: the preset's].
     #[arg(long)]
     log_blocks: Option<u32>,
-    /// DFTL cached mapping table entries.
+    /// DFTL cached mapping table entries [default: the preset's].
     #[arg(long)]
     cmt_entries: Option<u32>,
-    /// Timing model: on or off (off: the pure FTL/GC path, for fast WAF studies).
+    /// Timing model: on or off (off: the pure FTL/GC path, for fast WAF studies)
+    /// [default: the preset's].
     #[arg(long)]
     timing: Option<String>,
-    /// Host queue depth.
+    /// Host queue depth [default: the preset's].
     #[arg(long)]
     queue_depth: Option<u32>,
-    /// Keep full page payloads instead of 64-bit tags.
+    /// Keep full page payloads instead of 64-bit tags. Refused here: `sim` writes no data, so
+    /// payloads would change only memory use (the engine experiments use them).
     #[arg(long)]
     payloads: bool,
     /// Run the FTL invariant verifier after every GC/merge (slow).
@@ -60,19 +63,23 @@ pub struct SimArgs {
     /// Workload (see below), e.g. uniform-write, zipf-write:0.99, hotcold-write:0.8:0.2, trace:PATH.
     #[arg(long, default_value = "uniform-write")]
     workload: String,
-    /// Trace format for trace:PATH: msr, spc, disksim, systor, tencent, blkparse.
+    /// Trace format for trace:PATH: msr, spc, disksim, systor, tencent, blkparse (required
+    /// with a trace; refused without one).
     #[arg(long)]
     trace_format: Option<String>,
-    /// Trace address mapping onto the device: wrap (modulo capacity) or scale (span -> capacity).
-    #[arg(long, default_value = "wrap")]
-    trace_mapping: String,
-    /// Issue trace requests no earlier than their timestamps (default: as fast as the queue allows).
+    /// Trace address mapping onto the device: wrap (modulo capacity) or scale (span ->
+    /// capacity; reads the trace twice, so it must be a file, not a pipe) [default: wrap].
+    #[arg(long)]
+    trace_mapping: Option<String>,
+    /// Issue trace requests no earlier than their timestamps (default: as fast as the queue
+    /// allows; refused without a trace).
     #[arg(long)]
     trace_timing: bool,
-    /// Request size, e.g. 4KiB (a whole number of pages).
-    #[arg(long, default_value = "4KiB")]
-    request_size: String,
-    /// Host writes measured after preconditioning, in multiples of the logical capacity (e.g. 5x).
+    /// Request size, e.g. 16KiB (a whole number of pages) [default: one page of the preset].
+    #[arg(long)]
+    request_size: Option<String>,
+    /// Host writes measured after preconditioning, in multiples of the logical capacity, e.g.
+    /// 5x (more than 0) [default: a trace's end, or 1x].
     #[arg(long)]
     write_volume: Option<String>,
     /// Preconditioning: none, fill (sequential fill), or full[:N] (fill + N x capacity random writes; N defaults to 1).
@@ -83,35 +90,39 @@ pub struct SimArgs {
     /// Print exactly one JSON object on stdout.
     #[arg(long)]
     json: bool,
-    /// No progress bar.
+    /// Write the output (summary or JSON) to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// No progress on stderr (a bar on a terminal, else a line every few seconds).
     #[arg(long)]
     quiet: bool,
 }
 
+const DEFAULT_PRESET: &str = "mlc-sata-2010";
+
 pub fn run(a: &SimArgs) -> Result<()> {
     let opts = options(a)?;
-    let bar = progress_bar(a, &opts);
-    let result = lab::sim::run(&opts, &mut |phase, pages| {
-        if let Some(b) = &bar {
-            b.set_message(phase.to_string());
-            b.set_position(pages);
-        }
-    })?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    if a.json {
-        println!("{}", serde_json::to_string(&result)?);
+    let mut progress = crate::progress::Progress::new(!a.quiet, planned_pages(&opts));
+    let result = lab::sim::run(&opts, &mut |phase, pages| progress.update(phase, pages))?;
+    progress.finish();
+    let text = if a.json {
+        format!("{}\n", serde_json::to_string(&result)?)
     } else {
-        print_summary(&result);
-    }
-    Ok(())
+        summary(&result)
+    };
+    crate::output::emit(a.output.as_deref(), &text)
 }
 
 fn options(a: &SimArgs) -> Result<SimOptions> {
-    let mut cfg = match &a.config {
-        Some(p) => SsdConfig::from_file(p)?,
-        None => SsdConfig::preset(&a.preset)?,
+    check_ignored(a)?;
+    let preset = match &a.config {
+        Some(_) => None,
+        None => Some(a.preset.clone().unwrap_or_else(|| DEFAULT_PRESET.into())),
+    };
+    let mut cfg = match (&a.config, &preset) {
+        (Some(p), _) => SsdConfig::from_file(p)?,
+        (None, Some(name)) => SsdConfig::preset(name)?,
+        (None, None) => unreachable!("a preset is chosen when no config is given"),
     };
     apply_ftl_flags(a, &mut cfg)?;
     if let Some(c) = &a.capacity {
@@ -122,40 +133,88 @@ fn options(a: &SimArgs) -> Result<SimOptions> {
     }
     cfg.validate()?;
     let page = cfg.geometry.page_bytes as u64;
-    let req = parse_bytes(&a.request_size)
-        .map_err(anyhow::Error::msg)
-        .context("--request-size")?;
-    if req % page != 0 {
+    let req = match &a.request_size {
+        Some(r) => parse_bytes(r)
+            .map_err(anyhow::Error::msg)
+            .context("--request-size")?,
+        None => page,
+    };
+    if req % page != 0 || req / page > u32::MAX as u64 {
         bail!(
-            "--request-size {} is not a whole number of {page}-byte pages",
-            a.request_size
+            "--request-size {}: not a whole number of {page}-byte pages (at most 2^32 - 1 pages)",
+            a.request_size.as_deref().unwrap_or_default()
         );
     }
     let trace_format = match &a.trace_format {
-        Some(f) => Some(TraceFormat::parse(f).with_context(|| format!("--trace-format {f}"))?),
+        Some(f) => Some(parse_trace_format(f)?),
         None => None,
     };
-    if a.workload.starts_with("trace:") && trace_format.is_none() {
-        bail!("--workload trace:PATH needs --trace-format (msr, spc, disksim, systor, tencent, blkparse)");
-    }
     Ok(SimOptions {
         config: cfg,
+        preset,
+        config_path: a.config.clone(),
         workload: a.workload.clone(),
         trace_format,
-        mapping: parse_mapping(a)?,
+        mapping: parse_mapping(a, trace_format)?,
         request_pages: (req / page) as u32,
         write_volume: match &a.write_volume {
-            Some(v) => Some(
-                parse_multiple(v)
-                    .map_err(anyhow::Error::msg)
-                    .context("--write-volume")?,
-            ),
+            Some(v) => Some(parse_volume(v)?),
             None => None,
         },
         precondition: parse_precondition(&a.precondition)?,
         replay_trace_timing: a.trace_timing,
         seed: a.seed,
     })
+}
+
+/// Options that would be accepted and then have no effect are refused, with the reason.
+fn check_ignored(a: &SimArgs) -> Result<()> {
+    let trace = a.workload.starts_with("trace:");
+    if trace && a.trace_format.is_none() {
+        bail!(
+            "--workload trace:PATH needs --trace-format ({})",
+            trace_formats()
+        );
+    }
+    for (given, flag) in [
+        (a.trace_format.is_some(), "--trace-format"),
+        (a.trace_timing, "--trace-timing"),
+        (a.trace_mapping.is_some(), "--trace-mapping"),
+    ] {
+        if given && !trace {
+            bail!(
+                "{flag} applies only to --workload trace:PATH (the workload is `{}`)",
+                a.workload
+            );
+        }
+    }
+    if a.payloads {
+        bail!("--payloads: `flashlab sim` moves no data (pages carry 64-bit tags), so payloads would only cost memory; they matter to the engine experiments (`flashlab reproduce as-btree`), which turn them on themselves");
+    }
+    Ok(())
+}
+
+fn trace_formats() -> String {
+    TraceFormat::ALL
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn parse_trace_format(f: &str) -> Result<TraceFormat> {
+    TraceFormat::parse(f)
+        .with_context(|| format!("--trace-format {f}: expected one of {}", trace_formats()))
+}
+
+fn parse_volume(v: &str) -> Result<f64> {
+    let x = parse_multiple(v)
+        .map_err(anyhow::Error::msg)
+        .context("--write-volume")?;
+    if x <= 0.0 {
+        bail!("--write-volume {v}: a zero volume measures nothing; give a positive multiple of the capacity, e.g. 0.5x or 5x");
+    }
+    Ok(x)
 }
 
 fn apply_ftl_flags(a: &SimArgs, cfg: &mut SsdConfig) -> Result<()> {
@@ -190,9 +249,6 @@ fn apply_ftl_flags(a: &SimArgs, cfg: &mut SsdConfig) -> Result<()> {
     if let Some(v) = a.cmt_entries {
         f.cmt_entries = v;
     }
-    if a.payloads {
-        f.data = DataMode::Payloads;
-    }
     f.check_invariants |= a.check_invariants;
     if let Some(t) = &a.timing {
         cfg.timing.enabled = match t.as_str() {
@@ -207,17 +263,23 @@ fn apply_ftl_flags(a: &SimArgs, cfg: &mut SsdConfig) -> Result<()> {
     Ok(())
 }
 
-fn parse_mapping(a: &SimArgs) -> Result<LbaMapping> {
-    match a.trace_mapping.as_str() {
+fn parse_mapping(a: &SimArgs, format: Option<TraceFormat>) -> Result<LbaMapping> {
+    match a.trace_mapping.as_deref().unwrap_or("wrap") {
         "wrap" => Ok(LbaMapping::Wrap),
-        "scale" => match (&a.workload.strip_prefix("trace:"), &a.trace_format) {
-            (Some(path), Some(f)) => {
-                let format =
-                    TraceFormat::parse(f).with_context(|| format!("--trace-format {f}"))?;
-                let max_byte = workload::scan_trace_span(std::path::Path::new(path), format)?;
+        "scale" => match (a.workload.strip_prefix("trace:"), format) {
+            (Some(path), Some(format)) => {
+                let path = std::path::Path::new(path);
+                // The span pass reads the whole trace before the replay reads it again: a
+                // pipe (or /dev/stdin) would be empty the second time.
+                let meta = std::fs::metadata(path)
+                    .with_context(|| format!("--workload trace:{}", path.display()))?;
+                if !meta.is_file() {
+                    bail!("--trace-mapping scale reads the trace twice (its span, then the replay), but {} is not a regular file (a pipe or /dev/stdin can be read only once): save it to a file, or use --trace-mapping wrap", path.display());
+                }
+                let max_byte = workload::scan_trace_span(path, format)?;
                 Ok(LbaMapping::Scale { max_byte })
             }
-            _ => Ok(LbaMapping::Wrap),
+            _ => bail!("--trace-mapping applies only to --workload trace:PATH"),
         },
         m => bail!("--trace-mapping {m}: expected wrap or scale"),
     }
@@ -239,23 +301,19 @@ fn parse_precondition(s: &str) -> Result<Precondition> {
     }
 }
 
-fn progress_bar(a: &SimArgs, opts: &SimOptions) -> Option<ProgressBar> {
-    if a.quiet {
-        return None;
-    }
-    let bar = match planned_pages(opts) {
-        Some(n) => ProgressBar::new(n),
-        None => ProgressBar::new_spinner(),
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{msg:>12} [{elapsed_precise}] {wide_bar} {pos}/{len} pages")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    Some(bar)
+/// `writeln!` into a String (which cannot fail).
+macro_rules! line {
+    ($o:expr, $($t:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($o, $($t)*);
+    }};
 }
 
-fn print_summary(r: &SimResult) {
-    println!(
+/// The human-readable summary of a run.
+fn summary(r: &SimResult) -> String {
+    let mut o = String::new();
+    line!(
+        o,
         "flashlab sim: {} on {} ({} FTL, {} GC, op {:.3}, timing {})",
         r.workload,
         r.preset,
@@ -264,49 +322,71 @@ fn print_summary(r: &SimResult) {
         r.op,
         if r.timing { "on" } else { "off" }
     );
-    println!(
+    line!(
+        o,
         "  device            {:.2} GiB logical, {} B pages, {} pages/block, alpha {:.4}",
         r.logical_bytes as f64 / (1u64 << 30) as f64,
         r.page_bytes,
         r.pages_per_block,
         r.alpha
     );
-    match r.waf_model {
-        Some(m) => println!(
-            "  WAF               {:.4} (closed-form steady-state model: {m:.4})",
-            r.waf
+    match (r.waf, r.waf_model) {
+        (None, _) => line!(o, "  WAF               n/a (no host page was written)"),
+        (Some(w), Some(m)) => line!(
+            o,
+            "  WAF               {w:.4} (closed-form steady-state model: {m:.4})"
         ),
-        None => println!("  WAF               {:.4}", r.waf),
+        (Some(w), None) => line!(o, "  WAF               {w:.4}"),
     }
-    println!(
+    line!(
+        o,
         "  host pages        {} written, {} read, {} trimmed ({} I/Os)",
-        r.host_pages_written, r.host_pages_read, r.host_pages_trimmed, r.host_ios
+        r.host_pages_written,
+        r.host_pages_read,
+        r.host_pages_trimmed,
+        r.host_ios
     );
-    println!(
+    line!(
+        o,
         "  flash pages       {} written, {} read; GC copied {} in {} GC runs",
-        r.flash_pages_written, r.flash_pages_read, r.gc_pages_copied, r.gc_invocations
+        r.flash_pages_written,
+        r.flash_pages_read,
+        r.gc_pages_copied,
+        r.gc_invocations
     );
-    println!(
+    line!(
+        o,
         "  erases            {} (per block: max {}, mean {:.2})",
-        r.erases, r.erase_count_max, r.erase_count_mean
+        r.erases,
+        r.erase_count_max,
+        r.erase_count_mean
     );
-    println!(
+    line!(
+        o,
         "  merges            full {}, partial {}, switch {}",
-        r.merges.full, r.merges.partial, r.merges.switch
+        r.merges.full,
+        r.merges.partial,
+        r.merges.switch
     );
     if r.translation_reads + r.translation_writes > 0 {
-        println!(
+        line!(
+            o,
             "  translation pages {} read, {} written",
-            r.translation_reads, r.translation_writes
+            r.translation_reads,
+            r.translation_writes
         );
     }
-    println!("  mapping table     {} bytes", r.mapping_bytes);
+    line!(o, "  mapping table     {} bytes", r.mapping_bytes);
     if r.timing {
-        println!(
+        line!(
+            o,
             "  simulated time    {:.3} s: {:.1} MB/s, {:.0} IOPS",
-            r.sim_seconds, r.throughput_mb_per_sim_second, r.iops_per_sim_second
+            r.sim_seconds,
+            r.throughput_mb_per_sim_second,
+            r.iops_per_sim_second
         );
-        println!(
+        line!(
+            o,
             "  latency (us)      p50 {:.1}, p99 {:.1}, p99.9 {:.1}, mean {:.1}, max {:.1}",
             r.latency_us.p50,
             r.latency_us.p99,
@@ -315,5 +395,26 @@ fn print_summary(r: &SimResult) {
             r.latency_us.max
         );
     }
-    println!("  simulator speed   {:.0} host I/Os per wall second ({:.2} s measured, {:.2} s preconditioning)", r.host_ios_per_wall_second, r.wall_seconds, r.precondition_wall_seconds);
+    line!(o, "  simulator speed   {:.0} host I/Os per wall second ({:.2} s measured, {:.2} s preconditioning)", r.host_ios_per_wall_second, r.wall_seconds, r.precondition_wall_seconds);
+    if let Some(reached) = r.volume_reached {
+        line!(
+            o,
+            "  write volume      {}",
+            if reached {
+                "reached"
+            } else {
+                "NOT reached (the workload ended first)"
+            }
+        );
+    }
+    line!(
+        o,
+        "  config            preset {}, hash {}",
+        r.preset,
+        r.config_hash
+    );
+    for n in &r.notes {
+        line!(o, "  note: {n}");
+    }
+    o
 }

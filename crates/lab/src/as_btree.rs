@@ -9,14 +9,17 @@
 //! The in-place B-tree runs write-through as P1's does (every modified node written in place
 //! at once). BFTL (`engine::btree::Bftl`) runs the F sweep and the cache sweep.
 
-use crate::report::{fmt_f, row, Output, Report, ReproduceOptions, Row, Scale, Table};
-use anyhow::{bail, Context, Result};
-use blockdev::{BlockDevice, FileDevice, FileOptions};
+use crate::devices::{self, DeviceKind, DeviceRequest};
+use crate::papers;
+use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Table};
+use anyhow::{bail, Result};
+use blockdev::BlockDevice;
 use engine::btree::{AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, InPlaceBTree};
 use engine::tree::IndexStats;
 use engine::OrderedIndex;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
@@ -125,7 +128,7 @@ fn cases(p: &Plan) -> Vec<Case> {
 /// What one case measured.
 #[derive(Clone, Debug)]
 struct Measured {
-    device: &'static str,
+    device: DeviceKind,
     case: Case,
     insert_s: f64,
     search_s: f64,
@@ -134,33 +137,27 @@ struct Measured {
     file_bytes: u64,
 }
 
+/// The device of case number `n` (a file of its own on `--device file`).
 fn open_device(
-    kind: &str,
+    kind: DeviceKind,
     p: &Plan,
     opts: &ReproduceOptions,
     dir: &Path,
     n: usize,
 ) -> Result<Box<dyn BlockDevice>> {
-    let pages = p.device_bytes / NODE_BYTES as u64;
-    Ok(match kind {
-        "file" => {
-            let path = dir.join(format!("as-btree-{n}.dev"));
-            let o = FileOptions {
-                buffered: false,
-                queue_depth: 32,
-                ..FileOptions::default()
-            };
-            Box::new(
-                FileDevice::create(&path, pages, NODE_BYTES, o)
-                    .with_context(|| format!("creating {}", path.display()))?,
-            )
-        }
-        _ => Box::new(crate::devices::sim_device(
-            &opts.preset,
-            NODE_BYTES,
-            p.device_bytes,
-        )?),
-    })
+    let req = DeviceRequest {
+        page_bytes: NODE_BYTES,
+        pages: p.device_bytes / NODE_BYTES as u64,
+        sim_min_bytes: p.device_bytes,
+        sim_preset: &opts.preset,
+        queue_depth: 32,
+        file_name: file_name(n),
+    };
+    devices::open(kind, &req, dir)
+}
+
+fn file_name(n: usize) -> String {
+    format!("as-btree-{n}.dev")
 }
 
 fn build(case: &Case, p: &Plan, dev: Box<dyn BlockDevice>) -> Result<Box<dyn OrderedIndex>> {
@@ -205,22 +202,14 @@ fn diff(a: IndexStats, b: IndexStats) -> IndexStats {
     }
 }
 
-/// Seconds of a phase: wall time on a real file, device time on a simulated one.
-fn seconds(device: &str, wall: f64, s: &IndexStats) -> f64 {
-    if device == "file" {
-        wall
-    } else {
-        (s.read_ns + s.write_ns) as f64 / 1e9
-    }
-}
-
 fn run_case(
-    device: &'static str,
+    device: DeviceKind,
     case: Case,
     p: &Plan,
     dev: Box<dyn BlockDevice>,
     seed: u64,
 ) -> Result<Measured> {
+    let clock = dev.clock_kind();
     let mut tree = build(&case, p, dev)?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut keys: Vec<u64> = Vec::with_capacity(p.preload + p.measured);
@@ -253,8 +242,8 @@ fn run_case(
     Ok(Measured {
         device,
         case,
-        insert_s: seconds(device, insert_wall, &insert),
-        search_s: seconds(device, search_wall, &search),
+        insert_s: devices::phase_seconds(clock, insert_wall, insert.read_ns + insert.write_ns),
+        search_s: devices::phase_seconds(clock, search_wall, search.read_ns + search.write_ns),
         insert,
         search,
         file_bytes: s2.file_bytes,
@@ -269,139 +258,79 @@ fn tree_name(t: TreeKind) -> &'static str {
     }
 }
 
-fn to_row(m: &Measured, p: &Plan) -> Row {
+/// One measured case, as `reproduce as-btree --json` prints it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BTreeRow {
+    pub device: DeviceKind,
+    /// `in_place`, `as_btree` or `bftl`.
+    pub tree: String,
+    pub keys_per_node: usize,
+    pub write_buffer_nodes: usize,
+    pub cache_nodes: usize,
+    /// Wall seconds on `file`, device seconds on `sim`.
+    pub insert_seconds: f64,
+    pub search_seconds: f64,
+    pub insert_read_seconds: f64,
+    pub insert_write_seconds: f64,
+    pub file_bytes: u64,
+    pub inserts_per_second: f64,
+    pub searches_per_second: f64,
+    pub insert_node_reads: u64,
+    pub insert_node_writes: u64,
+    pub write_buffer_hit_ratio: f64,
+    /// BFTL only (0 for the other trees): sectors read per node loaded.
+    pub bftl_sectors_per_node: f64,
+    pub cache_hit_ratio: f64,
+}
+
+fn to_row(m: &Measured, p: &Plan) -> BTreeRow {
     let ratio = |h: u64, l: u64| if l == 0 { 0.0 } else { h as f64 / l as f64 };
     let per_s = |n: usize, s: f64| if s > 0.0 { n as f64 / s } else { 0.0 };
     let split = |ns: u64| ns as f64 / 1e9;
-    row([
-        ("device", m.device.into()),
-        ("tree", tree_name(m.case.tree).into()),
-        ("keys_per_node", m.case.f.into()),
-        ("write_buffer_nodes", m.case.ms.into()),
-        ("cache_nodes", m.case.cache.into()),
-        ("insert_seconds", json!(m.insert_s)),
-        ("search_seconds", json!(m.search_s)),
-        ("insert_read_seconds", json!(split(m.insert.read_ns))),
-        ("insert_write_seconds", json!(split(m.insert.write_ns))),
-        ("file_bytes", m.file_bytes.into()),
-        ("inserts_per_second", json!(per_s(p.measured, m.insert_s))),
-        ("searches_per_second", json!(per_s(p.measured, m.search_s))),
-        ("insert_node_reads", m.insert.node_reads.into()),
-        ("insert_node_writes", m.insert.node_writes.into()),
-        (
-            "write_buffer_hit_ratio",
-            json!(ratio(m.insert.buffer_hits, m.insert.buffer_lookups)),
+    BTreeRow {
+        device: m.device,
+        tree: tree_name(m.case.tree).into(),
+        keys_per_node: m.case.f,
+        write_buffer_nodes: m.case.ms,
+        cache_nodes: m.case.cache,
+        insert_seconds: m.insert_s,
+        search_seconds: m.search_s,
+        insert_read_seconds: split(m.insert.read_ns),
+        insert_write_seconds: split(m.insert.write_ns),
+        file_bytes: m.file_bytes,
+        inserts_per_second: per_s(p.measured, m.insert_s),
+        searches_per_second: per_s(p.measured, m.search_s),
+        insert_node_reads: m.insert.node_reads,
+        insert_node_writes: m.insert.node_writes,
+        write_buffer_hit_ratio: ratio(m.insert.buffer_hits, m.insert.buffer_lookups),
+        bftl_sectors_per_node: if m.case.tree == TreeKind::Bftl {
+            ratio(
+                m.insert.node_reads + m.search.node_reads
+                    - m.insert.compaction_reads
+                    - m.search.compaction_reads,
+                m.insert.nodes_loaded + m.search.nodes_loaded,
+            )
+        } else {
+            0.0
+        },
+        cache_hit_ratio: ratio(
+            m.insert.cache_hits + m.search.cache_hits,
+            m.insert.cache_lookups + m.search.cache_lookups,
         ),
-        (
-            "bftl_sectors_per_node",
-            json!(if m.case.tree == TreeKind::Bftl {
-                ratio(
-                    m.insert.node_reads + m.search.node_reads
-                        - m.insert.compaction_reads
-                        - m.search.compaction_reads,
-                    m.insert.nodes_loaded + m.search.nodes_loaded,
-                )
-            } else {
-                0.0
-            }),
-        ),
-        (
-            "cache_hit_ratio",
-            json!(ratio(
-                m.insert.cache_hits + m.search.cache_hits,
-                m.insert.cache_lookups + m.search.cache_lookups
-            )),
-        ),
-    ])
+    }
 }
 
-fn paper_rows() -> Vec<Row> {
-    let mut v = Vec::new();
-    let t2: [(&str, [u32; 3]); 6] = [
-        ("B-tree", [109, 81, 78]),
-        ("BFTL", [184, 149, 143]),
-        ("AS buffer 1", [108, 76, 68]),
-        ("AS buffer 8", [94, 66, 65]),
-        ("AS buffer 16", [91, 65, 63]),
-        ("AS buffer 32", [90, 63, 61]),
-    ];
-    for (tree, secs) in t2 {
-        for (f, s) in [64, 128, 256].into_iter().zip(secs) {
-            v.push(row([
-                ("table", "P1 Table 2: insert seconds per 100,000".into()),
-                ("tree", tree.into()),
-                ("keys_per_node", f.into()),
-                ("insert_seconds", s.into()),
-            ]));
-        }
-    }
-    for (tree, secs) in [("B-tree", [84, 57, 56]), ("BFTL", [120, 90, 88])] {
-        for (f, s) in [64, 128, 256].into_iter().zip(secs) {
-            v.push(row([
-                ("table", "P1 Table 3: search seconds per 100,000".into()),
-                ("tree", tree.into()),
-                ("keys_per_node", f.into()),
-                ("search_seconds", s.into()),
-            ]));
-        }
-    }
-    v.push(row([
-        ("table", "P1 Table 4 (F=256, buffer 32)".into()),
-        ("tree", "AS".into()),
-        ("insert_read_seconds", 56.into()),
-        ("insert_write_seconds", 5.into()),
-    ]));
-    v.push(row([
-        ("table", "P1 Table 4 (F=256, buffer 32)".into()),
-        ("tree", "B-tree".into()),
-        ("insert_read_seconds", 68.into()),
-        ("insert_write_seconds", 10.into()),
-    ]));
-    let t5: [(&str, [u32; 6], [u32; 6]); 3] = [
-        ("AS", [61, 36, 34, 34, 31, 31], [56, 30, 28, 27, 27, 27]),
-        ("B-tree", [78, 49, 46, 46, 46, 46], [56, 31, 28, 28, 28, 28]),
-        (
-            "BFTL",
-            [143, 128, 117, 117, 117, 117],
-            [88, 51, 44, 44, 44, 44],
-        ),
-    ];
-    for (tree, ins, srch) in t5 {
-        for (i, c) in [0, 16, 32, 48, 64, 80].into_iter().enumerate() {
-            v.push(row([
-                ("table", "P1 Tables 5-6: LRU cache".into()),
-                ("tree", tree.into()),
-                ("cache_nodes", c.into()),
-                ("insert_seconds", ins[i].into()),
-                ("search_seconds", srch[i].into()),
-            ]));
-        }
-    }
-    for (tree, mb) in [("B-tree", 22.4), ("BFTL", 1615.0), ("AS", 642.0)] {
-        v.push(row([
-            ("table", "P1 Table 7: file size MB (F=256)".into()),
-            ("tree", tree.into()),
-            ("file_mb", json!(mb)),
-        ]));
-    }
-    v
-}
-
+/// P1 Table 2's insert seconds for a tree (by the paper's name of it) and fan-out.
 fn paper_t2(tree: TreeKind, ms: usize, f: usize) -> String {
-    let i = match f {
-        64 => 0,
-        128 => 1,
-        _ => 2,
+    let name = match tree {
+        TreeKind::InPlace => "B-tree".to_string(),
+        TreeKind::Bftl => "BFTL".to_string(),
+        TreeKind::As => format!("AS buffer {ms}"),
     };
-    let v = match (tree, ms) {
-        (TreeKind::InPlace, _) => [109, 81, 78],
-        (TreeKind::Bftl, _) => [184, 149, 143],
-        (TreeKind::As, 1) => [108, 76, 68],
-        (TreeKind::As, 8) => [94, 66, 65],
-        (TreeKind::As, 16) => [91, 65, 63],
-        _ => [90, 63, 61],
-    };
-    v[i].to_string()
+    let row = papers::p1()
+        .table("P1 Table 2")
+        .find(|r| r.get("tree") == Some(&json!(name)) && r.get("keys_per_node") == Some(&json!(f)));
+    papers::cell(row, "insert_seconds")
 }
 
 fn tables(ms: &[Measured], p: &Plan) -> Vec<Table> {
@@ -436,7 +365,7 @@ fn tables(ms: &[Measured], p: &Plan) -> Vec<Table> {
         };
         if r.cache == 0 {
             t.push(vec![
-                m.device.into(),
+                m.device.name().into(),
                 tree_name(r.tree).into(),
                 r.f.to_string(),
                 r.ms.to_string(),
@@ -450,7 +379,7 @@ fn tables(ms: &[Measured], p: &Plan) -> Vec<Table> {
             ]);
         } else {
             c.push(vec![
-                m.device.into(),
+                m.device.name().into(),
                 tree_name(r.tree).into(),
                 r.cache.to_string(),
                 fmt_f(k * m.insert_s, 1),
@@ -487,7 +416,7 @@ fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
             m.file_bytes as f64 / 1e6
         ));
     }
-    for dev in ["file", "sim"] {
+    for dev in [DeviceKind::File, DeviceKind::Sim] {
         let find = |t: TreeKind, ms_: usize| {
             ms.iter().find(|m| {
                 m.device == dev
@@ -511,45 +440,50 @@ fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
     n
 }
 
+/// The devices P1's experiment runs on (it measures SSDs only).
+pub const DEVICES: &[DeviceKind] = &[DeviceKind::File, DeviceKind::Sim];
+
 pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let p = plan(opts.scale);
-    let devices: Vec<&'static str> = match opts.device.as_str() {
-        "file" => vec!["file"],
-        "sim" => vec!["sim"],
-        "all" => vec!["file", "sim"],
-        other => {
-            bail!("--device {other}: as-btree runs on file, sim or all (P1 measures SSDs only)")
-        }
-    };
-    let tmp = match &opts.dir {
-        Some(d) => tempfile::tempdir_in(d).with_context(|| format!("--dir {}", d.display()))?,
-        None => tempfile::tempdir_in(".")
-            .context("creating a temporary directory here for the device files")?,
+    let devices = opts.device.resolve("as-btree", DEVICES)?;
+    let tmp = devices::temp_dir(opts.dir.as_deref())?;
+    let file_system = match devices.contains(&DeviceKind::File) {
+        true => Some(devices::check_timing_dir(tmp.path(), opts.allow_memory_fs)?),
+        false => None,
     };
     let mut measured = Vec::new();
+    let steps = devices.len() * cases(&p).len();
     for device in devices {
         for (i, case) in cases(&p).into_iter().enumerate() {
-            opts.progress(format!(
-                "as-btree: {device} {} F={} MS={} cache={}",
-                tree_name(case.tree),
-                case.f,
-                case.ms,
-                case.cache
-            ));
+            opts.progress_step(
+                measured.len(),
+                steps,
+                format!(
+                    "as-btree: {device} {} F={} MS={} cache={}",
+                    tree_name(case.tree),
+                    case.f,
+                    case.ms,
+                    case.cache
+                ),
+            );
             let dev = open_device(device, &p, opts, tmp.path(), i)?;
             measured.push(run_case(device, case, &p, dev, opts.seed)?);
-            let _ = std::fs::remove_file(tmp.path().join(format!("as-btree-{i}.dev")));
+            let _ = std::fs::remove_file(tmp.path().join(file_name(i)));
         }
     }
-    let config = json!({
+    let mut config = json!({
         "node_bytes": NODE_BYTES, "preload_keys": p.preload, "measured_ops": p.measured,
         "keys_per_node": p.fanouts, "write_buffer_nodes": p.buffers, "cache_nodes": p.caches,
         "device_bytes": p.device_bytes, "segment_bytes": p.segment_bytes, "window_segments": p.window,
         "sim_preset": opts.preset,
     });
+    if let Some(fs) = file_system {
+        // Only runs with a file device have one (sim-only JSON stays as it was).
+        config["file_system"] = json!(fs);
+    }
     let mut report = Report::new("as-btree", opts, config);
-    report.rows = measured.iter().map(|m| to_row(m, &p)).collect();
-    report.paper = paper_rows();
+    report.set_rows(&measured.iter().map(|m| to_row(m, &p)).collect::<Vec<_>>());
+    report.paper = papers::p1().rows.clone();
     report.notes = notes(&measured, &p);
     Ok(Output {
         tables: tables(&measured, &p),
@@ -579,7 +513,7 @@ mod tests {
         let p = tiny();
         let opts = ReproduceOptions::default();
         let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-        for device in ["sim", "file"] {
+        for device in [DeviceKind::Sim, DeviceKind::File] {
             let run = |case: Case, i| {
                 run_case(
                     device,
@@ -614,27 +548,16 @@ mod tests {
                 as_.insert.node_writes,
                 inplace.insert.node_writes
             );
-            if device == "sim" {
+            if device == DeviceKind::Sim {
                 assert!(
                     as_.insert.write_ns < inplace.insert.write_ns,
                     "sequential batches are cheaper on the SSD"
                 );
             }
+            // Every documented key is a field of the typed row; it round-trips through JSON.
             let r = to_row(&as_, &p);
-            for k in [
-                "device",
-                "tree",
-                "keys_per_node",
-                "write_buffer_nodes",
-                "cache_nodes",
-                "insert_seconds",
-                "search_seconds",
-                "insert_read_seconds",
-                "insert_write_seconds",
-                "file_bytes",
-            ] {
-                assert!(r.contains_key(k), "{k}");
-            }
+            let json = serde_json::to_value(&r).unwrap();
+            assert_eq!(serde_json::from_value::<BTreeRow>(json).unwrap(), r);
         }
     }
 }

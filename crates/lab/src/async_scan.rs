@@ -8,14 +8,18 @@
 //! time on `file` (O_DIRECT, io_uring batches), device time on `sim` (simulated SSD, all misses
 //! of a batch overlapping on its dies/channels) and `hdd` (the disk model, for contrast).
 
-use crate::report::{fmt_f, row, Output, Report, ReproduceOptions, Row, Scale, Table};
-use anyhow::{bail, Context, Result};
-use blockdev::{BlockDevice, FileDevice, FileOptions, HddConfig, HddModel};
+use crate::devices::{self, DeviceKind, DeviceRequest};
+use crate::papers;
+use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Table};
+use anyhow::{bail, Result};
+use blockdev::BlockDevice;
 use engine::heap::{load, records_per_page, Database, RECORD_BYTES};
 use engine::scan::{range_scan, ScanMode};
 use engine::Pager;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use seed::Seed;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::path::Path;
 use std::time::Instant;
@@ -67,7 +71,7 @@ fn batch_of(m: ScanMode) -> usize {
 }
 
 struct Query {
-    device: &'static str,
+    device: DeviceKind,
     mode: ScanMode,
     selectivity: f64,
     seconds: f64,
@@ -76,30 +80,20 @@ struct Query {
 }
 
 fn device(
-    kind: &str,
+    kind: DeviceKind,
     pages: u64,
     opts: &ReproduceOptions,
     dir: &Path,
 ) -> Result<Box<dyn BlockDevice>> {
-    Ok(match kind {
-        "file" => {
-            let path = dir.join("async-scan.dev");
-            let o = FileOptions {
-                buffered: false,
-                queue_depth: 64,
-                ..FileOptions::default()
-            };
-            Box::new(
-                FileDevice::create(&path, pages, PAGE_BYTES, o)
-                    .with_context(|| format!("creating {}", path.display()))?,
-            )
-        }
-        "hdd" => Box::new(HddModel::new(HddConfig::default(), pages, PAGE_BYTES)?),
-        _ => {
-            let bytes = (pages * PAGE_BYTES as u64).max(512 << 20);
-            Box::new(crate::devices::sim_device(&opts.preset, PAGE_BYTES, bytes)?)
-        }
-    })
+    let req = DeviceRequest {
+        page_bytes: PAGE_BYTES,
+        pages,
+        sim_min_bytes: (pages * PAGE_BYTES as u64).max(512 << 20),
+        sim_preset: &opts.preset,
+        queue_depth: 64,
+        file_name: "async-scan.dev".into(),
+    };
+    devices::open(kind, &req, dir)
 }
 
 /// The key range `[lo, hi]` holding a fraction `sel` of the (uniform) key space.
@@ -112,7 +106,7 @@ fn key_range(rng: &mut ChaCha8Rng, sel: f64) -> (u64, u64) {
 fn timed_scan(
     pool: &mut Pager,
     db: &Database,
-    dev_kind: &'static str,
+    dev_kind: DeviceKind,
     (lo, hi): (u64, u64),
     mode: ScanMode,
     sel: f64,
@@ -120,11 +114,11 @@ fn timed_scan(
     pool.clear()?;
     let (m0, t0, wall) = (pool.stats().misses, pool.device().now_ns(), Instant::now());
     let rows = range_scan(pool, db, lo, hi, mode)?;
-    let seconds = if dev_kind == "file" {
-        wall.elapsed().as_secs_f64()
-    } else {
-        (pool.device().now_ns() - t0) as f64 / 1e9
-    };
+    let seconds = devices::phase_seconds(
+        pool.device().clock_kind(),
+        wall.elapsed().as_secs_f64(),
+        pool.device().now_ns() - t0,
+    );
     Ok(Query {
         device: dev_kind,
         mode,
@@ -137,7 +131,7 @@ fn timed_scan(
 
 /// All queries on one device: the selectivity sweep (every mode), then the batch sweep.
 fn run_device(
-    kind: &'static str,
+    kind: DeviceKind,
     p: &Plan,
     opts: &ReproduceOptions,
     dir: &Path,
@@ -150,9 +144,10 @@ fn run_device(
         "async-scan: {kind}: loading {records} records ({} MB)",
         p.db_bytes / 1_000_000
     ));
+    let seed = Seed(opts.seed);
     let mut pool = Pager::new(dev, (p.pool_bytes / PAGE_BYTES as u64) as usize);
-    let db = load(&mut pool, records, LEAF_KEYS, opts.seed)?;
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+    let db = load(&mut pool, records, LEAF_KEYS, seed.fork("heap").value())?;
+    let mut rng = seed.fork("scan-ranges").rng();
     let mut sweep = Vec::new();
     for sel in SELECTIVITIES {
         let range = key_range(&mut rng, sel);
@@ -200,18 +195,36 @@ fn speedup(qs: &[Query], q: &Query) -> f64 {
         .map_or(0.0, |s| s.seconds / q.seconds.max(1e-12))
 }
 
-fn to_row(q: &Query, all: &[Query], sweep: &str) -> Row {
-    row([
-        ("device", q.device.into()),
-        ("mode", q.mode.name().into()),
-        ("selectivity", json!(q.selectivity)),
-        ("batch", batch_of(q.mode).into()),
-        ("seconds", json!(q.seconds)),
-        ("rows_returned", q.rows.into()),
-        ("pages_read", q.pages_read.into()),
-        ("speedup_vs_sync", json!(speedup(all, q))),
-        ("sweep", sweep.into()),
-    ])
+/// One query, as `reproduce async-scan --json` prints it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScanRow {
+    pub device: DeviceKind,
+    /// `sync`, `batched`, `sorted` or `adaptive`.
+    pub mode: String,
+    pub selectivity: f64,
+    /// Most heap reads in flight at once (1 for sync).
+    pub batch: usize,
+    /// Wall seconds on `file`, device seconds on `sim` and `hdd`.
+    pub seconds: f64,
+    pub rows_returned: usize,
+    pub pages_read: u64,
+    pub speedup_vs_sync: f64,
+    /// `selectivity` or `batch`: which sweep the query belongs to.
+    pub sweep: String,
+}
+
+fn to_row(q: &Query, all: &[Query], sweep: &str) -> ScanRow {
+    ScanRow {
+        device: q.device,
+        mode: q.mode.name().into(),
+        selectivity: q.selectivity,
+        batch: batch_of(q.mode),
+        seconds: q.seconds,
+        rows_returned: q.rows,
+        pages_read: q.pages_read,
+        speedup_vs_sync: speedup(all, q),
+        sweep: sweep.into(),
+    }
 }
 
 fn tables(sel: &[Query], bat: &[Query]) -> Vec<Table> {
@@ -230,19 +243,19 @@ fn tables(sel: &[Query], bat: &[Query]) -> Vec<Table> {
     );
     for q in sel {
         let paper = match (q.mode, q.selectivity) {
-            (ScanMode::Batched(_), s) if s >= 0.2 => "6.5x",
-            (ScanMode::Batched(_), _) => ">= 5.7x",
-            _ => "",
+            (ScanMode::Batched(_), s) if s >= 0.2 => paper_speedup("speedup_vs_sync", ""),
+            (ScanMode::Batched(_), _) => paper_speedup("speedup_vs_sync_at_least", ">= "),
+            _ => String::new(),
         };
         t.push(vec![
-            q.device.into(),
+            q.device.name().into(),
             format!("{:.0} %", q.selectivity * 100.0),
             q.mode.name().into(),
             q.rows.to_string(),
             q.pages_read.to_string(),
             fmt_f(q.seconds, 3),
             format!("{:.2}x", speedup(sel, q)),
-            paper.into(),
+            paper,
         ]);
     }
     let mut b = Table::new(
@@ -256,7 +269,7 @@ fn tables(sel: &[Query], bat: &[Query]) -> Vec<Table> {
             batch_of(q.mode).to_string()
         };
         b.push(vec![
-            q.device.into(),
+            q.device.name().into(),
             label,
             fmt_f(q.seconds, 3),
             format!("{:.2}x", speedup(bat, q)),
@@ -265,38 +278,24 @@ fn tables(sel: &[Query], bat: &[Query]) -> Vec<Table> {
     vec![t, b]
 }
 
-fn paper_rows() -> Vec<Row> {
-    vec![
-        row([
-            ("table", "P2 result".into()),
-            ("mode", "batched".into()),
-            ("batch", 50.into()),
-            ("selectivity", json!(0.20)),
-            ("speedup_vs_sync", json!(6.5)),
-        ]),
-        row([
-            ("table", "P2 result".into()),
-            ("mode", "batched".into()),
-            ("batch", 50.into()),
-            ("selectivity", "every other (up to 20 %)".into()),
-            ("speedup_vs_sync_at_least", json!(5.7)),
-        ]),
-    ]
+/// P2's batched speedup (`key` of its result row) as a table cell: "6.5x", ">= 5.7x".
+fn paper_speedup(key: &str, prefix: &str) -> String {
+    let row = papers::p2()
+        .table("P2 result")
+        .find(|r| r.contains_key(key));
+    format!("{prefix}{}x", papers::cell(row, key))
 }
+
+/// The devices P2's experiment runs on.
+pub const DEVICES: &[DeviceKind] = &[DeviceKind::File, DeviceKind::Sim, DeviceKind::Hdd];
 
 pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let p = plan(opts.scale);
-    let devices: Vec<&'static str> = match opts.device.as_str() {
-        "file" => vec!["file"],
-        "sim" => vec!["sim"],
-        "hdd" => vec!["hdd"],
-        "all" => vec!["file", "sim", "hdd"],
-        other => bail!("--device {other}: expected file, sim, hdd or all"),
-    };
-    let tmp = match &opts.dir {
-        Some(d) => tempfile::tempdir_in(d).with_context(|| format!("--dir {}", d.display()))?,
-        None => tempfile::tempdir_in(".")
-            .context("creating a temporary directory here for the device file")?,
+    let devices = opts.device.resolve("async-scan", DEVICES)?;
+    let tmp = devices::temp_dir(opts.dir.as_deref())?;
+    let file_system = match devices.contains(&DeviceKind::File) {
+        true => Some(devices::check_timing_dir(tmp.path(), opts.allow_memory_fs)?),
+        false => None,
     };
     let (mut sel, mut bat) = (Vec::new(), Vec::new());
     for d in devices {
@@ -304,17 +303,22 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         sel.extend(s);
         bat.extend(b);
     }
-    let config = json!({
+    let mut config = json!({
         "db_bytes": p.db_bytes, "pool_bytes": p.pool_bytes, "page_bytes": PAGE_BYTES, "record_bytes": RECORD_BYTES,
         "leaf_keys": LEAF_KEYS, "selectivities": SELECTIVITIES, "batch_sweep": p.sweep, "sim_preset": opts.preset,
     });
+    if let Some(fs) = file_system {
+        // Only runs with a file device have one (sim-only JSON stays as it was).
+        config["file_system"] = json!(fs);
+    }
     let mut report = Report::new("async-scan", opts, config);
-    report.rows = sel
+    let rows: Vec<ScanRow> = sel
         .iter()
         .map(|q| to_row(q, &sel, "selectivity"))
         .chain(bat.iter().map(|q| to_row(q, &bat, "batch")))
         .collect();
-    report.paper = paper_rows();
+    report.set_rows(&rows);
+    report.paper = papers::p2().rows.clone();
     report.notes = vec![
         format!("scale: database and buffer pool are the paper's divided by {} (same 320:1120 ratio)", p.factor),
         "every query starts with a cold buffer pool; `pages read` counts heap and index page misses".into(),
@@ -341,7 +345,7 @@ mod tests {
         };
         let opts = ReproduceOptions::default();
         let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-        for kind in ["sim", "hdd", "file"] {
+        for kind in [DeviceKind::Sim, DeviceKind::Hdd, DeviceKind::File] {
             let (sel, bat) = run_device(kind, &p, &opts, dir.path()).unwrap();
             for s in SELECTIVITIES {
                 let rows: Vec<usize> = sel
@@ -354,7 +358,7 @@ mod tests {
                     "{kind} {s}: {rows:?}"
                 );
             }
-            if kind == "sim" {
+            if kind == DeviceKind::Sim {
                 let q = sel
                     .iter()
                     .find(|q| q.selectivity == 0.20 && q.mode == ScanMode::Batched(50))
@@ -363,17 +367,9 @@ mod tests {
                 assert!(bat.len() == 3);
             }
             let r = to_row(&sel[1], &sel, "selectivity");
-            for k in [
-                "device",
-                "mode",
-                "selectivity",
-                "batch",
-                "seconds",
-                "rows_returned",
-                "speedup_vs_sync",
-            ] {
-                assert!(r.contains_key(k), "{k}");
-            }
+            assert_eq!((r.device, r.sweep.as_str()), (kind, "selectivity"));
+            let json = serde_json::to_value(&r).unwrap();
+            assert_eq!(serde_json::from_value::<ScanRow>(json).unwrap(), r);
         }
     }
 }

@@ -15,14 +15,17 @@
 //! translation-page I/O, WAF and mapping memory. The paper's Table 1, its stated trends and
 //! Table 2 are attached as `paper` rows, never mixed into `rows`.
 
-use crate::report::{fmt_f, row, Output, Report, ReproduceOptions, Scale, Table};
+use crate::host::HostDriver;
+use crate::papers;
+use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Table};
 use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
-use ssd::host::HostQueue;
-use ssd::{FtlKind, GcPolicy, Lpn, SimTime, Ssd, SsdConfig, StreamId};
+use ssd::{FtlKind, GcPolicy, Ssd, SsdConfig};
 use workload::page_cache::PageCache;
+use workload::Target;
 
 /// Pages the flusher writes back at once (Linux's MAX_WRITEBACK_PAGES: 4 MiB of 4 KiB pages).
 const FLUSH_BATCH_PAGES: u64 = 1024;
@@ -88,36 +91,27 @@ fn device(p: &Plan, scheme: FtlKind) -> Result<Ssd> {
     Ok(Ssd::new(cfg)?)
 }
 
-/// Issue `pages` (ascending) as requests of contiguous runs through the host queue.
-fn issue(ssd: &mut Ssd, q: &mut HostQueue, pages: &[u64], last: &mut SimTime) -> Result<()> {
-    let mut i = 0;
-    while i < pages.len() {
-        let mut j = i + 1;
-        while j < pages.len() && pages[j] == pages[j - 1] + 1 {
-            j += 1;
-        }
-        let at = q.issue_time(SimTime::ZERO);
-        let done = ssd.write(Lpn(pages[i]), (j - i) as u32, StreamId(0), at)?;
-        q.complete(done);
-        *last = (*last).max(done);
-        i = j;
-    }
-    Ok(())
-}
-
 fn run_one(p: &Plan, scheme: FtlKind, cache_mb: u64, seed: u64) -> Result<Run> {
-    let mut ssd = device(p, scheme)?;
+    let ssd = device(p, scheme)?;
+    let target = Target {
+        logical_pages: ssd.logical_pages(),
+        page_bytes: ssd.page_bytes() as u32,
+    };
     let page_bytes = ssd.page_bytes() as u64;
     let file_pages = p.file_bytes / page_bytes;
-    // Age the device: write every logical page once, sequentially, the file first (not measured).
-    let mut q = HostQueue::new(QUEUE_DEPTH);
-    let mut last = SimTime::ZERO;
-    let layout: Vec<u64> = (0..ssd.logical_pages()).collect();
-    for chunk in layout.chunks(FLUSH_BATCH_PAGES as usize) {
-        issue(&mut ssd, &mut q, chunk, &mut last)?;
+    let mut d = HostDriver::new(ssd, QUEUE_DEPTH);
+    // Age the device: write every logical page once, sequentially, the file first (not
+    // measured), in requests of `FLUSH_BATCH_PAGES` contiguous pages.
+    let mut run = Vec::with_capacity(FLUSH_BATCH_PAGES as usize);
+    for r in workload::precondition(target, 0.0, seed) {
+        run.push(r?.lpn);
+        if run.len() == FLUSH_BATCH_PAGES as usize {
+            d.write_runs(&run)?;
+            run.clear();
+        }
     }
-    let (before, t0) = (ssd.stats(), last);
-    let mut q = HostQueue::starting_at(QUEUE_DEPTH, t0);
+    d.write_runs(&run)?;
+    let (before, t0) = d.begin_measurement();
     let mut cache = PageCache::new(cache_mb * (1 << 20) / page_bytes, FLUSH_BATCH_PAGES);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut out = Vec::new();
@@ -125,19 +119,19 @@ fn run_one(p: &Plan, scheme: FtlKind, cache_mb: u64, seed: u64) -> Result<Run> {
     for _ in 0..app_pages {
         cache.write(rng.gen_range(0..file_pages), &mut out);
         if !out.is_empty() {
-            issue(&mut ssd, &mut q, &out, &mut last)?;
+            d.write_runs(&out)?;
             out.clear();
         }
     }
     cache.flush_all(&mut out);
-    issue(&mut ssd, &mut q, &out, &mut last)?;
+    d.write_runs(&out)?;
     Ok(Run {
         scheme,
         cache_mb,
         app_pages,
-        stats: ssd.stats().since(&before),
-        sim_seconds: (last.0 - t0.0) as f64 / 1e9,
-        mapping_bytes: ssd.mapping_bytes(),
+        stats: d.ssd.stats().since(&before),
+        sim_seconds: (d.last_done.0 - t0.0) as f64 / 1e9,
+        mapping_bytes: d.ssd.mapping_bytes(),
         page_bytes,
     })
 }
@@ -153,79 +147,55 @@ fn scheme_label(k: FtlKind) -> &'static str {
     }
 }
 
-fn to_row(r: &Run) -> crate::Row {
-    let s = &r.stats;
-    let app_mb = (r.app_pages * r.page_bytes) as f64 / 1e6;
-    row([
-        ("scheme", r.scheme.name().into()),
-        ("host_cache_mb", r.cache_mb.into()),
-        (
-            "throughput_mb_s",
-            json!(if r.sim_seconds > 0.0 {
-                app_mb / r.sim_seconds
-            } else {
-                0.0
-            }),
-        ),
-        ("merges_full", s.merges_full.into()),
-        ("merges_partial", s.merges_partial.into()),
-        ("merges_switch", s.merges_switch.into()),
-        ("erases", s.erases.into()),
-        ("pages_copied", s.gc_pages_copied.into()),
-        ("gc_invocations", s.gc_invocations.into()),
-        ("translation_reads", s.translation_reads.into()),
-        ("translation_writes", s.translation_writes.into()),
-        ("app_pages_written", r.app_pages.into()),
-        ("device_pages_written", s.host_pages_written.into()),
-        ("flash_pages_written", s.flash_pages_written.into()),
-        ("waf", json!(s.waf())),
-        ("sim_seconds", json!(r.sim_seconds)),
-        ("mapping_bytes", r.mapping_bytes.into()),
-    ])
+/// One measured (scheme, host cache) run, as `reproduce ioa-ftl --json` prints it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IoaRow {
+    pub scheme: String,
+    pub host_cache_mb: u64,
+    /// Application MB (10^6 bytes) per simulated second, sync included.
+    pub throughput_mb_s: f64,
+    pub merges_full: u64,
+    pub merges_partial: u64,
+    pub merges_switch: u64,
+    pub erases: u64,
+    pub pages_copied: u64,
+    pub gc_invocations: u64,
+    pub translation_reads: u64,
+    pub translation_writes: u64,
+    pub app_pages_written: u64,
+    pub device_pages_written: u64,
+    pub flash_pages_written: u64,
+    pub waf: f64,
+    pub sim_seconds: f64,
+    pub mapping_bytes: u64,
 }
 
-fn paper_rows() -> Vec<crate::Row> {
-    let t1 = |scheme: &str, full: u64, switch: u64, erases: u64| {
-        row([
-            (
-                "table",
-                "P4 Table 1 (whole run; cache size not stated)".into(),
-            ),
-            ("scheme", scheme.into()),
-            ("merges_full", full.into()),
-            ("merges_switch", switch.into()),
-            ("erases", erases.into()),
-        ])
-    };
-    let t2 = |ssd: &str, page: &str, ioa: &str, bast: &str| {
-        row([
-            (
-                "table",
-                "P4 Table 2 (mapping memory; 4 KB pages, 256 pages/block, log space 1 %)".into(),
-            ),
-            ("capacity", ssd.into()),
-            ("page", page.into()),
-            ("ioa", ioa.into()),
-            ("bast", bast.into()),
-        ])
-    };
-    let trend = |claim: &str| {
-        row([
-            ("table", "P4 trends (text and Fig. 4)".into()),
-            ("claim", claim.into()),
-        ])
-    };
-    vec![
-        t1("dftl", 1725, 0, 1737),
-        t1("bast", 995, 430, 2420),
-        t1("ioa", 24, 1442, 1490),
-        t2("4 GB", "1068 K (46 K cached by DFTL)", "46 K", "12.4 K"),
-        t2("64 GB", "64 MB", "9 MB", "7 MB"),
-        t2("16 TB", "16 GB", "740 MB", "228 MB"),
-        trend("ioa ~30 % more throughput than bast"),
-        trend("ioa 38 % fewer erases than bast, 14 % fewer than dftl"),
-        trend("dftl 40 % better than ioa at 64 MB cache; equal at 128 MB; log schemes better at 256 MB, dftl flat"),
-    ]
+fn to_row(r: &Run) -> IoaRow {
+    let s = &r.stats;
+    let app_mb = (r.app_pages * r.page_bytes) as f64 / 1e6;
+    IoaRow {
+        scheme: r.scheme.name().into(),
+        host_cache_mb: r.cache_mb,
+        throughput_mb_s: if r.sim_seconds > 0.0 {
+            app_mb / r.sim_seconds
+        } else {
+            0.0
+        },
+        merges_full: s.merges_full,
+        merges_partial: s.merges_partial,
+        merges_switch: s.merges_switch,
+        erases: s.erases,
+        pages_copied: s.gc_pages_copied,
+        gc_invocations: s.gc_invocations,
+        translation_reads: s.translation_reads,
+        translation_writes: s.translation_writes,
+        app_pages_written: r.app_pages,
+        device_pages_written: s.host_pages_written,
+        flash_pages_written: s.flash_pages_written,
+        waf: s.waf(),
+        sim_seconds: r.sim_seconds,
+        mapping_bytes: r.mapping_bytes,
+    }
 }
 
 fn tables(runs: &[Run], p: &Plan) -> Vec<Table> {
@@ -240,18 +210,17 @@ fn tables(runs: &[Run], p: &Plan) -> Vec<Table> {
     );
     for r in runs {
         let v = to_row(r);
-        let n = |k: &str| v[k].to_string();
         main.push(vec![
             scheme_label(r.scheme).into(),
             r.cache_mb.to_string(),
-            fmt_f(v["throughput_mb_s"].as_f64().unwrap_or(0.0), 2),
-            n("merges_full"),
-            n("merges_partial"),
-            n("merges_switch"),
-            n("gc_invocations"),
-            n("erases"),
-            n("pages_copied"),
-            n("translation_writes"),
+            fmt_f(v.throughput_mb_s, 2),
+            v.merges_full.to_string(),
+            v.merges_partial.to_string(),
+            v.merges_switch.to_string(),
+            v.gc_invocations.to_string(),
+            v.erases.to_string(),
+            v.pages_copied.to_string(),
+            v.translation_writes.to_string(),
             fmt_f(r.stats.waf(), 2),
         ]);
     }
@@ -259,12 +228,19 @@ fn tables(runs: &[Run], p: &Plan) -> Vec<Table> {
         "P4 Table 1 (the paper's figures, whole run)",
         &["scheme", "paper full", "paper switch", "paper erases"],
     );
-    for (s, f, w, e) in [
-        ("dftl", 1725, 0, 1737),
-        ("bast (log block)", 995, 430, 2420),
-        ("ioa (new scheme)", 24, 1442, 1490),
-    ] {
-        paper.push(vec![s.into(), f.to_string(), w.to_string(), e.to_string()]);
+    for r in papers::p4().table("P4 Table 1") {
+        let scheme = papers::cell(Some(r), "scheme");
+        let label = match scheme.as_str() {
+            "bast" => "bast (log block)".to_string(),
+            "ioa" => "ioa (new scheme)".to_string(),
+            _ => scheme,
+        };
+        paper.push(vec![
+            label,
+            papers::cell(Some(r), "merges_full"),
+            papers::cell(Some(r), "merges_switch"),
+            papers::cell(Some(r), "erases"),
+        ]);
     }
     vec![main, paper, memory_table()]
 }
@@ -274,12 +250,13 @@ fn memory_table() -> Table {
         "Mapping memory, 4 KiB pages, 256 pages/block, log space 1 % (ours: ssd::ftl::memory; paper: P4 Table 2)",
         &["capacity", "page", "paper page", "ioa", "paper ioa", "bast", "paper bast", "dftl"],
     );
-    let paper = [
-        ("4 GiB", 4u64 << 30, "1068 K", "46 K", "12.4 K"),
-        ("64 GiB", 64 << 30, "64 MB", "9 MB", "7 MB"),
-        ("16 TiB", 16 << 40, "16 GB", "740 MB", "228 MB"),
+    // Our capacities and the paper's label for the same row of its Table 2.
+    let capacities = [
+        ("4 GiB", 4u64 << 30, "4 GB"),
+        ("64 GiB", 64 << 30, "64 GB"),
+        ("16 TiB", 16 << 40, "16 TB"),
     ];
-    for (name, cap, pp, pi, pb) in paper {
+    for (name, cap, paper_cap) in capacities {
         let est = ssd::ftl::memory::estimate(cap, 4096, 256, 0.01);
         let get = |s: &str| {
             est.iter()
@@ -287,14 +264,15 @@ fn memory_table() -> Table {
                 .map(|r| human(r.1))
                 .unwrap_or_default()
         };
+        let paper = papers::p4().find(&[("capacity", json!(paper_cap))]);
         t.push(vec![
             name.into(),
             get("page"),
-            pp.into(),
+            papers::cell(paper, "page"),
             get("ioa"),
-            pi.into(),
+            papers::cell(paper, "ioa"),
             get("bast"),
-            pb.into(),
+            papers::cell(paper, "bast"),
             get("dftl"),
         ]);
     }
@@ -343,10 +321,11 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let mut runs = Vec::new();
     for &cache in &p.caches_mb {
         for scheme in SCHEMES {
-            opts.progress(format!(
-                "ioa-ftl: {} with a {cache} MB host cache",
-                scheme.name()
-            ));
+            opts.progress_step(
+                runs.len(),
+                p.caches_mb.len() * SCHEMES.len(),
+                format!("ioa-ftl: {} with a {cache} MB host cache", scheme.name()),
+            );
             let r = run_one(&p, scheme, cache, opts.seed)
                 .with_context(|| format!("{} at {cache} MB", scheme.name()))?;
             runs.push(r);
@@ -358,8 +337,8 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         "random_writes_file_multiples": p.passes, "flush_batch_pages": FLUSH_BATCH_PAGES, "queue_depth": QUEUE_DEPTH,
     });
     let mut report = Report::new("ioa-ftl", opts, config);
-    report.rows = runs.iter().map(to_row).collect();
-    report.paper = paper_rows();
+    report.set_rows(&runs.iter().map(to_row).collect::<Vec<_>>());
+    report.paper = papers::p4().rows.clone();
     report.notes = notes(&runs, &p);
     Ok(Output {
         tables: tables(&runs, &p),

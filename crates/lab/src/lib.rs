@@ -9,9 +9,14 @@
 pub mod as_btree;
 pub mod async_scan;
 pub mod devices;
+pub mod experiments;
+pub mod host;
 pub mod ioa_ftl;
+pub mod papers;
 pub mod report;
 pub mod sim;
 pub mod units;
 
+pub use devices::{DeviceChoice, DeviceKind};
+pub use experiments::{Experiment, EXPERIMENTS};
 pub use report::{Output, Report, ReproduceOptions, Row, Scale, Table};

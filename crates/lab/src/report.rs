@@ -1,6 +1,7 @@
 //! The results format shared by every `flashlab reproduce NAME` and `bench` command, and a
 //! plain-text table renderer.
 
+use crate::devices::{DeviceChoice, DeviceKind};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -40,6 +41,25 @@ impl Report {
             notes: Vec::new(),
         }
     }
+    /// Set `rows` from typed rows (each a serde struct of flat keys).
+    pub fn set_rows<T: Serialize>(&mut self, rows: &[T]) {
+        self.rows = rows
+            .iter()
+            .map(|r| match serde_json::to_value(r) {
+                Ok(Value::Object(m)) => m,
+                other => panic!("a result row serializes to a flat object, got {other:?}"),
+            })
+            .collect();
+    }
+
+    /// `rows` read back as typed rows (tests and tools use the experiment's row struct).
+    pub fn rows_as<T: serde::de::DeserializeOwned>(&self) -> Result<Vec<T>, serde_json::Error> {
+        self.rows
+            .iter()
+            .map(|r| serde_json::from_value(Value::Object(r.clone())))
+            .collect()
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("reports always serialize")
     }
@@ -105,14 +125,17 @@ impl Scale {
 pub struct ReproduceOptions {
     pub scale: Scale,
     pub seed: u64,
-    /// `file`, `sim`, `hdd` or `all` (experiments that run on devices; others ignore it).
-    pub device: String,
+    /// `file`, `sim`, `hdd` or `all` (experiments that run on devices; each refuses a device
+    /// it does not support).
+    pub device: DeviceChoice,
     /// Directory for real files (`--device file`); a temporary directory when absent.
     pub dir: Option<PathBuf>,
     /// SSD preset for `--device sim`.
     pub preset: String,
     /// Print progress lines to stderr.
     pub progress: bool,
+    /// Run `--device file` timings on a RAM file system (tmpfs, ramfs) anyway.
+    pub allow_memory_fs: bool,
 }
 
 impl Default for ReproduceOptions {
@@ -120,10 +143,11 @@ impl Default for ReproduceOptions {
         ReproduceOptions {
             scale: Scale::Quick,
             seed: 1,
-            device: "sim".into(),
+            device: DeviceChoice::One(DeviceKind::Sim),
             dir: None,
             preset: "mlc-sata-2010".into(),
             progress: false,
+            allow_memory_fs: false,
         }
     }
 }
@@ -136,12 +160,32 @@ impl ReproduceOptions {
     }
 }
 
-fn chrono_free_elapsed() -> String {
+impl ReproduceOptions {
+    /// Progress of step `done` (0-based) of `total`, with an ETA from the steps so far:
+    /// "[  12.0s] (3/10, ETA 28 s) msg".
+    pub fn progress_step(&self, done: usize, total: usize, msg: impl fmt::Display) {
+        let elapsed = seconds_since_start();
+        let eta = match done {
+            0 => "ETA ?".to_string(),
+            d => format!(
+                "ETA {:.0} s",
+                elapsed / d as f64 * total.saturating_sub(d) as f64
+            ),
+        };
+        self.progress(format_args!("({}/{total}, {eta}) {msg}", done + 1));
+    }
+}
+
+/// Seconds since this process printed its first progress line.
+fn seconds_since_start() -> f64 {
     use std::sync::OnceLock;
     use std::time::Instant;
     static START: OnceLock<Instant> = OnceLock::new();
-    let s = START.get_or_init(Instant::now).elapsed().as_secs_f64();
-    format!("{s:7.1}s")
+    START.get_or_init(Instant::now).elapsed().as_secs_f64()
+}
+
+fn chrono_free_elapsed() -> String {
+    format!("{:7.1}s", seconds_since_start())
 }
 
 /// A plain-text table: a title, headers, rows of cells, right-aligned numbers.

@@ -8,12 +8,14 @@
 //! `replay_trace_timing` is set, in which case a request is issued no earlier than its
 //! timestamp (relative to the first record).
 
+use crate::host::HostDriver;
 use anyhow::{bail, Context, Result};
+use seed::Seed;
 use serde::Serialize;
-use ssd::host::HostQueue;
-use ssd::{Lpn, SimTime, Ssd, SsdConfig, StreamId};
+use ssd::{SimTime, Ssd, SsdConfig};
+use std::path::PathBuf;
 use std::time::Instant;
-use workload::{LbaMapping, OpKind, Request, Target, TraceFormat, WorkloadOptions, WorkloadSpec};
+use workload::{LbaMapping, Target, TraceFormat, WorkloadOptions, WorkloadSpec};
 
 /// How to bring the device to steady state before measuring.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -30,6 +32,10 @@ pub enum Precondition {
 #[derive(Clone, Debug)]
 pub struct SimOptions {
     pub config: SsdConfig,
+    /// The preset `config` started from (None: a config file).
+    pub preset: Option<String>,
+    /// The config file `config` was read from, if any.
+    pub config_path: Option<PathBuf>,
     /// Workload spec, see `workload::SPEC_HELP`.
     pub workload: String,
     pub trace_format: Option<TraceFormat>,
@@ -59,11 +65,37 @@ pub struct Merges {
     pub switch: u64,
 }
 
+/// How the run was driven (with `config`, everything that determines its figures).
+#[derive(Clone, Debug, Serialize)]
+pub struct Setup {
+    pub workload: String,
+    pub request_pages: u32,
+    pub request_bytes: u64,
+    /// Host page writes measured, in multiples of the logical capacity (null: a trace's end,
+    /// or 1x of request pages for synthetic workloads).
+    pub write_volume: Option<f64>,
+    pub precondition: Precondition,
+    pub trace_format: Option<String>,
+    /// `wrap`, or `scale` with the trace's span in bytes.
+    pub trace_mapping: String,
+    pub replay_trace_timing: bool,
+    pub seed: u64,
+}
+
 /// Everything `flashlab sim --json` prints. Wall-clock keys: `wall_seconds`,
 /// `host_ios_per_wall_second`, `host_pages_per_wall_second`, `precondition_wall_seconds`.
 #[derive(Clone, Debug, Serialize)]
 pub struct SimResult {
+    /// The preset used, or `custom` when the config differs from it (flags, --capacity, a file).
     pub preset: String,
+    /// The preset the config started from (null: a config file).
+    pub base_preset: Option<String>,
+    pub config_path: Option<String>,
+    /// The whole effective SSD configuration.
+    pub config: SsdConfig,
+    pub setup: Setup,
+    /// FNV-1a 64 (hex) of the JSON of `config` and `setup`: equal hashes, equal runs.
+    pub config_hash: String,
     pub ftl: String,
     pub gc_policy: String,
     pub op: f64,
@@ -74,7 +106,8 @@ pub struct SimResult {
     pub page_bytes: u32,
     pub pages_per_block: u32,
     pub alpha: f64,
-    pub waf: f64,
+    /// Flash page writes per host page write; null where no host page was written.
+    pub waf: Option<f64>,
     /// Closed-form steady-state WAF where a model applies (see `ssd::analytic`), else null.
     pub waf_model: Option<f64>,
     pub host_ios: u64,
@@ -100,69 +133,11 @@ pub struct SimResult {
     pub precondition_wall_seconds: f64,
     pub host_ios_per_wall_second: f64,
     pub host_pages_per_wall_second: f64,
-}
-
-/// Drives requests into the device through the host queue.
-struct Driver {
-    ssd: Ssd,
-    queue: HostQueue,
-    last_done: SimTime,
-    trace_origin: Option<u64>,
-    replay_timing: bool,
-}
-
-impl Driver {
-    fn submit(&mut self, r: &Request) -> Result<()> {
-        let arrival = match (self.replay_timing, r.arrival_ns) {
-            (true, Some(ns)) => SimTime(ns),
-            _ => SimTime::ZERO,
-        };
-        let at = self.queue.issue_time(arrival);
-        let done = match r.op {
-            OpKind::Write => self
-                .ssd
-                .write(Lpn(r.lpn), r.pages, StreamId(r.stream), at)?,
-            OpKind::Read => self.ssd.read(Lpn(r.lpn), r.pages, at)?,
-            OpKind::Trim => self.ssd.trim(Lpn(r.lpn), r.pages, at)?,
-        };
-        self.queue.complete(done);
-        self.last_done = self.last_done.max(done);
-        Ok(())
-    }
-
-    /// Run requests until `limit` pages (written pages for write workloads) or the end.
-    fn run(
-        &mut self,
-        reqs: impl Iterator<Item = Result<Request, workload::WorkloadError>>,
-        limit: Option<u64>,
-        count_writes_only: bool,
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<u64> {
-        let mut done_pages = 0u64;
-        let mut since_report = 0u32;
-        for r in reqs {
-            let r = r?;
-            let mut r = r;
-            if self.replay_timing {
-                let origin = *self.trace_origin.get_or_insert(r.arrival_ns.unwrap_or(0));
-                r.arrival_ns = r.arrival_ns.map(|a| a.saturating_sub(origin));
-            }
-            self.submit(&r)?;
-            if !count_writes_only || r.op == OpKind::Write {
-                done_pages += r.pages as u64;
-            }
-            since_report += 1;
-            if since_report == 65_536 {
-                since_report = 0;
-                progress(done_pages);
-            }
-            if limit.is_some_and(|l| done_pages >= l) {
-                break;
-            }
-        }
-        progress(done_pages);
-        Ok(done_pages)
-    }
+    /// Whether the measured phase reached `--write-volume` (null when none was given); false:
+    /// the workload (a trace) ended first.
+    pub volume_reached: Option<bool>,
+    /// What the figures above do not say by themselves (undefined WAF, volume not reached).
+    pub notes: Vec<String>,
 }
 
 /// Total pages the measured phase will run (for a progress bar), if known.
@@ -182,32 +157,27 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     if opts.request_pages == 0 {
         bail!("--request-size must be at least one page");
     }
+    if let Some(v) = opts.write_volume {
+        if !(v.is_finite() && v > 0.0) {
+            bail!("--write-volume {v}x: expected a positive multiple of the capacity, e.g. 0.5x or 5x");
+        }
+    }
     let ssd = Ssd::new(opts.config.clone())?;
     let target = Target {
         logical_pages: ssd.logical_pages(),
         page_bytes: ssd.page_bytes() as u32,
     };
-    let qd = opts.config.timing.host_queue_depth;
-    let mut d = Driver {
-        ssd,
-        queue: HostQueue::new(qd),
-        last_done: SimTime::ZERO,
-        trace_origin: None,
-        replay_timing: false,
-    };
+    let mut d = HostDriver::new(ssd, opts.config.timing.host_queue_depth);
     let wall = Instant::now();
     precondition(&mut d, opts, target, progress)?;
     let pre_wall = wall.elapsed().as_secs_f64();
 
-    let before = d.ssd.stats();
-    let t0 = d.last_done;
-    d.queue = HostQueue::starting_at(qd, t0);
-    d.ssd.reset_latency();
+    let (before, t0) = d.begin_measurement();
     d.replay_timing = opts.replay_trace_timing;
     let wopts = WorkloadOptions {
         request_pages: opts.request_pages,
         volume_pages: None,
-        seed: opts.seed.wrapping_add(1),
+        seed: Seed(opts.seed).fork("workload").value(),
         trace_format: opts.trace_format,
         mapping: opts.mapping,
     };
@@ -215,13 +185,28 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     let limit = planned_pages(opts);
     let writes_only = spec.is_write_only() || opts.write_volume.is_some() && spec.writes();
     let measured_wall = Instant::now();
-    d.run(reqs, limit, writes_only, &mut |p| progress("measure", p))?;
+    let count = d.run(reqs, limit, writes_only, &mut |p| progress("measure", p))?;
     let wall_s = measured_wall.elapsed().as_secs_f64();
-    Ok(summarize(opts, &d, before, t0, wall_s, pre_wall))
+    let mut r = summarize(opts, &d, before, t0, wall_s, pre_wall);
+    if opts.write_volume.is_some() {
+        r.volume_reached = Some(count.limit_reached);
+        if !count.limit_reached {
+            r.notes.push(format!(
+                "--write-volume not reached: the workload ended after {} of {} pages",
+                count.pages,
+                limit.unwrap_or(0)
+            ));
+        }
+    }
+    if r.waf.is_none() {
+        r.notes
+            .push("WAF is undefined (null): no host page was written in the measured phase".into());
+    }
+    Ok(r)
 }
 
 fn precondition(
-    d: &mut Driver,
+    d: &mut HostDriver,
     opts: &SimOptions,
     target: Target,
     progress: &mut dyn FnMut(&str, u64),
@@ -238,7 +223,7 @@ fn precondition(
 
 fn summarize(
     opts: &SimOptions,
-    d: &Driver,
+    d: &HostDriver,
     before: ssd::Stats,
     t0: SimTime,
     wall_s: f64,
@@ -259,8 +244,14 @@ fn summarize(
     let per_s = |x: f64, t: f64| if t > 0.0 { x / t } else { 0.0 };
     let bytes_moved =
         (s.host_pages_written + s.host_pages_read) as f64 * cfg.geometry.page_bytes as f64;
+    let setup = setup(opts);
     SimResult {
-        preset: cfg.name.clone(),
+        preset: preset_label(opts),
+        base_preset: opts.preset.clone(),
+        config_path: opts.config_path.as_ref().map(|p| p.display().to_string()),
+        config_hash: config_hash(cfg, &setup),
+        config: cfg.clone(),
+        setup,
         ftl: cfg.ftl.scheme.name().to_string(),
         gc_policy: format!("{:?}", cfg.ftl.gc_policy).to_lowercase(),
         op: cfg.ftl.op,
@@ -271,7 +262,7 @@ fn summarize(
         page_bytes: cfg.geometry.page_bytes,
         pages_per_block: cfg.geometry.pages_per_block,
         alpha: cfg.alpha(),
-        waf: s.waf(),
+        waf: (s.host_pages_written > 0).then(|| s.waf()),
         waf_model: waf_model(opts),
         host_ios: s.host_ios,
         host_pages_written: s.host_pages_written,
@@ -314,7 +305,39 @@ fn summarize(
             (s.host_pages_written + s.host_pages_read) as f64,
             wall_s,
         ),
+        volume_reached: None,
+        notes: Vec::new(),
     }
+}
+
+fn setup(opts: &SimOptions) -> Setup {
+    Setup {
+        workload: opts.workload.clone(),
+        request_pages: opts.request_pages,
+        request_bytes: opts.request_pages as u64 * opts.config.geometry.page_bytes as u64,
+        write_volume: opts.write_volume,
+        precondition: opts.precondition,
+        trace_format: opts.trace_format.map(|f| f.name().to_string()),
+        trace_mapping: match opts.mapping {
+            LbaMapping::Wrap => "wrap".into(),
+            LbaMapping::Scale { max_byte } => format!("scale (span {max_byte} bytes)"),
+        },
+        replay_trace_timing: opts.replay_trace_timing,
+        seed: opts.seed,
+    }
+}
+
+/// The preset's name if the config is exactly that preset, else `custom`.
+fn preset_label(opts: &SimOptions) -> String {
+    match &opts.preset {
+        Some(name) if SsdConfig::preset(name).is_ok_and(|p| p == opts.config) => name.clone(),
+        _ => "custom".into(),
+    }
+}
+
+fn config_hash(cfg: &SsdConfig, setup: &Setup) -> String {
+    let json = serde_json::json!({ "config": cfg, "setup": setup }).to_string();
+    format!("{:016x}", seed::stable_hash(json.as_bytes()))
 }
 
 /// The closed-form WAF for uniform random single-page writes on page mapping with greedy or

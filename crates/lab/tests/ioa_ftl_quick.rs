@@ -1,7 +1,8 @@
-//! `reproduce ioa-ftl` at quick scale: every row carries the documented keys, the paper's
-//! figures stay out of `rows`, and the defining outcome holds — IOA needs far fewer full
-//! merges and fewer erases than BAST at the same log space.
+//! `reproduce ioa-ftl` at quick scale: every row carries the documented keys (it reads back as
+//! the typed `IoaRow`), the paper's figures stay out of `rows`, and the defining outcome holds —
+//! IOA needs far fewer full merges and fewer erases than BAST at the same log space.
 
+use lab::ioa_ftl::IoaRow;
 use lab::{ReproduceOptions, Scale};
 
 #[test]
@@ -11,44 +12,23 @@ fn quick_run_has_the_rows_and_ioa_beats_bast_on_merges() {
         ..Default::default()
     };
     let out = lab::ioa_ftl::run(&opts).unwrap();
-    let rows = &out.report.rows;
+    let rows: Vec<IoaRow> = out.report.rows_as().expect("rows are IoaRows");
     assert_eq!(rows.len(), 15, "5 schemes x 3 cache sizes");
-    for r in rows {
-        for k in [
-            "scheme",
-            "host_cache_mb",
-            "throughput_mb_s",
-            "merges_full",
-            "merges_partial",
-            "merges_switch",
-            "erases",
-            "pages_copied",
-        ] {
-            assert!(r.contains_key(k), "row lacks {k}: {r:?}");
-        }
+    for r in &out.report.rows {
         assert!(!r.contains_key("table"), "paper rows leaked into rows");
     }
-    let get = |scheme: &str, cache: u64, key: &str| {
+    let get = |scheme: &str, cache: u64| {
         rows.iter()
-            .find(|r| r["scheme"] == scheme && r["host_cache_mb"] == cache)
-            .map(|r| r[key].as_f64().unwrap())
-            .unwrap()
+            .find(|r| r.scheme == scheme && r.host_cache_mb == cache)
+            .unwrap_or_else(|| panic!("no row for {scheme} at {cache} MB"))
     };
     for cache in [16, 32, 64] {
-        assert!(
-            get("ioa", cache, "merges_full") * 10.0 <= get("bast", cache, "merges_full"),
-            "cache {cache}"
-        );
-        assert!(
-            get("ioa", cache, "erases") < get("bast", cache, "erases"),
-            "cache {cache}"
-        );
-        assert!(
-            get("ioa", cache, "throughput_mb_s") > get("bast", cache, "throughput_mb_s"),
-            "cache {cache}"
-        );
+        let (ioa, bast) = (get("ioa", cache), get("bast", cache));
+        assert!(ioa.merges_full * 10 <= bast.merges_full, "cache {cache}");
+        assert!(ioa.erases < bast.erases, "cache {cache}");
+        assert!(ioa.throughput_mb_s > bast.throughput_mb_s, "cache {cache}");
     }
     // Log schemes improve with a bigger host cache (writes arrive sorted).
-    assert!(get("bast", 64, "merges_full") < get("bast", 16, "merges_full"));
+    assert!(get("bast", 64).merges_full < get("bast", 16).merges_full);
     assert!(!out.report.paper.is_empty());
 }

@@ -147,7 +147,8 @@ fn limit_pages(reqs: Requests, limit: u64) -> impl Iterator<Item = Result<Reques
 }
 
 /// Preconditioning: one sequential fill of every logical page (single-page writes in order),
-/// then `passes` x capacity uniform random single-page writes.
+/// then `passes` x capacity uniform random single-page writes (drawn from `seed` forked as
+/// `"precondition"`).
 pub fn precondition(
     target: Target,
     passes: f64,
@@ -162,7 +163,8 @@ pub fn precondition(
         arrival_ns: None,
     });
     let random_writes = (passes.max(0.0) * n as f64) as u64;
-    let random = synth::UniformPages::new(n, seed ^ 0x5EED_F111).take(random_writes as usize);
+    let random = synth::UniformPages::new(n, seed::Seed(seed).fork("precondition").value())
+        .take(random_writes as usize);
     fill.chain(random.map(|lpn| Request {
         op: OpKind::Write,
         lpn,

@@ -35,13 +35,20 @@ impl Synthetic {
         target: Target,
         opts: &WorkloadOptions,
     ) -> Result<Synthetic, WorkloadError> {
-        let WorkloadSpec::Synthetic {
-            addresses,
-            read_fraction,
-        } = spec
-        else {
-            unreachable!("traces are read by trace::TraceReader");
+        let (addresses, read_fraction) = match spec {
+            WorkloadSpec::Synthetic {
+                addresses,
+                read_fraction,
+            } => (addresses, read_fraction),
+            WorkloadSpec::Trace { path } => {
+                return Err(WorkloadError::Spec {
+                    spec: format!("trace:{}", path.display()),
+                    reason: "a trace is not a synthetic workload; read it with workload::build"
+                        .into(),
+                })
+            }
         };
+        check_parameters(addresses, *read_fraction)?;
         let slots = target.logical_pages / opts.request_pages.max(1) as u64;
         if slots == 0 {
             return Err(WorkloadError::TooSmall {
@@ -135,6 +142,32 @@ impl Iterator for UniformPages {
     }
 }
 
+/// The ranges `WorkloadSpec::parse` enforces, checked again for specs built in code (the
+/// fields are public): a bad value is an error, never a panic in the generator.
+fn check_parameters(addresses: &Addresses, read_fraction: f64) -> Result<(), WorkloadError> {
+    let bad = |what: &str, x: f64, range: &str| {
+        Err(WorkloadError::Spec {
+            spec: format!("{addresses:?}"),
+            reason: format!("{what} {x} must be in {range}"),
+        })
+    };
+    if !(0.0..=1.0).contains(&read_fraction) {
+        return bad("read fraction", read_fraction, "[0, 1]");
+    }
+    match *addresses {
+        Addresses::Zipf { theta } if !(0.0..5.0).contains(&theta) => {
+            bad("zipf theta", theta, "[0, 5)")
+        }
+        Addresses::HotCold { hot_ops, .. } if !(0.0..=1.0).contains(&hot_ops) => {
+            bad("hot fraction of writes", hot_ops, "[0, 1]")
+        }
+        Addresses::HotCold { hot_space, .. } if !(hot_space > 0.0 && hot_space < 1.0) => {
+            bad("hot fraction of space", hot_space, "(0, 1)")
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +226,48 @@ mod tests {
         assert!(gen("uniform-read", 1000, 1)
             .take(100)
             .all(|r| r.op == OpKind::Read));
+    }
+
+    #[test]
+    fn a_trace_spec_is_refused_not_a_panic() {
+        let spec = WorkloadSpec::parse("trace:/no/such").unwrap();
+        let t = Target {
+            logical_pages: 100,
+            page_bytes: 4096,
+        };
+        let e = Synthetic::new(&spec, t, &WorkloadOptions::default()).unwrap_err();
+        assert!(matches!(e, WorkloadError::Spec { .. }), "{e}");
+    }
+
+    #[test]
+    fn out_of_range_parameters_built_in_code_are_refused() {
+        let t = Target {
+            logical_pages: 100,
+            page_bytes: 4096,
+        };
+        for addresses in [
+            Addresses::Zipf { theta: f64::NAN },
+            Addresses::Zipf { theta: -1.0 },
+            Addresses::HotCold {
+                hot_ops: 0.5,
+                hot_space: 1.0,
+            },
+            Addresses::HotCold {
+                hot_ops: f64::INFINITY,
+                hot_space: 0.5,
+            },
+        ] {
+            let spec = WorkloadSpec::Synthetic {
+                addresses,
+                read_fraction: 0.0,
+            };
+            assert!(Synthetic::new(&spec, t, &WorkloadOptions::default()).is_err());
+        }
+        let spec = WorkloadSpec::Synthetic {
+            addresses: Addresses::Uniform,
+            read_fraction: f64::NAN,
+        };
+        assert!(Synthetic::new(&spec, t, &WorkloadOptions::default()).is_err());
     }
 
     #[test]

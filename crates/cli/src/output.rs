@@ -1,0 +1,74 @@
+//! Where a command's output goes (`--output FILE` or stdout) and its CSV form (`--csv`).
+
+use anyhow::{Context, Result};
+use serde_json::{Map, Value};
+use std::io::Write;
+use std::path::Path;
+
+/// Write `text` to `path`, or to stdout.
+pub fn emit(path: Option<&Path>, text: &str) -> Result<()> {
+    match path {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("--output {}", p.display())),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())
+                .and_then(|_| out.flush())
+                .context("writing to stdout")
+        }
+    }
+}
+
+/// Rows of flat keys as CSV: the header is every key in first-seen order; a row without a
+/// key leaves its cell empty; nested values are written as JSON.
+pub fn csv(rows: &[Map<String, Value>]) -> String {
+    let mut keys: Vec<&str> = Vec::new();
+    for r in rows {
+        for k in r.keys() {
+            if !keys.contains(&k.as_str()) {
+                keys.push(k);
+            }
+        }
+    }
+    let mut out = keys.iter().map(|k| field(k)).collect::<Vec<_>>().join(",");
+    out.push('\n');
+    for r in rows {
+        let cells: Vec<String> = keys
+            .iter()
+            .map(|k| match r.get(*k) {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(s)) => field(s),
+                Some(v) => field(&v.to_string()),
+            })
+            .collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// One CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn csv_quotes_and_fills_missing_cells() {
+        let rows: Vec<Map<String, Value>> = vec![
+            json!({"a": 1, "b": "x,y"}).as_object().unwrap().clone(),
+            json!({"a": 2.5, "c": "say \"hi\""})
+                .as_object()
+                .unwrap()
+                .clone(),
+        ];
+        assert_eq!(csv(&rows), "a,b,c\n1,\"x,y\",\n2.5,,\"say \"\"hi\"\"\"\n");
+    }
+}
