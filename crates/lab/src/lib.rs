@@ -8,10 +8,12 @@
 
 pub mod as_btree;
 pub mod async_scan;
+pub mod buffer_sim;
 pub mod devices;
 pub mod ioa_ftl;
 pub mod report;
 pub mod sim;
+pub mod trace_info;
 pub mod units;
 
 pub use report::{Output, Report, ReproduceOptions, Row, Scale, Table};
