@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use workload::cache_trace::{PageRef, PageRefs, PageTraceFormat};
+use workload::cache_trace::{open_refs, PageRef, PageRefStream, PageTraceFormat};
 
 /// Device times per 4 KiB page move, ms (P3's ORION measurements by default).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -146,9 +146,10 @@ pub struct TraceSpec {
 }
 
 impl TraceSpec {
-    /// The decoded reference stream (errors name the file and line or offset).
-    pub fn open(&self) -> Result<PageRefs> {
-        Ok(PageRefs::open(&self.path, self.format, self.page_bytes)?)
+    /// The decoded reference stream (errors name the file and line or offset); for `tpcc` the
+    /// generator, `path` holding its configuration.
+    pub fn open(&self) -> Result<PageRefStream> {
+        Ok(open_refs(&self.path, self.format, self.page_bytes)?)
     }
 
     /// Decode the whole trace into memory (benchmarks, so that decoding is not measured).

@@ -16,6 +16,7 @@ pub mod cache_trace;
 pub mod page_cache;
 pub mod spec;
 pub mod synth;
+pub mod tpcc;
 pub mod trace;
 pub mod zipf;
 
