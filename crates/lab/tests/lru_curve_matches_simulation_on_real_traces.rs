@@ -52,3 +52,42 @@ fn curve_equals_per_size_simulation_on_real_trace_prefixes() {
         }
     }
 }
+
+/// Megiddo & Modha, "ARC: A Self-Tuning, Low Overhead Replacement Cache" (FAST 2003), Table
+/// VII: LRU hit ratios (%) on the OLTP trace by cache size in 512-byte pages. Published figures,
+/// checked against our measurement (two decimals, as printed in the paper).
+const ARC_PAPER_OLTP_LRU: [(usize, f64); 5] = [
+    (1000, 32.83),
+    (2000, 42.47),
+    (5000, 53.65),
+    (10000, 60.70),
+    (15000, 64.63),
+];
+
+#[test]
+fn lru_hit_ratios_match_the_arc_paper_on_oltp() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/arc_OLTP.lis.zst");
+    if !path.exists() {
+        eprintln!("skipped: {} is absent", path.display());
+        return;
+    }
+    let spec = TraceSpec {
+        path,
+        format: PageTraceFormat::Arc,
+        page_bytes: 512,
+    };
+    let mut sd = StackDistances::new();
+    for r in spec.open().unwrap() {
+        let r = r.unwrap();
+        sd.reference(r.page, r.write);
+    }
+    let curve = sd.curve();
+    for (size, paper_pct) in ARC_PAPER_OLTP_LRU {
+        let ours = 100.0 * curve.hits(size) as f64 / curve.references as f64;
+        assert!(
+            (ours - paper_pct).abs() < 0.005,
+            "size {size}: ours {ours:.3} %, the ARC paper's {paper_pct} %"
+        );
+    }
+}
