@@ -9,12 +9,28 @@
 //!
 //! Policies are types behind [`Replacement`]: the policy decides which resident key leaves, the
 //! mechanism (a buffer pool, a trace-driven simulator) applies the decision and does the I/O.
+//! [`LruPolicy`] and [`TwoQ`] are plain policies; [`BufferPolicy`] adds P3's flash extension
+//! (`lru-ext`, `2q-ext`, `2q-flash`): it also says where a victim goes ([`Placement`]: out or
+//! to which [`FlashLog`]) and where an admitted page came from ([`Source`]). [`BufferSim`] is the
+//! trace-driven mechanism that counts page moves; [`StackDistances`] gives every LRU size's hit
+//! ratio (and the whole `lru-ext` grid) in one pass.
 //!
 //! Invariants (checked by `Lru::check` in tests): the list visits every live entry exactly once
 //! in both directions, the index maps each key to its own slot, and free slots are unreachable.
 
+mod buffer_policy;
+mod buffer_sim;
+mod flash_log;
 mod lru;
 mod policy;
+mod stack_distance;
+mod two_q;
 
+pub use buffer_policy::BufferPolicy;
+pub use buffer_policy::{LogId, Placement, PolicyConfig, PolicyError, PolicyKind, Source};
+pub use buffer_sim::{Access, BufferSim, Counts, Eviction, Outcome};
+pub use flash_log::{Appended, FlashLog};
 pub use lru::Lru;
 pub use policy::{LruPolicy, Replacement};
+pub use stack_distance::{LruCurve, LruExtPoint, StackDistances};
+pub use two_q::{Queue, TwoQ, TwoQConfig};

@@ -42,6 +42,11 @@ impl<K: Copy + Eq + Hash> LruPolicy<K> {
     pub fn new() -> LruPolicy<K> {
         LruPolicy { order: Lru::new() }
     }
+
+    /// Tracked keys, least recent first.
+    pub fn keys(&self) -> impl Iterator<Item = K> + '_ {
+        self.order.iter().map(|(k, _)| *k)
+    }
 }
 
 impl<K: Copy + Eq + Hash> Replacement<K> for LruPolicy<K> {

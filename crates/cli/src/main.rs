@@ -4,6 +4,7 @@
 //! experiment, our figures beside the paper's), `ftl-memory` (mapping-table memory by scheme),
 //! `presets` (list or show the shipped SSD presets).
 
+mod buffer_sim;
 mod output;
 mod progress;
 mod reproduce;
@@ -32,6 +33,10 @@ enum Command {
     Reproduce(reproduce::ReproduceArgs),
     /// Mapping-table memory of each FTL scheme for a given capacity (analytic estimate).
     FtlMemory(reproduce::FtlMemoryArgs),
+    /// A page-reference trace through a DRAM buffer and a flash extension (P3's policies).
+    BufferSim(Box<buffer_sim::BufferSimArgs>),
+    /// Page-popularity summary of a page-reference trace.
+    TraceInfo(buffer_sim::TraceInfoArgs),
     /// List the shipped SSD presets, or print one as TOML (a starting point for --config).
     Presets {
         /// Print this preset's TOML.
@@ -47,6 +52,8 @@ fn main() -> ExitCode {
         Command::Sim(args) => sim::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
         Command::FtlMemory(args) => reproduce::ftl_memory(&args),
+        Command::BufferSim(args) => buffer_sim::run(&args),
+        Command::TraceInfo(args) => buffer_sim::trace_info(&args),
         Command::Presets { show } => presets(show.as_deref()),
     };
     match result {

@@ -8,6 +8,7 @@
 
 pub mod as_btree;
 pub mod async_scan;
+pub mod buffer_sim;
 pub mod devices;
 pub mod experiments;
 pub mod host;
@@ -15,6 +16,7 @@ pub mod ioa_ftl;
 pub mod papers;
 pub mod report;
 pub mod sim;
+pub mod trace_info;
 pub mod units;
 
 pub use devices::{DeviceChoice, DeviceKind};

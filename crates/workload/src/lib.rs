@@ -12,9 +12,11 @@
 //!
 //! Invariant: every request a generator or reader yields lies inside `0..logical_pages`.
 
+pub mod cache_trace;
 pub mod page_cache;
 pub mod spec;
 pub mod synth;
+pub mod tpcc;
 pub mod trace;
 pub mod zipf;
 
