@@ -16,6 +16,7 @@ pub mod page_cache;
 pub mod spec;
 pub mod synth;
 pub mod trace;
+pub mod ycsb;
 pub mod zipf;
 
 pub use spec::{WorkloadSpec, SPEC_HELP};
