@@ -12,6 +12,7 @@ pub mod btree;
 pub mod buffer;
 pub mod error;
 pub mod heap;
+pub mod kv;
 pub mod page;
 pub mod scan;
 pub mod tree;
