@@ -273,6 +273,29 @@ fn nodes_reject_unsorted_keys_and_empty_inner_nodes() {
         long.encode(&mut Vec::new()),
         Err(FormatError::TooLarge { what: "key", .. })
     ));
+    let dangling = Node::Leaf(vec![(
+        b"a".to_vec(),
+        DocPtr {
+            page: NO_PAGE,
+            offset: 4,
+            len: 40,
+        },
+    )]);
+    assert!(matches!(
+        dangling.encode(&mut Vec::new()),
+        Err(FormatError::Field {
+            field: "pointer",
+            ..
+        })
+    ));
+    let before_head = Node::Leaf(vec![(
+        b"a".to_vec(),
+        DocPtr {
+            offset: 0,
+            ..ptr(1)
+        },
+    )]);
+    assert!(before_head.encode(&mut Vec::new()).is_err());
     // An encoded node edited to repeat a key fails its checks (the crc or the order).
     let mut bytes = Vec::new();
     Node::Leaf(vec![(b"a".to_vec(), ptr(1)), (b"b".to_vec(), ptr(2))])
@@ -508,7 +531,7 @@ proptest! {
     fn nodes_round_trip(
         keys in proptest::collection::btree_set(any_key(), 0..40),
         level in 0u8..=32,
-        page in any::<u64>(),
+        page in 0..u64::MAX / 2,
     ) {
         let node = if level == 0 {
             Node::Leaf(keys.into_iter().enumerate().map(|(i, k)| {

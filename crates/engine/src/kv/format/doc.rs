@@ -139,7 +139,19 @@ pub struct DocPtr {
     pub len: u32,
 }
 
+pub(crate) const DOC_PTR_RULE: &str =
+    "a page (not NO_PAGE), an offset past the data-page head, a length in DOC_MIN_BYTES..=DOC_MAX_BYTES";
+
 impl DocPtr {
+    /// Why this pointer cannot point at a document (None: it can).
+    pub fn invalid(&self) -> Option<String> {
+        let len = self.len as usize;
+        let ok = self.page != NO_PAGE
+            && self.offset as usize >= DATA_PAGE_HEAD_BYTES
+            && (DOC_MIN_BYTES..=DOC_MAX_BYTES).contains(&len);
+        (!ok).then(|| format!("page {} offset {} len {}", self.page, self.offset, self.len))
+    }
+
     /// Pages the document touches, for data pages of `payload_bytes`.
     pub fn pages(&self, payload_bytes: usize) -> u64 {
         let room = payload_bytes.saturating_sub(DATA_PAGE_HEAD_BYTES).max(1) as u64;

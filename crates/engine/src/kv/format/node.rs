@@ -1,5 +1,6 @@
 //! Nodes of the copy-on-write B+-tree.
 
+use super::doc::DOC_PTR_RULE;
 use super::*;
 
 /// Where an index node lives: it starts page `page`'s payload and is `len` bytes long.
@@ -9,7 +10,15 @@ pub struct NodePtr {
     pub len: u32,
 }
 
+const NODE_PTR_RULE: &str = "a page (not NO_PAGE) and a length of at least NODE_MIN_BYTES";
+
 impl NodePtr {
+    /// Why this pointer cannot point at a node (None: it can).
+    pub fn invalid(&self) -> Option<String> {
+        (self.page == NO_PAGE || (self.len as usize) < NODE_MIN_BYTES)
+            .then(|| format!("page {} len {}", self.page, self.len))
+    }
+
     /// Pages the node occupies, for index pages of `payload_bytes`.
     pub fn pages(&self, payload_bytes: usize) -> u64 {
         (self.len as u64)
@@ -121,6 +130,19 @@ impl Node {
                 return Err(bad("level", "level 1..=32 and a child".into(), found));
             }
         }
+        let invalid = match self {
+            Node::Leaf(e) => e
+                .iter()
+                .find_map(|(_, p)| p.invalid())
+                .map(|f| (DOC_PTR_RULE, f)),
+            Node::Inner { children, .. } => children
+                .iter()
+                .find_map(|(_, p)| p.invalid())
+                .map(|f| (NODE_PTR_RULE, f)),
+        };
+        if let Some((rule, found)) = invalid {
+            return Err(bad("pointer", rule.into(), found));
+        }
         let keys = self.keys();
         if let Some(k) = keys.iter().find(|k| k.len() > KEY_BYTES_MAX) {
             return Err(too_large("key", k.len(), KEY_BYTES_MAX));
@@ -168,18 +190,28 @@ impl Node {
         };
         let node = if level == 0 {
             Node::Leaf(decode_entries(&mut r, count, |r| {
-                Ok(DocPtr {
+                let p = DocPtr {
                     page: r.u64()?,
                     offset: r.u32()?,
                     len: r.u32()?,
-                })
+                };
+                match p.invalid() {
+                    None => Ok(p),
+                    Some(found) => Err(r.field("doc pointer", DOC_PTR_BYTES, DOC_PTR_RULE, found)),
+                }
             })?)
         } else {
             let children = decode_entries(&mut r, count, |r| {
-                Ok(NodePtr {
+                let p = NodePtr {
                     page: r.u64()?,
                     len: r.u32()?,
-                })
+                };
+                match p.invalid() {
+                    None => Ok(p),
+                    Some(found) => {
+                        Err(r.field("child pointer", NODE_PTR_BYTES, NODE_PTR_RULE, found))
+                    }
+                }
             })?;
             Node::Inner { level, children }
         };
