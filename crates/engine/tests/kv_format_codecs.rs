@@ -500,14 +500,20 @@ proptest! {
 
     #[test]
     fn packed_documents_read_back_from_their_pages(
-        docs in proptest::collection::vec(any_doc(), 1..20),
+        docs in proptest::collection::vec((any_doc(), any::<bool>()), 1..20),
         payload_bytes in 24usize..700,
     ) {
         let mut pages = DataPages::new(payload_bytes).unwrap();
-        let ptrs: Vec<DocPtr> = docs.iter().map(|(k, v, s)| {
-            pages.push(&Document { key: k, value: v.as_deref(), seq: *s }).unwrap()
+        let mut payloads = Vec::new();
+        let ptrs: Vec<DocPtr> = docs.iter().map(|((k, v, s), take)| {
+            let p = pages.push(&Document { key: k, value: v.as_deref(), seq: *s }).unwrap();
+            if *take {
+                payloads.extend(pages.take_full());
+            }
+            p
         }).collect();
-        let payloads = pages.into_pages();
+        payloads.extend(pages.into_pages());
+        let docs: Vec<_> = docs.into_iter().map(|(d, _)| d).collect();
         let mut starts = 0;
         for p in &payloads {
             prop_assert_eq!(p.len(), payload_bytes);

@@ -162,13 +162,16 @@ impl DocPtr {
 }
 
 /// Packs documents into data-page payloads of `payload_bytes` each (pure: the caller writes
-/// the payloads to consecutive device pages and turns page indexes into page numbers).
+/// the payloads to consecutive device pages and turns page indexes into page numbers). One
+/// builder per commit: its last page is written padded, and the next commit starts a page.
 #[derive(Clone, Debug)]
 pub struct DataPages {
     payload_bytes: usize,
     pages: Vec<Vec<u8>>,
     /// Write position in the last page.
     at: usize,
+    /// Pages already handed out by [`DataPages::take_full`].
+    taken: u64,
     scratch: Vec<u8>,
 }
 
@@ -187,6 +190,7 @@ impl DataPages {
             payload_bytes,
             pages: Vec::new(),
             at: payload_bytes,
+            taken: 0,
             scratch: Vec::new(),
         })
     }
@@ -198,7 +202,8 @@ impl DataPages {
         self.at = DATA_PAGE_HEAD_BYTES;
     }
 
-    /// Append `doc`; returns where it lies (`page` is an index into [`DataPages::pages`]).
+    /// Append `doc`; returns where it lies (`page` counts pages from this builder's first,
+    /// taken ones included).
     pub fn push(&mut self, doc: &Document<'_>) -> Result<DocPtr, FormatError> {
         let mut bytes = std::mem::take(&mut self.scratch);
         bytes.clear();
@@ -212,7 +217,7 @@ impl DataPages {
             self.new_page(0);
         }
         let ptr = DocPtr {
-            page: self.pages.len() as u64 - 1,
+            page: self.taken + self.pages.len() as u64 - 1,
             offset: self.at as u32,
             len: bytes.len() as u32,
         };
@@ -231,9 +236,18 @@ impl DataPages {
         }
     }
 
-    /// The payloads so far (the last one may still be filling; its tail is zeros).
+    /// The payloads not yet taken (the last one may still be filling; its tail is zeros).
     pub fn pages(&self) -> &[Vec<u8>] {
         &self.pages
+    }
+
+    /// Remove and return the complete pages (all but one still filling), so a large batch is
+    /// written as it goes in bounded memory.
+    pub fn take_full(&mut self) -> Vec<Vec<u8>> {
+        let filling = usize::from(self.at < self.payload_bytes && !self.pages.is_empty());
+        let full: Vec<Vec<u8>> = self.pages.drain(..self.pages.len() - filling).collect();
+        self.taken += full.len() as u64;
+        full
     }
 
     pub fn into_pages(self) -> Vec<Vec<u8>> {
