@@ -22,7 +22,7 @@ mod sim;
 
 pub use crash::{CrashDevice, CrashHandle};
 pub use error::DevError;
-pub use file::{FileDevice, FileOptions};
+pub use file::{FileDevice, FileOptions, WriteLife};
 pub use hdd::{HddConfig, HddModel};
 pub use mem::MemDevice;
 pub use sim::SimDevice;

@@ -13,6 +13,7 @@
 pub mod btree;
 pub mod error;
 pub mod heap;
+pub mod kv;
 pub mod page;
 pub mod pager;
 pub mod scan;

@@ -18,6 +18,7 @@ pub mod spec;
 pub mod synth;
 pub mod tpcc;
 pub mod trace;
+pub mod ycsb;
 pub mod zipf;
 
 pub use spec::{WorkloadSpec, SPEC_HELP};

@@ -1,0 +1,232 @@
+//! The KV store's on-device format as pure codecs (no I/O). docs/kv-format.md draws it.
+//!
+//! Every structure is little-endian, starts with a tag or magic and ends with a crc32c of
+//! everything before it, so it checks itself even when it spans several pages:
+//! - **document** `tag 0xDD | flags u8 | key_len u16 | value_len u32 | seq u64 | key | value |
+//!   crc32c` — keys ≤ [`KEY_BYTES_MAX`], values ≤ [`VALUE_BYTES_MAX`]; a tombstone (flag bit 0)
+//!   has no value. Documents are packed into **data pages** ([`DataPages`]): a payload starts
+//!   with `cont_bytes u32` (bytes continuing a document begun on an earlier page), then
+//!   documents, then zeros. A document starts on a page only if its 16-byte head fits; the
+//!   rest continues on the next pages (consecutive on the device). It is addressed by a
+//!   [`DocPtr`] (first page, offset in its payload, encoded length).
+//! - **index node** of a copy-on-write B+-tree: `tag 0xB7 | level u8 | count u16 | len u32 |
+//!   entries | crc32c`; a leaf entry is `key_len u16 | key | DocPtr (16 bytes)`, an inner entry
+//!   `key_len u16 | key | NodePtr (12 bytes)` whose key is the least key under that child.
+//!   Keys strictly ascend. A node starts a page and may span the next consecutive pages.
+//! - **DB header** ([`DbHeader`], [`DB_HEADER_BYTES`] fixed): one per commit.
+//! - **superblock slot** ([`Superblock`], [`SUPERBLOCK_BYTES`] fixed): two, alternating.
+//!
+//! Decoders never panic on any input: every failure is a [`FormatError`] naming the
+//! structure, the field, the byte offset (relative to the buffer given; [`FormatError::rebase`]
+//! makes it absolute) and what was expected and found.
+
+mod doc;
+mod meta;
+mod node;
+
+pub use doc::{
+    data_page_cont, data_page_docs, gather_document, DataPages, DocHead, DocPtr, DocStart, Document,
+};
+pub use meta::{recover, DbHeader, KvStats, PagesByType, Recovered, Superblock};
+pub use node::{Node, NodePtr};
+
+/// Longest key, in bytes.
+pub const KEY_BYTES_MAX: usize = 4096;
+/// Longest value, in bytes.
+pub const VALUE_BYTES_MAX: usize = 1 << 20;
+/// Format version written in every DB header and superblock.
+pub const FORMAT_VERSION: u16 = 1;
+/// "No page": an empty tree's root, the first header's predecessor.
+pub const NO_PAGE: u64 = u64::MAX;
+
+pub const DOC_TAG: u8 = 0xDD;
+pub const DOC_HEAD_BYTES: usize = 16;
+pub const DOC_TOMBSTONE: u8 = 0x01;
+/// Bytes of the smallest document (empty key, no value).
+pub const DOC_MIN_BYTES: usize = DOC_HEAD_BYTES + CRC_BYTES;
+/// Bytes of the largest document.
+pub const DOC_MAX_BYTES: usize = DOC_HEAD_BYTES + KEY_BYTES_MAX + VALUE_BYTES_MAX + CRC_BYTES;
+/// Bytes of a data page's own header (`cont_bytes u32`).
+pub const DATA_PAGE_HEAD_BYTES: usize = 4;
+/// Smallest data-page payload [`DataPages`] accepts.
+pub const DATA_PAYLOAD_MIN_BYTES: usize = DATA_PAGE_HEAD_BYTES + DOC_MIN_BYTES;
+
+pub const NODE_TAG: u8 = 0xB7;
+pub const NODE_HEAD_BYTES: usize = 8;
+/// Deepest level a node may claim (a tree of 2-way nodes this deep holds 2^32 keys).
+pub const NODE_LEVEL_MAX: u8 = 32;
+pub const NODE_MIN_BYTES: usize = NODE_HEAD_BYTES + CRC_BYTES;
+pub(crate) const DOC_PTR_BYTES: usize = 16;
+pub(crate) const NODE_PTR_BYTES: usize = 12;
+
+pub const DB_HEADER_MAGIC: u32 = u32::from_le_bytes(*b"FKVH");
+pub const DB_HEADER_BYTES: usize = 128;
+pub const SUPERBLOCK_MAGIC: u32 = u32::from_le_bytes(*b"FKVS");
+pub const SUPERBLOCK_BYTES: usize = 64;
+pub(crate) const CRC_BYTES: usize = 4;
+
+/// Why bytes do not decode. `offset` is relative to the buffer the decoder was given.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FormatError {
+    #[error("{structure} at byte {offset}: `{field}` is {found}, expected {expected} (the data is damaged; run `flashlab kv check`)")]
+    Field {
+        structure: &'static str,
+        field: &'static str,
+        offset: u64,
+        expected: String,
+        found: String,
+    },
+    #[error("{structure} at byte {offset}: needs {needed_bytes} bytes, only {available_bytes} are there (torn or truncated)")]
+    Truncated {
+        structure: &'static str,
+        offset: u64,
+        needed_bytes: u64,
+        available_bytes: u64,
+    },
+    #[error("{structure} at byte {offset}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): torn or corrupt write")]
+    Checksum {
+        structure: &'static str,
+        offset: u64,
+        stored: u32,
+        computed: u32,
+    },
+    #[error("{structure} at byte {offset} is blank (never written, or trimmed)")]
+    Blank {
+        structure: &'static str,
+        offset: u64,
+    },
+    #[error("{what} of {len_bytes} bytes is larger than the limit of {max_bytes} bytes")]
+    TooLarge {
+        what: &'static str,
+        len_bytes: u64,
+        max_bytes: u64,
+    },
+}
+
+impl FormatError {
+    /// The same error with its offset moved by `base` (where the decoded buffer sits).
+    pub fn rebase(mut self, base: u64) -> FormatError {
+        match &mut self {
+            FormatError::Field { offset, .. }
+            | FormatError::Truncated { offset, .. }
+            | FormatError::Checksum { offset, .. }
+            | FormatError::Blank { offset, .. } => *offset = offset.saturating_add(base),
+            FormatError::TooLarge { .. } => {}
+        }
+        self
+    }
+}
+
+/// Reads fields from a buffer, bounds-checked; errors name `structure`.
+#[derive(Clone, Copy)]
+pub(crate) struct Reader<'a> {
+    pub(crate) buf: &'a [u8],
+    pub(crate) at: usize,
+    pub(crate) structure: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(buf: &'a [u8], structure: &'static str) -> Reader<'a> {
+        Reader {
+            buf,
+            at: 0,
+            structure,
+        }
+    }
+
+    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], FormatError> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.buf.len());
+        let Some(end) = end else {
+            return Err(FormatError::Truncated {
+                structure: self.structure,
+                offset: self.at as u64,
+                needed_bytes: n as u64,
+                available_bytes: (self.buf.len() - self.at) as u64,
+            });
+        };
+        let b = &self.buf[self.at..end];
+        self.at = end;
+        Ok(b)
+    }
+
+    pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N], FormatError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.bytes(N)?);
+        Ok(a)
+    }
+    pub(crate) fn u8(&mut self) -> Result<u8, FormatError> {
+        Ok(self.array::<1>()?[0])
+    }
+    pub(crate) fn u16(&mut self) -> Result<u16, FormatError> {
+        Ok(u16::from_le_bytes(self.array()?))
+    }
+    pub(crate) fn u32(&mut self) -> Result<u32, FormatError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+    pub(crate) fn u64(&mut self) -> Result<u64, FormatError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    /// An error about the field that ends at the current position and is `width` bytes wide.
+    pub(crate) fn field(
+        &self,
+        field: &'static str,
+        width: usize,
+        expected: impl ToString,
+        found: impl ToString,
+    ) -> FormatError {
+        FormatError::Field {
+            structure: self.structure,
+            field,
+            offset: (self.at - width) as u64,
+            expected: expected.to_string(),
+            found: found.to_string(),
+        }
+    }
+
+    /// Check the crc32c stored next against everything read so far.
+    pub(crate) fn crc(&mut self) -> Result<(), FormatError> {
+        let computed = crc32c::crc32c(&self.buf[..self.at]);
+        let offset = self.at as u64;
+        let stored = self.u32()?;
+        if stored != computed {
+            return Err(FormatError::Checksum {
+                structure: self.structure,
+                offset,
+                stored,
+                computed,
+            });
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn field_at(
+    structure: &'static str,
+    field: &'static str,
+    offset: u64,
+    expected: impl ToString,
+    found: impl ToString,
+) -> FormatError {
+    FormatError::Field {
+        structure,
+        field,
+        offset,
+        expected: expected.to_string(),
+        found: found.to_string(),
+    }
+}
+
+pub(crate) fn push_crc(out: &mut Vec<u8>, from: usize) {
+    let crc = crc32c::crc32c(&out[from..]);
+    out.extend_from_slice(&crc.to_le_bytes());
+}
+
+pub(crate) fn too_large(what: &'static str, len: usize, max: usize) -> FormatError {
+    FormatError::TooLarge {
+        what,
+        len_bytes: len as u64,
+        max_bytes: max as u64,
+    }
+}

@@ -1,0 +1,15 @@
+//! The key-value store's groundwork: an append-only store in the spirit of ForestDB (P5).
+//!
+//! Model: one file is a log of pages of four data types ([`DataType`]): data pages holding
+//! documents (key, value or tombstone, sequence number), index pages holding the nodes of a
+//! copy-on-write B+-tree over the keys, one DB header per commit (index root, sequence
+//! numbers, stats) and two superblock slots at fixed pages, rewritten alternately, pointing at
+//! the newest header. [`format`] holds the codecs (pure, no I/O; docs/kv-format.md draws the
+//! layout); every decoder reports damage as a [`format::FormatError`] and never panics.
+//! The store itself (on the engine's pager) builds on these.
+
+pub mod data_type;
+pub mod format;
+
+pub use data_type::{DataType, StreamPolicy};
+pub use format::FormatError;
