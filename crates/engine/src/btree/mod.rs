@@ -1,5 +1,5 @@
 //! B+-trees over the shared node format ([`node`]): the algorithms are written once against
-//! [`NodeStore`], and each tree supplies where nodes live:
+//! `NodeStore`, and each tree supplies where nodes live:
 //! - [`InPlaceBTree`]: node `i` at a fixed device page, rewritten in place;
 //! - [`AsBTree`]: P1's append-only tree — nodes addressed by id through a RAM mapping table,
 //!   written to the tail of a log through a write buffer, old segments compacted;

@@ -9,7 +9,9 @@
 //! are references without a pin. `fetch_many` pins a set of pages and reads
 //! all its misses in ONE `submit`; if the batch fails, nothing it pinned stays pinned.
 //! Every frame that leaves passes through [`Pager::evict`] (the hook for write-back and, later,
-//! a flash extension of the cache).
+//! a flash extension of the cache). A frame there holds its page image (`image`: fetched or
+//! loaded pages), a decoded form only (kept by a structure whose newer version is not yet on
+//! the device — the AS B-tree's buffered nodes, BFTL's rebuilt nodes), or both.
 //! Invariants: a key is in at most one frame; pinned frames are never evicted; the policy
 //! tracks exactly the resident frames that were released at least once.
 
