@@ -2,7 +2,19 @@
 //!
 //! An FTL owns its mapping structures and decides where each page goes, when to collect
 //! garbage and how to merge; [`Flash`] carries out the programs, reads, copies and erases and
-//! keeps the data and the counters.
+//! keeps the data, the counters and the one copy of the array's `Layout`.
+//!
+//! Where things live:
+//! - `blocks`: the block manager every scheme shares (free pools, open blocks per slot and die);
+//! - page-mapped schemes: `page` (`PageFtl<P>`) and `dftl` (`Dftl<P>`, a `PageFtl` plus a CMT
+//!   on `cache::Lru`), generic over the GC victim policy `P` of `gc` (`Greedy`, `Fifo`,
+//!   `CostBenefit`), chosen once in `build`;
+//! - block-mapped schemes: the `blockmap` skeleton (`BlockMapped<S>`: free pool, live bits,
+//!   read, trim, verify) around a `BlockScheme`: `block`, `logblock` (BAST, IOA) and `fast`,
+//!   the log-block ones generic over a merge-victim policy of `merge` (`FifoMerge`).
+//!
+//! Invariants are checked by each scheme's `verify`; with `check_invariants` the device runs it
+//! after every operation that collected garbage, merged or erased.
 
 use crate::config::{FtlKind, GcPolicy, SsdConfig};
 use crate::error::{InvariantError, SsdError};
