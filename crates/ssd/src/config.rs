@@ -264,7 +264,7 @@ impl SsdConfig {
     pub fn alpha(&self) -> f64 {
         let reserve = self.ftl.gc_free_blocks_min as u64 * self.dies() as u64;
         let logical_blocks = self.logical_pages() / self.geometry.pages_per_block as u64;
-        (self.total_blocks() - reserve) as f64 / logical_blocks as f64
+        self.total_blocks().saturating_sub(reserve) as f64 / logical_blocks as f64
     }
 
     /// Physical blocks beyond the logical ones.

@@ -4,7 +4,7 @@
 use crate::config::SsdConfig;
 use crate::error::{ConfigError, InvariantError, SsdError};
 use crate::flash::{Flash, TAG_EMPTY};
-use crate::ftl::{self, Ftl};
+use crate::ftl::{self, Ftl, HostWrite};
 use crate::stats::Stats;
 use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
 use hdrhistogram::Histogram;
@@ -138,18 +138,8 @@ impl Ssd {
         at: SimTime,
     ) -> Result<SimTime, SsdError> {
         let pb = self.page_bytes();
-        if !self.flash.has_payloads() {
-            return Err(SsdError::NoPayloads {
-                mode: self.cfg.ftl.data.name(),
-            });
-        }
-        if data.is_empty() || !data.len().is_multiple_of(pb) {
-            return Err(SsdError::PayloadSize {
-                expected: pb,
-                got: data.len(),
-            });
-        }
-        self.check(lpn, (data.len() / pb) as u64, stream)?;
+        let pages = self.payload_pages(data.len())?;
+        self.check(lpn, pages, stream)?;
         let mut done = at;
         for (i, chunk) in data.chunks_exact(pb).enumerate() {
             let tag = self.next_tag;
@@ -206,19 +196,8 @@ impl Ssd {
         at: SimTime,
     ) -> Result<SimTime, SsdError> {
         let pb = self.page_bytes();
-        if !self.flash.has_payloads() {
-            return Err(SsdError::NoPayloads {
-                mode: self.cfg.ftl.data.name(),
-            });
-        }
-        if buf.is_empty() || !buf.len().is_multiple_of(pb) {
-            return Err(SsdError::PayloadSize {
-                expected: pb,
-                got: buf.len(),
-            });
-        }
-        let n = buf.len() / pb;
-        self.check(lpn, n as u64, StreamId(0))?;
+        let n = self.payload_pages(buf.len())?;
+        self.check(lpn, n, StreamId(0))?;
         let mut done = at;
         for (i, chunk) in buf.chunks_exact_mut(pb).enumerate() {
             let (t, state, ppn) = self.read_page(Lpn(lpn.0 + i as u64), at)?;
@@ -231,7 +210,7 @@ impl Ssd {
                 s[i] = state;
             }
         }
-        self.flash.stats.host_pages_read += n as u64;
+        self.flash.stats.host_pages_read += n;
         self.finish(at, done)?;
         Ok(done)
     }
@@ -266,11 +245,17 @@ impl Ssd {
             self.trimmed[(lpn.0 / 64) as usize] &= !(1 << (lpn.0 % 64));
         }
         self.flash.stats.host_pages_written += 1;
+        let w = HostWrite {
+            lpn,
+            stream,
+            data,
+            now: at,
+        };
         if !self.cfg.ftl.check_invariants {
-            return self.ftl.write(&mut self.flash, lpn, stream, data, at);
+            return self.ftl.write(&mut self.flash, w);
         }
         let before = self.flash.stats;
-        let done = self.ftl.write(&mut self.flash, lpn, stream, data, at);
+        let done = self.ftl.write(&mut self.flash, w);
         self.check_invariants(&before, "write", lpn);
         done
     }
@@ -326,6 +311,23 @@ impl Ssd {
             self.check_invariants(&before, "read", lpn);
         }
         r
+    }
+
+    /// Whole pages in a payload buffer of `len` bytes, on a device that keeps payloads.
+    fn payload_pages(&self, len: usize) -> Result<u64, SsdError> {
+        let pb = self.page_bytes();
+        if !self.flash.has_payloads() {
+            return Err(SsdError::NoPayloads {
+                mode: self.cfg.ftl.data.name(),
+            });
+        }
+        if len == 0 || !len.is_multiple_of(pb) {
+            return Err(SsdError::PayloadSize {
+                expected: pb,
+                got: len,
+            });
+        }
+        Ok((len / pb) as u64)
     }
 
     fn is_trimmed(&self, lpn: Lpn) -> bool {

@@ -9,8 +9,9 @@
 //! Invariants: those of [`super::blockmap`] (each mapped block has one logical block; free
 //! blocks are erased; every live page is programmed).
 
-use super::blockmap::{BlockScheme, MapCore};
+use super::blockmap::{data_blocks, BlockScheme, MapCore};
 use super::blocks::NIL;
+use super::{Done, HostWrite};
 use crate::error::SsdError;
 use crate::flash::{Flash, Layout};
 use crate::types::{BlockId, PageWrite, Ppn, SimTime};
@@ -68,14 +69,8 @@ impl BlockScheme for BlockMap {
         core.live.get(p).then_some(p)
     }
 
-    fn write(
-        &mut self,
-        core: &mut MapCore,
-        flash: &mut Flash,
-        lpn: u64,
-        data: PageWrite,
-        now: SimTime,
-    ) -> Result<SimTime, SsdError> {
+    fn write(&mut self, core: &mut MapCore, flash: &mut Flash, w: HostWrite) -> Done {
+        let (lpn, data, now) = (w.lpn.0, w.data, w.now);
         let g = flash.layout;
         let (lbn, off) = g.split(lpn);
         let lbn = lbn as usize;
@@ -92,11 +87,7 @@ impl BlockScheme for BlockMap {
     }
 
     fn held_blocks(&self) -> Vec<(u32, &'static str)> {
-        self.data
-            .iter()
-            .filter(|&&b| b != NIL)
-            .map(|&b| (b, "data"))
-            .collect()
+        data_blocks(&self.data).collect()
     }
 
     /// The block map: 4 B per logical block.

@@ -7,13 +7,13 @@
 //! scheme names: data, log, ...); free blocks are erased; every logical page's lookup is a
 //! live programmed page, and no live page is left over (none mapped twice, none leaked).
 
-use super::blocks::BlockManager;
+use super::blocks::{BlockManager, NIL};
 use super::live::LivePages;
-use super::Ftl;
+use super::{Done, Found, Ftl, HostWrite};
 use crate::config::SsdConfig;
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{Flash, Layout, TAG_EMPTY};
-use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
+use crate::types::{Lpn, Ppn, SimTime};
 
 /// What the skeleton owns and lends to its scheme: logical size, free pool, live bits.
 pub(crate) struct MapCore {
@@ -53,14 +53,7 @@ pub(crate) trait BlockScheme: Send {
     /// The live physical page of `lpn`, if any.
     fn lookup(&self, core: &MapCore, g: &Layout, lpn: u64) -> Option<u64>;
     /// Write one logical page (merging first if needed). Returns the completion time.
-    fn write(
-        &mut self,
-        core: &mut MapCore,
-        flash: &mut Flash,
-        lpn: u64,
-        data: PageWrite,
-        now: SimTime,
-    ) -> Result<SimTime, SsdError>;
+    fn write(&mut self, core: &mut MapCore, flash: &mut Flash, w: HostWrite) -> Done;
     /// Every block the scheme holds, with its role ("data", "log", ...).
     fn held_blocks(&self) -> Vec<(u32, &'static str)>;
     /// Checks of the scheme's own structures (beyond roles and lookups).
@@ -69,6 +62,11 @@ pub(crate) trait BlockScheme: Send {
     }
     /// Bytes of RAM the scheme's maps take.
     fn mapping_bytes(&self, g: &Layout) -> u64;
+}
+
+/// The data blocks of a block map (`lbn -> block`, NIL: none), with their role.
+pub(crate) fn data_blocks(map: &[u32]) -> impl Iterator<Item = (u32, &'static str)> + '_ {
+    map.iter().filter(|&&b| b != NIL).map(|&b| (b, "data"))
 }
 
 pub(crate) struct BlockMapped<S> {
@@ -143,23 +141,11 @@ impl<S: BlockScheme> Ftl for BlockMapped<S> {
         self.core.logical
     }
 
-    fn write(
-        &mut self,
-        flash: &mut Flash,
-        lpn: Lpn,
-        _stream: StreamId,
-        data: PageWrite,
-        now: SimTime,
-    ) -> Result<SimTime, SsdError> {
-        self.scheme.write(&mut self.core, flash, lpn.0, data, now)
+    fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done {
+        self.scheme.write(&mut self.core, flash, w)
     }
 
-    fn read(
-        &mut self,
-        flash: &mut Flash,
-        lpn: Lpn,
-        now: SimTime,
-    ) -> Result<(SimTime, Option<Ppn>), SsdError> {
+    fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found {
         let g = flash.layout;
         Ok(match self.scheme.lookup(&self.core, &g, lpn.0) {
             Some(p) => (flash.read(Ppn(p), now), Some(Ppn(p))),
@@ -167,7 +153,7 @@ impl<S: BlockScheme> Ftl for BlockMapped<S> {
         })
     }
 
-    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError> {
+    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Done {
         if let Some(p) = self.scheme.lookup(&self.core, &flash.layout, lpn.0) {
             self.core.live.set(p, false);
         }

@@ -15,11 +15,11 @@
 
 use super::gc::VictimPolicy;
 use super::page::PageFtl;
-use super::Ftl;
+use super::{Done, Found, Ftl, HostWrite};
 use crate::config::SsdConfig;
 use crate::error::{InvariantError, SsdError};
 use crate::flash::Flash;
-use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
+use crate::types::{Lpn, PageWrite, SimTime, StreamId};
 use cache::Lru;
 use std::collections::{BTreeSet, HashMap};
 
@@ -58,6 +58,16 @@ impl<P: VictimPolicy> Dftl<P> {
         Lpn(self.host_pages + lpn / self.per_tpage)
     }
 
+    /// A write of the translation page of `lpn` at `now`.
+    fn translation_write(&self, lpn: u64, now: SimTime) -> HostWrite {
+        HostWrite {
+            lpn: self.tpage_lpn(lpn),
+            stream: StreamId(0),
+            data: PageWrite::tag(TRANSLATION_TAG),
+            now,
+        }
+    }
+
     /// Read translation page of `lpn` (if it was ever written). Returns the completion time.
     fn read_tpage(
         &mut self,
@@ -81,13 +91,7 @@ impl<P: VictimPolicy> Dftl<P> {
     ) -> Result<SimTime, SsdError> {
         let t = self.read_tpage(flash, lpn, now)?;
         flash.stats.translation_writes += 1;
-        let t = self.inner.write(
-            flash,
-            self.tpage_lpn(lpn),
-            StreamId(0),
-            PageWrite::tag(TRANSLATION_TAG),
-            t,
-        )?;
+        let t = self.inner.write(flash, self.translation_write(lpn, t))?;
         for l in self
             .dirty_by_tpage
             .remove(&(lpn / self.per_tpage))
@@ -170,13 +174,7 @@ impl<P: VictimPolicy> Dftl<P> {
                 let l = tvpn * self.per_tpage;
                 t = self.read_tpage(flash, l, t)?;
                 flash.stats.translation_writes += 1;
-                t = self.inner.write(
-                    flash,
-                    self.tpage_lpn(l),
-                    StreamId(0),
-                    PageWrite::tag(TRANSLATION_TAG),
-                    t,
-                )?;
+                t = self.inner.write(flash, self.translation_write(l, t))?;
             }
         }
         Ok(t)
@@ -188,31 +186,19 @@ impl<P: VictimPolicy> Ftl for Dftl<P> {
         self.host_pages
     }
 
-    fn write(
-        &mut self,
-        flash: &mut Flash,
-        lpn: Lpn,
-        stream: StreamId,
-        data: PageWrite,
-        now: SimTime,
-    ) -> Result<SimTime, SsdError> {
-        let t = self.translate(flash, lpn.0, true, now)?;
-        let done = self.inner.write(flash, lpn, stream, data, t)?;
+    fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done {
+        let t = self.translate(flash, w.lpn.0, true, w.now)?;
+        let done = self.inner.write(flash, HostWrite { now: t, ..w })?;
         let fixed = self.after_gc(flash, t)?;
         Ok(done.max(fixed))
     }
 
-    fn read(
-        &mut self,
-        flash: &mut Flash,
-        lpn: Lpn,
-        now: SimTime,
-    ) -> Result<(SimTime, Option<Ppn>), SsdError> {
+    fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found {
         let t = self.translate(flash, lpn.0, false, now)?;
         self.inner.read(flash, lpn, t)
     }
 
-    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError> {
+    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Done {
         let t = self.translate(flash, lpn.0, true, now)?;
         self.inner.trim(flash, lpn, t)
     }

@@ -13,13 +13,14 @@
 //! current data. Invariants: those of [`super::blockmap`] (every block has one role;
 //! each logical page has at most one live page, the one lookup finds; live pages are programmed).
 
-use super::blockmap::{BlockScheme, MapCore};
+use super::blockmap::{data_blocks, BlockScheme, MapCore};
 use super::blocks::NIL;
 use super::merge::MergeVictims;
+use super::{Done, HostWrite};
 use crate::config::SsdConfig;
 use crate::error::SsdError;
 use crate::flash::{Flash, Layout};
-use crate::types::{PageWrite, Ppn, SimTime};
+use crate::types::{Ppn, SimTime};
 use std::collections::{BTreeSet, HashMap};
 
 #[derive(Clone, Copy, Debug)]
@@ -147,14 +148,8 @@ impl<M: MergeVictims> Fast<M> {
     }
 
     /// Append `lpn` to the RW area.
-    fn write_rw(
-        &mut self,
-        core: &mut MapCore,
-        flash: &mut Flash,
-        lpn: u64,
-        data: PageWrite,
-        now: SimTime,
-    ) -> Result<SimTime, SsdError> {
+    fn write_rw(&mut self, core: &mut MapCore, flash: &mut Flash, w: HostWrite) -> Done {
+        let (lpn, data, now) = (w.lpn.0, w.data, w.now);
         let g = flash.layout;
         let mut t = now;
         if self.rw_next == g.ppb {
@@ -191,14 +186,8 @@ impl<M: MergeVictims> BlockScheme for Fast<M> {
         candidates.into_iter().flatten().find(|&p| core.live.get(p))
     }
 
-    fn write(
-        &mut self,
-        core: &mut MapCore,
-        flash: &mut Flash,
-        lpn: u64,
-        data: PageWrite,
-        now: SimTime,
-    ) -> Result<SimTime, SsdError> {
+    fn write(&mut self, core: &mut MapCore, flash: &mut Flash, w: HostWrite) -> Done {
+        let (lpn, now) = (w.lpn.0, w.now);
         let g = flash.layout;
         let (lbn, off) = g.split(lpn);
         let mut t = now;
@@ -208,7 +197,7 @@ impl<M: MergeVictims> BlockScheme for Fast<M> {
             let pbn = core.alloc()?;
             self.sw = Some(Sw { lbn, pbn, next: 0 });
         } else if !continues {
-            return self.write_rw(core, flash, lpn, data, t);
+            return self.write_rw(core, flash, w); // nothing merged: still at `now`
         }
         if let Some(old) = self.lookup(core, &g, lpn) {
             core.live.set(old, false);
@@ -217,7 +206,7 @@ impl<M: MergeVictims> BlockScheme for Fast<M> {
         let p = g.page(sw.pbn, off);
         sw.next += 1;
         core.live.set(p, true);
-        let done = flash.program(Ppn(p), data, t);
+        let done = flash.program(Ppn(p), w.data, t);
         if self.sw.is_some_and(|s| s.next == g.ppb) {
             self.merge_sw(core, flash, done);
         }
@@ -225,11 +214,7 @@ impl<M: MergeVictims> BlockScheme for Fast<M> {
     }
 
     fn held_blocks(&self) -> Vec<(u32, &'static str)> {
-        let data = self
-            .data
-            .iter()
-            .filter(|&&b| b != NIL)
-            .map(|&b| (b, "data"));
+        let data = data_blocks(&self.data);
         let rw = self.rw.ids().into_iter().map(|b| (b, "random log"));
         let sw = self.sw.map(|s| (s.pbn, "sequential log"));
         data.chain(rw).chain(sw).collect()

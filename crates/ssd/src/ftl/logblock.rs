@@ -25,13 +25,14 @@
 //! page, the one lookup finds; live pages are programmed; free blocks are erased; every block
 //! has one role), and every log is mapped from its lbn.
 
-use super::blockmap::{BlockScheme, MapCore};
+use super::blockmap::{data_blocks, BlockScheme, MapCore};
 use super::blocks::NIL;
 use super::merge::MergeVictims;
+use super::{Done, HostWrite};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{Flash, Layout};
-use crate::types::{PageWrite, Ppn, SimTime};
+use crate::types::{Ppn, SimTime};
 
 const NONE16: u16 = u16::MAX;
 
@@ -184,20 +185,21 @@ impl<M: MergeVictims> LogBlocks<M> {
             self.adopt(core, flash, &log, vec![0; w], now)
         } else if self.kind == FtlKind::Ioa && log.increasing {
             flash.stats.merges_switch += 1;
-            self.complete_in_place(core, flash, &log, log.bits.clone(), now)
+            self.adopt(core, flash, &log, log.bits.clone(), now)
         } else if self.kind == FtlKind::Bast && log.identity {
             flash.stats.merges_partial += 1;
-            self.complete_in_place(core, flash, &log, vec![0; w], now)
+            self.adopt(core, flash, &log, vec![0; w], now)
         } else {
             flash.stats.merges_full += 1;
             self.full_merge(core, flash, &log, now)?
         })
     }
 
-    /// Copy the offsets the log lacks from the data block into the log, at the positions the
-    /// layout `bits` gives them (identity for BAST's partial merge; the division bitmap for
-    /// IOA), in offset order; the log becomes the data block.
-    fn complete_in_place(
+    /// The log becomes `lbn`'s data block with layout `bits` (identity for BAST; the division
+    /// bitmap for IOA): the offsets it lacks are copied from the old data block, in offset
+    /// order, to the positions `bits` gives them; then the old data block is erased. (For a
+    /// switch merge, or a log a full merge assembled, nothing is left to copy.)
+    fn adopt(
         &mut self,
         core: &mut MapCore,
         flash: &mut Flash,
@@ -216,26 +218,14 @@ impl<M: MergeVictims> LogBlocks<M> {
                 t = core.move_page(flash, src, dst, t);
             }
         }
-        self.adopt(core, flash, log, bits, t)
-    }
-
-    /// The log block becomes `lbn`'s data block with layout `bits`; the old data block is erased.
-    fn adopt(
-        &mut self,
-        core: &mut MapCore,
-        flash: &mut Flash,
-        log: &Log,
-        bits: Vec<u64>,
-        now: SimTime,
-    ) -> SimTime {
         let lbn = log.lbn as usize;
-        let w = words(&flash.layout);
+        let w = words(&g);
         let old = std::mem::replace(&mut self.data[lbn], log.pbn);
         self.data_bits[lbn * w..][..w].copy_from_slice(&bits);
         if old == NIL {
-            return now;
+            return t;
         }
-        core.release(flash, old, now)
+        core.release(flash, old, t)
     }
 
     /// Assemble a new data block in offset order from log and data block; erase both.
@@ -285,14 +275,8 @@ impl<M: MergeVictims> BlockScheme for LogBlocks<M> {
         self.data_page(core, g, lbn, off)
     }
 
-    fn write(
-        &mut self,
-        core: &mut MapCore,
-        flash: &mut Flash,
-        lpn: u64,
-        data: PageWrite,
-        now: SimTime,
-    ) -> Result<SimTime, SsdError> {
+    fn write(&mut self, core: &mut MapCore, flash: &mut Flash, w: HostWrite) -> Done {
+        let (lpn, data, now) = (w.lpn.0, w.data, w.now);
         let g = flash.layout;
         let (lbn, off) = g.split(lpn);
         let (mut slot, mut t) = self.log_slot(core, flash, lbn, now)?;
@@ -317,11 +301,7 @@ impl<M: MergeVictims> BlockScheme for LogBlocks<M> {
     }
 
     fn held_blocks(&self) -> Vec<(u32, &'static str)> {
-        let data = self
-            .data
-            .iter()
-            .filter(|&&b| b != NIL)
-            .map(|&b| (b, "data"));
+        let data = data_blocks(&self.data);
         let logs = self.logs.iter().flatten().map(|l| (l.pbn, "log"));
         data.chain(logs).collect()
     }

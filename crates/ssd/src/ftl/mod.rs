@@ -2,7 +2,19 @@
 //!
 //! An FTL owns its mapping structures and decides where each page goes, when to collect
 //! garbage and how to merge; [`Flash`] carries out the programs, reads, copies and erases and
-//! keeps the data and the counters.
+//! keeps the data, the counters and the one copy of the array's `Layout`.
+//!
+//! Where things live:
+//! - `blocks`: the block manager every scheme shares (free pools, open blocks per slot and die);
+//! - page-mapped schemes: `page` (`PageFtl<P>`) and `dftl` (`Dftl<P>`, a `PageFtl` plus a CMT
+//!   on `cache::Lru`), generic over the GC victim policy `P` of `gc` (`Greedy`, `Fifo`,
+//!   `CostBenefit`), chosen once in `build`;
+//! - block-mapped schemes: the `blockmap` skeleton (`BlockMapped<S>`: free pool, live bits,
+//!   read, trim, verify) around a `BlockScheme`: `block`, `logblock` (BAST, IOA) and `fast`,
+//!   the log-block ones generic over a merge-victim policy of `merge` (`FifoMerge`).
+//!
+//! Invariants are checked by each scheme's `verify`; with `check_invariants` the device runs it
+//! after every operation that collected garbage, merged or erased.
 
 use crate::config::{FtlKind, GcPolicy, SsdConfig};
 use crate::error::{InvariantError, SsdError};
@@ -32,27 +44,28 @@ use page::PageFtl;
 #[cfg(test)]
 mod tests;
 
+/// One page write as an FTL receives it: where, on which stream, what, and when.
+pub(crate) struct HostWrite {
+    pub lpn: Lpn,
+    pub stream: StreamId,
+    pub data: PageWrite,
+    pub now: SimTime,
+}
+
+/// A completion time, or why the operation was refused.
+pub(crate) type Done = Result<SimTime, SsdError>;
+/// A read's completion time and where the data is (`None`: not mapped).
+pub(crate) type Found = Result<(SimTime, Option<Ppn>), SsdError>;
+
 pub(crate) trait Ftl: Send {
     /// Logical pages the host may address (`0..logical_pages`).
     fn logical_pages(&self) -> u64;
     /// Write one logical page; may run GC/merges first. Returns the completion time.
-    fn write(
-        &mut self,
-        flash: &mut Flash,
-        lpn: Lpn,
-        stream: StreamId,
-        data: PageWrite,
-        now: SimTime,
-    ) -> Result<SimTime, SsdError>;
+    fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done;
     /// Read one logical page: completion time and where its data is (`None`: not mapped).
-    fn read(
-        &mut self,
-        flash: &mut Flash,
-        lpn: Lpn,
-        now: SimTime,
-    ) -> Result<(SimTime, Option<Ppn>), SsdError>;
+    fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found;
     /// Drop a logical page's mapping (TRIM).
-    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError>;
+    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Done;
     /// Bytes of RAM the scheme's mapping structures take for this device (from its real
     /// data structures: entries x entry size).
     fn mapping_bytes(&self, flash: &Flash) -> u64;

@@ -19,11 +19,11 @@
 
 use super::blocks::{BlockManager, NIL};
 use super::gc::{VictimIndex, VictimPolicy};
-use super::Ftl;
+use super::{Done, Found, Ftl, HostWrite};
 use crate::config::{GcStreamMode, SsdConfig};
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{Flash, Layout, TAG_EMPTY};
-use crate::types::{BlockId, Lpn, PageWrite, Ppn, SimTime, StreamId};
+use crate::types::{BlockId, Lpn, Ppn, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BlockState {
@@ -346,14 +346,13 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
         self.logical
     }
 
-    fn write(
-        &mut self,
-        flash: &mut Flash,
-        lpn: Lpn,
-        stream: StreamId,
-        data: PageWrite,
-        now: SimTime,
-    ) -> Result<SimTime, SsdError> {
+    fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done {
+        let HostWrite {
+            lpn,
+            stream,
+            data,
+            now,
+        } = w;
         let g = flash.layout;
         let s = stream.0 as usize;
         let mut die = self.cursor[s];
@@ -380,12 +379,7 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
         Ok(done)
     }
 
-    fn read(
-        &mut self,
-        flash: &mut Flash,
-        lpn: Lpn,
-        now: SimTime,
-    ) -> Result<(SimTime, Option<Ppn>), SsdError> {
+    fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found {
         let p = self.l2p[lpn.0 as usize];
         if p == NIL {
             return Ok((now, None));
@@ -393,7 +387,7 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
         Ok((flash.read(Ppn(p as u64), now), Some(Ppn(p as u64))))
     }
 
-    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Result<SimTime, SsdError> {
+    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Done {
         self.unmap(&flash.layout, lpn.0);
         Ok(now)
     }

@@ -9,7 +9,7 @@ use super::gc::Greedy;
 use super::logblock::LogBlocks;
 use super::merge::FifoMerge;
 use super::page::PageFtl;
-use super::Ftl;
+use super::{Ftl, HostWrite};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::InvariantError;
 use crate::flash::Flash;
@@ -35,8 +35,13 @@ fn small(kind: FtlKind) -> SsdConfig {
 /// Write `lpns` (tags = lpn) on stream 0, checking the FTL stays valid.
 fn write_all(ftl: &mut dyn Ftl, flash: &mut Flash, lpns: impl IntoIterator<Item = u64>) {
     for l in lpns {
-        ftl.write(flash, Lpn(l), StreamId(0), PageWrite::tag(l), SimTime::ZERO)
-            .unwrap();
+        let w = HostWrite {
+            lpn: Lpn(l),
+            stream: StreamId(0),
+            data: PageWrite::tag(l),
+            now: SimTime::ZERO,
+        };
+        ftl.write(flash, w).unwrap();
     }
     ftl.verify(flash).unwrap();
 }
