@@ -100,6 +100,10 @@ pub struct SimArgs {
 
 const DEFAULT_PRESET: &str = "mlc-sata-2010";
 
+// Not yet here: `--max-memory` (issue 9). The memory estimate and its limit belong to
+// `SsdConfig` (the ssd helper's part); once that field lands, add the flag above and set it on
+// `cfg` in `options` before `cfg.validate()`.
+
 pub fn run(a: &SimArgs) -> Result<()> {
     let opts = options(a)?;
     let mut progress = crate::progress::Progress::new(!a.quiet, planned_pages(&opts));

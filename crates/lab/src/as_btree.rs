@@ -11,7 +11,7 @@
 
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;
-use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Table};
+use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table};
 use anyhow::{bail, Result};
 use blockdev::BlockDevice;
 use engine::btree::{AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, InPlaceBTree};
@@ -452,20 +452,16 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         false => None,
     };
     let mut measured = Vec::new();
-    let steps = devices.len() * cases(&p).len();
+    let steps = Steps::new(opts, devices.len() * cases(&p).len());
     for device in devices {
         for (i, case) in cases(&p).into_iter().enumerate() {
-            opts.progress_step(
-                measured.len(),
-                steps,
-                format!(
-                    "as-btree: {device} {} F={} MS={} cache={}",
-                    tree_name(case.tree),
-                    case.f,
-                    case.ms,
-                    case.cache
-                ),
-            );
+            steps.step(format!(
+                "as-btree: {device} {} F={} MS={} cache={}",
+                tree_name(case.tree),
+                case.f,
+                case.ms,
+                case.cache
+            ));
             let dev = open_device(device, &p, opts, tmp.path(), i)?;
             measured.push(run_case(device, case, &p, dev, opts.seed)?);
             let _ = std::fs::remove_file(tmp.path().join(file_name(i)));

@@ -10,7 +10,7 @@
 
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;
-use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Table};
+use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table};
 use anyhow::{bail, Result};
 use blockdev::BlockDevice;
 use engine::heap::{load, records_per_page, Database, RECORD_BYTES};
@@ -135,12 +135,13 @@ fn run_device(
     p: &Plan,
     opts: &ReproduceOptions,
     dir: &Path,
+    steps: &Steps,
 ) -> Result<(Vec<Query>, Vec<Query>)> {
     let records = p.db_bytes / RECORD_BYTES as u64;
     let heap_pages = records.div_ceil(records_per_page(PAGE_BYTES));
     let pages = heap_pages + 2 * records.div_ceil(LEAF_KEYS as u64) + 64;
     let dev = device(kind, pages, opts, dir)?;
-    opts.progress(format!(
+    steps.step(format!(
         "async-scan: {kind}: loading {records} records ({} MB)",
         p.db_bytes / 1_000_000
     ));
@@ -152,7 +153,7 @@ fn run_device(
     for sel in SELECTIVITIES {
         let range = key_range(&mut rng, sel);
         for mode in modes() {
-            opts.progress(format!(
+            steps.step(format!(
                 "async-scan: {kind}: {:.0} % {}",
                 sel * 100.0,
                 mode.name()
@@ -174,7 +175,7 @@ fn run_device(
         0.20,
     )?];
     for &b in p.sweep {
-        opts.progress(format!("async-scan: {kind}: batch {b}"));
+        steps.step(format!("async-scan: {kind}: batch {b}"));
         batches.push(timed_scan(
             &mut pool,
             &db,
@@ -298,8 +299,10 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         false => None,
     };
     let (mut sel, mut bat) = (Vec::new(), Vec::new());
+    let per_device = 1 + SELECTIVITIES.len() * modes().len() + p.sweep.len();
+    let steps = Steps::new(opts, devices.len() * per_device);
     for d in devices {
-        let (s, b) = run_device(d, &p, opts, tmp.path())?;
+        let (s, b) = run_device(d, &p, opts, tmp.path(), &steps)?;
         sel.extend(s);
         bat.extend(b);
     }
@@ -346,7 +349,8 @@ mod tests {
         let opts = ReproduceOptions::default();
         let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         for kind in [DeviceKind::Sim, DeviceKind::Hdd, DeviceKind::File] {
-            let (sel, bat) = run_device(kind, &p, &opts, dir.path()).unwrap();
+            let steps = Steps::new(&opts, 0);
+            let (sel, bat) = run_device(kind, &p, &opts, dir.path(), &steps).unwrap();
             for s in SELECTIVITIES {
                 let rows: Vec<usize> = sel
                     .iter()

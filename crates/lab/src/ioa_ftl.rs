@@ -17,7 +17,7 @@
 
 use crate::host::HostDriver;
 use crate::papers;
-use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Table};
+use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table};
 use anyhow::{Context, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -319,13 +319,13 @@ fn notes(runs: &[Run], p: &Plan) -> Vec<String> {
 pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let p = plan(opts.scale);
     let mut runs = Vec::new();
+    let steps = Steps::new(opts, p.caches_mb.len() * SCHEMES.len());
     for &cache in &p.caches_mb {
         for scheme in SCHEMES {
-            opts.progress_step(
-                runs.len(),
-                p.caches_mb.len() * SCHEMES.len(),
-                format!("ioa-ftl: {} with a {cache} MB host cache", scheme.name()),
-            );
+            steps.step(format!(
+                "ioa-ftl: {} with a {cache} MB host cache",
+                scheme.name()
+            ));
             let r = run_one(&p, scheme, cache, opts.seed)
                 .with_context(|| format!("{} at {cache} MB", scheme.name()))?;
             runs.push(r);

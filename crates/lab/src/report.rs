@@ -176,6 +176,30 @@ impl ReproduceOptions {
     }
 }
 
+/// A run of `total` progress steps, counted as they are announced (for the ETA).
+pub struct Steps<'a> {
+    opts: &'a ReproduceOptions,
+    done: std::cell::Cell<usize>,
+    total: usize,
+}
+
+impl<'a> Steps<'a> {
+    pub fn new(opts: &'a ReproduceOptions, total: usize) -> Steps<'a> {
+        Steps {
+            opts,
+            done: std::cell::Cell::new(0),
+            total,
+        }
+    }
+
+    /// Announce the next step.
+    pub fn step(&self, msg: impl fmt::Display) {
+        let done = self.done.get();
+        self.opts.progress_step(done, self.total, msg);
+        self.done.set(done + 1);
+    }
+}
+
 /// Seconds since this process printed its first progress line.
 fn seconds_since_start() -> f64 {
     use std::sync::OnceLock;
