@@ -278,8 +278,7 @@ impl Tpcc {
     /// Touch row `rank` of `t`: the index path root -> leaf, then its heap page `row`.
     fn row(&mut self, t: Table, rank: u64, row: u64, access: Access) {
         for level in (0..t.height).rev() {
-            let span = FANOUT.saturating_pow(level + 1);
-            let page = t.index | (level as u64) << 36 | rank / span;
+            let page = index_page(t, level, rank);
             let write = level == 0 && matches!(access, Access::Insert | Access::Delete);
             self.queue.push_back(PageRef { page, write });
         }
@@ -288,7 +287,7 @@ impl Tpcc {
 
     fn heap(&mut self, t: Table, row: u64, access: Access) {
         self.queue.push_back(PageRef {
-            page: t.heap | row / t.rows_per_page,
+            page: t.heap | (row / t.rows_per_page),
             write: access != Access::Read,
         });
     }
@@ -320,7 +319,7 @@ impl Tpcc {
             let t = self.t.customer_name;
             let rank = ((w * DISTRICTS + d) * 1000 + name) * 3 + 1;
             for level in (0..t.height).rev() {
-                let page = t.index | (level as u64) << 36 | rank / FANOUT.saturating_pow(level + 1);
+                let page = index_page(t, level, rank);
                 self.queue.push_back(PageRef { page, write: false });
             }
             name + 1001
@@ -333,7 +332,7 @@ impl Tpcc {
     }
 
     fn order_attr(&self, w: u64, d: u64, o: u64, salt: u64) -> u64 {
-        mix(self.config.seed ^ mix(w << 48 ^ d << 40 ^ o ^ salt << 56))
+        mix(self.config.seed ^ mix((w << 48) ^ (d << 40) ^ o ^ (salt << 56)))
     }
 
     fn lines(&self, w: u64, d: u64, o: u64) -> u64 {
@@ -354,7 +353,7 @@ impl Tpcc {
         for ol in 0..self.lines(w, d, o) {
             let h = self.order_attr(w, d, o, 2 + ol);
             let i = ((((h >> 20) % 8192) | (1 + h % ITEMS)) + self.ol_i_id) % ITEMS + 1;
-            let supply = if (h >> 40) % 100 == 0 {
+            let supply = if (h >> 40).is_multiple_of(100) {
                 self.random_other_warehouse(w)
             } else {
                 w
@@ -464,6 +463,11 @@ impl Iterator for Tpcc {
         }
         self.queue.pop_front()
     }
+}
+
+/// The page of `t`'s index at `level` (0: leaves) on the path to entry `rank`.
+fn index_page(t: Table, level: u32, rank: u64) -> u64 {
+    t.index | ((level as u64) << 36) | (rank / FANOUT.saturating_pow(level + 1))
 }
 
 /// SplitMix64 (Steele et al.): a tiny, seedable, well-mixed generator; the per-order hashes use
