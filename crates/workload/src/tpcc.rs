@@ -164,6 +164,8 @@ pub struct Tpcc {
     t: Tables,
     queue: VecDeque<PageRef>,
     done: u64,
+    /// Transactions generated, by kind (order of [`Tpcc::KINDS`]).
+    by_kind: [u64; 5],
 }
 
 struct Tables {
@@ -224,6 +226,7 @@ impl Tpcc {
             t: Tables::new(w),
             queue: VecDeque::with_capacity(1024),
             done: 0,
+            by_kind: [0; 5],
             config,
         }
     }
@@ -268,6 +271,20 @@ impl Tpcc {
 
     pub fn config(&self) -> TpccConfig {
         self.config
+    }
+
+    /// The transaction kinds, in the order of [`Tpcc::transactions_by_kind`].
+    pub const KINDS: [&'static str; 5] = [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ];
+
+    /// Transactions generated so far, by kind.
+    pub fn transactions_by_kind(&self) -> [u64; 5] {
+        self.by_kind
     }
 
     fn nurand(&mut self, a: u64, x: u64, y: u64, c: u64) -> u64 {
@@ -440,13 +457,21 @@ impl Tpcc {
     fn transaction(&mut self) {
         let w = self.rng.below(self.config.warehouses as u64);
         let d = self.rng.below(DISTRICTS);
-        match self.rng.below(100) {
-            0..=44 => self.new_order(w, d),
-            45..=87 => self.payment(w, d),
-            88..=91 => self.order_status(w, d),
-            92..=95 => self.delivery(w),
+        let kind = match self.rng.below(100) {
+            0..=44 => 0,
+            45..=87 => 1,
+            88..=91 => 2,
+            92..=95 => 3,
+            _ => 4,
+        };
+        match kind {
+            0 => self.new_order(w, d),
+            1 => self.payment(w, d),
+            2 => self.order_status(w, d),
+            3 => self.delivery(w),
             _ => self.stock_level(w, d),
         }
+        self.by_kind[kind] += 1;
         self.done += 1;
     }
 }
@@ -515,6 +540,34 @@ mod tests {
         for obj in [1, 2, 3, 5, 6, 7, 9, 10, 11] {
             assert!(per_object.contains_key(&obj), "table {obj} never touched");
         }
+    }
+
+    #[test]
+    fn the_mix_is_45_43_4_4_4_and_customers_are_skewed() {
+        let c = TpccConfig {
+            warehouses: 1,
+            transactions: Some(40_000),
+            seed: 3,
+        };
+        let mut g = Tpcc::new(c);
+        let mut customer_heap: HashMap<u64, u64> = HashMap::new();
+        for r in g.by_ref() {
+            if r.page >> 40 == 3 {
+                *customer_heap.entry(r.page).or_default() += 1;
+            }
+        }
+        let n = g.transactions_by_kind();
+        assert_eq!(n.iter().sum::<u64>(), 40_000);
+        for (got, want) in n.iter().zip([45.0, 43.0, 4.0, 4.0, 4.0]) {
+            let pct = *got as f64 / 400.0;
+            assert!((pct - want).abs() < 1.0, "{n:?}");
+        }
+        // NURand: the hottest tenth of CUSTOMER pages gets well over a tenth of the references.
+        let mut counts: Vec<u64> = customer_heap.into_values().collect();
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let top: u64 = counts[..counts.len() / 10].iter().sum();
+        let share = top as f64 / counts.iter().sum::<u64>() as f64;
+        assert!(share > 0.15, "top 10 % of customer pages: {share}");
     }
 
     #[test]
