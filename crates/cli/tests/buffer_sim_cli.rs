@@ -40,7 +40,7 @@ fn json(out: &Output) -> Value {
 fn trace(dir: &Path) -> String {
     // 300 references over 40 pages: a loop over all of them interleaved with a hot set of 6.
     let page = |i: u64| {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             (i / 2) % 40
         } else {
             (i / 2) % 6

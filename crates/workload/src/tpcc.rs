@@ -164,6 +164,8 @@ pub struct Tpcc {
     t: Tables,
     queue: VecDeque<PageRef>,
     done: u64,
+    /// Transactions generated, by kind (order of [`Tpcc::KINDS`]).
+    by_kind: [u64; 5],
 }
 
 struct Tables {
@@ -224,6 +226,7 @@ impl Tpcc {
             t: Tables::new(w),
             queue: VecDeque::with_capacity(1024),
             done: 0,
+            by_kind: [0; 5],
             config,
         }
     }
@@ -270,6 +273,20 @@ impl Tpcc {
         self.config
     }
 
+    /// The transaction kinds, in the order of [`Tpcc::transactions_by_kind`].
+    pub const KINDS: [&'static str; 5] = [
+        "new_order",
+        "payment",
+        "order_status",
+        "delivery",
+        "stock_level",
+    ];
+
+    /// Transactions generated so far, by kind.
+    pub fn transactions_by_kind(&self) -> [u64; 5] {
+        self.by_kind
+    }
+
     fn nurand(&mut self, a: u64, x: u64, y: u64, c: u64) -> u64 {
         let r = self.rng.below(a + 1) | (x + self.rng.below(y - x + 1));
         ((r + c) % (y - x + 1)) + x
@@ -278,8 +295,7 @@ impl Tpcc {
     /// Touch row `rank` of `t`: the index path root -> leaf, then its heap page `row`.
     fn row(&mut self, t: Table, rank: u64, row: u64, access: Access) {
         for level in (0..t.height).rev() {
-            let span = FANOUT.saturating_pow(level + 1);
-            let page = t.index | (level as u64) << 36 | rank / span;
+            let page = index_page(t, level, rank);
             let write = level == 0 && matches!(access, Access::Insert | Access::Delete);
             self.queue.push_back(PageRef { page, write });
         }
@@ -288,7 +304,7 @@ impl Tpcc {
 
     fn heap(&mut self, t: Table, row: u64, access: Access) {
         self.queue.push_back(PageRef {
-            page: t.heap | row / t.rows_per_page,
+            page: t.heap | (row / t.rows_per_page),
             write: access != Access::Read,
         });
     }
@@ -320,7 +336,7 @@ impl Tpcc {
             let t = self.t.customer_name;
             let rank = ((w * DISTRICTS + d) * 1000 + name) * 3 + 1;
             for level in (0..t.height).rev() {
-                let page = t.index | (level as u64) << 36 | rank / FANOUT.saturating_pow(level + 1);
+                let page = index_page(t, level, rank);
                 self.queue.push_back(PageRef { page, write: false });
             }
             name + 1001
@@ -333,7 +349,7 @@ impl Tpcc {
     }
 
     fn order_attr(&self, w: u64, d: u64, o: u64, salt: u64) -> u64 {
-        mix(self.config.seed ^ mix(w << 48 ^ d << 40 ^ o ^ salt << 56))
+        mix(self.config.seed ^ mix((w << 48) ^ (d << 40) ^ o ^ (salt << 56)))
     }
 
     fn lines(&self, w: u64, d: u64, o: u64) -> u64 {
@@ -354,7 +370,7 @@ impl Tpcc {
         for ol in 0..self.lines(w, d, o) {
             let h = self.order_attr(w, d, o, 2 + ol);
             let i = ((((h >> 20) % 8192) | (1 + h % ITEMS)) + self.ol_i_id) % ITEMS + 1;
-            let supply = if (h >> 40) % 100 == 0 {
+            let supply = if (h >> 40).is_multiple_of(100) {
                 self.random_other_warehouse(w)
             } else {
                 w
@@ -441,13 +457,21 @@ impl Tpcc {
     fn transaction(&mut self) {
         let w = self.rng.below(self.config.warehouses as u64);
         let d = self.rng.below(DISTRICTS);
-        match self.rng.below(100) {
-            0..=44 => self.new_order(w, d),
-            45..=87 => self.payment(w, d),
-            88..=91 => self.order_status(w, d),
-            92..=95 => self.delivery(w),
+        let kind = match self.rng.below(100) {
+            0..=44 => 0,
+            45..=87 => 1,
+            88..=91 => 2,
+            92..=95 => 3,
+            _ => 4,
+        };
+        match kind {
+            0 => self.new_order(w, d),
+            1 => self.payment(w, d),
+            2 => self.order_status(w, d),
+            3 => self.delivery(w),
             _ => self.stock_level(w, d),
         }
+        self.by_kind[kind] += 1;
         self.done += 1;
     }
 }
@@ -464,6 +488,11 @@ impl Iterator for Tpcc {
         }
         self.queue.pop_front()
     }
+}
+
+/// The page of `t`'s index at `level` (0: leaves) on the path to entry `rank`.
+fn index_page(t: Table, level: u32, rank: u64) -> u64 {
+    t.index | ((level as u64) << 36) | (rank / FANOUT.saturating_pow(level + 1))
 }
 
 /// SplitMix64 (Steele et al.): a tiny, seedable, well-mixed generator; the per-order hashes use
@@ -511,6 +540,34 @@ mod tests {
         for obj in [1, 2, 3, 5, 6, 7, 9, 10, 11] {
             assert!(per_object.contains_key(&obj), "table {obj} never touched");
         }
+    }
+
+    #[test]
+    fn the_mix_is_45_43_4_4_4_and_customers_are_skewed() {
+        let c = TpccConfig {
+            warehouses: 1,
+            transactions: Some(40_000),
+            seed: 3,
+        };
+        let mut g = Tpcc::new(c);
+        let mut customer_heap: HashMap<u64, u64> = HashMap::new();
+        for r in g.by_ref() {
+            if r.page >> 40 == 3 {
+                *customer_heap.entry(r.page).or_default() += 1;
+            }
+        }
+        let n = g.transactions_by_kind();
+        assert_eq!(n.iter().sum::<u64>(), 40_000);
+        for (got, want) in n.iter().zip([45.0, 43.0, 4.0, 4.0, 4.0]) {
+            let pct = *got as f64 / 400.0;
+            assert!((pct - want).abs() < 1.0, "{n:?}");
+        }
+        // NURand: the hottest tenth of CUSTOMER pages gets well over a tenth of the references.
+        let mut counts: Vec<u64> = customer_heap.into_values().collect();
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let top: u64 = counts[..counts.len() / 10].iter().sum();
+        let share = top as f64 / counts.iter().sum::<u64>() as f64;
+        assert!(share > 0.15, "top 10 % of customer pages: {share}");
     }
 
     #[test]
