@@ -28,7 +28,7 @@ pub use doc::{
     data_page_cont, data_page_docs, gather_document, DataPages, DocHead, DocPtr, DocStart, Document,
 };
 pub use meta::{recover, DbHeader, KvStats, PagesByType, Recovered, Superblock};
-pub use node::{Node, NodePtr};
+pub use node::{gather_node, Node, NodePtr};
 
 /// Longest key, in bytes.
 pub const KEY_BYTES_MAX: usize = 4096;
