@@ -69,7 +69,7 @@ pub(crate) const CRC_BYTES: usize = 4;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FormatError {
-    #[error("{structure} at byte {offset}: `{field}` is {found}, expected {expected} (the data is damaged; run `flashlab kv check`)")]
+    #[error("{structure} at byte {offset}: `{field}` is {found}, expected {expected} (the data is damaged or torn)")]
     Field {
         structure: &'static str,
         field: &'static str,
