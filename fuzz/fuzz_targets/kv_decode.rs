@@ -3,15 +3,16 @@
 //! and pointer for the spanning-document reader.
 #![no_main]
 use engine::kv::format::{
-    data_page_docs, gather_document, DbHeader, DocPtr, Document, Node, Superblock,
-    DB_HEADER_BYTES, SUPERBLOCK_BYTES,
+    data_page_docs, gather_document, gather_node, DbHeader, DocPtr, Document, Node, NodePtr,
+    Superblock, DB_HEADER_BYTES, SUPERBLOCK_BYTES,
 };
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok((doc, used)) = Document::decode(data) {
         let mut again = Vec::new();
-        doc.encode(&mut again).expect("a decoded document re-encodes");
+        doc.encode(&mut again)
+            .expect("a decoded document re-encodes");
         assert_eq!(again, &data[..used]);
     }
     if let Ok(node) = Node::decode(data) {
@@ -37,5 +38,12 @@ fuzz_target!(|data: &[u8]| {
             len: rest.len() as u32,
         };
         let _ = gather_document(&pages, ptr, &mut Vec::new());
+        let _ = gather_node(
+            &pages,
+            NodePtr {
+                page: 0,
+                len: ptr.len,
+            },
+        );
     }
 });

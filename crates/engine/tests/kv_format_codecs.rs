@@ -2,9 +2,9 @@
 //! decoders that never panic on arbitrary bytes.
 
 use engine::kv::format::{
-    data_page_docs, gather_document, recover, DataPages, DbHeader, DocPtr, Document, FormatError,
-    KvStats, Node, NodePtr, PagesByType, Recovered, Superblock, DB_HEADER_BYTES, DOC_HEAD_BYTES,
-    KEY_BYTES_MAX, NO_PAGE, SUPERBLOCK_BYTES, VALUE_BYTES_MAX,
+    data_page_docs, gather_document, gather_node, recover, DataPages, DbHeader, DocPtr, Document,
+    FormatError, KvStats, Node, NodePtr, PagesByType, Recovered, Superblock, DB_HEADER_BYTES,
+    DOC_HEAD_BYTES, KEY_BYTES_MAX, NO_PAGE, SUPERBLOCK_BYTES, VALUE_BYTES_MAX,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -307,6 +307,33 @@ fn nodes_reject_unsorted_keys_and_empty_inner_nodes() {
 }
 
 #[test]
+fn a_node_of_long_keys_spans_pages_and_a_stale_page_is_caught() {
+    let node = Node::Leaf(
+        (0u8..3)
+            .map(|i| (vec![b'a' + i; KEY_BYTES_MAX], ptr(u64::from(i) + 1)))
+            .collect(),
+    );
+    let mut bytes = Vec::new();
+    let len = node.encode(&mut bytes).unwrap() as u32;
+    let payload = 4064;
+    let np = NodePtr { page: 9, len };
+    assert_eq!(np.pages(payload), 4);
+    let mut pages: Vec<Vec<u8>> = bytes.chunks(payload).map(<[u8]>::to_vec).collect();
+    pages.last_mut().unwrap().resize(payload, 0);
+    let refs: Vec<&[u8]> = pages.iter().map(Vec::as_slice).collect();
+    assert_eq!(gather_node(&refs, np).unwrap(), node);
+    assert!(matches!(
+        gather_node(&refs[..2], np),
+        Err(FormatError::Truncated { .. })
+    ));
+    let stale = vec![0x5Au8; payload];
+    let mut torn = refs.clone();
+    torn[1] = &stale;
+    assert!(gather_node(&torn, np).is_err());
+    assert!(gather_node(&refs, NodePtr { len: len - 1, ..np }).is_err());
+}
+
+#[test]
 fn blank_header_and_superblock_are_blank_not_corrupt() {
     assert!(matches!(
         DbHeader::decode(&[0u8; DB_HEADER_BYTES]),
@@ -594,6 +621,7 @@ proptest! {
         let _ = data_page_docs(&bytes);
         let pages: Vec<&[u8]> = bytes.chunks(split).collect();
         let _ = gather_document(&pages, DocPtr { page: 0, offset, len }, &mut Vec::new());
+        let _ = gather_node(&pages, NodePtr { page: 0, len });
     }
 
     /// Recovery against a model: commits 1..=n, then any of the two slots and two newest

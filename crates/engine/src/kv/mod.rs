@@ -4,7 +4,7 @@
 //! documents (key, value or tombstone, sequence number), index pages holding the nodes of a
 //! copy-on-write B+-tree over the keys, one DB header per commit (index root, sequence
 //! numbers, stats) and two superblock slots at fixed pages, rewritten alternately, pointing at
-//! the newest header. [`format`] holds the codecs (pure, no I/O; docs/kv-format.md draws the
+//! the newest header. [`mod@format`] holds the codecs (pure, no I/O; docs/kv-format.md draws the
 //! layout); every decoder reports damage as a [`format::FormatError`] and never panics.
 //! The store itself (on the engine's pager) builds on these.
 

@@ -237,7 +237,8 @@ pub enum Recovered {
     /// Both slots blank: no store was ever created here.
     Blank,
     /// The newest commit whose superblock and header both check out (`header` is None for
-    /// commit 0, the empty store). `skipped` holds why newer candidates were passed over.
+    /// commit 0, the empty store). `skipped` holds the damage met on the way: a bad slot, or
+    /// a newer commit's header that failed (with file offsets) — worth a warning.
     Committed {
         superblock: Superblock,
         header: Option<DbHeader>,

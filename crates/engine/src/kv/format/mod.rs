@@ -28,7 +28,7 @@ pub use doc::{
     data_page_cont, data_page_docs, gather_document, DataPages, DocHead, DocPtr, DocStart, Document,
 };
 pub use meta::{recover, DbHeader, KvStats, PagesByType, Recovered, Superblock};
-pub use node::{Node, NodePtr};
+pub use node::{gather_node, Node, NodePtr};
 
 /// Longest key, in bytes.
 pub const KEY_BYTES_MAX: usize = 4096;
@@ -69,7 +69,7 @@ pub(crate) const CRC_BYTES: usize = 4;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FormatError {
-    #[error("{structure} at byte {offset}: `{field}` is {found}, expected {expected} (the data is damaged; run `flashlab kv check`)")]
+    #[error("{structure} at byte {offset}: `{field}` is {found}, expected {expected} (the data is damaged or torn)")]
     Field {
         structure: &'static str,
         field: &'static str,

@@ -251,3 +251,32 @@ fn decode_entries<P>(
     }
     Ok(entries)
 }
+
+/// Read the node at `ptr` from its pages' payloads (`pages[0]` is `ptr.page`, then the
+/// following pages, each a whole payload). The node must be exactly `ptr.len` bytes; a stale
+/// page in the middle fails the node's crc.
+pub fn gather_node(pages: &[&[u8]], ptr: NodePtr) -> Result<Node, FormatError> {
+    let len = ptr.len as usize;
+    let mut bytes = Vec::with_capacity(len.min(pages.iter().map(|p| p.len()).sum()));
+    for page in pages {
+        let n = page.len().min(len - bytes.len());
+        bytes.extend_from_slice(&page[..n]);
+        if bytes.len() == len {
+            break;
+        }
+    }
+    if bytes.len() < len {
+        return Err(FormatError::Truncated {
+            structure: "index node",
+            offset: 0,
+            needed_bytes: len as u64,
+            available_bytes: bytes.len() as u64,
+        });
+    }
+    let node = Node::decode(&bytes)?;
+    if node.encoded_len() != len {
+        let found = node.encoded_len();
+        return Err(field_at("node pointer", "len", 0, found, len));
+    }
+    Ok(node)
+}
