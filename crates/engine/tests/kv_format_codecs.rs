@@ -560,6 +560,39 @@ proptest! {
         }
     }
 
+    /// Any flipped byte inside a document that spans pages — its own bytes, or the
+    /// `cont_bytes` of a page it continues on — makes reading it fail.
+    #[test]
+    fn any_damage_to_a_spanning_document_is_caught(
+        value_len in 60usize..400,
+        payload_bytes in 24usize..80,
+        pick in any::<prop::sample::Index>(),
+        bit in 0u8..8,
+    ) {
+        let value = vec![0x42u8; value_len];
+        let mut pages = DataPages::new(payload_bytes).unwrap();
+        let doc = Document { key: b"key", value: Some(&value), seq: 3 };
+        let p = pages.push(&doc).unwrap();
+        let mut payloads = pages.into_pages();
+        let n = p.pages(payload_bytes) as usize;
+        prop_assert!(n >= 2);
+        // The bytes that belong to the document: its range on the first page, then each
+        // continuation page's head and continued bytes.
+        let mut owned = Vec::new();
+        let mut left = p.len as usize;
+        for (i, page) in payloads.iter().enumerate().take(n) {
+            let from = if i == 0 { p.offset as usize } else { 0 };
+            let body = if i == 0 { from } else { 4 };
+            let k = left.min(page.len() - body);
+            owned.extend((from..body + k).map(|b| (i, b)));
+            left -= k;
+        }
+        let (i, b) = owned[pick.index(owned.len())];
+        payloads[i][b] ^= 1 << bit;
+        let span: Vec<&[u8]> = payloads[..n].iter().map(Vec::as_slice).collect();
+        prop_assert!(gather_document(&span, p, &mut Vec::new()).is_err(), "flip at page {} byte {}", i, b);
+    }
+
     #[test]
     fn nodes_round_trip(
         keys in proptest::collection::btree_set(any_key(), 0..40),
