@@ -593,6 +593,47 @@ proptest! {
         prop_assert!(gather_document(&span, p, &mut Vec::new()).is_err(), "flip at page {} byte {}", i, b);
     }
 
+    /// Search and child choice against a BTreeMap model; a split keeps every entry, in
+    /// order, both halves non-empty and their bytes within one entry of each other.
+    #[test]
+    fn node_search_and_split_agree_with_a_model(
+        keys in proptest::collection::btree_set(any_key(), 1..40),
+        probes in proptest::collection::vec(any_key(), 1..20),
+    ) {
+        let entries: Vec<(Vec<u8>, DocPtr)> = keys.iter().cloned().enumerate()
+            .map(|(i, k)| (k, ptr(i as u64 + 1))).collect();
+        let model: BTreeMap<Vec<u8>, usize> = keys.iter().cloned().enumerate().map(|(i, k)| (k, i)).collect();
+        let leaf = Node::Leaf(entries.clone());
+        let inner = Node::Inner {
+            level: 1,
+            children: entries.iter().map(|(k, _)| (k.clone(), NodePtr { page: 1, len: 12 })).collect(),
+        };
+        for p in probes.iter().chain(keys.iter()) {
+            match leaf.search(p) {
+                Ok(i) => prop_assert_eq!(model.get(p), Some(&i)),
+                Err(i) => {
+                    prop_assert!(!model.contains_key(p));
+                    prop_assert_eq!(i, model.range(..p.clone()).count());
+                }
+            }
+            let below = model.range(..=p.clone()).next_back().map_or(0, |(_, &i)| i);
+            prop_assert_eq!(inner.child_index(p), below);
+        }
+        let mut left = leaf.clone();
+        match left.split_off_half() {
+            None => prop_assert_eq!(entries.len(), 1),
+            Some(right) => {
+                prop_assert!(!left.is_empty() && !right.is_empty());
+                let (Node::Leaf(l), Node::Leaf(r)) = (&left, &right) else { unreachable!() };
+                prop_assert_eq!(&[l.clone(), r.clone()].concat(), &entries);
+                let biggest = entries.iter().map(|(k, _)| 2 + k.len() + 16).max().unwrap();
+                prop_assert!(left.encoded_len().abs_diff(right.encoded_len()) <= biggest);
+                let mut bytes = Vec::new();
+                right.encode(&mut bytes).unwrap();
+            }
+        }
+    }
+
     #[test]
     fn nodes_round_trip(
         keys in proptest::collection::btree_set(any_key(), 0..40),
