@@ -560,6 +560,80 @@ proptest! {
         }
     }
 
+    /// Any flipped byte inside a document that spans pages — its own bytes, or the
+    /// `cont_bytes` of a page it continues on — makes reading it fail.
+    #[test]
+    fn any_damage_to_a_spanning_document_is_caught(
+        value_len in 60usize..400,
+        payload_bytes in 24usize..80,
+        pick in any::<prop::sample::Index>(),
+        bit in 0u8..8,
+    ) {
+        let value = vec![0x42u8; value_len];
+        let mut pages = DataPages::new(payload_bytes).unwrap();
+        let doc = Document { key: b"key", value: Some(&value), seq: 3 };
+        let p = pages.push(&doc).unwrap();
+        let mut payloads = pages.into_pages();
+        let n = p.pages(payload_bytes) as usize;
+        prop_assert!(n >= 2);
+        // The bytes that belong to the document: its range on the first page, then each
+        // continuation page's head and continued bytes.
+        let mut owned = Vec::new();
+        let mut left = p.len as usize;
+        for (i, page) in payloads.iter().enumerate().take(n) {
+            let from = if i == 0 { p.offset as usize } else { 0 };
+            let body = if i == 0 { from } else { 4 };
+            let k = left.min(page.len() - body);
+            owned.extend((from..body + k).map(|b| (i, b)));
+            left -= k;
+        }
+        let (i, b) = owned[pick.index(owned.len())];
+        payloads[i][b] ^= 1 << bit;
+        let span: Vec<&[u8]> = payloads[..n].iter().map(Vec::as_slice).collect();
+        prop_assert!(gather_document(&span, p, &mut Vec::new()).is_err(), "flip at page {} byte {}", i, b);
+    }
+
+    /// Search and child choice against a BTreeMap model; a split keeps every entry, in
+    /// order, both halves non-empty and their bytes within one entry of each other.
+    #[test]
+    fn node_search_and_split_agree_with_a_model(
+        keys in proptest::collection::btree_set(any_key(), 1..40),
+        probes in proptest::collection::vec(any_key(), 1..20),
+    ) {
+        let entries: Vec<(Vec<u8>, DocPtr)> = keys.iter().cloned().enumerate()
+            .map(|(i, k)| (k, ptr(i as u64 + 1))).collect();
+        let model: BTreeMap<Vec<u8>, usize> = keys.iter().cloned().enumerate().map(|(i, k)| (k, i)).collect();
+        let leaf = Node::Leaf(entries.clone());
+        let inner = Node::Inner {
+            level: 1,
+            children: entries.iter().map(|(k, _)| (k.clone(), NodePtr { page: 1, len: 12 })).collect(),
+        };
+        for p in probes.iter().chain(keys.iter()) {
+            match leaf.search(p) {
+                Ok(i) => prop_assert_eq!(model.get(p), Some(&i)),
+                Err(i) => {
+                    prop_assert!(!model.contains_key(p));
+                    prop_assert_eq!(i, model.range(..p.clone()).count());
+                }
+            }
+            let below = model.range(..=p.clone()).next_back().map_or(0, |(_, &i)| i);
+            prop_assert_eq!(inner.child_index(p), below);
+        }
+        let mut left = leaf.clone();
+        match left.split_off_half() {
+            None => prop_assert_eq!(entries.len(), 1),
+            Some(right) => {
+                prop_assert!(!left.is_empty() && !right.is_empty());
+                let (Node::Leaf(l), Node::Leaf(r)) = (&left, &right) else { unreachable!() };
+                prop_assert_eq!(&[l.clone(), r.clone()].concat(), &entries);
+                let biggest = entries.iter().map(|(k, _)| 2 + k.len() + 16).max().unwrap();
+                prop_assert!(left.encoded_len().abs_diff(right.encoded_len()) <= biggest);
+                let mut bytes = Vec::new();
+                right.encode(&mut bytes).unwrap();
+            }
+        }
+    }
+
     #[test]
     fn nodes_round_trip(
         keys in proptest::collection::btree_set(any_key(), 0..40),

@@ -57,6 +57,50 @@ impl Node {
         self.len() == 0
     }
 
+    /// Where `key` is among the node's keys: `Ok(i)` at entry i, `Err(i)` where it would go.
+    pub fn search(&self, key: &[u8]) -> Result<usize, usize> {
+        match self {
+            Node::Leaf(e) => e.binary_search_by(|(k, _)| k.as_slice().cmp(key)),
+            Node::Inner { children, .. } => {
+                children.binary_search_by(|(k, _)| k.as_slice().cmp(key))
+            }
+        }
+    }
+
+    /// The entry to follow for `key` in an inner node: the last whose least key is ≤ `key`
+    /// (the first child when `key` is below them all, e.g. after its least key was deleted).
+    pub fn child_index(&self, key: &[u8]) -> usize {
+        match self.search(key) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        }
+    }
+
+    /// Split a node of two or more entries into two of about equal encoded bytes (each keeps
+    /// at least one entry); `self` keeps the left half and the right half is returned — its
+    /// first key is the separator the parent gets. A node of fewer than two entries cannot
+    /// split: None.
+    pub fn split_off_half(&mut self) -> Option<Node> {
+        if self.len() < 2 {
+            return None;
+        }
+        let sizes: Vec<usize> = match self {
+            Node::Leaf(e) => e.iter().map(|(k, _)| 2 + k.len() + DOC_PTR_BYTES).collect(),
+            Node::Inner { children, .. } => children
+                .iter()
+                .map(|(k, _)| 2 + k.len() + NODE_PTR_BYTES)
+                .collect(),
+        };
+        let at = balanced_cut(&sizes);
+        Some(match self {
+            Node::Leaf(e) => Node::Leaf(e.split_off(at)),
+            Node::Inner { level, children } => Node::Inner {
+                level: *level,
+                children: children.split_off(at),
+            },
+        })
+    }
+
     /// Bytes of the encoded node (a split decision needs this before encoding).
     pub fn encoded_len(&self) -> usize {
         let entries: usize = match self {
@@ -221,6 +265,21 @@ impl Node {
         }
         Ok(node)
     }
+}
+
+/// The cut `1..sizes.len()` that leaves the two sides' byte totals closest.
+fn balanced_cut(sizes: &[usize]) -> usize {
+    let total: usize = sizes.iter().sum();
+    let mut left = 0;
+    let mut best = (usize::MAX, 1);
+    for (i, s) in sizes.iter().enumerate().take(sizes.len() - 1) {
+        left += s;
+        let diff = left.abs_diff(total - left);
+        if diff < best.0 {
+            best = (diff, i + 1);
+        }
+    }
+    best.1
 }
 
 fn decode_entries<P>(
