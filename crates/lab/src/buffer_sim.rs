@@ -254,7 +254,9 @@ pub fn simulate(opts: &BufferSimOptions) -> Result<SimOutcome> {
     let size_pages = opts.size.resolve(distinct.unwrap_or(0));
     let ext_pages = opts.ext.resolve(distinct.unwrap_or(0));
     let config = policy_config(opts, size_pages, ext_pages);
-    let mut sim = BufferSim::new(&config).context("--policy/--size/--ext-size")?;
+    let mut sim = BufferSim::new(&config).context(
+        "buffer configuration (--policy, --size, --ext-size, --kin, --kout, --amout-ratio)",
+    )?;
     opts.progress(format!(
         "{} on {} ({}), main {size_pages} pages, flash {ext_pages} pages",
         opts.policy.name(),
