@@ -141,6 +141,18 @@ impl PolicyConfig {
         if self.kin == Some(0) {
             return bad("Kin must be at least 1 page".into());
         }
+        if self.kin.is_some() && matches!(self.kind, PolicyKind::Lru | PolicyKind::LruExt) {
+            return bad(format!(
+                "Kin is a 2Q knob; policy {} has none",
+                self.kind.name()
+            ));
+        }
+        if self.kout.is_some() && self.kind != PolicyKind::TwoQ {
+            return bad(format!(
+                "Kout sizes plain 2q's ghost queue; {} keeps A1out on flash (size it with the extension)",
+                self.kind.name()
+            ));
+        }
         Ok(())
     }
 

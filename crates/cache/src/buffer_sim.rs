@@ -108,7 +108,7 @@ impl BufferSim {
         let policy = BufferPolicy::new(config)?;
         let logs = logs_for(&policy);
         let mut frames = FxHashMap::default();
-        frames.reserve(config.size_pages.min(1 << 24));
+        frames.reserve(config.size_pages.min(1 << 20));
         Ok(BufferSim {
             policy,
             size_pages: config.size_pages,

@@ -8,7 +8,8 @@
 //!   an `A1in` victim's id is pushed to `A1out` (capped at `Kout`, oldest dropped).
 //!
 //! The mechanism decides when to make room (when `|Am| + |A1in|` = its size) and calls
-//! [`Replacement::victim`] then [`Replacement::forget`]. With `kout = 0` there is no ghost
+//! [`Replacement::victim`] then [`Replacement::forget`] (which, for an `A1in` key, records its
+//! id in `A1out` whether it was evicted or dropped). With `kout = 0` there is no ghost
 //! queue: the flash-extension policies ([`crate::BufferPolicy`]) keep `A1out` on flash instead.
 
 use crate::{Lru, Replacement};

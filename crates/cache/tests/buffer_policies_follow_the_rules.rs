@@ -5,7 +5,9 @@ use cache::{BufferSim, Counts, LogId, PolicyConfig, PolicyKind};
 
 fn sim(kind: PolicyKind, size: usize, ext: usize) -> BufferSim {
     let mut c = PolicyConfig::new(kind, size, ext);
-    c.kin = Some(1);
+    if !matches!(kind, PolicyKind::Lru | PolicyKind::LruExt) {
+        c.kin = Some(1);
+    }
     BufferSim::new(&c).expect("valid config")
 }
 
@@ -145,4 +147,10 @@ fn extension_sizes_are_checked() {
     assert!(BufferSim::new(&c).is_err());
     let c = PolicyConfig::new(PolicyKind::TwoQFlash, 3, 10);
     assert_eq!(c.log_capacities(), vec![4, 6]);
+    let mut c = PolicyConfig::new(PolicyKind::TwoQExt, 3, 10);
+    c.kout = Some(2);
+    assert!(c.validate().unwrap_err().reason.contains("Kout"));
+    let mut c = PolicyConfig::new(PolicyKind::LruExt, 3, 10);
+    c.kin = Some(2);
+    assert!(c.validate().unwrap_err().reason.contains("Kin"));
 }

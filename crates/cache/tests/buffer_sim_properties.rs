@@ -80,10 +80,17 @@ proptest! {
     #[test]
     fn counts_add_up_sizes_hold_and_no_stale_page_is_returned(
         refs in trace(), kind in kind(), size in 1usize..12, ext in 0usize..12, ratio in 0.0f64..=1.0,
+        kin in prop::option::of(1usize..10), kout in prop::option::of(0usize..10),
     ) {
         let ext = if kind.is_extended() { ext } else { 0 };
         let mut c = PolicyConfig::new(kind, size, ext);
         c.amout_ratio = ratio;
+        if !matches!(kind, PolicyKind::Lru | PolicyKind::LruExt) {
+            c.kin = kin;
+        }
+        if kind == PolicyKind::TwoQ {
+            c.kout = kout;
+        }
         let mut sim = BufferSim::new(&c).unwrap();
         let mut model = Model::default();
         for &(p, w) in &refs {

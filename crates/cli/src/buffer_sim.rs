@@ -114,6 +114,16 @@ pub struct BufferSimArgs {
     quiet: bool,
 }
 
+/// Write to stdout; a closed pipe (`| head`) ends the output quietly instead of panicking.
+fn emit(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
 fn sizes(list: &str, flag: &str) -> Result<Vec<Size>> {
     list.split(',')
         .map(|s| Size::parse(s).map_err(|e| anyhow!("{flag}: {e}")))
@@ -171,11 +181,9 @@ pub fn run(a: &BufferSimArgs) -> Result<()> {
     if !a.curve {
         let out = buffer_sim::simulate(&o)?;
         if a.json {
-            println!("{}", Value::Object(out.row));
-        } else {
-            print!("{}", out.table);
+            return emit(&format!("{}\n", Value::Object(out.row)));
         }
-        return Ok(());
+        return emit(&out.table.to_string());
     }
     if o.policy != PolicyKind::Lru && o.policy != PolicyKind::LruExt {
         bail!("--curve gives lru and lru-ext; drop --policy or use lru / lru-ext");
@@ -195,17 +203,16 @@ pub fn run(a: &BufferSimArgs) -> Result<()> {
     if a.json {
         let mut obj = out.summary.clone();
         obj.insert("grid".into(), json!(out.grid));
-        println!("{}", Value::Object(obj));
-    } else {
-        for (k, v) in &out.summary {
-            println!("{k}: {v}");
-        }
-        for t in &out.tables {
-            println!();
-            print!("{t}");
-        }
+        return emit(&format!("{}\n", Value::Object(obj)));
     }
-    Ok(())
+    let mut text = String::new();
+    for (k, v) in out.summary.iter().filter(|(k, _)| *k != "curve_sample") {
+        text.push_str(&format!("{k}: {v}\n"));
+    }
+    for t in &out.tables {
+        text.push_str(&format!("\n{t}"));
+    }
+    emit(&text)
 }
 
 #[derive(Args, Debug)]
@@ -226,12 +233,8 @@ pub fn trace_info(a: &TraceInfoArgs) -> Result<()> {
         .map(|r| r.map_err(anyhow::Error::from));
     let info = lab::trace_info::summarize(refs)?;
     if a.json {
-        println!("{}", Value::Object(info.row));
-    } else {
-        for t in &info.tables {
-            print!("{t}");
-            println!();
-        }
+        return emit(&format!("{}\n", Value::Object(info.row)));
     }
-    Ok(())
+    let text: Vec<String> = info.tables.iter().map(|t| t.to_string()).collect();
+    emit(&text.join("\n"))
 }

@@ -254,7 +254,9 @@ pub fn simulate(opts: &BufferSimOptions) -> Result<SimOutcome> {
     let size_pages = opts.size.resolve(distinct.unwrap_or(0));
     let ext_pages = opts.ext.resolve(distinct.unwrap_or(0));
     let config = policy_config(opts, size_pages, ext_pages);
-    let mut sim = BufferSim::new(&config).context("--policy/--size/--ext-size")?;
+    let mut sim = BufferSim::new(&config).context(
+        "buffer configuration (--policy, --size, --ext-size, --kin, --kout, --amout-ratio)",
+    )?;
     opts.progress(format!(
         "{} on {} ({}), main {size_pages} pages, flash {ext_pages} pages",
         opts.policy.name(),
@@ -365,7 +367,15 @@ pub fn curve(
             grid.push(r);
         }
     }
+    let sample: Vec<Value> = CURVE_SAMPLE_PCTS
+        .iter()
+        .map(|&p| {
+            let m = Size::Percent(p).resolve(distinct);
+            json!({"size_pct": p, "size_pages": m, "hit_ratio": ratio(curve.hits(m), curve.references)})
+        })
+        .collect();
     let summary = row([
+        ("curve_sample", Value::Array(sample)),
         ("trace", json!(opts.trace.path.display().to_string())),
         ("trace_format", json!(opts.trace.format.name())),
         ("references", json!(curve.references)),
@@ -401,15 +411,18 @@ fn ratio(hits: u64, refs: u64) -> f64 {
     }
 }
 
+/// Sizes (% of distinct pages) at which the curve is printed; `--curve-out` has every step.
+const CURVE_SAMPLE_PCTS: [f64; 11] = [
+    1.0, 2.0, 4.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 75.0, 100.0,
+];
+
 fn curve_table(c: &LruCurve) -> Table {
     let n = c.distinct();
     let mut t = Table::new(
         format!("LRU hit ratio by size (one pass; {n} distinct pages)"),
         &["size_pct", "size_pages", "hit_ratio"],
     );
-    for p in [
-        1.0, 2.0, 4.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 75.0, 100.0,
-    ] {
+    for p in CURVE_SAMPLE_PCTS {
         let m = Size::Percent(p).resolve(n);
         t.push(vec![
             fmt_f(p, 0),
