@@ -564,7 +564,7 @@ impl SsdConfig {
         if !(MIN_CHANNEL_MB_PER_S..=MAX_CHANNEL_MB_PER_S).contains(&t.channel_mb_per_s) {
             return Err(invalid(
                 "timing.channel_mb_per_s",
-                t.channel_mb_per_s,
+                Compact(t.channel_mb_per_s),
                 "must be from 0.1 to 1000000 MB/s",
             ));
         }
@@ -583,7 +583,7 @@ impl SsdConfig {
         if !(f.op.is_finite() && f.op > 0.0 && f.op <= 10.0) {
             return Err(invalid(
                 "ftl.op",
-                f.op,
+                Compact(f.op),
                 "over-provisioning must be in (0, 10]",
             ));
         }
@@ -619,7 +619,7 @@ fn bounded_u32(field: &'static str, v: f64) -> Result<u32, ConfigError> {
     if v.is_finite() && (1.0..=u32::MAX as f64).contains(&v) {
         Ok(v as u32)
     } else {
-        Err(invalid(field, v, "too large for this geometry"))
+        Err(invalid(field, Compact(v), "too large for this geometry"))
     }
 }
 
@@ -633,6 +633,20 @@ fn positive(field: &'static str, v: u64) -> Result<(), ConfigError> {
         Err(invalid(field, v, "must be at least 1"))
     } else {
         Ok(())
+    }
+}
+
+/// An `f64` shown compactly: scientific notation when very large or very small.
+struct Compact(f64);
+
+impl std::fmt::Display for Compact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let a = self.0.abs();
+        if a != 0.0 && a.is_finite() && !(1e-3..1e9).contains(&a) {
+            write!(f, "{:e}", self.0)
+        } else {
+            write!(f, "{}", self.0)
+        }
     }
 }
 

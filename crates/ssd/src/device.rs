@@ -234,6 +234,7 @@ impl Ssd {
         Ok(done)
     }
 
+    #[inline(always)]
     fn write_page(
         &mut self,
         lpn: Lpn,
@@ -251,10 +252,17 @@ impl Ssd {
             data,
             now: at,
         };
-        if !self.cfg.ftl.check_invariants {
-            return self.ftl.write(&mut self.flash, w);
+        if self.cfg.ftl.check_invariants {
+            return self.write_checked(w);
         }
-        let before = self.flash.stats;
+        self.ftl.write(&mut self.flash, w)
+    }
+
+    /// [`Ssd::write_page`] with the invariant check (kept out of the hot path).
+    #[cold]
+    #[inline(never)]
+    fn write_checked(&mut self, w: HostWrite) -> Result<SimTime, SsdError> {
+        let (lpn, before) = (w.lpn, self.flash.stats);
         let done = self.ftl.write(&mut self.flash, w);
         self.check_invariants(&before, "write", lpn);
         done

@@ -170,7 +170,7 @@ impl Flash {
     }
 
     /// Program the next page of its block with host or FTL data. Returns the completion time.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn program(&mut self, ppn: Ppn, data: PageWrite, now: SimTime) -> SimTime {
         let block = self.block_of(ppn);
         self.advance_write_pointer(block, ppn);
@@ -225,7 +225,7 @@ impl Flash {
     /// Copy a valid page to a free page (GC or merge): read, then program, moving its data.
     /// On the same die the copy stays on-chip (copyback: no channel transfer).
     /// Counts one flash read, one flash write and one `gc_pages_copied`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn copy(&mut self, src: Ppn, dst: Ppn, now: SimTime) -> SimTime {
         let dst_block = self.block_of(dst);
         self.advance_write_pointer(dst_block, dst);
@@ -268,7 +268,7 @@ impl Flash {
         self.occupy_die(self.die_of(block), now, self.t_erase_ns)
     }
 
-    #[inline]
+    #[inline(always)]
     fn advance_write_pointer(&mut self, block: BlockId, ppn: Ppn) {
         let page = self.page_in_block(ppn);
         let wp = &mut self.write_pointer[block.0 as usize];
@@ -280,7 +280,7 @@ impl Flash {
         *wp += 1;
     }
 
-    #[inline]
+    #[inline(always)]
     fn time_program(&mut self, block: BlockId, now: SimTime) -> SimTime {
         if !self.timing {
             return now;
@@ -293,14 +293,14 @@ impl Flash {
         self.occupy_die(die, SimTime(sent), self.t_prog_ns)
     }
 
-    #[inline]
+    #[inline(always)]
     fn occupy_die(&mut self, die: DieId, now: SimTime, ns: u64) -> SimTime {
         let d = &mut self.die_free_ns[die.0 as usize];
         *d = now.0.max(*d).saturating_add(ns);
         SimTime(*d)
     }
 
-    #[inline]
+    #[inline(always)]
     fn occupy_channel(&mut self, die: DieId, now: SimTime) -> SimTime {
         let ch = self.channel_of(die);
         let c = &mut self.channel_free_ns[ch];

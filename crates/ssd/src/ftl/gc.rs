@@ -117,9 +117,10 @@ impl VictimPolicy for Greedy {
     }
     fn choose(&mut self, _layout: &Layout, blocks: &ClosedBlocks, die: u32) -> Option<u32> {
         let d = die as usize;
-        for v in 0..self.stacks[d].len() {
-            while let Some(b) = self.stacks[d][v].pop() {
-                self.entries[d] -= 1;
+        let entries = &mut self.entries[d];
+        for (v, stack) in self.stacks[d].iter_mut().enumerate() {
+            while let Some(b) = stack.pop() {
+                *entries -= 1;
                 let m = blocks.meta[b as usize];
                 if m.member && m.valid as usize == v {
                     return Some(b);
