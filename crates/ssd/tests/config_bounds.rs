@@ -240,7 +240,7 @@ prop_compose! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
     #[test]
     fn any_config_is_refused_naming_a_field_or_runs_with_finite_figures((cfg, capacity) in any_config()) {
         let cfg = match capacity {
