@@ -242,7 +242,7 @@ fn check_memory(cfg: &SsdConfig, limit_bytes: u64) -> Result<()> {
     match cfg.check_memory(limit_bytes) {
         Ok(_) => Ok(()),
         Err(ssd::SsdError::MemoryLimit { estimate_bytes, .. }) => bail!(
-            "this device needs about {} of memory (estimate of its maps, page tags and host queue) but --max-memory is {}: shrink it (--capacity, --queue-depth, or blocks_per_plane / host_queue_depth in the config) or raise --max-memory",
+            "this device needs about {} of memory ({estimate_bytes} B, estimate of its maps, page tags and host queue) but --max-memory is {} ({limit_bytes} B): shrink it (--capacity, --queue-depth, or blocks_per_plane / host_queue_depth in the config) or raise --max-memory",
             format_bytes(estimate_bytes),
             format_bytes(limit_bytes)
         ),
