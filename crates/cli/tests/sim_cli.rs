@@ -13,7 +13,7 @@ const WALL_KEYS: [&str; 4] = [
     "host_pages_per_wall_second",
 ];
 
-const REQUIRED: [&str; 15] = [
+const REQUIRED: [&str; 18] = [
     "waf",
     "host_pages_written",
     "flash_pages_written",
@@ -29,6 +29,9 @@ const REQUIRED: [&str; 15] = [
     "alpha",
     "pages_per_block",
     "merges",
+    "memory_bytes_estimate",
+    "requests_clipped",
+    "waf_model_applies",
 ];
 
 fn flashlab(args: &[&str]) -> Output {
