@@ -150,7 +150,8 @@ pub struct SimResult {
     pub volume_reached: Option<bool>,
     /// Trace requests cut at the device's last logical page (they asked for pages beyond it).
     pub requests_clipped: u64,
-    /// What the figures above do not say by themselves (undefined WAF, volume not reached).
+    /// What the figures above do not say by themselves (undefined WAF, volume not reached,
+    /// clipped requests, a WAF model outside its regime).
     pub notes: Vec<String>,
 }
 
