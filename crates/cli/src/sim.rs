@@ -53,6 +53,12 @@ pub struct SimArgs {
     /// Host queue depth [default: the preset's].
     #[arg(long)]
     queue_depth: Option<u32>,
+    /// Largest memory the simulated device may take, e.g. 2GiB: a device whose estimate
+    /// (mapping tables, page tags, block state, host queue; `memory_bytes_estimate` in --json)
+    /// is larger is refused before anything is allocated [default: half of physical RAM, from
+    /// /proc/meminfo; 4 GiB where that cannot be read].
+    #[arg(long, value_name = "SIZE")]
+    max_memory: Option<String>,
     /// Keep full page payloads instead of 64-bit tags. Refused here: `sim` writes no data, so
     /// payloads would change only memory use (the engine experiments use them).
     #[arg(long)]
@@ -100,9 +106,27 @@ pub struct SimArgs {
 
 const DEFAULT_PRESET: &str = "mlc-sata-2010";
 
-// Not yet here: `--max-memory` (issue 9). The memory estimate and its limit belong to
-// `SsdConfig` (the ssd helper's part); once that field lands, add the flag above and set it on
-// `cfg` in `options` before `cfg.validate()`.
+/// `--max-memory` when /proc/meminfo cannot be read.
+const FALLBACK_MAX_MEMORY_BYTES: u64 = 4 << 30;
+
+/// `--max-memory`, or half of physical RAM: a device larger than that would push the machine
+/// into swap or the allocator into an abort.
+fn max_memory_bytes(a: &SimArgs) -> Result<u64> {
+    match &a.max_memory {
+        Some(m) => parse_bytes(m)
+            .map_err(anyhow::Error::msg)
+            .context("--max-memory"),
+        None => Ok(physical_memory_bytes().map_or(FALLBACK_MAX_MEMORY_BYTES, |b| b / 2)),
+    }
+}
+
+/// `MemTotal` of /proc/meminfo (Linux), if readable.
+fn physical_memory_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
 
 pub fn run(a: &SimArgs) -> Result<()> {
     let opts = options(a)?;
@@ -168,6 +192,7 @@ fn options(a: &SimArgs) -> Result<SimOptions> {
         precondition: parse_precondition(&a.precondition)?,
         replay_trace_timing: a.trace_timing,
         seed: a.seed,
+        max_memory_bytes: max_memory_bytes(a)?,
     })
 }
 
@@ -334,13 +359,18 @@ fn summary(r: &SimResult) -> String {
         r.pages_per_block,
         r.alpha
     );
-    match (r.waf, r.waf_model) {
-        (None, _) => line!(o, "  WAF               n/a (no host page was written)"),
-        (Some(w), Some(m)) => line!(
+    match (r.waf, r.waf_model, r.waf_model_expected_excess) {
+        (None, _, _) => line!(o, "  WAF               n/a (no host page was written)"),
+        (Some(w), Some(m), _) if r.waf_model_applies == Some(true) => line!(
             o,
             "  WAF               {w:.4} (closed-form steady-state model: {m:.4})"
         ),
-        (Some(w), None) => line!(o, "  WAF               {w:.4}"),
+        (Some(w), Some(m), Some(x)) => line!(
+            o,
+            "  WAF               {w:.4} (closed-form model {m:.4} is for a larger device: expect about {:+.1} % here, see note)",
+            x * 100.0
+        ),
+        (Some(w), _, _) => line!(o, "  WAF               {w:.4}"),
     }
     line!(
         o,
@@ -409,6 +439,13 @@ fn summary(r: &SimResult) -> String {
             } else {
                 "NOT reached (the workload ended first)"
             }
+        );
+    }
+    if r.workload.starts_with("trace:") || r.requests_clipped > 0 {
+        line!(
+            o,
+            "  clipped requests  {} (ran past the device's end; cut there)",
+            r.requests_clipped
         );
     }
     line!(

@@ -432,3 +432,162 @@ fn the_os_error_is_printed_once() {
     );
     assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
 }
+
+/// A `--config` file: `mlc-sata-2010`'s TOML with `field = value` replaced.
+fn config_with(dir: &std::path::Path, field: &str, value: &str) -> String {
+    let o = flashlab(&["presets", "--show", "mlc-sata-2010"]);
+    let toml = String::from_utf8(o.stdout).unwrap();
+    let prefix = format!("{field} = ");
+    assert!(toml.lines().any(|l| l.starts_with(&prefix)), "{field}");
+    let edited: Vec<String> = toml
+        .lines()
+        .map(|l| match l.starts_with(&prefix) {
+            true => format!("{prefix}{value}"),
+            false => l.to_string(),
+        })
+        .collect();
+    let path = dir.join(format!("{field}.toml"));
+    std::fs::write(&path, edited.join("\n")).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_device_larger_than_the_memory_limit_is_refused_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    // 4 000 000 blocks per plane: about 62 GiB of tables, above any default limit here.
+    let big = config_with(dir.path(), "blocks_per_plane", "4000000");
+    let err = refused(
+        &["sim", "--config", &big, "--quiet"],
+        &["--max-memory", "GiB", "blocks_per_plane"],
+    );
+    assert!(err.contains("needs about"), "{err}");
+    // Under an explicit limit, an ordinary device is refused too, with both figures.
+    refused(
+        &[
+            "sim",
+            "--capacity",
+            "256MiB",
+            "--max-memory",
+            "1MiB",
+            "--quiet",
+        ],
+        &["needs about 1.3 MiB", "--max-memory is 1.0 MiB"],
+    );
+    refused(&["sim", "--max-memory", "0", "--quiet"], &["--max-memory"]);
+    // Queue depths of 2^32 - 1 (34 GB of queue) are refused by name, from a file or a flag.
+    let deep = config_with(dir.path(), "host_queue_depth", "4294967295");
+    refused(
+        &["sim", "--config", &deep, "--quiet"],
+        &["host_queue_depth", "4294967295"],
+    );
+    refused(
+        &["sim", "--queue-depth", "4294967295", "--quiet"],
+        &["host_queue_depth", "4294967295"],
+    );
+}
+
+#[test]
+fn the_memory_estimate_is_in_the_json_and_the_limit_in_help() {
+    let v = sim_json(&[]);
+    let estimate = v["memory_bytes_estimate"].as_u64().unwrap();
+    // 256 MiB of 4 KiB pages: at least 4 B of L2P and 8 B of tag per page.
+    assert!(estimate > 65_536 * 12 && estimate < 64 << 20, "{estimate}");
+    let help = String::from_utf8(flashlab(&["sim", "--help"]).stdout).unwrap();
+    assert!(help.contains("--max-memory") && help.contains("half of physical RAM"));
+}
+
+#[test]
+fn trace_requests_past_the_device_end_are_counted_as_clipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.spc");
+    // SPC: asu, lba (512 B sectors), size (bytes), op, time; 10^15 bytes from sector 0.
+    std::fs::write(
+        &path,
+        "0,0,1000000000000000,W,0.1\n0,8,4096,W,0.2\n0,16,1000000000000000,W,0.3\n",
+    )
+    .unwrap();
+    let w = format!("trace:{}", path.display());
+    let args = ["--workload", &w, "--trace-format", "spc"];
+    let v = sim_json(&args);
+    assert_eq!(v["requests_clipped"], 2, "{v}");
+    assert!(v["notes"].to_string().contains("clipped"), "{v}");
+    let mut text = vec![
+        "sim",
+        "--capacity",
+        "256MiB",
+        "--op",
+        "0.25",
+        "--timing",
+        "off",
+    ];
+    text.extend(["--precondition", "fill", "--quiet"]);
+    text.extend(args);
+    let o = flashlab(&text);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("clipped requests  2"), "{out}");
+    assert_eq!(sim_json(&[])["requests_clipped"], 0);
+}
+
+fn json_of(args: &[&str]) -> Value {
+    let o = flashlab(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("one JSON object")
+}
+
+#[test]
+fn the_waf_model_says_where_it_applies() {
+    // mlc-sata-2010 at 256 MiB: 8 dies of 2.6 spare blocks each, far from the model's
+    // infinite-device limit (measured WAF is about +30 % above it).
+    let mut args = vec!["sim", "--capacity", "256MiB", "--timing", "off"];
+    args.extend(["--write-volume", "1x", "--json", "--quiet"]);
+    let small = json_of(&args);
+    let (waf, model) = (
+        small["waf"].as_f64().unwrap(),
+        small["waf_model"].as_f64().unwrap(),
+    );
+    let excess = small["waf_model_expected_excess"].as_f64().unwrap();
+    assert_eq!(small["waf_model_applies"], false, "{small}");
+    assert!(small["notes"].to_string().contains("spare blocks per die"));
+    assert!(
+        waf > model * 1.1,
+        "the gap is real: waf {waf}, model {model}"
+    );
+    let measured = waf / model - 1.0;
+    assert!(
+        excess > measured / 2.0 && excess < measured * 2.0,
+        "expected excess {excess} vs measured {measured}"
+    );
+    // One die of 1024 blocks at op 0.28: about 220 spare blocks, the model's regime.
+    let dir = tempfile::tempdir().unwrap();
+    let one_die = config_with(dir.path(), "channels", "1");
+    let toml = std::fs::read_to_string(&one_die)
+        .unwrap()
+        .replace("dies_per_channel = 2", "dies_per_channel = 1")
+        .replace("blocks_per_plane = 2048", "blocks_per_plane = 1024")
+        .replace("pages_per_block = 128", "pages_per_block = 64");
+    std::fs::write(&one_die, toml).unwrap();
+    let mut args = vec![
+        "sim", "--config", &one_die, "--op", "0.28", "--timing", "off",
+    ];
+    args.extend([
+        "--write-volume",
+        "2x",
+        "--precondition",
+        "full:2",
+        "--json",
+        "--quiet",
+    ]);
+    let big = json_of(&args);
+    let (waf, model) = (
+        big["waf"].as_f64().unwrap(),
+        big["waf_model"].as_f64().unwrap(),
+    );
+    assert_eq!(big["waf_model_applies"], true, "{big}");
+    assert!(
+        (waf - model).abs() / model < 0.02,
+        "waf {waf}, model {model}"
+    );
+    // No model for a workload it does not describe.
+    let zipf = sim_json(&["--workload", "zipf-write:0.99"]);
+    assert!(zipf["waf_model"].is_null() && zipf["waf_model_applies"].is_null());
+}

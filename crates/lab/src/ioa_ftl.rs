@@ -31,6 +31,8 @@ use workload::Target;
 const FLUSH_BATCH_PAGES: u64 = 1024;
 /// Requests in flight while flushing (a SATA NCQ queue).
 const QUEUE_DEPTH: u32 = 32;
+/// The simulated device: P4's board.
+const PRESET: &str = "jasmine-openssd";
 const SCHEMES: [FtlKind; 5] = [
     FtlKind::Dftl,
     FtlKind::Bast,
@@ -81,7 +83,7 @@ struct Run {
 }
 
 fn device(p: &Plan, scheme: FtlKind) -> Result<Ssd> {
-    let mut cfg = SsdConfig::preset("jasmine-openssd")?;
+    let mut cfg = SsdConfig::preset(PRESET)?;
     cfg.ftl.scheme = scheme;
     cfg.ftl.gc_policy = GcPolicy::Greedy;
     let block_bytes = cfg.geometry.pages_per_block as u64 * cfg.geometry.page_bytes as u64;
@@ -242,6 +244,9 @@ fn tables(runs: &[Run], p: &Plan) -> Vec<Table> {
             papers::cell(Some(r), "erases"),
         ]);
     }
+    main.define(format!("device: simulated SSD, preset {PRESET}, {} GiB; cache MB = host page cache; MB/s = host MB per simulated second", p.device_bytes >> 30));
+    main.define("full / partial / switch = log-block merges by type; GC runs = victim blocks reclaimed; copied = valid pages copied by merges and GC; tr.writes = DFTL translation-page writes; WAF = flash page writes / host page writes");
+    paper.define("paper full / switch / erases = P4 Table 1's merge and erase counts (the real Jasmine board)");
     vec![main, paper, memory_table()]
 }
 
@@ -276,6 +281,7 @@ fn memory_table() -> Table {
             get("dftl"),
         ]);
     }
+    t.define("page / ioa / bast / dftl = mapping-table RAM of each FTL scheme (analytic, no device simulated); paper = P4 Table 2");
     t
 }
 
@@ -332,7 +338,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         }
     }
     let config = json!({
-        "preset": "jasmine-openssd", "device_bytes": p.device_bytes, "file_bytes": p.file_bytes,
+        "preset": PRESET, "device_bytes": p.device_bytes, "file_bytes": p.file_bytes,
         "host_cache_mb": p.caches_mb, "log_bytes": p.log_bytes, "dftl_cmt_entries": p.cmt_entries,
         "random_writes_file_multiples": p.passes, "flush_batch_pages": FLUSH_BATCH_PAGES, "queue_depth": QUEUE_DEPTH,
     });
@@ -344,4 +350,26 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         tables: tables(&runs, &p),
         report,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_define_their_columns_and_name_the_preset() {
+        let t = tables(&[], &plan(Scale::Quick));
+        let main = t[0].to_string();
+        assert!(main.contains("preset jasmine-openssd"), "{main}");
+        for col in [
+            "full / partial / switch",
+            "GC runs",
+            "tr.writes",
+            "WAF",
+            "cache MB",
+        ] {
+            assert!(main.contains(&format!("{col} =")), "{col}: {main}");
+        }
+        assert!(t[2].to_string().contains("no device simulated"), "{}", t[2]);
+    }
 }

@@ -212,12 +212,14 @@ fn chrono_free_elapsed() -> String {
     format!("{:7.1}s", seconds_since_start())
 }
 
-/// A plain-text table: a title, headers, rows of cells, right-aligned numbers.
+/// A plain-text table: a title, headers, rows of cells, right-aligned numbers, and a legend
+/// under it (what its columns mean, what device it ran on).
 #[derive(Clone, Debug, Default)]
 pub struct Table {
     pub title: String,
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
+    pub legend: Vec<String>,
 }
 
 impl Table {
@@ -226,7 +228,13 @@ impl Table {
             title: title.into(),
             headers: headers.iter().map(|h| h.to_string()).collect(),
             rows: Vec::new(),
+            legend: Vec::new(),
         }
+    }
+
+    /// Add a legend line (printed under the rows): a column's meaning, the device simulated.
+    pub fn define(&mut self, line: impl Into<String>) {
+        self.legend.push(line.into());
     }
     pub fn push(&mut self, cells: Vec<String>) {
         assert_eq!(
@@ -268,6 +276,9 @@ impl fmt::Display for Table {
         writeln!(f, "  {}", "-".repeat(total))?;
         for r in &self.rows {
             line(f, r)?;
+        }
+        for l in &self.legend {
+            writeln!(f, "  {l}")?;
         }
         Ok(())
     }

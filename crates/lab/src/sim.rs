@@ -9,6 +9,7 @@
 //! timestamp (relative to the first record).
 
 use crate::host::HostDriver;
+use crate::units::format_bytes;
 use anyhow::{bail, Context, Result};
 use seed::Seed;
 use serde::Serialize;
@@ -47,6 +48,8 @@ pub struct SimOptions {
     pub precondition: Precondition,
     pub replay_trace_timing: bool,
     pub seed: u64,
+    /// Refuse to build a device whose `SsdConfig::memory_bytes_estimate` exceeds this.
+    pub max_memory_bytes: u64,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
@@ -108,8 +111,14 @@ pub struct SimResult {
     pub alpha: f64,
     /// Flash page writes per host page write; null where no host page was written.
     pub waf: Option<f64>,
-    /// Closed-form steady-state WAF where a model applies (see `ssd::analytic`), else null.
+    /// Closed-form steady-state WAF (an infinite device's) for the modelled case: uniform
+    /// random single-page writes, page mapping, greedy or FIFO GC, one stream; else null.
     pub waf_model: Option<f64>,
+    /// Whether this device is large enough for `waf_model` (spare blocks per die at least
+    /// `ssd::analytic::MODEL_MIN_SPARE_BLOCKS_PER_DIE`); null where no model exists.
+    pub waf_model_applies: Option<bool>,
+    /// Expected relative excess of the measured WAF over `waf_model` on this finite device.
+    pub waf_model_expected_excess: Option<f64>,
     pub host_ios: u64,
     pub host_pages_written: u64,
     pub host_pages_read: u64,
@@ -125,6 +134,9 @@ pub struct SimResult {
     pub translation_reads: u64,
     pub translation_writes: u64,
     pub mapping_bytes: u64,
+    /// RAM the device was estimated to need before it was built
+    /// (`SsdConfig::memory_bytes_estimate`, checked against `--max-memory`).
+    pub memory_bytes_estimate: u64,
     pub sim_seconds: f64,
     pub throughput_mb_per_sim_second: f64,
     pub iops_per_sim_second: f64,
@@ -136,7 +148,10 @@ pub struct SimResult {
     /// Whether the measured phase reached `--write-volume` (null when none was given); false:
     /// the workload (a trace) ended first.
     pub volume_reached: Option<bool>,
-    /// What the figures above do not say by themselves (undefined WAF, volume not reached).
+    /// Trace requests cut at the device's last logical page (they asked for pages beyond it).
+    pub requests_clipped: u64,
+    /// What the figures above do not say by themselves (undefined WAF, volume not reached,
+    /// clipped requests, a WAF model outside its regime).
     pub notes: Vec<String>,
 }
 
@@ -162,6 +177,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
             bail!("--write-volume {v}x: expected a positive multiple of the capacity, e.g. 0.5x or 5x");
         }
     }
+    check_memory(&opts.config, opts.max_memory_bytes)?;
     let ssd = Ssd::new(opts.config.clone())?;
     let target = Target {
         logical_pages: ssd.logical_pages(),
@@ -180,6 +196,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         seed: Seed(opts.seed).fork("workload").value(),
         trace_format: opts.trace_format,
         mapping: opts.mapping,
+        clipped: workload::ClipCount::default(),
     };
     let reqs = workload::build(&spec, target, &wopts)?;
     let limit = planned_pages(opts);
@@ -188,6 +205,13 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     let count = d.run(reqs, limit, writes_only, &mut |p| progress("measure", p))?;
     let wall_s = measured_wall.elapsed().as_secs_f64();
     let mut r = summarize(opts, &d, before, t0, wall_s, pre_wall);
+    r.requests_clipped = wopts.clipped.get();
+    if r.requests_clipped > 0 {
+        r.notes.push(format!(
+            "{} trace requests ran past the device's end and were clipped there (fewer pages than the trace asked for)",
+            r.requests_clipped
+        ));
+    }
     if opts.write_volume.is_some() {
         r.volume_reached = Some(count.limit_reached);
         if !count.limit_reached {
@@ -198,11 +222,33 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
             ));
         }
     }
+    if let Some(m) = waf_model(opts).filter(|m| !m.applies) {
+        r.notes.push(format!(
+            "waf_model ({:.4}) is an infinite device's limit; with {:.1} spare blocks per die (the model holds from about {}) expect this device's WAF about {:+.1} % above it",
+            m.waf,
+            m.spare_blocks_per_die,
+            ssd::analytic::MODEL_MIN_SPARE_BLOCKS_PER_DIE,
+            m.expected_excess * 100.0
+        ));
+    }
     if r.waf.is_none() {
         r.notes
             .push("WAF is undefined (null): no host page was written in the measured phase".into());
     }
     Ok(r)
+}
+
+/// Refuse, before allocating, a device whose estimated memory exceeds `limit_bytes`.
+fn check_memory(cfg: &SsdConfig, limit_bytes: u64) -> Result<()> {
+    match cfg.check_memory(limit_bytes) {
+        Ok(_) => Ok(()),
+        Err(ssd::SsdError::MemoryLimit { estimate_bytes, .. }) => bail!(
+            "this device needs about {} of memory ({estimate_bytes} B, estimate of its maps, page tags and host queue) but --max-memory is {} ({limit_bytes} B): shrink it (--capacity, --queue-depth, or blocks_per_plane / host_queue_depth in the config) or raise --max-memory",
+            format_bytes(estimate_bytes),
+            format_bytes(limit_bytes)
+        ),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn precondition(
@@ -245,6 +291,7 @@ fn summarize(
     let bytes_moved =
         (s.host_pages_written + s.host_pages_read) as f64 * cfg.geometry.page_bytes as f64;
     let setup = setup(opts);
+    let model = waf_model(opts);
     SimResult {
         preset: preset_label(opts),
         base_preset: opts.preset.clone(),
@@ -263,7 +310,9 @@ fn summarize(
         pages_per_block: cfg.geometry.pages_per_block,
         alpha: cfg.alpha(),
         waf: (s.host_pages_written > 0).then(|| s.waf()),
-        waf_model: waf_model(opts),
+        waf_model: model.map(|m| m.waf),
+        waf_model_applies: model.map(|m| m.applies),
+        waf_model_expected_excess: model.map(|m| m.expected_excess),
         host_ios: s.host_ios,
         host_pages_written: s.host_pages_written,
         host_pages_read: s.host_pages_read,
@@ -284,6 +333,7 @@ fn summarize(
         translation_reads: s.translation_reads,
         translation_writes: s.translation_writes,
         mapping_bytes: d.ssd.mapping_bytes(),
+        memory_bytes_estimate: cfg.memory_bytes_estimate(),
         sim_seconds: sim_s,
         throughput_mb_per_sim_second: per_s(bytes_moved / 1e6, sim_s),
         iops_per_sim_second: per_s(s.host_ios as f64, sim_s),
@@ -306,6 +356,7 @@ fn summarize(
             wall_s,
         ),
         volume_reached: None,
+        requests_clipped: 0,
         notes: Vec::new(),
     }
 }
@@ -340,9 +391,24 @@ fn config_hash(cfg: &SsdConfig, setup: &Setup) -> String {
     format!("{:016x}", seed::stable_hash(json.as_bytes()))
 }
 
+/// The closed-form WAF for this run, with where it applies.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct WafModel {
+    /// The model's steady-state WAF (an infinite device's).
+    pub waf: f64,
+    /// Spare blocks per die, `(alpha - 1) x logical blocks / dies`: what the finite-size
+    /// excess depends on.
+    pub spare_blocks_per_die: f64,
+    /// Expected relative excess of this device's WAF over `waf` (`ssd::analytic::finite_size_excess`).
+    pub expected_excess: f64,
+    /// Whether the device is large enough for the model (`expected_excess` about 1 % or less).
+    pub applies: bool,
+}
+
 /// The closed-form WAF for uniform random single-page writes on page mapping with greedy or
-/// FIFO GC and one stream (the cases `ssd::analytic` models), else `None`.
-pub fn waf_model(opts: &SimOptions) -> Option<f64> {
+/// FIFO GC and one stream (the cases `ssd::analytic` models), else `None`; `applies` says
+/// whether the device has the spare blocks per die for the model's infinite-device limit.
+pub fn waf_model(opts: &SimOptions) -> Option<WafModel> {
     let cfg = &opts.config;
     let modelled = opts.workload == "uniform-write"
         && opts.request_pages == 1
@@ -352,12 +418,19 @@ pub fn waf_model(opts: &SimOptions) -> Option<f64> {
     if !modelled {
         return None;
     }
-    match cfg.ftl.gc_policy {
-        ssd::GcPolicy::Greedy => Some(ssd::analytic::greedy_waf(
-            cfg.alpha(),
-            cfg.geometry.pages_per_block,
-        )),
-        ssd::GcPolicy::Fifo => Some(ssd::analytic::fifo_waf(cfg.alpha())),
-        ssd::GcPolicy::CostBenefit => None,
-    }
+    let waf = match cfg.ftl.gc_policy {
+        ssd::GcPolicy::Greedy => {
+            ssd::analytic::greedy_waf(cfg.alpha(), cfg.geometry.pages_per_block)
+        }
+        ssd::GcPolicy::Fifo => ssd::analytic::fifo_waf(cfg.alpha()),
+        _ => return None,
+    };
+    let logical_blocks = cfg.logical_pages() as f64 / cfg.geometry.pages_per_block as f64;
+    let spare = (cfg.alpha() - 1.0) * logical_blocks / cfg.dies() as f64;
+    Some(WafModel {
+        waf,
+        spare_blocks_per_die: spare,
+        expected_excess: ssd::analytic::finite_size_excess(spare),
+        applies: spare >= ssd::analytic::MODEL_MIN_SPARE_BLOCKS_PER_DIE,
+    })
 }

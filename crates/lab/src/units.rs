@@ -45,9 +45,32 @@ pub fn parse_multiple(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A byte count for people: "512 B", "1.5 KiB", "34.0 GiB" (binary units, one decimal).
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_counts_print_compactly() {
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
+        assert_eq!(format_bytes(34 << 30), "34.0 GiB");
+        assert_eq!(format_bytes(u64::MAX), "16.0 EiB");
+    }
 
     #[test]
     fn sizes() {

@@ -25,6 +25,8 @@ pub use spec::{WorkloadSpec, SPEC_HELP};
 pub use trace::{scan_trace_span, TraceFormat};
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OpKind {
@@ -70,6 +72,24 @@ pub struct WorkloadOptions {
     /// Format of `trace:PATH` workloads.
     pub trace_format: Option<TraceFormat>,
     pub mapping: LbaMapping,
+    /// Counts trace requests clipped at the device's end (read it after the run).
+    pub clipped: ClipCount,
+}
+
+/// How many trace requests were clipped at the device's end (a request running past the last
+/// logical page is cut there). Clones share one count, so a caller keeps a clone and reads it
+/// after the reader has run.
+#[derive(Clone, Debug, Default)]
+pub struct ClipCount(Arc<AtomicU64>);
+
+impl ClipCount {
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    pub fn add_one(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 impl Default for WorkloadOptions {
@@ -80,6 +100,7 @@ impl Default for WorkloadOptions {
             seed: 1,
             trace_format: None,
             mapping: LbaMapping::Wrap,
+            clipped: ClipCount::default(),
         }
     }
 }
@@ -128,6 +149,7 @@ pub fn build(
                 format,
                 target,
                 opts.mapping,
+                opts.clipped.clone(),
             )?)
         }
         synthetic => Box::new(synth::Synthetic::new(synthetic, target, opts)?.map(Ok)),

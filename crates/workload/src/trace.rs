@@ -16,7 +16,7 @@
 //! `Wrap` takes the first page modulo the device's pages; `Scale` maps `0..max_byte`
 //! proportionally onto the device. Either way a request crossing the device's end is clipped.
 
-use crate::{LbaMapping, OpKind, Request, Target, WorkloadError};
+use crate::{ClipCount, LbaMapping, OpKind, Request, Target, WorkloadError};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -341,13 +341,24 @@ impl Iterator for Records {
     }
 }
 
-/// Map a record's bytes to (first page, pages) on `target`, clipped at the device's end.
-pub fn map_record(r: &Record, target: Target, mapping: LbaMapping) -> (u64, u32) {
+/// A trace record placed on the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mapped {
+    pub lpn: u64,
+    pub pages: u32,
+    /// The record asked for more pages than `pages`: it ran past the device's last logical
+    /// page (or beyond 2^32 - 1 pages) and was cut there.
+    pub clipped: bool,
+}
+
+/// Map a record's bytes to a first page and a page count on `target`, clipped at the
+/// device's end (`clipped` says when).
+pub fn map_record(r: &Record, target: Target, mapping: LbaMapping) -> Mapped {
     let pb = target.page_bytes as u64;
     let n = target.logical_pages;
     let first = r.offset_bytes / pb;
     let end = r.offset_bytes.saturating_add(r.size_bytes).div_ceil(pb);
-    let pages = (end - first).max(1);
+    let asked = (end - first).max(1);
     let lpn = match mapping {
         LbaMapping::Wrap => first % n,
         LbaMapping::Scale { max_byte } => {
@@ -355,8 +366,12 @@ pub fn map_record(r: &Record, target: Target, mapping: LbaMapping) -> (u64, u32)
             ((first.min(span - 1) as u128 * n as u128) / span as u128) as u64
         }
     };
-    let pages = pages.min(n - lpn).min(u32::MAX as u64) as u32;
-    (lpn, pages)
+    let pages = asked.min(n - lpn).min(u32::MAX as u64);
+    Mapped {
+        lpn,
+        pages: pages as u32,
+        clipped: pages < asked,
+    }
 }
 
 /// A trace as a request stream on a device.
@@ -364,6 +379,7 @@ pub struct TraceReader {
     records: Records,
     target: Target,
     mapping: LbaMapping,
+    clipped: ClipCount,
 }
 
 impl TraceReader {
@@ -372,11 +388,13 @@ impl TraceReader {
         format: TraceFormat,
         target: Target,
         mapping: LbaMapping,
+        clipped: ClipCount,
     ) -> Result<TraceReader, WorkloadError> {
         Ok(TraceReader {
             records: Records::open(path, format)?,
             target,
             mapping,
+            clipped,
         })
     }
 }
@@ -389,11 +407,14 @@ impl Iterator for TraceReader {
             Ok(r) => r,
             Err(e) => return Some(Err(e)),
         };
-        let (lpn, pages) = map_record(&r, self.target, self.mapping);
+        let m = map_record(&r, self.target, self.mapping);
+        if m.clipped {
+            self.clipped.add_one();
+        }
         Some(Ok(Request {
             op: r.op,
-            lpn,
-            pages,
+            lpn: m.lpn,
+            pages: m.pages,
             stream: 0,
             arrival_ns: r.time_ns,
         }))
@@ -527,16 +548,27 @@ mod tests {
             size_bytes: 8192,
             time_ns: None,
         };
-        assert_eq!(map_record(&r, t, LbaMapping::Wrap), (50, 3));
+        let placed = |lpn, pages, clipped| Mapped {
+            lpn,
+            pages,
+            clipped,
+        };
+        assert_eq!(map_record(&r, t, LbaMapping::Wrap), placed(50, 3, false));
         let s = LbaMapping::Scale {
             max_byte: 4096 * 1000,
         };
-        assert_eq!(map_record(&r, t, s), (25, 3));
+        assert_eq!(map_record(&r, t, s), placed(25, 3, false));
         let end = Record {
             offset_bytes: 4096 * 99,
             size_bytes: 4096 * 5,
             ..r
         };
-        assert_eq!(map_record(&end, t, LbaMapping::Wrap), (99, 1));
+        assert_eq!(map_record(&end, t, LbaMapping::Wrap), placed(99, 1, true));
+        let huge = Record {
+            offset_bytes: 0,
+            size_bytes: 1_000_000_000_000_000,
+            ..r
+        };
+        assert_eq!(map_record(&huge, t, LbaMapping::Wrap), placed(0, 100, true));
     }
 }

@@ -32,8 +32,8 @@ fn check(format: TraceFormat, line: &str) {
                 logical_pages: 1000,
                 page_bytes: 4096,
             };
-            let (lpn, pages) = map_record(&r, t, mapping);
-            assert!(pages >= 1 && lpn + pages as u64 <= 1000);
+            let m = map_record(&r, t, mapping);
+            assert!(m.pages >= 1 && m.lpn + m.pages as u64 <= 1000);
         }
     }
 }

@@ -1,0 +1,77 @@
+//! A test whose shared data (`../shared/traces`, outside the repository) is absent must show
+//! up as ignored in the suite's summary, not as passed: every test file of the workspace that
+//! reads `shared/traces` marks such tests `#[ignore = "needs ../shared/traces"]` instead of
+//! returning early, and `.ci/run` runs them (`-- --ignored`) with exactly the README's command.
+
+use std::path::{Path, PathBuf};
+
+const IGNORE: &str = "#[ignore = \"needs ../shared/traces\"]";
+const IGNORED_COMMAND: &str = "cargo test --workspace --release -- --ignored";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every `.rs` file under `crates/*/tests`.
+fn test_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(workspace().join("crates")).unwrap() {
+        let Ok(dir) = std::fs::read_dir(krate.unwrap().path().join("tests")) else {
+            continue;
+        };
+        for f in dir {
+            let p = f.unwrap().path();
+            if p.extension().is_some_and(|e| e == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() > 5, "found the test files: {files:?}");
+    files
+}
+
+#[test]
+fn tests_that_read_shared_traces_are_ignored_not_silently_passed() {
+    let me = file!().rsplit('/').next().unwrap();
+    let mut users = 0;
+    for f in test_files() {
+        if f.ends_with(me) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        if !text.contains("shared/traces") {
+            continue;
+        }
+        users += 1;
+        assert!(text.contains(IGNORE), "{}: no {IGNORE}", f.display());
+        for quiet_skip in ["skipping:", "skipped:", "else { return }"] {
+            assert!(
+                !text.contains(quiet_skip),
+                "{}: returns early (`{quiet_skip}`) instead of being ignored",
+                f.display()
+            );
+        }
+    }
+    assert!(users >= 3, "the trace tests were found ({users})");
+}
+
+#[test]
+fn ci_runs_the_ignored_tests_with_the_readmes_command() {
+    let ci = std::fs::read_to_string(workspace().join(".ci/run")).unwrap();
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    assert!(ci.contains(IGNORED_COMMAND) && ci.contains("[ -d ../shared/traces ]"));
+    assert!(readme.contains(IGNORED_COMMAND));
+    for cmd in ["cargo test --workspace --release\n", IGNORED_COMMAND] {
+        assert!(ci.contains(cmd) && readme.contains(cmd.trim_end()), "{cmd}");
+    }
+    // `-- --ignored` runs only these: no other test may be ignored.
+    for f in test_files() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for line in text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("#[ignore"))
+        {
+            assert_eq!(line.trim(), IGNORE, "{}: another ignored test", f.display());
+        }
+    }
+}
