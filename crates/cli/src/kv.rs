@@ -290,8 +290,15 @@ fn open_store(a: &YcsbArgs) -> Result<(Store, String)> {
         )),
         (None, Some("sim")) => {
             let need = (a.records + a.ops) * (a.value_bytes as u64 + 64) * 3 + (64 << 20);
-            let dev = lab::devices::sim_device(&a.preset, 4096, need)?;
-            let dev: Box<dyn BlockDevice> = Box::new(dev);
+            // One stream per data type (P5's policy 2): the preset's FTL gets the streams.
+            let mut cfg = ssd::SsdConfig::preset(&a.preset)?;
+            cfg.geometry.page_bytes = 4096;
+            cfg.ftl.streams = opts.streams.streams();
+            let bytes = need.max(cfg.min_logical_bytes()?);
+            let cfg = cfg
+                .with_logical_capacity(bytes)
+                .with_context(|| format!("preset {} with {bytes} bytes", a.preset))?;
+            let dev: Box<dyn BlockDevice> = Box::new(blockdev::SimDevice::new(cfg)?);
             Ok((Store::open(dev, opts)?, "sim".into()))
         }
         (None, Some(other)) => bail!("--device {other}: only `sim` (or --path FILE for a file)"),

@@ -412,3 +412,91 @@ fn a_torn_newest_header_falls_back_and_a_flipped_document_names_its_page() {
         "{damage:?}"
     );
 }
+
+/// Records the hint of every write by the page kind it carries, then passes it on.
+struct Recorder {
+    inner: blockdev::SimDevice,
+    seen: std::rc::Rc<std::cell::RefCell<Vec<(u8, u16)>>>,
+}
+
+impl BlockDevice for Recorder {
+    fn page_bytes(&self) -> usize {
+        self.inner.page_bytes()
+    }
+    fn capacity_pages(&self) -> u64 {
+        self.inner.capacity_pages()
+    }
+    fn read(&mut self, page: u64, buf: &mut [u8]) -> Result<(), DevError> {
+        self.inner.read(page, buf)
+    }
+    fn write(&mut self, page: u64, buf: &[u8], hint: blockdev::WriteHint) -> Result<(), DevError> {
+        for p in buf.chunks(self.inner.page_bytes()) {
+            self.seen.borrow_mut().push((p[4], hint.stream));
+        }
+        self.inner.write(page, buf, hint)
+    }
+    fn submit(&mut self, batch: &mut [blockdev::Io<'_>]) -> Result<(), DevError> {
+        self.inner.submit(batch)
+    }
+    fn trim(&mut self, page: u64, pages: u64) -> Result<(), DevError> {
+        self.inner.trim(page, pages)
+    }
+    fn flush(&mut self) -> Result<(), DevError> {
+        self.inner.flush()
+    }
+    fn now_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+    fn clock_kind(&self) -> blockdev::ClockKind {
+        self.inner.clock_kind()
+    }
+    fn stats(&self) -> blockdev::DevStats {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn every_write_carries_its_data_types_hint_to_the_simulated_ssd() {
+    use engine::kv::{DataType, StreamPolicy};
+    for policy in StreamPolicy::ALL {
+        let mut cfg = ssd::SsdConfig::preset("tlc-nvme-2024").unwrap();
+        cfg.geometry.page_bytes = 4096;
+        cfg.ftl.streams = policy.streams();
+        let bytes = cfg.min_logical_bytes().unwrap().max(64 << 20);
+        let cfg = cfg.with_logical_capacity(bytes).unwrap();
+        let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let dev = Recorder {
+            inner: blockdev::SimDevice::new(cfg).unwrap(),
+            seen: seen.clone(),
+        };
+        let opts = Options {
+            streams: policy,
+            ..small_opts()
+        };
+        let mut s = Store::open(Box::new(dev), opts).unwrap();
+        for k in 0..500u32 {
+            s.put(&key(k), &[3; 700]).unwrap();
+            if k % 100 == 99 {
+                s.commit().unwrap();
+            }
+        }
+        let host_pages = s.into_device().stats().pages_written;
+        let seen = seen.borrow();
+        assert_eq!(seen.len() as u64, host_pages);
+        let kinds = [
+            (0x10, DataType::Superblock),
+            (0x11, DataType::Header),
+            (0x12, DataType::Index),
+            (0x13, DataType::Data),
+        ];
+        for (kind, t) in kinds {
+            let streams: std::collections::BTreeSet<u16> =
+                seen.iter().filter(|w| w.0 == kind).map(|w| w.1).collect();
+            assert_eq!(
+                streams.into_iter().collect::<Vec<_>>(),
+                vec![policy.hint(t).stream],
+                "{policy:?} {t:?}"
+            );
+        }
+    }
+}
