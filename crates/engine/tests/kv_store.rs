@@ -500,3 +500,36 @@ fn every_write_carries_its_data_types_hint_to_the_simulated_ssd() {
         }
     }
 }
+
+#[test]
+fn a_power_cut_anywhere_in_a_compaction_loses_nothing() {
+    let mut cuts = 0;
+    for seed in 0..300u64 {
+        let (dev, h) = CrashDevice::new(MemDevice::new(4096, 1024), seed);
+        let mut s = Store::open(Box::new(dev), small_opts()).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut model = Model::new();
+        for round in 0..4 {
+            for k in 0..80u32 {
+                if k % 4 == round || round == 0 {
+                    let v = value(&mut rng);
+                    s.put(&key(k), &v).unwrap();
+                    model.insert(key(k), v);
+                }
+            }
+            s.commit().unwrap();
+        }
+        h.cut_power_after(rng.gen_range(1..16));
+        match s.compact() {
+            Ok(()) => continue,
+            Err(e) => assert!(is_cut(&e), "{e}"),
+        }
+        cuts += 1;
+        drop(s);
+        let mut r = Store::open(Box::new(h.durable_image()), small_opts())
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!(all(&mut r), model, "seed {seed}");
+        assert!(r.check().unwrap().is_empty(), "seed {seed}");
+    }
+    assert!(cuts > 200, "{cuts} cuts fell inside a compaction");
+}
