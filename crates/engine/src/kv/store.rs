@@ -276,7 +276,7 @@ impl Store {
                     self.alloc = Alloc::new(cap, h.log_end_page);
                     self.alloc.add_ref(self.header_page, 1, false);
                     if let Some(r) = self.root {
-                        self.ref_tree(r)?;
+                        self.ref_tree(r, None)?;
                     }
                     self.alloc.rebuild_free();
                 }
@@ -286,8 +286,8 @@ impl Store {
     }
 
     /// Count every page the tree under `ptr` reaches.
-    fn ref_tree(&mut self, ptr: NodePtr) -> Result<(), EngineError> {
-        let node = self.node(ptr)?;
+    fn ref_tree(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<(), EngineError> {
+        let node = self.node_at(ptr, level)?;
         self.alloc.add_ref(ptr.page, ptr.pages(self.payload), false);
         match &*node {
             Node::Leaf(e) => {
@@ -295,9 +295,9 @@ impl Store {
                     self.alloc.add_ref(d.page, d.pages(self.payload), true);
                 }
             }
-            Node::Inner { children, .. } => {
+            Node::Inner { children, level } => {
                 for (_, c) in children {
-                    self.ref_tree(*c)?;
+                    self.ref_tree(*c, Some(level - 1))?;
                 }
             }
         }
@@ -417,6 +417,26 @@ impl Store {
         Ok(c)
     }
 
+    /// The node at `ptr`, which must be at `level` (a child is one level below its parent:
+    /// a damaged pointer can neither loop nor skip levels).
+    fn node_at(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<Rc<Node>, EngineError> {
+        let node = self.node(ptr)?;
+        match level {
+            Some(l) if node.level() != l => Err(self.kv_err(
+                ptr.page,
+                "index node",
+                FormatError::Field {
+                    structure: "index node",
+                    field: "level",
+                    offset: 1,
+                    expected: format!("{l} (one below its parent)"),
+                    found: node.level().to_string(),
+                },
+            )),
+            _ => Ok(node),
+        }
+    }
+
     fn node(&mut self, ptr: NodePtr) -> Result<Rc<Node>, EngineError> {
         let n = ptr.pages(self.payload);
         if n == 1 {
@@ -530,13 +550,17 @@ impl Store {
         let Some(mut ptr) = self.root else {
             return Ok(None);
         };
+        let mut level = None;
         loop {
-            let node = self.node(ptr)?;
+            let node = self.node_at(ptr, level)?;
             match &*node {
                 Node::Leaf(e) => {
                     return Ok(node.search(key).ok().map(|i| e[i].1));
                 }
-                Node::Inner { children, .. } => ptr = children[node.child_index(key)].1,
+                Node::Inner { children, level: l } => {
+                    ptr = children[node.child_index(key)].1;
+                    level = Some(l - 1);
+                }
             }
         }
     }
@@ -772,7 +796,7 @@ impl Store {
             }
             Some(r) => {
                 let level = self.node(r)?.level();
-                (self.apply_node(r, ops)?, level)
+                (self.apply_node(r, None, ops)?, level)
             }
         };
         while pieces.len() > 1 {
@@ -809,9 +833,10 @@ impl Store {
     fn apply_node(
         &mut self,
         ptr: NodePtr,
+        level: Option<u8>,
         ops: &[(Vec<u8>, Option<DocPtr>)],
     ) -> Result<Vec<(Vec<u8>, NodePtr)>, EngineError> {
-        let node = self.node(ptr)?;
+        let node = self.node_at(ptr, level)?;
         self.alloc.drop_ref(ptr.page, ptr.pages(self.payload));
         match &*node {
             Node::Leaf(entries) => {
@@ -855,7 +880,7 @@ impl Store {
                     if to == at {
                         out.push((ck.clone(), *cp));
                     } else {
-                        out.extend(self.apply_node(*cp, &ops[at..to])?);
+                        out.extend(self.apply_node(*cp, Some(level - 1), &ops[at..to])?);
                     }
                     at = to;
                 }
@@ -978,7 +1003,7 @@ impl Store {
         }
         // Every old object is dropped: the new tree and documents take their place.
         if let Some(r) = self.root {
-            self.unref_tree(r)?;
+            self.unref_tree(r, None)?;
         }
         self.stats.live_keys = 0;
         self.stats.live_bytes = 0;
@@ -989,8 +1014,8 @@ impl Store {
         r.map(|_| ())
     }
 
-    fn unref_tree(&mut self, ptr: NodePtr) -> Result<(), EngineError> {
-        let node = self.node(ptr)?;
+    fn unref_tree(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<(), EngineError> {
+        let node = self.node_at(ptr, level)?;
         self.alloc.drop_ref(ptr.page, ptr.pages(self.payload));
         match &*node {
             Node::Leaf(e) => {
@@ -998,9 +1023,9 @@ impl Store {
                     self.alloc.drop_ref(d.page, d.pages(self.payload));
                 }
             }
-            Node::Inner { children, .. } => {
+            Node::Inner { children, level } => {
                 for (_, c) in children {
-                    self.unref_tree(*c)?;
+                    self.unref_tree(*c, Some(level - 1))?;
                 }
             }
         }
@@ -1033,10 +1058,10 @@ impl Store {
             }
         }
         in_use.data = self.alloc.data_pages();
-        in_use.index -= in_use.data;
+        in_use.index = in_use.index.saturating_sub(in_use.data);
         if self.header_page != NO_PAGE {
             in_use.header = 1;
-            in_use.index -= 1;
+            in_use.index = in_use.index.saturating_sub(1);
         }
         StoreStat {
             commit_seq: self.commit_seq,
@@ -1229,12 +1254,14 @@ impl Scan<'_> {
             Bound::Included(k) | Bound::Excluded(k) => k,
             Bound::Unbounded => &[],
         };
+        let mut level = None;
         loop {
-            let node = self.store.node(ptr)?;
+            let node = self.store.node_at(ptr, level)?;
             match &*node {
-                Node::Inner { children, .. } => {
+                Node::Inner { children, level: l } => {
                     let i = node.child_index(key);
                     ptr = children[i].1;
+                    level = Some(l - 1);
                     self.stack.push((node.clone(), i + 1));
                 }
                 Node::Leaf(_) => {
@@ -1269,10 +1296,10 @@ impl Scan<'_> {
                     }
                     return Ok(());
                 }
-                Node::Inner { children, .. } if *i < children.len() => {
+                Node::Inner { children, level } if *i < children.len() => {
                     let c = children[*i].1;
                     *i += 1;
-                    let child = self.store.node(c)?;
+                    let child = self.store.node_at(c, Some(level - 1))?;
                     self.stack.push((child, 0));
                 }
                 _ => {
