@@ -659,7 +659,7 @@ impl Store {
             return Ok(self.commit_seq);
         }
         let pending = std::mem::take(&mut self.pending);
-        let r = self.commit_ops(pending.into_iter().collect(), false);
+        let r = self.commit_ops(pending.into_iter().collect());
         if r.is_err() {
             self.broken = true;
         }
@@ -668,11 +668,7 @@ impl Store {
         Ok(seq)
     }
 
-    fn commit_ops(
-        &mut self,
-        ops: Vec<(Vec<u8>, Option<Vec<u8>>)>,
-        compaction: bool,
-    ) -> Result<u64, EngineError> {
+    fn commit_ops(&mut self, ops: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<u64, EngineError> {
         // 1. documents, as one run of data pages.
         let mut dp = DataPages::new(self.payload).map_err(|e| self.kv_err(0, "data page", e))?;
         let mut tree_ops: Vec<(Vec<u8>, Option<DocPtr>)> = Vec::with_capacity(ops.len());
@@ -706,11 +702,17 @@ impl Store {
                 self.alloc.add_ref(p.page, p.pages(self.payload), true);
             }
         }
+        self.finish_commit(&tree_ops, false)
+    }
+
+    /// Commit documents already written: the index (`tree_ops` applied), header, superblock.
+    fn finish_commit(
+        &mut self,
+        tree_ops: &[(Vec<u8>, Option<DocPtr>)],
+        compaction: bool,
+    ) -> Result<u64, EngineError> {
         // 2. the index along the changed paths.
-        if compaction {
-            self.root = None;
-        }
-        self.apply_tree(&tree_ops)?;
+        self.apply_tree(tree_ops)?;
         self.write_staged()?;
         // 3. header, flush, superblock, flush.
         let seq = self.commit_seq + 1;
@@ -993,25 +995,97 @@ impl Store {
     pub fn compact(&mut self) -> Result<(), EngineError> {
         self.refuse()?;
         self.commit()?;
-        let mut live = Vec::with_capacity(self.stats.live_keys as usize);
-        {
-            let mut scan = self.scan((Bound::Unbounded, Bound::Unbounded))?;
-            for kv in scan.by_ref() {
-                let (k, v) = kv?;
-                live.push((k, Some(v)));
+        // The live entries in key order: keys and pointers only (values are copied one by one).
+        let mut entries = Vec::with_capacity(self.stats.live_keys as usize);
+        if let Some(r) = self.root {
+            self.collect_leaves(r, None, &mut entries)?;
+        }
+        // A document starts on a page only if its head fits: under 16 bytes lost per page.
+        let room = (self.payload - format::DATA_PAGE_HEAD_BYTES - format::DOC_HEAD_BYTES) as u64;
+        let extent = self.stats.live_bytes.div_ceil(room) + 2;
+        // Nothing is written yet: a full device leaves the store as it was.
+        let base = self.alloc.alloc(extent)?;
+        let r = self.compact_into(base, extent, entries);
+        if r.is_err() {
+            self.broken = true;
+        }
+        r
+    }
+
+    fn compact_into(
+        &mut self,
+        base: u64,
+        extent: u64,
+        entries: Vec<(Vec<u8>, DocPtr)>,
+    ) -> Result<(), EngineError> {
+        let mut dp = DataPages::new(self.payload).map_err(|e| self.kv_err(0, "data page", e))?;
+        let mut written = 0u64;
+        let mut tree_ops = Vec::with_capacity(entries.len());
+        let mut flush = |s: &mut Store, pages: Vec<Vec<u8>>| -> Result<(), EngineError> {
+            if written + pages.len() as u64 > extent {
+                return Err(EngineError::Full {
+                    what: "compaction extent",
+                    reason: format!(
+                        "{} pages do not fit the {extent} reserved (live bytes miscounted)",
+                        written + pages.len() as u64
+                    ),
+                });
+            }
+            s.write_data_run(base + written, &pages)?;
+            written += pages.len() as u64;
+            Ok(())
+        };
+        for (k, old) in entries {
+            let v = self.doc_value(&k, old)?;
+            self.doc_seq += 1;
+            let d = Document {
+                key: &k,
+                value: Some(&v),
+                seq: self.doc_seq,
+            };
+            let ptr = dp.push(&d).map_err(|e| self.kv_err(0, "document", e))?;
+            tree_ops.push((k, Some(ptr)));
+            let full = dp.take_full();
+            if !full.is_empty() {
+                flush(self, full)?;
             }
         }
+        flush(self, dp.into_pages())?;
+        // The reserved pages left over go back (free after this commit).
+        self.alloc.add_ref(base + written, extent - written, false);
+        self.alloc.drop_ref(base + written, extent - written);
         // Every old object is dropped: the new tree and documents take their place.
         if let Some(r) = self.root {
             self.unref_tree(r, None)?;
         }
+        self.root = None;
         self.stats.live_keys = 0;
         self.stats.live_bytes = 0;
-        let r = self.commit_ops(live, true);
-        if r.is_err() {
-            self.broken = true;
+        for (_, p) in tree_ops.iter_mut() {
+            if let Some(p) = p {
+                p.page += base;
+                self.alloc.add_ref(p.page, p.pages(self.payload), true);
+            }
         }
-        r.map(|_| ())
+        self.finish_commit(&tree_ops, true).map(|_| ())
+    }
+
+    fn collect_leaves(
+        &mut self,
+        ptr: NodePtr,
+        level: Option<u8>,
+        out: &mut Vec<(Vec<u8>, DocPtr)>,
+    ) -> Result<(), EngineError> {
+        let node = self.node_at(ptr, level)?;
+        match &*node {
+            Node::Leaf(e) => out.extend(e.iter().cloned()),
+            Node::Inner { children, level } => {
+                for (_, c) in children {
+                    self.collect_leaves(*c, Some(level - 1), out)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn unref_tree(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<(), EngineError> {
