@@ -110,7 +110,7 @@ fn several_stores_open_at_once_stay_apart() {
 
 #[derive(Clone, Debug)]
 enum Op {
-    Put(u32, u16, u8),
+    Put(u32, u16, u8, bool),
     Delete(u32),
     Scan(u32, u32),
     Commit,
@@ -120,7 +120,8 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        8 => (0..300u32, 0..2000u16, any::<u8>()).prop_map(|(k, l, b)| Op::Put(k, l, b)),
+        8 => (0..300u32, 0..2000u16, any::<u8>(), prop::bool::weighted(0.05))
+            .prop_map(|(k, l, b, big)| Op::Put(k, l, b, big)),
         3 => (0..300u32).prop_map(Op::Delete),
         1 => (0..300u32, 0..300u32).prop_map(|(a, b)| Op::Scan(a, b)),
         2 => Just(Op::Commit),
@@ -130,7 +131,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
     #[test]
     fn the_store_behaves_like_a_btreemap(ops in prop::collection::vec((0..2usize, op()), 1..300)) {
         // Two stores at once, each with its own model.
@@ -142,10 +143,15 @@ proptest! {
             let s = stores[which].as_mut().unwrap();
             let m = &mut models[which];
             match op {
-                Op::Put(k, len, b) => {
+                Op::Put(k, len, b, big) => {
+                    // Some keys near the 4-KiB limit: nodes then span pages.
+                    let mut kk = key(k);
+                    if big {
+                        kk.resize(4000 + (k as usize % 96), b'x');
+                    }
                     let v = vec![b; len as usize];
-                    s.put(&key(k), &v).unwrap();
-                    m.insert(key(k), v);
+                    s.put(&kk, &v).unwrap();
+                    m.insert(kk, v);
                 }
                 Op::Delete(k) => {
                     s.delete(&key(k)).unwrap();
