@@ -240,7 +240,11 @@ fn check(path: &Path, as_json: bool) -> ExitCode {
         eprintln!("error: {}: no such store", path.display());
         return ExitCode::from(2);
     }
-    let damage: Vec<(Option<u64>, String)> = match Store::open_path(path, Options::default()) {
+    let opts = Options {
+        create: false,
+        ..Options::default()
+    };
+    let damage: Vec<(Option<u64>, String)> = match Store::open_path(path, opts) {
         Ok(mut s) => match s.check() {
             Ok(d) => d.into_iter().map(|d| (Some(d.offset), d.what)).collect(),
             Err(e) => vec![(None, e.to_string())],

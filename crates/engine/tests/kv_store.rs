@@ -69,6 +69,16 @@ fn put_get_delete_scan_commit_reopen() {
 }
 
 #[test]
+fn a_blank_device_is_not_a_store_unless_asked_to_create_one() {
+    let opts = Options {
+        create: false,
+        ..small_opts()
+    };
+    let e = Store::open(mem(64), opts).err().unwrap().to_string();
+    assert!(e.contains("not a store"), "{e}");
+}
+
+#[test]
 fn oversized_keys_and_values_are_refused_with_the_limit() {
     let mut s = Store::open(mem(64), small_opts()).unwrap();
     let e = s.put(&vec![b'k'; 4097], b"v").unwrap_err().to_string();

@@ -42,6 +42,9 @@ pub struct Options {
     pub compact_min_bytes: u64,
     /// How data types map to write streams.
     pub streams: StreamPolicy,
+    /// Make an empty store on a blank device (false: a blank device is an error, and opening
+    /// writes nothing — for `check`, `stat`).
+    pub create: bool,
 }
 
 impl Default for Options {
@@ -54,6 +57,7 @@ impl Default for Options {
             compact_threshold: 0.5,
             compact_min_bytes: 4 << 20,
             streams: StreamPolicy::PerType,
+            create: true,
         }
     }
 }
@@ -236,6 +240,13 @@ impl Store {
             }
         })?;
         match rec {
+            Recovered::Blank if !self.opts.create => Err(EngineError::Kv {
+                place: format!("{}: not a store", self.name),
+                error: FormatError::Blank {
+                    structure: "superblock",
+                    offset: 0,
+                },
+            }),
             Recovered::Blank => {
                 // Commit 0: the empty store.
                 self.write_superblock(0, NO_PAGE)?;
