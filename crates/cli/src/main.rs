@@ -5,6 +5,7 @@
 //! `presets` (list or show the shipped SSD presets).
 
 mod buffer_sim;
+mod kv;
 mod output;
 mod progress;
 mod reproduce;
@@ -37,6 +38,8 @@ enum Command {
     BufferSim(Box<buffer_sim::BufferSimArgs>),
     /// Page-popularity summary of a page-reference trace.
     TraceInfo(buffer_sim::TraceInfoArgs),
+    /// The key-value store: YCSB load/run, get/put/scan, stat, check.
+    Kv(kv::KvArgs),
     /// List the shipped SSD presets, or print one as TOML (a starting point for --config).
     Presets {
         /// Print this preset's TOML.
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Command::BufferSim(args) => buffer_sim::run(&args),
         Command::TraceInfo(args) => buffer_sim::trace_info(&args),
         Command::Presets { show } => presets(show.as_deref()),
+        Command::Kv(args) => return kv::main(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

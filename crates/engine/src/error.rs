@@ -22,6 +22,14 @@ pub enum EngineError {
     },
     #[error("{what} is full: {reason}")]
     Full { what: &'static str, reason: String },
+    /// A key-value store structure that does not decode (or a key/value over its limit):
+    /// `place` names the file and byte offset (or the call), `error` what was expected.
+    #[error("{place}: {error}")]
+    Kv {
+        place: String,
+        #[source]
+        error: crate::kv::FormatError,
+    },
     #[error("I/O on {path}: {source}")]
     Io {
         path: std::path::PathBuf,

@@ -26,6 +26,11 @@ pub enum PageKind {
     BTreeInner = 3,
     Heap = 4,
     IndexUnits = 5,
+    /// Key-value store pages (`engine::kv`): superblock slot, DB header, index node, data.
+    KvSuperblock = 0x10,
+    KvHeader = 0x11,
+    KvIndex = 0x12,
+    KvData = 0x13,
 }
 
 impl PageKind {
@@ -36,6 +41,10 @@ impl PageKind {
             3 => PageKind::BTreeInner,
             4 => PageKind::Heap,
             5 => PageKind::IndexUnits,
+            0x10 => PageKind::KvSuperblock,
+            0x11 => PageKind::KvHeader,
+            0x12 => PageKind::KvIndex,
+            0x13 => PageKind::KvData,
             _ => return None,
         })
     }

@@ -6,10 +6,13 @@
 //! numbers, stats) and two superblock slots at fixed pages, rewritten alternately, pointing at
 //! the newest header. [`mod@format`] holds the codecs (pure, no I/O; docs/kv-format.md draws the
 //! layout); every decoder reports damage as a [`format::FormatError`] and never panics.
-//! The store itself (on the engine's pager) builds on these.
+//! [`Store`] is the store itself, on the engine's pager.
 
+mod alloc;
 pub mod data_type;
 pub mod format;
+mod store;
 
 pub use data_type::{DataType, StreamPolicy};
 pub use format::FormatError;
+pub use store::{Damage, Options, Scan, Store, StoreStat, WriteBatch};

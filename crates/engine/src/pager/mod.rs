@@ -67,8 +67,17 @@ impl Device {
     }
 
     fn write(&mut self, page: u64, bytes: &[u8]) -> Result<(), EngineError> {
+        self.write_hinted(page, bytes, WriteHint::NONE)
+    }
+
+    fn write_hinted(
+        &mut self,
+        page: u64,
+        bytes: &[u8],
+        hint: WriteHint,
+    ) -> Result<(), EngineError> {
         let t0 = self.dev.now_ns();
-        self.dev.write(page, bytes, WriteHint::NONE)?;
+        self.dev.write(page, bytes, hint)?;
         self.stats.write_ns += self.dev.now_ns() - t0;
         self.stats.pages_written += (bytes.len() / self.dev.page_bytes()) as u64;
         Ok(())
@@ -163,6 +172,16 @@ impl Pager {
     /// cache.
     pub fn write(&mut self, page: u64, bytes: &[u8]) -> Result<(), EngineError> {
         self.io.write(page, bytes)
+    }
+
+    /// [`Pager::write`] carrying a write hint (a data type's stream, e.g. the KV store's).
+    pub fn write_hinted(
+        &mut self,
+        page: u64,
+        bytes: &[u8],
+        hint: WriteHint,
+    ) -> Result<(), EngineError> {
+        self.io.write_hinted(page, bytes, hint)
     }
 
     /// Encode one page into a scratch buffer with `encode` and write it at `page`, past the

@@ -1,0 +1,211 @@
+//! Page allocation of the KV store: reference counts per page, free extents, a high-water mark.
+//!
+//! Model: every page the newest durable commit reaches (its header, index nodes, the data
+//! pages its documents lie on) holds a count of the objects on it; the superblock slots are
+//! fixed. A page whose count drops to 0 is *released*, not free: the durable commit may still
+//! reach it, so it becomes free only when the next commit is durable ([`Alloc::commit_done`]).
+//! Allocation is first fit over the free extents below the high-water mark `end`, else at
+//! `end` — so pages are reused low first and the footprint stays near the live data.
+
+use crate::error::EngineError;
+use std::collections::BTreeMap;
+
+/// Pages before the log: the two superblock slots.
+pub const FIRST_LOG_PAGE: u64 = 2;
+
+pub struct Alloc {
+    refs: Vec<u32>,
+    data: Vec<bool>,
+    /// Free extents below `end`: start -> pages.
+    free: BTreeMap<u64, u64>,
+    end: u64,
+    capacity: u64,
+    released: Vec<u64>,
+    data_pages: u64,
+}
+
+impl Alloc {
+    /// An allocator for `capacity` pages with nothing referenced and the log ending at `end`.
+    pub fn new(capacity: u64, end: u64) -> Alloc {
+        Alloc {
+            refs: vec![0; capacity as usize],
+            data: vec![false; capacity as usize],
+            free: BTreeMap::new(),
+            end: end.clamp(FIRST_LOG_PAGE, capacity.max(FIRST_LOG_PAGE)),
+            capacity,
+            released: Vec::new(),
+            data_pages: 0,
+        }
+    }
+
+    /// After references were rebuilt (at open): every unreferenced page below `end` is free.
+    pub fn rebuild_free(&mut self) {
+        self.free.clear();
+        let mut p = FIRST_LOG_PAGE;
+        while p < self.end {
+            if self.refs[p as usize] == 0 {
+                let s = p;
+                while p < self.end && self.refs[p as usize] == 0 {
+                    p += 1;
+                }
+                self.free.insert(s, p - s);
+            } else {
+                p += 1;
+            }
+        }
+        self.shrink_end();
+    }
+
+    /// The high-water mark: no page at or above it is in use.
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    /// Data pages referenced now.
+    pub fn data_pages(&self) -> u64 {
+        self.data_pages
+    }
+    /// Pages referenced now (superblock slots not counted).
+    pub fn used_pages(&self) -> u64 {
+        self.refs.iter().filter(|&&r| r > 0).count() as u64
+    }
+    pub fn refs(&self, page: u64) -> u32 {
+        self.refs.get(page as usize).copied().unwrap_or(0)
+    }
+
+    /// `n` consecutive pages, first fit.
+    pub fn alloc(&mut self, n: u64) -> Result<u64, EngineError> {
+        let n = n.max(1);
+        let fit = self
+            .free
+            .iter()
+            .find(|(_, &len)| len >= n)
+            .map(|(&s, &len)| (s, len));
+        if let Some((s, len)) = fit {
+            self.free.remove(&s);
+            if len > n {
+                self.free.insert(s + n, len - n);
+            }
+            return Ok(s);
+        }
+        if self.end + n > self.capacity {
+            return Err(EngineError::Full {
+                what: "key-value store",
+                reason: format!(
+                    "{n} more pages do not fit: {} of {} pages are in use or not yet released \
+                     (use a larger file, delete data, or lower the compaction threshold)",
+                    self.end, self.capacity
+                ),
+            });
+        }
+        let s = self.end;
+        self.end += n;
+        Ok(s)
+    }
+
+    /// Count one more object on pages `first..first + n`; `data` marks data pages.
+    pub fn add_ref(&mut self, first: u64, n: u64, data: bool) {
+        for p in first..first + n {
+            let Some(r) = self.refs.get_mut(p as usize) else {
+                continue;
+            };
+            if *r == 0 && data {
+                self.data_pages += 1;
+            }
+            if *r == 0 {
+                self.data[p as usize] = data;
+            }
+            *r += 1;
+        }
+    }
+
+    /// One object fewer on pages `first..first + n`; pages left empty are released.
+    pub fn drop_ref(&mut self, first: u64, n: u64) {
+        for p in first..first + n {
+            let Some(r) = self.refs.get_mut(p as usize) else {
+                continue;
+            };
+            if *r == 0 {
+                continue;
+            }
+            *r -= 1;
+            if *r == 0 {
+                if self.data[p as usize] {
+                    self.data_pages -= 1;
+                }
+                self.released.push(p);
+            }
+        }
+    }
+
+    /// The commit that stopped referencing the released pages is durable: they are free.
+    /// Returns them as extents (for trimming).
+    pub fn commit_done(&mut self) -> Vec<(u64, u64)> {
+        let mut pages = std::mem::take(&mut self.released);
+        pages.retain(|&p| self.refs(p) == 0);
+        pages.sort_unstable();
+        pages.dedup();
+        let mut extents: Vec<(u64, u64)> = Vec::new();
+        for p in pages {
+            match extents.last_mut() {
+                Some((s, n)) if *s + *n == p => *n += 1,
+                _ => extents.push((p, 1)),
+            }
+        }
+        for &(s, n) in &extents {
+            self.insert_free(s, n);
+        }
+        self.shrink_end();
+        extents
+    }
+
+    fn insert_free(&mut self, mut s: u64, mut n: u64) {
+        if let Some((&ps, &pn)) = self.free.range(..s).next_back() {
+            if ps + pn == s {
+                self.free.remove(&ps);
+                s = ps;
+                n += pn;
+            }
+        }
+        if let Some(&nn) = self.free.get(&(s + n)) {
+            self.free.remove(&(s + n));
+            n += nn;
+        }
+        self.free.insert(s, n);
+    }
+
+    fn shrink_end(&mut self) {
+        while let Some((&s, &n)) = self.free.iter().next_back() {
+            if s + n != self.end {
+                break;
+            }
+            self.free.remove(&s);
+            self.end = s;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn released_pages_are_free_only_after_the_commit_and_reused_low_first() {
+        let mut a = Alloc::new(100, FIRST_LOG_PAGE);
+        let x = a.alloc(3).unwrap();
+        a.add_ref(x, 3, true);
+        let y = a.alloc(2).unwrap();
+        a.add_ref(y, 2, false);
+        assert_eq!((x, y, a.end()), (2, 5, 7));
+        a.drop_ref(x, 3);
+        assert_eq!(a.alloc(1).unwrap(), 7, "released is not free yet");
+        a.add_ref(7, 1, false);
+        a.drop_ref(7, 1);
+        a.commit_done();
+        assert_eq!(a.alloc(2).unwrap(), 2);
+        assert_eq!(a.data_pages(), 0);
+        assert!(a.alloc(1000).is_err());
+    }
+}

@@ -1,0 +1,1443 @@
+//! The key-value store: `Store` on the engine's [`Pager`] (docs/kv-format.md draws the format).
+//!
+//! Model: puts and deletes collect in an in-memory batch (read-your-writes: `get` and `scan`
+//! see it). `commit` makes the batch durable: its documents are appended as data pages, the
+//! copy-on-write B+-tree is rewritten along the changed paths (bottom-up), a DB header is
+//! written, the device flushed, then the superblock slot `commit % 2` is written and flushed.
+//! Every page carries the engine page header (kind, page number, commit as version, crc32c)
+//! and every write its data type's [`blockdev::WriteHint`]. Space: [`super::alloc`] counts
+//! the objects on each page; pages the durable commit no longer reaches are reused after the
+//! next commit. Compaction rewrites every live document and a fresh index once stale bytes
+//! pass `Options::compact_threshold` (then trims what it freed).
+
+use super::alloc::{Alloc, FIRST_LOG_PAGE};
+use super::format::{
+    self, data_page_docs, gather_document, gather_node, DataPages, DbHeader, DocPtr, Document,
+    FormatError, KvStats, Node, NodePtr, Recovered, Superblock, NO_PAGE,
+};
+use super::{DataType, StreamPolicy};
+use crate::error::{Corruption, EngineError};
+use crate::page::{self, Header, PageKind, HEADER_BYTES};
+use crate::pager::Pager;
+use blockdev::{BlockDevice, FileDevice, FileOptions};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::path::Path;
+use std::rc::Rc;
+
+/// How a store is opened.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Options {
+    /// Page size of a file store (`open_path`); a device brings its own.
+    pub page_bytes: usize,
+    /// Pages of a new file store (the file is sparse; default 1 GiB of 4-KiB pages).
+    pub file_pages: u64,
+    /// Open files through the OS page cache instead of O_DIRECT.
+    pub buffered: bool,
+    /// Pages the pager caches.
+    pub cache_pages: usize,
+    /// Compact when stale / (live + stale) data bytes pass this (0..1; 1 = never).
+    pub compact_threshold: f64,
+    /// ... and at least this many bytes are stale.
+    pub compact_min_bytes: u64,
+    /// How data types map to write streams.
+    pub streams: StreamPolicy,
+    /// Make an empty store on a blank device (false: a blank device is an error, and opening
+    /// writes nothing — for `check`, `stat`).
+    pub create: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            page_bytes: 4096,
+            file_pages: 1 << 18,
+            buffered: false,
+            cache_pages: 8192,
+            compact_threshold: 0.5,
+            compact_min_bytes: 4 << 20,
+            streams: StreamPolicy::PerType,
+            create: true,
+        }
+    }
+}
+
+/// Operations applied together by [`Store::write`].
+#[derive(Clone, Debug, Default)]
+pub struct WriteBatch {
+    ops: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+impl WriteBatch {
+    pub fn new() -> WriteBatch {
+        WriteBatch::default()
+    }
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> &mut WriteBatch {
+        self.ops.push((key.to_vec(), Some(value.to_vec())));
+        self
+    }
+    pub fn delete(&mut self, key: &[u8]) -> &mut WriteBatch {
+        self.ops.push((key.to_vec(), None));
+        self
+    }
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// What `stat` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StoreStat {
+    pub commit_seq: u64,
+    pub generation: u64,
+    pub live_keys: u64,
+    pub live_bytes: u64,
+    pub stale_bytes: u64,
+    /// Pages written, by type, over the store's life.
+    pub pages_written: format::PagesByType,
+    /// Pages in use now, by type (superblock: the two slots).
+    pub pages_in_use: format::PagesByType,
+    /// Headers written (one per commit).
+    pub headers: u64,
+    /// The high-water mark: pages from 0 up to here may hold data.
+    pub footprint_pages: u64,
+    pub capacity_pages: u64,
+    pub page_bytes: usize,
+    /// Documents and index bytes waiting for `commit`.
+    pub uncommitted_ops: u64,
+}
+
+/// One problem `check` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage {
+    /// Byte offset on the device.
+    pub offset: u64,
+    pub what: String,
+}
+
+/// A decoded page in the pager's cache.
+enum Cached {
+    Node(Rc<Node>),
+    Raw { kind: PageKind, payload: Vec<u8> },
+}
+
+pub struct Store {
+    pager: Pager,
+    name: String,
+    payload: usize,
+    opts: Options,
+    commit_seq: u64,
+    doc_seq: u64,
+    root: Option<NodePtr>,
+    header_page: u64,
+    generation: u64,
+    stats: KvStats,
+    alloc: Alloc,
+    pending: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Whether a failed write left the in-memory state ahead of the device.
+    broken: bool,
+    /// Staged index nodes of the commit being built: (page, encoded node).
+    staged: Vec<(u64, Vec<u8>, Rc<Node>)>,
+}
+
+impl Store {
+    /// Open the store on `dev`, creating an empty one on a blank device.
+    pub fn open(dev: Box<dyn BlockDevice>, opts: Options) -> Result<Store, EngineError> {
+        Store::open_named(dev, opts, "device".to_string())
+    }
+
+    /// Open (or create, `opts.file_pages` large) the store in file `path`.
+    pub fn open_path(path: &Path, opts: Options) -> Result<Store, EngineError> {
+        let fo = FileOptions {
+            buffered: opts.buffered,
+            page_bytes: opts.page_bytes,
+            ..FileOptions::default()
+        };
+        let dev = if path.exists() {
+            FileDevice::open(path, fo)?
+        } else {
+            FileDevice::create(path, opts.file_pages, opts.page_bytes, fo)?
+        };
+        Store::open_named(Box::new(dev), opts, path.display().to_string())
+    }
+
+    fn open_named(
+        dev: Box<dyn BlockDevice>,
+        opts: Options,
+        name: String,
+    ) -> Result<Store, EngineError> {
+        if !(0.0..=1.0).contains(&opts.compact_threshold) {
+            return Err(EngineError::Config {
+                field: "compact_threshold",
+                value: opts.compact_threshold.to_string(),
+                reason: "a share of stale bytes, 0..=1 (1: never compact)".into(),
+            });
+        }
+        let pb = dev.page_bytes();
+        let payload = page::payload_capacity(pb.max(HEADER_BYTES));
+        if pb < 512 || dev.capacity_pages() < FIRST_LOG_PAGE + 4 {
+            return Err(EngineError::Config {
+                field: "device",
+                value: format!("{} pages of {pb} bytes", dev.capacity_pages()),
+                reason: "a store needs pages of at least 512 bytes and at least 6 pages".into(),
+            });
+        }
+        let capacity = dev.capacity_pages();
+        let mut s = Store {
+            pager: Pager::new(dev, opts.cache_pages),
+            name,
+            payload,
+            opts,
+            commit_seq: 0,
+            doc_seq: 0,
+            root: None,
+            header_page: NO_PAGE,
+            generation: 0,
+            stats: KvStats::default(),
+            alloc: Alloc::new(capacity, FIRST_LOG_PAGE),
+            pending: BTreeMap::new(),
+            broken: false,
+            staged: Vec::new(),
+        };
+        s.recover()?;
+        Ok(s)
+    }
+
+    fn kv_err(&self, page: u64, what: &str, e: FormatError) -> EngineError {
+        let base = page * self.pager.page_bytes() as u64 + HEADER_BYTES as u64;
+        EngineError::Kv {
+            place: format!("{}: {what} at page {page}", self.name),
+            error: e.rebase(base),
+        }
+    }
+
+    fn recover(&mut self) -> Result<(), EngineError> {
+        let pb = self.pager.page_bytes() as u64;
+        let slot_bytes = |s: &mut Store, p: u64| -> Result<Vec<u8>, EngineError> {
+            let b = s.pager.read_uncached(p)?;
+            Ok(b[HEADER_BYTES..HEADER_BYTES + format::SUPERBLOCK_BYTES].to_vec())
+        };
+        let s0 = slot_bytes(self, 0)?;
+        let s1 = slot_bytes(self, 1)?;
+        let offs = [HEADER_BYTES as u64, pb + HEADER_BYTES as u64];
+        let cap = self.alloc.capacity();
+        let rec = format::recover([&s0, &s1], offs, |page| {
+            if page >= cap {
+                return Ok((vec![], page * pb));
+            }
+            let b = self.pager.read_uncached(page)?;
+            let at = page * pb + HEADER_BYTES as u64;
+            // A header page whose own seal fails reads as nothing (recovery falls back).
+            match page::open_kind(b, page, PageKind::KvHeader, "DB header") {
+                Ok(h) if h.id == page => Ok::<_, EngineError>((
+                    b[HEADER_BYTES..HEADER_BYTES + format::DB_HEADER_BYTES].to_vec(),
+                    at,
+                )),
+                _ => Ok((vec![], at)),
+            }
+        })?;
+        match rec {
+            Recovered::Blank if !self.opts.create => Err(EngineError::Kv {
+                place: format!("{}: not a store", self.name),
+                error: FormatError::Blank {
+                    structure: "superblock",
+                    offset: 0,
+                },
+            }),
+            Recovered::Blank => {
+                // Commit 0: the empty store.
+                self.write_superblock(0, NO_PAGE)?;
+                self.pager.flush()?;
+                Ok(())
+            }
+            Recovered::Damaged { errors } => Err(EngineError::Kv {
+                place: format!(
+                    "{}: no valid superblock and header (this is not a store, or both commits are damaged; {} problems)",
+                    self.name,
+                    errors.len()
+                ),
+                error: errors.into_iter().next().unwrap_or(FormatError::Blank {
+                    structure: "superblock",
+                    offset: 0,
+                }),
+            }),
+            Recovered::Committed {
+                superblock, header, ..
+            } => {
+                if superblock.page_bytes as u64 != pb {
+                    return Err(EngineError::Config {
+                        field: "page_bytes",
+                        value: pb.to_string(),
+                        reason: format!(
+                            "{} was made with pages of {} bytes: open it with that page size",
+                            self.name, superblock.page_bytes
+                        ),
+                    });
+                }
+                self.commit_seq = superblock.commit_seq;
+                if let Some(h) = header {
+                    self.header_page = superblock.header_page;
+                    self.doc_seq = h.doc_seq;
+                    self.root = h.root;
+                    self.generation = h.generation;
+                    self.stats = h.stats;
+                    self.alloc = Alloc::new(cap, h.log_end_page);
+                    self.alloc.add_ref(self.header_page, 1, false);
+                    if let Some(r) = self.root {
+                        self.ref_tree(r, None)?;
+                    }
+                    self.alloc.rebuild_free();
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Count every page the tree under `ptr` reaches.
+    fn ref_tree(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<(), EngineError> {
+        let node = self.node_at(ptr, level)?;
+        self.alloc.add_ref(ptr.page, ptr.pages(self.payload), false);
+        match &*node {
+            Node::Leaf(e) => {
+                for (_, d) in e {
+                    self.alloc.add_ref(d.page, d.pages(self.payload), true);
+                }
+            }
+            Node::Inner { children, level } => {
+                for (_, c) in children {
+                    self.ref_tree(*c, Some(level - 1))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- page I/O ----
+
+    fn seal(&self, buf: &mut [u8], kind: PageKind, page: u64, body: &[u8]) {
+        buf[HEADER_BYTES..HEADER_BYTES + body.len()].copy_from_slice(body);
+        page::seal(
+            buf,
+            &Header {
+                kind,
+                flags: 0,
+                id: page,
+                version: self.commit_seq + 1,
+                len: body.len() as u32,
+            },
+        );
+    }
+
+    /// Write whole page images from `first` on with the type's hint, keeping cached copies
+    /// current.
+    fn write_pages(&mut self, first: u64, images: &[u8], t: DataType) -> Result<(), EngineError> {
+        let hint = self.opts.streams.hint(t);
+        let pb = self.pager.page_bytes();
+        let r = self.pager.write_hinted(first, images, hint);
+        if r.is_err() {
+            self.broken = true;
+        }
+        r?;
+        let n = (images.len() / pb) as u64;
+        match t {
+            DataType::Superblock => self.stats.pages.superblock += n,
+            DataType::Header => self.stats.pages.header += n,
+            DataType::Index => self.stats.pages.index += n,
+            DataType::Data => self.stats.pages.data += n,
+        }
+        for i in 0..n {
+            let p = first + i;
+            if self.pager.contains(p) {
+                let img = &images[i as usize * pb..(i as usize + 1) * pb];
+                let h = page::open(img, p)?;
+                let c = Cached::Raw {
+                    kind: h.kind,
+                    payload: page::payload(img, &h).to_vec(),
+                };
+                self.pager.keep(p, Rc::new(c))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_superblock(&mut self, seq: u64, header_page: u64) -> Result<(), EngineError> {
+        let sb = Superblock {
+            commit_seq: seq,
+            header_page,
+            page_bytes: self.pager.page_bytes() as u32,
+        };
+        let mut img = vec![0u8; self.pager.page_bytes()];
+        let slot = sb.slot() as u64;
+        self.seal(&mut img, PageKind::KvSuperblock, slot, &sb.encode());
+        self.write_pages(slot, &img, DataType::Superblock)
+    }
+
+    /// A sealed page of `kind` (cached).
+    fn raw(
+        &mut self,
+        page: u64,
+        kind: PageKind,
+        what: &'static str,
+    ) -> Result<Rc<Cached>, EngineError> {
+        if page >= self.alloc.capacity() {
+            return Err(EngineError::corrupt(
+                page,
+                Corruption::OutOfRange {
+                    what: "page of a pointer",
+                    limit: self.alloc.capacity(),
+                    found: page,
+                },
+            ));
+        }
+        let c: Rc<Cached> = self.pager.load(page, page, |img| {
+            let h = page::open_kind(img, page, kind, what)?;
+            if h.id != page {
+                return Err(EngineError::corrupt(
+                    page,
+                    Corruption::Id {
+                        what: "page number in the page header",
+                        expected: page,
+                        found: h.id,
+                    },
+                ));
+            }
+            Ok(Cached::Raw {
+                kind,
+                payload: page::payload(img, &h).to_vec(),
+            })
+        })?;
+        let ok = match &*c {
+            Cached::Raw { kind: k, .. } => *k == kind,
+            Cached::Node(_) => kind == PageKind::KvIndex,
+        };
+        if !ok {
+            return Err(EngineError::corrupt(
+                page,
+                Corruption::Kind {
+                    expected: what,
+                    found: match &*c {
+                        Cached::Raw { kind, .. } => *kind,
+                        Cached::Node(_) => PageKind::KvIndex,
+                    },
+                },
+            ));
+        }
+        Ok(c)
+    }
+
+    /// The node at `ptr`, which must be at `level` (a child is one level below its parent:
+    /// a damaged pointer can neither loop nor skip levels).
+    fn node_at(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<Rc<Node>, EngineError> {
+        let node = self.node(ptr)?;
+        match level {
+            Some(l) if node.level() != l => Err(self.kv_err(
+                ptr.page,
+                "index node",
+                FormatError::Field {
+                    structure: "index node",
+                    field: "level",
+                    offset: 1,
+                    expected: format!("{l} (one below its parent)"),
+                    found: node.level().to_string(),
+                },
+            )),
+            _ => Ok(node),
+        }
+    }
+
+    fn node(&mut self, ptr: NodePtr) -> Result<Rc<Node>, EngineError> {
+        let n = ptr.pages(self.payload);
+        if n == 1 {
+            let c = self.raw(ptr.page, PageKind::KvIndex, "index node")?;
+            let node = match &*c {
+                Cached::Node(node) => node.clone(),
+                Cached::Raw { payload, .. } => {
+                    let node = gather_node(&[payload], ptr)
+                        .map_err(|e| self.kv_err(ptr.page, "index node", e))?;
+                    let node = Rc::new(node);
+                    self.pager
+                        .keep(ptr.page, Rc::new(Cached::Node(node.clone())))?;
+                    node
+                }
+            };
+            if node.encoded_len() != ptr.len as usize {
+                return Err(self.kv_err(
+                    ptr.page,
+                    "index node",
+                    FormatError::Field {
+                        structure: "node pointer",
+                        field: "len",
+                        offset: 0,
+                        expected: node.encoded_len().to_string(),
+                        found: ptr.len.to_string(),
+                    },
+                ));
+            }
+            return Ok(node);
+        }
+        let mut pages = Vec::new();
+        for p in ptr.page..ptr.page + n {
+            match &*self.raw(p, PageKind::KvIndex, "index node")? {
+                Cached::Raw { payload, .. } => pages.push(payload.clone()),
+                Cached::Node(node) => {
+                    let mut b = Vec::new();
+                    node.encode(&mut b)
+                        .map_err(|e| self.kv_err(p, "index node", e))?;
+                    pages.push(b);
+                }
+            }
+        }
+        let slices: Vec<&[u8]> = pages.iter().map(|p| p.as_slice()).collect();
+        let node = gather_node(&slices, ptr).map_err(|e| self.kv_err(ptr.page, "index node", e))?;
+        Ok(Rc::new(node))
+    }
+
+    /// The document at `ptr`, checked to carry `key`: its value.
+    fn doc_value(&mut self, key: &[u8], ptr: DocPtr) -> Result<Vec<u8>, EngineError> {
+        let n = ptr.pages(self.payload);
+        let mut pages = Vec::with_capacity(n as usize);
+        for p in ptr.page..ptr.page.saturating_add(n) {
+            pages.push(self.raw(p, PageKind::KvData, "data")?);
+        }
+        let slices: Vec<&[u8]> = pages
+            .iter()
+            .map(|c| match &**c {
+                Cached::Raw { payload, .. } => payload.as_slice(),
+                Cached::Node(_) => &[],
+            })
+            .collect();
+        let mut scratch = Vec::new();
+        let doc = gather_document(&slices, ptr, &mut scratch)
+            .map_err(|e| self.kv_err(ptr.page, "document", e))?;
+        let bad = |field: &'static str, expected: String, found: String| FormatError::Field {
+            structure: "document",
+            field,
+            offset: ptr.offset as u64,
+            expected,
+            found,
+        };
+        if doc.key != key {
+            let e = bad(
+                "key",
+                format!("{:?} (the index's key)", String::from_utf8_lossy(key)),
+                format!("{:?}", String::from_utf8_lossy(doc.key)),
+            );
+            return Err(self.kv_err(ptr.page, "document", e));
+        }
+        match doc.value {
+            Some(v) => Ok(v.to_vec()),
+            None => Err(self.kv_err(
+                ptr.page,
+                "document",
+                bad(
+                    "flags",
+                    "a value (the index points at it)".into(),
+                    "a tombstone".into(),
+                ),
+            )),
+        }
+    }
+
+    // ---- reads ----
+
+    fn check_key(key: &[u8]) -> Result<(), EngineError> {
+        if key.len() > format::KEY_BYTES_MAX {
+            return Err(EngineError::Kv {
+                place: "key-value store: key refused".into(),
+                error: FormatError::TooLarge {
+                    what: "key",
+                    len_bytes: key.len() as u64,
+                    max_bytes: format::KEY_BYTES_MAX as u64,
+                },
+            });
+        }
+        Ok(())
+    }
+
+    fn lookup(&mut self, key: &[u8]) -> Result<Option<DocPtr>, EngineError> {
+        let Some(mut ptr) = self.root else {
+            return Ok(None);
+        };
+        let mut level = None;
+        loop {
+            let node = self.node_at(ptr, level)?;
+            match &*node {
+                Node::Leaf(e) => {
+                    return Ok(node.search(key).ok().map(|i| e[i].1));
+                }
+                Node::Inner { children, level: l } => {
+                    ptr = children[node.child_index(key)].1;
+                    level = Some(l - 1);
+                }
+            }
+        }
+    }
+
+    /// The value of `key` (uncommitted writes included).
+    pub fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
+        Store::check_key(key)?;
+        if let Some(v) = self.pending.get(key) {
+            return Ok(v.clone());
+        }
+        match self.lookup(key)? {
+            Some(p) => self.doc_value(key, p).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Keys and values in `range`, in key order, read as the iterator advances.
+    pub fn scan(&mut self, range: (Bound<&[u8]>, Bound<&[u8]>)) -> Result<Scan<'_>, EngineError> {
+        let own = |b: Bound<&[u8]>| match b {
+            Bound::Included(k) => Bound::Included(k.to_vec()),
+            Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let (start, end) = (own(range.0), own(range.1));
+        let pending: Vec<(Vec<u8>, Option<Vec<u8>>)> = self
+            .pending
+            .range::<Vec<u8>, _>((start.clone(), end.clone()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut scan = Scan {
+            store: self,
+            stack: Vec::new(),
+            end,
+            pending: pending.into_iter().peekable(),
+            tree_next: None,
+            done: false,
+        };
+        scan.seek(&start)?;
+        Ok(scan)
+    }
+
+    // ---- writes ----
+
+    fn refuse(&self) -> Result<(), EngineError> {
+        if self.broken {
+            return Err(EngineError::Config {
+                field: "store",
+                value: self.name.clone(),
+                reason: "an earlier write failed; close and reopen the store (it recovers to the last commit)".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn check_doc(key: &[u8], value: Option<&[u8]>) -> Result<(), EngineError> {
+        Document { key, value, seq: 0 }
+            .check_limits()
+            .map_err(|error| EngineError::Kv {
+                place: "key-value store: write refused".into(),
+                error,
+            })
+    }
+
+    /// Set `key` to `value` (durable at the next `commit`).
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), EngineError> {
+        self.refuse()?;
+        Store::check_doc(key, Some(value))?;
+        self.pending.insert(key.to_vec(), Some(value.to_vec()));
+        Ok(())
+    }
+
+    /// Remove `key` (durable at the next `commit`).
+    pub fn delete(&mut self, key: &[u8]) -> Result<(), EngineError> {
+        self.refuse()?;
+        Store::check_doc(key, None)?;
+        self.pending.insert(key.to_vec(), None);
+        Ok(())
+    }
+
+    /// Apply every operation of `batch` or (if one is refused) none.
+    pub fn write(&mut self, batch: WriteBatch) -> Result<(), EngineError> {
+        self.refuse()?;
+        for (k, v) in &batch.ops {
+            Store::check_doc(k, v.as_deref())?;
+        }
+        for (k, v) in batch.ops {
+            self.pending.insert(k, v);
+        }
+        Ok(())
+    }
+
+    /// Make every write so far durable; returns the commit's sequence number.
+    pub fn commit(&mut self) -> Result<u64, EngineError> {
+        self.refuse()?;
+        if self.pending.is_empty() {
+            return Ok(self.commit_seq);
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let r = self.commit_ops(pending.into_iter().collect());
+        if r.is_err() {
+            self.broken = true;
+        }
+        let seq = r?;
+        self.maybe_compact()?;
+        Ok(seq)
+    }
+
+    fn commit_ops(&mut self, ops: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<u64, EngineError> {
+        // 1. documents, as one run of data pages.
+        let mut dp = DataPages::new(self.payload).map_err(|e| self.kv_err(0, "data page", e))?;
+        let mut tree_ops: Vec<(Vec<u8>, Option<DocPtr>)> = Vec::with_capacity(ops.len());
+        for (k, v) in &ops {
+            let ptr = match v {
+                Some(v) => {
+                    self.doc_seq += 1;
+                    let d = Document {
+                        key: k,
+                        value: Some(v),
+                        seq: self.doc_seq,
+                    };
+                    Some(dp.push(&d).map_err(|e| self.kv_err(0, "document", e))?)
+                }
+                None => None,
+            };
+            tree_ops.push((k.clone(), ptr));
+        }
+        drop(ops);
+        let pages = dp.into_pages();
+        let base = if pages.is_empty() {
+            0
+        } else {
+            self.alloc.alloc(pages.len() as u64)?
+        };
+        self.write_data_run(base, &pages)?;
+        drop(pages);
+        for (_, p) in tree_ops.iter_mut() {
+            if let Some(p) = p {
+                p.page += base;
+                self.alloc.add_ref(p.page, p.pages(self.payload), true);
+            }
+        }
+        self.finish_commit(&tree_ops, false)
+    }
+
+    /// Commit documents already written: the index (`tree_ops` applied), header, superblock.
+    fn finish_commit(
+        &mut self,
+        tree_ops: &[(Vec<u8>, Option<DocPtr>)],
+        compaction: bool,
+    ) -> Result<u64, EngineError> {
+        // 2. the index along the changed paths.
+        self.apply_tree(tree_ops)?;
+        self.write_staged()?;
+        // 3. header, flush, superblock, flush.
+        let seq = self.commit_seq + 1;
+        if compaction {
+            self.generation += 1;
+        }
+        let hp = self.alloc.alloc(1)?;
+        self.alloc.add_ref(hp, 1, false);
+        self.stats.pages.header += 1;
+        self.stats.pages.superblock += 1;
+        self.stats.stale_bytes = self.stale_bytes();
+        let h = DbHeader {
+            commit_seq: seq,
+            doc_seq: self.doc_seq,
+            root: self.root,
+            prev_header_page: self.header_page,
+            log_end_page: self.alloc.end(),
+            generation: self.generation,
+            stats: self.stats,
+        };
+        self.stats.pages.header -= 1;
+        self.stats.pages.superblock -= 1;
+        let mut img = vec![0u8; self.pager.page_bytes()];
+        self.seal(&mut img, PageKind::KvHeader, hp, &h.encode());
+        self.write_pages(hp, &img, DataType::Header)?;
+        self.pager.flush()?;
+        self.write_superblock(seq, hp)?;
+        self.pager.flush()?;
+        if self.header_page != NO_PAGE {
+            self.alloc.drop_ref(self.header_page, 1);
+        }
+        self.header_page = hp;
+        self.commit_seq = seq;
+        let freed = self.alloc.commit_done();
+        if compaction {
+            for (s, n) in freed {
+                self.pager.trim(s, n)?;
+            }
+        }
+        Ok(seq)
+    }
+
+    fn stale_bytes(&self) -> u64 {
+        (self.alloc.data_pages() * (self.payload - format::DATA_PAGE_HEAD_BYTES) as u64)
+            .saturating_sub(self.stats.live_bytes)
+    }
+
+    fn write_data_run(&mut self, base: u64, pages: &[Vec<u8>]) -> Result<(), EngineError> {
+        const CHUNK: usize = 256;
+        let pb = self.pager.page_bytes();
+        let mut buf = vec![0u8; pb * CHUNK.min(pages.len())];
+        for (c, chunk) in pages.chunks(CHUNK).enumerate() {
+            let first = base + (c * CHUNK) as u64;
+            for (i, p) in chunk.iter().enumerate() {
+                let img = &mut buf[i * pb..(i + 1) * pb];
+                img.fill(0);
+                self.seal(img, PageKind::KvData, first + i as u64, p);
+            }
+            let len = chunk.len() * pb;
+            let img = std::mem::take(&mut buf);
+            let r = self.write_pages(first, &img[..len], DataType::Data);
+            buf = img;
+            r?;
+        }
+        Ok(())
+    }
+
+    fn apply_tree(&mut self, ops: &[(Vec<u8>, Option<DocPtr>)]) -> Result<(), EngineError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let (mut pieces, mut level) = match self.root {
+            None => {
+                let mut entries = Vec::new();
+                for (k, p) in ops {
+                    if let Some(p) = p {
+                        self.stats.live_keys += 1;
+                        self.stats.live_bytes += p.len as u64;
+                        entries.push((k.clone(), *p));
+                    }
+                }
+                (self.write_split(Node::Leaf(entries))?, 0)
+            }
+            Some(r) => {
+                let level = self.node(r)?.level();
+                (self.apply_node(r, None, ops)?, level)
+            }
+        };
+        while pieces.len() > 1 {
+            level += 1;
+            pieces = self.write_split(Node::Inner {
+                level,
+                children: pieces,
+            })?;
+        }
+        self.root = pieces.first().map(|p| p.1);
+        // A root with one child is no root: its child is.
+        while let Some(r) = self.root {
+            let node = self.staged_or_read(r)?;
+            match &*node {
+                Node::Inner { children, .. } if children.len() == 1 => {
+                    self.alloc.drop_ref(r.page, r.pages(self.payload));
+                    self.staged.retain(|(p, _, _)| *p != r.page);
+                    self.root = Some(children[0].1);
+                }
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+
+    fn staged_or_read(&mut self, ptr: NodePtr) -> Result<Rc<Node>, EngineError> {
+        if let Some((_, _, n)) = self.staged.iter().find(|(p, _, _)| *p == ptr.page) {
+            return Ok(n.clone());
+        }
+        self.node(ptr)
+    }
+
+    /// Merge sorted `ops` into the subtree at `ptr`; its replacement as (least key, node)s.
+    fn apply_node(
+        &mut self,
+        ptr: NodePtr,
+        level: Option<u8>,
+        ops: &[(Vec<u8>, Option<DocPtr>)],
+    ) -> Result<Vec<(Vec<u8>, NodePtr)>, EngineError> {
+        let node = self.node_at(ptr, level)?;
+        self.alloc.drop_ref(ptr.page, ptr.pages(self.payload));
+        match &*node {
+            Node::Leaf(entries) => {
+                let mut out = Vec::with_capacity(entries.len() + ops.len());
+                let mut i = 0;
+                for (k, p) in ops {
+                    while i < entries.len() && entries[i].0.as_slice() < k.as_slice() {
+                        out.push(entries[i].clone());
+                        i += 1;
+                    }
+                    let old = (i < entries.len() && entries[i].0 == *k).then(|| {
+                        i += 1;
+                        entries[i - 1].1
+                    });
+                    if let Some(o) = old {
+                        self.alloc.drop_ref(o.page, o.pages(self.payload));
+                        self.stats.live_keys -= 1;
+                        self.stats.live_bytes -= o.len as u64;
+                    }
+                    if let Some(p) = p {
+                        self.stats.live_keys += 1;
+                        self.stats.live_bytes += p.len as u64;
+                        out.push((k.clone(), *p));
+                    }
+                }
+                out.extend_from_slice(&entries[i..]);
+                self.write_split(Node::Leaf(out))
+            }
+            Node::Inner { level, children } => {
+                let mut out = Vec::with_capacity(children.len() + 1);
+                let mut at = 0;
+                for (ci, (ck, cp)) in children.iter().enumerate() {
+                    let mut to = at;
+                    while to < ops.len()
+                        && children
+                            .get(ci + 1)
+                            .is_none_or(|(nk, _)| ops[to].0.as_slice() < nk.as_slice())
+                    {
+                        to += 1;
+                    }
+                    if to == at {
+                        out.push((ck.clone(), *cp));
+                    } else {
+                        out.extend(self.apply_node(*cp, Some(level - 1), &ops[at..to])?);
+                    }
+                    at = to;
+                }
+                self.write_split(Node::Inner {
+                    level: *level,
+                    children: out,
+                })
+            }
+        }
+    }
+
+    /// Stage `node` (split into halves until each fits a page) for writing.
+    fn write_split(&mut self, node: Node) -> Result<Vec<(Vec<u8>, NodePtr)>, EngineError> {
+        if node.is_empty() {
+            return Ok(vec![]);
+        }
+        let mut todo = vec![node];
+        let mut done = Vec::new();
+        while let Some(mut n) = todo.pop() {
+            // An inner node keeps at least two children (a one-child node would not shrink
+            // the level above): nodes of huge keys span pages instead.
+            let min = if n.level() == 0 { 2 } else { 4 };
+            if n.encoded_len() > self.payload && n.len() >= min {
+                if let Some(right) = n.split_off_half() {
+                    todo.push(right);
+                    todo.push(n);
+                    continue;
+                }
+            }
+            done.push(n);
+        }
+        let mut out = Vec::with_capacity(done.len());
+        for n in done {
+            let mut bytes = Vec::with_capacity(n.encoded_len());
+            n.encode(&mut bytes)
+                .map_err(|e| self.kv_err(0, "index node (encoding)", e))?;
+            let ptr = NodePtr {
+                page: 0,
+                len: bytes.len() as u32,
+            };
+            let pages = ptr.pages(self.payload);
+            let page = self.alloc.alloc(pages)?;
+            self.alloc.add_ref(page, pages, false);
+            let key = match &n {
+                Node::Leaf(e) => e[0].0.clone(),
+                Node::Inner { children, .. } => children[0].0.clone(),
+            };
+            self.staged.push((page, bytes, Rc::new(n)));
+            out.push((key, NodePtr { page, len: ptr.len }));
+        }
+        Ok(out)
+    }
+
+    fn write_staged(&mut self) -> Result<(), EngineError> {
+        let mut staged = std::mem::take(&mut self.staged);
+        staged.sort_by_key(|s| s.0);
+        let pb = self.pager.page_bytes();
+        let mut run: Vec<u8> = Vec::new();
+        let mut run_start = 0;
+        let mut nodes: Vec<(u64, Rc<Node>)> = Vec::new();
+        for (page, bytes, node) in &staged {
+            let next = run_start + (run.len() / pb) as u64;
+            if !run.is_empty() && (*page != next || run.len() >= 256 * pb) {
+                let r = std::mem::take(&mut run);
+                self.write_pages(run_start, &r, DataType::Index)?;
+            }
+            if run.is_empty() {
+                run_start = *page;
+            }
+            for (i, chunk) in bytes.chunks(self.payload).enumerate() {
+                let at = run.len();
+                run.resize(at + pb, 0);
+                self.seal(&mut run[at..], PageKind::KvIndex, page + i as u64, chunk);
+            }
+            if bytes.len() <= self.payload {
+                nodes.push((*page, node.clone()));
+            }
+        }
+        if !run.is_empty() {
+            self.write_pages(run_start, &run, DataType::Index)?;
+        }
+        for (p, n) in nodes {
+            if self.pager.contains(p) {
+                self.pager.keep(p, Rc::new(Cached::Node(n)))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn maybe_compact(&mut self) -> Result<(), EngineError> {
+        let stale = self.stale_bytes();
+        let total = stale + self.stats.live_bytes;
+        if self.opts.compact_threshold >= 1.0
+            || stale < self.opts.compact_min_bytes
+            || (stale as f64) <= self.opts.compact_threshold * total as f64
+        {
+            return Ok(());
+        }
+        // The copy needs room beside the old data; without it, keep going uncompacted.
+        let room = (self.payload - format::DATA_PAGE_HEAD_BYTES - format::DOC_HEAD_BYTES) as u64;
+        let needed = self.stats.live_bytes / room + self.stats.live_bytes / room / 8 + 16;
+        if self.alloc.capacity() - self.alloc.used_pages() < needed + FIRST_LOG_PAGE {
+            return Ok(());
+        }
+        self.compact()
+    }
+
+    /// Copy every live document and a fresh index into new space, commit (generation + 1),
+    /// then trim the space the old copies held.
+    pub fn compact(&mut self) -> Result<(), EngineError> {
+        self.refuse()?;
+        self.commit()?;
+        // The live entries in key order: keys and pointers only (values are copied one by one).
+        let mut entries = Vec::with_capacity(self.stats.live_keys as usize);
+        if let Some(r) = self.root {
+            self.collect_leaves(r, None, &mut entries)?;
+        }
+        // A document starts on a page only if its head fits: under 16 bytes lost per page.
+        let room = (self.payload - format::DATA_PAGE_HEAD_BYTES - format::DOC_HEAD_BYTES) as u64;
+        let extent = self.stats.live_bytes.div_ceil(room) + 2;
+        // Nothing is written yet: a full device leaves the store as it was.
+        let base = self.alloc.alloc(extent)?;
+        let r = self.compact_into(base, extent, entries);
+        if r.is_err() {
+            self.broken = true;
+        }
+        r
+    }
+
+    fn compact_into(
+        &mut self,
+        base: u64,
+        extent: u64,
+        entries: Vec<(Vec<u8>, DocPtr)>,
+    ) -> Result<(), EngineError> {
+        let mut dp = DataPages::new(self.payload).map_err(|e| self.kv_err(0, "data page", e))?;
+        let mut written = 0u64;
+        let mut tree_ops = Vec::with_capacity(entries.len());
+        let mut flush = |s: &mut Store, pages: Vec<Vec<u8>>| -> Result<(), EngineError> {
+            if written + pages.len() as u64 > extent {
+                return Err(EngineError::Full {
+                    what: "compaction extent",
+                    reason: format!(
+                        "{} pages do not fit the {extent} reserved (live bytes miscounted)",
+                        written + pages.len() as u64
+                    ),
+                });
+            }
+            s.write_data_run(base + written, &pages)?;
+            written += pages.len() as u64;
+            Ok(())
+        };
+        for (k, old) in entries {
+            let v = self.doc_value(&k, old)?;
+            self.doc_seq += 1;
+            let d = Document {
+                key: &k,
+                value: Some(&v),
+                seq: self.doc_seq,
+            };
+            let ptr = dp.push(&d).map_err(|e| self.kv_err(0, "document", e))?;
+            tree_ops.push((k, Some(ptr)));
+            let full = dp.take_full();
+            if !full.is_empty() {
+                flush(self, full)?;
+            }
+        }
+        flush(self, dp.into_pages())?;
+        // The reserved pages left over go back (free after this commit).
+        self.alloc.add_ref(base + written, extent - written, false);
+        self.alloc.drop_ref(base + written, extent - written);
+        // Every old object is dropped: the new tree and documents take their place.
+        if let Some(r) = self.root {
+            self.unref_tree(r, None)?;
+        }
+        self.root = None;
+        self.stats.live_keys = 0;
+        self.stats.live_bytes = 0;
+        for (_, p) in tree_ops.iter_mut() {
+            if let Some(p) = p {
+                p.page += base;
+                self.alloc.add_ref(p.page, p.pages(self.payload), true);
+            }
+        }
+        self.finish_commit(&tree_ops, true).map(|_| ())
+    }
+
+    fn collect_leaves(
+        &mut self,
+        ptr: NodePtr,
+        level: Option<u8>,
+        out: &mut Vec<(Vec<u8>, DocPtr)>,
+    ) -> Result<(), EngineError> {
+        let node = self.node_at(ptr, level)?;
+        match &*node {
+            Node::Leaf(e) => out.extend(e.iter().cloned()),
+            Node::Inner { children, level } => {
+                for (_, c) in children {
+                    self.collect_leaves(*c, Some(level - 1), out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn unref_tree(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<(), EngineError> {
+        let node = self.node_at(ptr, level)?;
+        self.alloc.drop_ref(ptr.page, ptr.pages(self.payload));
+        match &*node {
+            Node::Leaf(e) => {
+                for (_, d) in e {
+                    self.alloc.drop_ref(d.page, d.pages(self.payload));
+                }
+            }
+            Node::Inner { children, level } => {
+                for (_, c) in children {
+                    self.unref_tree(*c, Some(level - 1))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Commit what is pending and give the device back.
+    pub fn close(mut self) -> Result<Box<dyn BlockDevice>, EngineError> {
+        self.commit()?;
+        Ok(self.pager.into_device())
+    }
+
+    /// The device as it is, without committing (pending writes are lost, as in a crash).
+    pub fn into_device(self) -> Box<dyn BlockDevice> {
+        self.pager.into_device()
+    }
+
+    pub fn pager(&self) -> &Pager {
+        &self.pager
+    }
+
+    pub fn stat(&self) -> StoreStat {
+        let mut in_use = format::PagesByType {
+            superblock: 2,
+            ..Default::default()
+        };
+        for p in FIRST_LOG_PAGE..self.alloc.end() {
+            if self.alloc.refs(p) > 0 {
+                in_use.index += 1;
+            }
+        }
+        in_use.data = self.alloc.data_pages();
+        in_use.index = in_use.index.saturating_sub(in_use.data);
+        if self.header_page != NO_PAGE {
+            in_use.header = 1;
+            in_use.index = in_use.index.saturating_sub(1);
+        }
+        StoreStat {
+            commit_seq: self.commit_seq,
+            generation: self.generation,
+            live_keys: self.stats.live_keys,
+            live_bytes: self.stats.live_bytes,
+            stale_bytes: self.stale_bytes(),
+            pages_written: self.stats.pages,
+            pages_in_use: in_use,
+            headers: self.stats.pages.header,
+            footprint_pages: self.alloc.end(),
+            capacity_pages: self.alloc.capacity(),
+            page_bytes: self.pager.page_bytes(),
+            uncommitted_ops: self.pending.len() as u64,
+        }
+    }
+
+    /// Verify every page the newest commit reaches: page seals, node order and key bounds,
+    /// every document's checksum and key, every data page's layout; nothing is changed.
+    pub fn check(&mut self) -> Result<Vec<Damage>, EngineError> {
+        let mut damage = Vec::new();
+        let pb = self.pager.page_bytes() as u64;
+        for slot in 0..2u64 {
+            let b = self.pager.read_uncached(slot)?.to_vec();
+            let b = b.as_slice();
+            if page::is_blank(b) {
+                continue;
+            }
+            let r = page::open_kind(b, slot, PageKind::KvSuperblock, "superblock").and_then(|h| {
+                Superblock::decode(page::payload(b, &h), slot as u8)
+                    .map_err(|e| self.kv_err(slot, "superblock", e))
+            });
+            if let Err(e) = r {
+                damage.push(Damage {
+                    offset: slot * pb,
+                    what: e.to_string(),
+                });
+            }
+        }
+        if self.header_page != NO_PAGE {
+            if let Err(e) = self.raw(self.header_page, PageKind::KvHeader, "DB header") {
+                damage.push(Damage {
+                    offset: self.header_page * pb,
+                    what: e.to_string(),
+                });
+            }
+        }
+        let mut keys = 0u64;
+        let mut data_pages = std::collections::BTreeSet::new();
+        if let Some(r) = self.root {
+            self.check_node(r, None, None, &mut damage, &mut keys, &mut data_pages)?;
+        }
+        for p in data_pages {
+            match self.raw(p, PageKind::KvData, "data") {
+                Ok(c) => {
+                    if let Cached::Raw { payload, .. } = &*c {
+                        if let Err(e) = data_page_docs(payload) {
+                            let e = self.kv_err(p, "data page", e);
+                            damage.push(Damage {
+                                offset: p * pb,
+                                what: e.to_string(),
+                            });
+                        }
+                    }
+                }
+                Err(e) => damage.push(Damage {
+                    offset: p * pb,
+                    what: e.to_string(),
+                }),
+            }
+        }
+        if self.root.is_some() && keys != self.stats.live_keys {
+            damage.push(Damage {
+                offset: self.header_page * pb,
+                what: format!(
+                    "DB header: live_keys is {}, the index holds {keys}",
+                    self.stats.live_keys
+                ),
+            });
+        }
+        Ok(damage)
+    }
+
+    fn check_node(
+        &mut self,
+        ptr: NodePtr,
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+        damage: &mut Vec<Damage>,
+        keys: &mut u64,
+        data_pages: &mut std::collections::BTreeSet<u64>,
+    ) -> Result<(), EngineError> {
+        let pb = self.pager.page_bytes() as u64;
+        let node = match self.node(ptr) {
+            Ok(n) => n,
+            Err(e) => {
+                damage.push(Damage {
+                    offset: ptr.page * pb,
+                    what: e.to_string(),
+                });
+                return Ok(());
+            }
+        };
+        let first = match &*node {
+            Node::Leaf(e) => e.first().map(|x| x.0.clone()),
+            Node::Inner { children, .. } => children.first().map(|x| x.0.clone()),
+        };
+        let last = match &*node {
+            Node::Leaf(e) => e.last().map(|x| x.0.clone()),
+            Node::Inner { children, .. } => children.last().map(|x| x.0.clone()),
+        };
+        let out_of_bounds = first.as_deref().zip(lo).is_some_and(|(f, l)| f < l)
+            || last.as_deref().zip(hi).is_some_and(|(l, h)| l >= h);
+        if out_of_bounds {
+            damage.push(Damage {
+                offset: ptr.page * pb,
+                what: format!(
+                    "{}: index node at page {} holds keys outside its parent's range",
+                    self.name, ptr.page
+                ),
+            });
+        }
+        match &*node {
+            Node::Leaf(e) => {
+                for (k, d) in e {
+                    *keys += 1;
+                    if let Err(err) = self.doc_value(k, *d) {
+                        damage.push(Damage {
+                            offset: d.page * pb + HEADER_BYTES as u64 + d.offset as u64,
+                            what: err.to_string(),
+                        });
+                    }
+                    for p in d.page..d.page + d.pages(self.payload) {
+                        data_pages.insert(p);
+                    }
+                }
+            }
+            Node::Inner { level, children } => {
+                for (i, (k, c)) in children.iter().enumerate() {
+                    let next_hi = children.get(i + 1).map(|x| x.0.as_slice()).or(hi);
+                    let child_lo = if i == 0 { lo } else { Some(k.as_slice()) };
+                    let child_level = self.node(*c).map(|n| n.level()).ok();
+                    if child_level.is_some_and(|l| l + 1 != *level) {
+                        damage.push(Damage {
+                            offset: c.page * pb,
+                            what: format!(
+                                "{}: index node at page {} has level {:?}, expected {}",
+                                self.name,
+                                c.page,
+                                child_level,
+                                level - 1
+                            ),
+                        });
+                        continue;
+                    }
+                    self.check_node(*c, child_lo, next_hi, damage, keys, data_pages)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A key and its value.
+pub type KeyValue = (Vec<u8>, Vec<u8>);
+/// A key and its new value (`None`: deleted).
+type PendingOp = (Vec<u8>, Option<Vec<u8>>);
+
+/// An ordered, lazy scan (see [`Store::scan`]).
+pub struct Scan<'a> {
+    store: &'a mut Store,
+    /// Path from the root: node and the index of the next entry to visit.
+    stack: Vec<(Rc<Node>, usize)>,
+    end: Bound<Vec<u8>>,
+    pending: std::iter::Peekable<std::vec::IntoIter<PendingOp>>,
+    tree_next: Option<(Vec<u8>, DocPtr)>,
+    done: bool,
+}
+
+impl Scan<'_> {
+    fn seek(&mut self, start: &Bound<Vec<u8>>) -> Result<(), EngineError> {
+        let Some(mut ptr) = self.store.root else {
+            return Ok(());
+        };
+        let key: &[u8] = match start {
+            Bound::Included(k) | Bound::Excluded(k) => k,
+            Bound::Unbounded => &[],
+        };
+        let mut level = None;
+        loop {
+            let node = self.store.node_at(ptr, level)?;
+            match &*node {
+                Node::Inner { children, level: l } => {
+                    let i = node.child_index(key);
+                    ptr = children[i].1;
+                    level = Some(l - 1);
+                    self.stack.push((node.clone(), i + 1));
+                }
+                Node::Leaf(_) => {
+                    let i = match (node.search(key), start) {
+                        (Ok(i), Bound::Excluded(_)) => i + 1,
+                        (Ok(i), _) | (Err(i), _) => i,
+                    };
+                    self.stack.push((node, i));
+                    return self.advance();
+                }
+            }
+        }
+    }
+
+    /// Put the next tree entry (if any, within the end bound) in `tree_next`.
+    fn advance(&mut self) -> Result<(), EngineError> {
+        self.tree_next = None;
+        while let Some((node, i)) = self.stack.last_mut() {
+            match &**node {
+                Node::Leaf(e) if *i < e.len() => {
+                    let (k, p) = e[*i].clone();
+                    *i += 1;
+                    let within = match &self.end {
+                        Bound::Included(end) => k <= *end,
+                        Bound::Excluded(end) => k < *end,
+                        Bound::Unbounded => true,
+                    };
+                    if within {
+                        self.tree_next = Some((k, p));
+                    } else {
+                        self.stack.clear();
+                    }
+                    return Ok(());
+                }
+                Node::Inner { children, level } if *i < children.len() => {
+                    let c = children[*i].1;
+                    *i += 1;
+                    let child = self.store.node_at(c, Some(level - 1))?;
+                    self.stack.push((child, 0));
+                }
+                _ => {
+                    self.stack.pop();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn step(&mut self) -> Result<Option<KeyValue>, EngineError> {
+        loop {
+            let take_pending = match (self.pending.peek(), &self.tree_next) {
+                (None, None) => return Ok(None),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some((pk, _)), Some((tk, _))) => pk <= tk,
+            };
+            if take_pending {
+                let (k, v) = self.pending.next().expect("peeked");
+                if self.tree_next.as_ref().is_some_and(|(tk, _)| *tk == k) {
+                    self.advance()?;
+                }
+                match v {
+                    Some(v) => return Ok(Some((k, v))),
+                    None => continue,
+                }
+            }
+            let (k, p) = self.tree_next.take().expect("checked");
+            let v = self.store.doc_value(&k, p)?;
+            self.advance()?;
+            return Ok(Some((k, v)));
+        }
+    }
+}
+
+impl Iterator for Scan<'_> {
+    type Item = Result<(Vec<u8>, Vec<u8>), EngineError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.step() {
+            Ok(Some(kv)) => Some(Ok(kv)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}

@@ -1,0 +1,551 @@
+//! The KV store against a `BTreeMap` model, across commits, reopens, compactions and power
+//! cuts; limits; corruption of each page type detected; hints reaching the simulated SSD.
+
+use blockdev::{BlockDevice, CrashDevice, DevError, MemDevice};
+use engine::kv::{Options, Store, WriteBatch};
+use engine::EngineError;
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn small_opts() -> Options {
+    Options {
+        cache_pages: 16,
+        compact_min_bytes: 16 << 10,
+        ..Options::default()
+    }
+}
+
+fn mem(pages: u64) -> Box<dyn BlockDevice> {
+    Box::new(MemDevice::new(4096, pages))
+}
+
+fn all(store: &mut Store) -> Model {
+    store
+        .scan((Bound::Unbounded, Bound::Unbounded))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key{i:05}").into_bytes()
+}
+
+fn value(rng: &mut ChaCha8Rng) -> Vec<u8> {
+    let len = match rng.gen_range(0..10) {
+        0 => rng.gen_range(3000..9000), // spans pages
+        _ => rng.gen_range(0..300),
+    };
+    (0..len).map(|_| rng.gen()).collect()
+}
+
+#[test]
+fn put_get_delete_scan_commit_reopen() {
+    let mut s = Store::open(mem(512), small_opts()).unwrap();
+    assert_eq!(s.get(b"a").unwrap(), None);
+    s.put(b"a", b"1").unwrap();
+    s.put(b"b", b"2").unwrap();
+    assert_eq!(s.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(s.commit().unwrap(), 1);
+    s.delete(b"a").unwrap();
+    let mut wb = WriteBatch::new();
+    wb.put(b"c", b"3").delete(b"b");
+    s.write(wb).unwrap();
+    let got = all(&mut s);
+    assert_eq!(got.len(), 1);
+    s.commit().unwrap();
+    let dev = s.close().unwrap();
+    let mut s = Store::open(dev, small_opts()).unwrap();
+    assert_eq!(s.get(b"a").unwrap(), None);
+    assert_eq!(s.get(b"b").unwrap(), None);
+    assert_eq!(s.get(b"c").unwrap().as_deref(), Some(&b"3"[..]));
+    assert_eq!(s.stat().live_keys, 1);
+    assert!(s.check().unwrap().is_empty());
+}
+
+#[test]
+fn a_blank_device_is_not_a_store_unless_asked_to_create_one() {
+    let opts = Options {
+        create: false,
+        ..small_opts()
+    };
+    let e = Store::open(mem(64), opts).err().unwrap().to_string();
+    assert!(e.contains("not a store"), "{e}");
+}
+
+#[test]
+fn oversized_keys_and_values_are_refused_with_the_limit() {
+    let mut s = Store::open(mem(64), small_opts()).unwrap();
+    let e = s.put(&vec![b'k'; 4097], b"v").unwrap_err().to_string();
+    assert!(e.contains("key of 4097 bytes") && e.contains("4096"), "{e}");
+    let e = s
+        .put(b"k", &vec![0; (1 << 20) + 1])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("value of 1048577 bytes"), "{e}");
+    s.put(&vec![b'k'; 4096], &vec![7; 1 << 20]).unwrap();
+    let e = s.commit().unwrap_err().to_string(); // 64 pages: too small
+    assert!(e.contains("full"), "{e}");
+    let mut s = Store::open(mem(1024), small_opts()).unwrap();
+    s.put(&vec![b'k'; 4096], &vec![7; 1 << 20]).unwrap();
+    s.put(&vec![b'j'; 4096], b"x").unwrap();
+    s.commit().unwrap();
+    assert_eq!(s.get(&vec![b'k'; 4096]).unwrap().unwrap().len(), 1 << 20);
+    assert!(s.check().unwrap().is_empty());
+}
+
+#[test]
+fn several_stores_open_at_once_stay_apart() {
+    let mut stores: Vec<Store> = (0..3)
+        .map(|_| Store::open(mem(256), small_opts()).unwrap())
+        .collect();
+    for (i, s) in stores.iter_mut().enumerate() {
+        for k in 0..50u32 {
+            s.put(&key(k), format!("{i}-{k}").as_bytes()).unwrap();
+        }
+        s.commit().unwrap();
+    }
+    for (i, s) in stores.iter_mut().enumerate() {
+        assert_eq!(
+            s.get(&key(7)).unwrap().unwrap(),
+            format!("{i}-7").into_bytes()
+        );
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Put(u32, u16, u8, bool),
+    Delete(u32),
+    Scan(u32, u32),
+    Commit,
+    Reopen,
+    Compact,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (0..300u32, 0..2000u16, any::<u8>(), prop::bool::weighted(0.05))
+            .prop_map(|(k, l, b, big)| Op::Put(k, l, b, big)),
+        3 => (0..300u32).prop_map(Op::Delete),
+        1 => (0..300u32, 0..300u32).prop_map(|(a, b)| Op::Scan(a, b)),
+        2 => Just(Op::Commit),
+        1 => Just(Op::Reopen),
+        1 => Just(Op::Compact),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #[test]
+    fn the_store_behaves_like_a_btreemap(ops in prop::collection::vec((0..2usize, op()), 1..300)) {
+        // Two stores at once, each with its own model.
+        let mut stores: Vec<Option<Store>> =
+            (0..2).map(|_| Some(Store::open(mem(2048), small_opts()).unwrap())).collect();
+        let mut models = [Model::new(), Model::new()];
+        let mut committed = [Model::new(), Model::new()];
+        for (which, op) in ops {
+            let s = stores[which].as_mut().unwrap();
+            let m = &mut models[which];
+            match op {
+                Op::Put(k, len, b, big) => {
+                    // Some keys near the 4-KiB limit: nodes then span pages.
+                    let mut kk = key(k);
+                    if big {
+                        kk.resize(4000 + (k as usize % 96), b'x');
+                    }
+                    let v = vec![b; len as usize];
+                    s.put(&kk, &v).unwrap();
+                    m.insert(kk, v);
+                }
+                Op::Delete(k) => {
+                    s.delete(&key(k)).unwrap();
+                    m.remove(&key(k));
+                }
+                Op::Scan(a, b) => {
+                    let (lo, hi) = (key(a.min(b)), key(a.max(b)));
+                    let got: Vec<_> = s
+                        .scan((Bound::Included(&lo[..]), Bound::Excluded(&hi[..])))
+                        .unwrap()
+                        .map(|r| r.unwrap())
+                        .collect();
+                    let want: Vec<_> = m.range(lo..hi).map(|(k, v)| (k.clone(), v.clone())).collect();
+                    prop_assert_eq!(got, want);
+                }
+                Op::Commit => {
+                    s.commit().unwrap();
+                    committed[which] = m.clone();
+                }
+                Op::Compact => {
+                    s.compact().unwrap();
+                    committed[which] = m.clone();
+                }
+                Op::Reopen => {
+                    let dev = stores[which].take().unwrap().into_device();
+                    stores[which] = Some(Store::open(dev, small_opts()).unwrap());
+                    *m = committed[which].clone();
+                }
+            }
+            let s = stores[which].as_mut().unwrap();
+            if let Some((k, v)) = models[which].iter().next() {
+                let got = s.get(k).unwrap();
+                prop_assert_eq!(got.as_ref(), Some(v));
+            }
+        }
+        for (s, m) in stores.iter_mut().zip(&models) {
+            let s = s.as_mut().unwrap();
+            prop_assert_eq!(&all(s), m);
+            s.commit().unwrap();
+            prop_assert!(s.check().unwrap().is_empty());
+            prop_assert_eq!(s.stat().live_keys, m.len() as u64);
+        }
+    }
+}
+
+fn is_cut(e: &EngineError) -> bool {
+    matches!(e, EngineError::Dev(DevError::PowerCut))
+}
+
+/// Run random writes with commits on a device that loses power at the `cut`-th I/O; returns
+/// the last acknowledged state and the state the interrupted commit would have made.
+fn drive(store: &mut Store, rng: &mut ChaCha8Rng, steps: usize) -> (Model, Model, bool) {
+    let mut model = Model::new();
+    let mut committed = Model::new();
+    for _ in 0..steps {
+        let k = key(rng.gen_range(0..60));
+        if rng.gen_bool(0.2) {
+            model.remove(&k);
+            if let Err(e) = store.delete(&k) {
+                assert!(is_cut(&e) || store_is_broken(&e), "{e}");
+                return (committed, model, true);
+            }
+        } else {
+            let v = value(rng);
+            model.insert(k.clone(), v.clone());
+            if let Err(e) = store.put(&k, &v) {
+                assert!(is_cut(&e) || store_is_broken(&e), "{e}");
+                return (committed, model, true);
+            }
+        }
+        if rng.gen_bool(0.15) {
+            match store.commit() {
+                Ok(_) => committed = model.clone(),
+                Err(e) => {
+                    assert!(is_cut(&e), "{e}");
+                    return (committed, model, true);
+                }
+            }
+        }
+    }
+    (committed.clone(), committed, false)
+}
+
+fn store_is_broken(e: &EngineError) -> bool {
+    e.to_string().contains("an earlier write failed")
+}
+
+#[test]
+fn power_cuts_at_a_thousand_points_lose_no_commit_and_show_nothing_uncommitted() {
+    let mut cuts = 0;
+    let mut seed = 0u64;
+    while cuts < 1000 {
+        seed += 1;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        // Start from a store with some committed history (so pages get reused).
+        let (dev, h) = CrashDevice::new(MemDevice::new(4096, 1024), seed);
+        h.set_tearing(!seed.is_multiple_of(4));
+        let opts = Options {
+            compact_min_bytes: 8 << 10,
+            compact_threshold: 0.4,
+            ..small_opts()
+        };
+        let mut s = Store::open(Box::new(dev), opts).unwrap();
+        h.cut_power_after(rng.gen_range(1..400));
+        let (committed, interrupted, was_cut) = drive(&mut s, &mut rng, 150);
+        if !was_cut {
+            continue;
+        }
+        cuts += 1;
+        drop(s);
+        let image = h.durable_image();
+        let mut r =
+            Store::open(Box::new(image), opts).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let got = all(&mut r);
+        assert!(
+            got == committed || got == interrupted,
+            "seed {seed}: recovered {} keys, committed {}, interrupted commit {}",
+            got.len(),
+            committed.len(),
+            interrupted.len()
+        );
+        if cuts % 10 == 0 {
+            assert!(r.check().unwrap().is_empty(), "seed {seed}");
+            // The recovered store takes writes and commits again.
+            r.put(b"after", b"crash").unwrap();
+            r.commit().unwrap();
+            assert!(r.check().unwrap().is_empty(), "seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn endless_overwrites_keep_the_footprint_bounded_and_compaction_trims() {
+    let opts = Options {
+        compact_min_bytes: 32 << 10,
+        compact_threshold: 0.25,
+        ..small_opts()
+    };
+    let mut s = Store::open(mem(4096), opts).unwrap();
+    for k in 0..200u32 {
+        s.put(&key(k), &[1u8; 1000]).unwrap();
+    }
+    s.commit().unwrap();
+    let loaded = s.stat().footprint_pages;
+    // Overwrite the odd keys 20 times: the even ones pin the first pages, so only
+    // compaction gives that space back.
+    for round in 0..20u32 {
+        for k in (1..200u32).step_by(2) {
+            s.put(&key(k), &[round as u8; 1000]).unwrap();
+            if k % 50 == 49 {
+                s.commit().unwrap();
+            }
+        }
+        s.commit().unwrap();
+        let st = s.stat();
+        assert!(
+            st.footprint_pages <= loaded * 3 + 32,
+            "round {round}: {st:?}"
+        );
+    }
+    let st = s.stat();
+    assert!(st.generation > 0, "compaction ran: {st:?}");
+    let got = all(&mut s);
+    assert_eq!(got.len(), 200);
+    assert_eq!(got[&key(3)], vec![19u8; 1000]);
+    assert_eq!(got[&key(4)], vec![1u8; 1000]);
+    assert!(s.check().unwrap().is_empty());
+    // Reopened, the compacted store holds the same.
+    let mut s = Store::open(s.into_device(), opts).unwrap();
+    assert_eq!(all(&mut s), got);
+}
+
+fn image(commits: u32) -> Vec<u8> {
+    let mut s = Store::open(mem(256), small_opts()).unwrap();
+    for k in 0..300u32 {
+        s.put(&key(k), &[k as u8; 100]).unwrap();
+    }
+    s.commit().unwrap();
+    for _ in 1..commits {
+        s.put(&key(1), b"x").unwrap();
+        s.commit().unwrap();
+    }
+    let mut dev = s.into_device();
+    let mut img = vec![0u8; 256 * 4096];
+    dev.read(0, &mut img).unwrap();
+    img
+}
+
+/// Flip a byte in, or tear, each page of each type of a committed store: opening falls back
+/// to the previous commit, or `check` reports the page, or reading fails — never wrong data.
+#[test]
+fn a_flipped_or_torn_page_of_every_type_is_detected() {
+    let img = image(1);
+    let kind_of = |p: usize| img[p * 4096 + 4];
+    for (kind, name) in [
+        (0x10u8, "superblock"),
+        (0x11, "header"),
+        (0x12, "index"),
+        (0x13, "data"),
+    ] {
+        let pages: Vec<usize> = (0..256).filter(|&p| kind_of(p) == kind).collect();
+        assert!(!pages.is_empty(), "{name}");
+        for tear in [false, true] {
+            for &p in &pages {
+                let mut bad = img.clone();
+                if tear {
+                    bad[p * 4096 + 2048..(p + 1) * 4096].fill(0xA5);
+                } else {
+                    bad[p * 4096 + 32 + 20] ^= 0x10;
+                }
+                let dev = Box::new(MemDevice::from_bytes(4096, bad));
+                let detected = match Store::open(dev, small_opts()) {
+                    Err(_) => true,
+                    Ok(mut s) => {
+                        let fell_back = s.stat().commit_seq < 1;
+                        let damage = s.check().unwrap();
+                        let reads_fail = (0..300).any(|k| s.get(&key(k)).is_err());
+                        if !fell_back && damage.is_empty() {
+                            // Every value still reads right: the damage must have been seen.
+                            for k in 0..300u32 {
+                                if let Ok(Some(v)) = s.get(&key(k)) {
+                                    assert_eq!(
+                                        v,
+                                        vec![k as u8; 100],
+                                        "{name} page {p}: wrong data"
+                                    );
+                                }
+                            }
+                        }
+                        fell_back || !damage.is_empty() || reads_fail
+                    }
+                };
+                assert!(detected, "{name} page {p} tear {tear}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_torn_newest_header_falls_back_and_a_flipped_document_names_its_page() {
+    let img = image(2);
+    let kind_of = |p: usize| img[p * 4096 + 4];
+    let seq = |p: usize| u64::from_le_bytes(img[p * 4096 + 40..p * 4096 + 48].try_into().unwrap());
+    let hp: Vec<usize> = (0..256).filter(|&p| kind_of(p) == 0x11).collect();
+    let newest = *hp.iter().max_by_key(|&&p| seq(p)).unwrap();
+    let mut bad = img.clone();
+    bad[newest * 4096 + 3000] ^= 1;
+    let mut s = Store::open(Box::new(MemDevice::from_bytes(4096, bad)), small_opts()).unwrap();
+    assert_eq!(s.stat().commit_seq, 1);
+    assert_eq!(s.get(&key(1)).unwrap().unwrap(), vec![1u8; 100]);
+    // A flipped data byte is an error naming the page, never data.
+    let dp: Vec<usize> = (0..256).filter(|&p| kind_of(p) == 0x13).collect();
+    let mut bad = img.clone();
+    bad[dp[0] * 4096 + 100] ^= 4;
+    let mut s = Store::open(Box::new(MemDevice::from_bytes(4096, bad)), small_opts()).unwrap();
+    let errs: Vec<String> = (0..300)
+        .filter_map(|k| s.get(&key(k)).err().map(|e| e.to_string()))
+        .collect();
+    assert!(!errs.is_empty());
+    assert!(errs[0].contains(&format!("page {}", dp[0])), "{}", errs[0]);
+    let damage = s.check().unwrap();
+    assert!(
+        damage.iter().any(|d| d.offset / 4096 == dp[0] as u64),
+        "{damage:?}"
+    );
+}
+
+/// Records the hint of every write by the page kind it carries, then passes it on.
+struct Recorder {
+    inner: blockdev::SimDevice,
+    seen: std::rc::Rc<std::cell::RefCell<Vec<(u8, u16)>>>,
+}
+
+impl BlockDevice for Recorder {
+    fn page_bytes(&self) -> usize {
+        self.inner.page_bytes()
+    }
+    fn capacity_pages(&self) -> u64 {
+        self.inner.capacity_pages()
+    }
+    fn read(&mut self, page: u64, buf: &mut [u8]) -> Result<(), DevError> {
+        self.inner.read(page, buf)
+    }
+    fn write(&mut self, page: u64, buf: &[u8], hint: blockdev::WriteHint) -> Result<(), DevError> {
+        for p in buf.chunks(self.inner.page_bytes()) {
+            self.seen.borrow_mut().push((p[4], hint.stream));
+        }
+        self.inner.write(page, buf, hint)
+    }
+    fn submit(&mut self, batch: &mut [blockdev::Io<'_>]) -> Result<(), DevError> {
+        self.inner.submit(batch)
+    }
+    fn trim(&mut self, page: u64, pages: u64) -> Result<(), DevError> {
+        self.inner.trim(page, pages)
+    }
+    fn flush(&mut self) -> Result<(), DevError> {
+        self.inner.flush()
+    }
+    fn now_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+    fn clock_kind(&self) -> blockdev::ClockKind {
+        self.inner.clock_kind()
+    }
+    fn stats(&self) -> blockdev::DevStats {
+        self.inner.stats()
+    }
+}
+
+#[test]
+fn every_write_carries_its_data_types_hint_to_the_simulated_ssd() {
+    use engine::kv::{DataType, StreamPolicy};
+    for policy in StreamPolicy::ALL {
+        let mut cfg = ssd::SsdConfig::preset("tlc-nvme-2024").unwrap();
+        cfg.geometry.page_bytes = 4096;
+        cfg.ftl.streams = policy.streams();
+        let bytes = cfg.min_logical_bytes().unwrap().max(64 << 20);
+        let cfg = cfg.with_logical_capacity(bytes).unwrap();
+        let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let dev = Recorder {
+            inner: blockdev::SimDevice::new(cfg).unwrap(),
+            seen: seen.clone(),
+        };
+        let opts = Options {
+            streams: policy,
+            ..small_opts()
+        };
+        let mut s = Store::open(Box::new(dev), opts).unwrap();
+        for k in 0..500u32 {
+            s.put(&key(k), &[3; 700]).unwrap();
+            if k % 100 == 99 {
+                s.commit().unwrap();
+            }
+        }
+        let host_pages = s.into_device().stats().pages_written;
+        let seen = seen.borrow();
+        assert_eq!(seen.len() as u64, host_pages);
+        let kinds = [
+            (0x10, DataType::Superblock),
+            (0x11, DataType::Header),
+            (0x12, DataType::Index),
+            (0x13, DataType::Data),
+        ];
+        for (kind, t) in kinds {
+            let streams: std::collections::BTreeSet<u16> =
+                seen.iter().filter(|w| w.0 == kind).map(|w| w.1).collect();
+            assert_eq!(
+                streams.into_iter().collect::<Vec<_>>(),
+                vec![policy.hint(t).stream],
+                "{policy:?} {t:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_power_cut_anywhere_in_a_compaction_loses_nothing() {
+    let mut cuts = 0;
+    for seed in 0..300u64 {
+        let (dev, h) = CrashDevice::new(MemDevice::new(4096, 1024), seed);
+        let mut s = Store::open(Box::new(dev), small_opts()).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut model = Model::new();
+        for round in 0..4 {
+            for k in 0..80u32 {
+                if k % 4 == round || round == 0 {
+                    let v = value(&mut rng);
+                    s.put(&key(k), &v).unwrap();
+                    model.insert(key(k), v);
+                }
+            }
+            s.commit().unwrap();
+        }
+        h.cut_power_after(rng.gen_range(1..16));
+        match s.compact() {
+            Ok(()) => continue,
+            Err(e) => assert!(is_cut(&e), "{e}"),
+        }
+        cuts += 1;
+        drop(s);
+        let mut r = Store::open(Box::new(h.durable_image()), small_opts())
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert_eq!(all(&mut r), model, "seed {seed}");
+        assert!(r.check().unwrap().is_empty(), "seed {seed}");
+    }
+    assert!(cuts > 200, "{cuts} cuts fell inside a compaction");
+}
