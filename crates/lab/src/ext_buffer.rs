@@ -81,8 +81,10 @@ impl ExtBufferOptions {
 struct Plan {
     warehouses: u32,
     transactions: u64,
-    /// References of the `--engine` runs (a prefix of the trace).
+    /// References of the `--engine` runs (a prefix of the trace) on the HDD model + SSD.
     engine_refs: u64,
+    /// The same on real files (each page moved is a real I/O: much slower).
+    engine_file_refs: u64,
 }
 
 fn plan(scale: Scale) -> Plan {
@@ -90,7 +92,8 @@ fn plan(scale: Scale) -> Plan {
         Scale::Quick => Plan {
             warehouses: 1,
             transactions: 20_000,
-            engine_refs: 400_000,
+            engine_refs: 4_000_000,
+            engine_file_refs: 200_000,
         },
         // P3: 1.5 GB (13 warehouses); ~1 hour of BenchmarkSQL, here 20,000 transactions per
         // warehouse.
@@ -98,6 +101,7 @@ fn plan(scale: Scale) -> Plan {
             warehouses: 13,
             transactions: 260_000,
             engine_refs: 4_000_000,
+            engine_file_refs: 1_000_000,
         },
     }
 }
@@ -584,10 +588,14 @@ fn engine_runs(opts: &ReproduceOptions, ctx: &Ctx, main: usize, p: &Plan) -> Res
     } else {
         None
     };
+    let prefix = match kind {
+        DeviceKind::File => p.engine_file_refs,
+        _ => p.engine_refs,
+    };
     let refs: Vec<PageRef> = ctx
         .trace
         .open()?
-        .take(p.engine_refs as usize)
+        .take(prefix as usize)
         .collect::<Result<_, _>>()?;
     let distinct = refs
         .iter()
