@@ -28,6 +28,16 @@ pub struct ReproduceArgs {
     /// speed, not a disk's).
     #[arg(long)]
     allow_memory_fs: bool,
+    /// ext-buffer: a page-reference trace instead of the TPC-C-like generator.
+    #[arg(long, value_name = "PATH")]
+    trace: Option<PathBuf>,
+    /// ext-buffer: the --trace format (as `buffer-sim`) [default: text].
+    #[arg(long, value_name = "F")]
+    trace_format: Option<String>,
+    /// ext-buffer: also run the trace through the engine's buffer pool on devices (HDD model
+    /// + simulated SSD with --device sim, two real files with --device file).
+    #[arg(long)]
+    engine: bool,
     /// Print exactly one JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -67,6 +77,17 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             }
         }
     }
+    if name != "ext-buffer" {
+        for (given, flag) in [
+            (a.trace.is_some(), "--trace"),
+            (a.trace_format.is_some(), "--trace-format"),
+            (a.engine, "--engine"),
+        ] {
+            if given {
+                bail!("{flag} applies to ext-buffer only");
+            }
+        }
+    }
     let device_name = a.device.as_deref().unwrap_or("sim");
     let Some(device) = DeviceChoice::parse(device_name) else {
         bail!("--device {device_name}: expected file, sim, hdd or all");
@@ -79,6 +100,9 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         preset: a.preset.clone().unwrap_or_else(|| "mlc-sata-2010".into()),
         progress: !a.quiet,
         allow_memory_fs: a.allow_memory_fs,
+        trace: a.trace.clone(),
+        trace_format: a.trace_format.clone(),
+        engine: a.engine,
     };
     let out: Output = (experiment.run)(&opts)?;
     let text = if a.json {

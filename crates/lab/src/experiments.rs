@@ -49,6 +49,13 @@ pub const EXPERIMENTS: &[Experiment] = &[
         devices: crate::async_scan::DEVICES,
         run: crate::async_scan::run,
     },
+    Experiment {
+        name: "ext-buffer",
+        paper: "P3",
+        about: "flash SSD as an extended buffer: lru/2q vs lru-ext, 2q-ext, 2q-flash on a TPC-C-like trace (cost model; --engine: the engine's pool on devices)",
+        devices: crate::ext_buffer::DEVICES,
+        run: crate::ext_buffer::run,
+    },
 ];
 
 /// The experiment called `name`.

@@ -11,6 +11,7 @@ pub mod async_scan;
 pub mod buffer_sim;
 pub mod devices;
 pub mod experiments;
+pub mod ext_buffer;
 pub mod host;
 pub mod ioa_ftl;
 pub mod papers;

@@ -136,6 +136,11 @@ pub struct ReproduceOptions {
     pub progress: bool,
     /// Run `--device file` timings on a RAM file system (tmpfs, ramfs) anyway.
     pub allow_memory_fs: bool,
+    /// `ext-buffer`: a page-reference trace instead of the TPC-C-like generator, its format
+    /// (`buffer-sim`'s names; `text` when absent), and `--engine` (also run the engine's pool).
+    pub trace: Option<PathBuf>,
+    pub trace_format: Option<String>,
+    pub engine: bool,
 }
 
 impl Default for ReproduceOptions {
@@ -148,6 +153,9 @@ impl Default for ReproduceOptions {
             preset: "mlc-sata-2010".into(),
             progress: false,
             allow_memory_fs: false,
+            trace: None,
+            trace_format: None,
+            engine: false,
         }
     }
 }

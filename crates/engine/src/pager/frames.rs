@@ -8,8 +8,10 @@
 //! so LRU orders frames by last release. Lookups of decoded forms (`load`, `cached`, `keep`)
 //! are references without a pin. `fetch_many` pins a set of pages and reads
 //! all its misses in ONE `submit`; if the batch fails, nothing it pinned stays pinned.
-//! Every frame that leaves passes through [`Pager::evict`] (the hook for write-back and, later,
-//! a flash extension of the cache). A frame there holds its page image (`image`: fetched or
+//! Every frame that leaves passes through [`Pager::evict`]: a dirty frame is written back, then
+//! the policy's [`Placement`] sends its image to the flash extension (`flash_ext`) or out. A
+//! miss takes the page's flash copy, if any, before it makes room (the order of P3 and of
+//! [`cache::BufferSim`]), and tells the policy where the page came from ([`Source`]). A frame there holds its page image (`image`: fetched or
 //! loaded pages), a decoded form only (kept by a structure whose newer version is not yet on
 //! the device — the AS B-tree's buffered nodes, BFTL's rebuilt nodes), or both.
 //! Invariants: a key is in at most one frame; pinned frames are never evicted; the policy
@@ -18,7 +20,7 @@
 use super::{Device, Pager};
 use crate::error::EngineError;
 use blockdev::Io;
-use cache::Replacement;
+use cache::{BufferPolicy, LogId, Placement, Replacement, Source};
 use rustc_hash::FxHashMap;
 use std::any::Any;
 use std::collections::HashMap;
@@ -41,6 +43,46 @@ struct Frame {
     dirty: bool,
     /// The policy tracks this key (the frame was released at least once).
     admitted: bool,
+    /// Where the image was read from (the policy admits flash read-backs to its `Am`).
+    source: Source,
+}
+
+/// The replacement policy a pool holds: any [`Replacement`], or a [`BufferPolicy`], which also
+/// places victims on the flash extension.
+pub(super) enum PoolPolicy {
+    Plain(Box<dyn Replacement<u64>>),
+    Buffer(Box<BufferPolicy<u64>>),
+}
+
+impl PoolPolicy {
+    fn get(&mut self) -> &mut dyn Replacement<u64> {
+        match self {
+            PoolPolicy::Plain(p) => p.as_mut(),
+            PoolPolicy::Buffer(p) => p.as_mut(),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            PoolPolicy::Plain(p) => p.name(),
+            PoolPolicy::Buffer(p) => p.name(),
+        }
+    }
+
+    /// Where `victim` goes; call before `forget`.
+    fn placement(&self, victim: &u64) -> Placement {
+        match self {
+            PoolPolicy::Plain(_) => Placement::Out,
+            PoolPolicy::Buffer(p) => p.placement(victim),
+        }
+    }
+
+    fn admit_from(&mut self, key: u64, source: Source) {
+        match self {
+            PoolPolicy::Plain(p) => p.admit(key),
+            PoolPolicy::Buffer(p) => p.admit_from(key, source),
+        }
+    }
 }
 
 pub(super) struct Frames {
@@ -48,11 +90,11 @@ pub(super) struct Frames {
     slots: Vec<Frame>,
     free: Vec<FrameId>,
     map: FxHashMap<u64, FrameId>,
-    policy: Box<dyn Replacement<u64>>,
+    policy: PoolPolicy,
 }
 
 impl Frames {
-    pub(super) fn new(capacity: usize, policy: Box<dyn Replacement<u64>>) -> Frames {
+    pub(super) fn new(capacity: usize, policy: PoolPolicy) -> Frames {
         Frames {
             capacity,
             slots: Vec::new(),
@@ -71,6 +113,7 @@ impl Frames {
         let (map, slots) = (&self.map, &self.slots);
         let key = self
             .policy
+            .get()
             .victim(&mut |k| map.get(&k).is_some_and(|&f| slots[f].pins == 0))?;
         Some(self.map[&key])
     }
@@ -79,10 +122,10 @@ impl Frames {
     fn released(&mut self, f: FrameId) {
         let fr = &mut self.slots[f];
         if fr.admitted {
-            self.policy.touch(fr.key);
+            self.policy.get().touch(fr.key);
         } else {
             fr.admitted = true;
-            self.policy.admit(fr.key);
+            self.policy.admit_from(fr.key, fr.source);
         }
     }
 
@@ -132,6 +175,10 @@ impl Pager {
         assert!(fr.image, "frame {f} (key {}) holds no page image", fr.key);
         fr.dirty = true;
         fr.decoded = None;
+        if let Some(ext) = self.ext.as_mut() {
+            // Never a copy while resident (a miss takes it), but a rewrite must not leave one.
+            ext.invalidate(fr.page, 1);
+        }
         &mut fr.data
     }
 
@@ -161,6 +208,7 @@ impl Pager {
                     pins: 0,
                     dirty: false,
                     admitted: false,
+                    source: Source::Disk,
                 });
                 fr.slots.len() - 1
             }
@@ -168,6 +216,7 @@ impl Pager {
         let s = &mut fr.slots[f];
         (s.key, s.page, s.pins, s.dirty, s.image, s.admitted) = (key, page, 1, false, false, false);
         s.decoded = None;
+        s.source = Source::Disk;
         if s.data.len() != self.page_bytes && page != NO_PAGE {
             s.data.resize(self.page_bytes, 0);
         }
@@ -175,16 +224,25 @@ impl Pager {
     }
 
     /// The one way out of the cache: a dirty frame is written back first (on failure it stays
-    /// resident and the error is returned), then the frame is forgotten and freed.
+    /// resident and the error is returned); then, if the policy places it on a flash log and
+    /// it holds a page image, the image is appended there; then the frame is forgotten and
+    /// freed.
     fn evict(&mut self, f: FrameId) -> Result<(), EngineError> {
         let fr = &mut self.frames.slots[f];
         if fr.dirty {
             write_back(&mut self.io, fr)?;
         }
         let key = fr.key;
+        if let (Placement::Log(log), Some(ext)) =
+            (self.frames.policy.placement(&key), self.ext.as_mut())
+        {
+            if fr.image && fr.page != NO_PAGE {
+                ext.put(log, fr.page, &fr.data);
+            }
+        }
         fr.decoded = None;
         (fr.image, fr.admitted) = (false, false);
-        self.frames.policy.forget(key);
+        self.frames.policy.get().forget(key);
         self.frames.map.remove(&key);
         self.frames.free.push(f);
         self.io.stats.evictions += 1;
@@ -198,13 +256,13 @@ impl Pager {
             self.pin_hit(f);
             return Ok(f);
         }
+        let flash = self.take_flash_copy(page);
         let f = self.take_frame(page, page)?;
-        let fr = &mut self.frames.slots[f];
-        if let Err(e) = self.io.read(page, &mut fr.data) {
+        if let Err(e) = self.fill(f, page, flash) {
             self.frames.release(&[f]);
             return Err(e);
         }
-        fr.image = true;
+        self.frames.slots[f].image = true;
         self.frames.map.insert(page, f);
         self.io.stats.misses += 1;
         Ok(f)
@@ -256,11 +314,39 @@ impl Pager {
         Ok(frames)
     }
 
-    /// Read `missing` (distinct, not resident) into new frames with one `submit`; each new
-    /// frame ends pinned once. On error no new frame remains.
+    /// `page`'s flash copy, taken out of the extension into the scratch buffer: the log it came
+    /// from, or None (no extension, no copy, or a copy lost: then the database device serves).
+    fn take_flash_copy(&mut self, page: u64) -> Option<LogId> {
+        self.ext.as_mut()?.take(page, &mut self.scratch)
+    }
+
+    /// Fill new frame `f` with device page `page`: from the scratch buffer when `flash` says
+    /// it holds the page's flash copy, otherwise from the database device.
+    fn fill(&mut self, f: FrameId, page: u64, flash: Option<LogId>) -> Result<(), EngineError> {
+        let fr = &mut self.frames.slots[f];
+        match flash {
+            Some(log) => {
+                fr.data.copy_from_slice(&self.scratch);
+                fr.source = Source::Log(log);
+                Ok(())
+            }
+            None => self.io.read(page, &mut fr.data),
+        }
+    }
+
+    /// Read `missing` (distinct, not resident) into new frames: flash copies first (before
+    /// room is made, as P3 orders it), the rest from the database device with one `submit`;
+    /// each new frame ends pinned once. On error no new frame remains.
     fn read_batch(&mut self, missing: &[u64]) -> Result<(), EngineError> {
         if missing.is_empty() {
             return Ok(());
+        }
+        let mut flash: Vec<Option<(LogId, Vec<u8>)>> = Vec::with_capacity(missing.len());
+        for &p in missing {
+            let copy = self
+                .take_flash_copy(p)
+                .map(|log| (log, self.scratch.clone()));
+            flash.push(copy);
         }
         let mut new_frames = Vec::with_capacity(missing.len());
         for &p in missing {
@@ -273,20 +359,26 @@ impl Pager {
             }
         }
         let slots = &mut self.frames.slots;
-        let mut bufs: Vec<Vec<u8>> = new_frames
-            .iter()
-            .map(|&f| std::mem::take(&mut slots[f].data))
-            .collect();
-        let mut batch: Vec<Io> = missing
-            .iter()
-            .zip(bufs.iter_mut())
-            .map(|(&page, buf)| Io::Read { page, buf })
-            .collect();
-        let r = self.io.submit_reads(&mut batch);
-        drop(batch);
-        for (&f, b) in new_frames.iter().zip(bufs) {
+        let mut disk: Vec<(u64, FrameId, Vec<u8>)> = Vec::with_capacity(missing.len());
+        for ((&p, &f), copy) in missing.iter().zip(&new_frames).zip(flash) {
+            let fr = &mut slots[f];
+            fr.image = true;
+            match copy {
+                Some((log, bytes)) => (fr.data, fr.source) = (bytes, Source::Log(log)),
+                None => disk.push((p, f, std::mem::take(&mut fr.data))),
+            }
+        }
+        let r = if disk.is_empty() {
+            Ok(())
+        } else {
+            let mut batch: Vec<Io> = disk
+                .iter_mut()
+                .map(|(page, _, buf)| Io::Read { page: *page, buf })
+                .collect();
+            self.io.submit_reads(&mut batch)
+        };
+        for (_, f, b) in disk {
             slots[f].data = b;
-            slots[f].image = true;
         }
         if let Err(e) = r {
             self.frames.release(&new_frames);
@@ -371,12 +463,11 @@ impl Pager {
             return Ok(d);
         }
         self.io.stats.misses += 1;
+        let flash = self.take_flash_copy(page);
         let f = self.take_frame(key, page)?;
-        let fr = &mut self.frames.slots[f];
         let d = match self
-            .io
-            .read(page, &mut fr.data)
-            .and_then(|_| decode(&fr.data))
+            .fill(f, page, flash)
+            .and_then(|_| decode(&self.frames.slots[f].data))
         {
             Ok(d) => Rc::new(d),
             Err(e) => {
@@ -384,6 +475,7 @@ impl Pager {
                 return Err(e);
             }
         };
+        let fr = &mut self.frames.slots[f];
         fr.image = true;
         fr.decoded = Some(d.clone());
         self.frames.map.insert(key, f);

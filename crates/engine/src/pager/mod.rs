@@ -6,7 +6,11 @@
 //! - holds the engine's ONE page cache (the buffer pool, [`cache`]): frames keyed by a
 //!   structure's page id, each with the page image, a decoded form (an `Rc` the structure
 //!   chose, e.g. a B-tree node) or both; pins; batched misses; a replacement policy taken as a
-//!   type ([`cache::Replacement`], LRU now) and one eviction hook every evicted frame passes;
+//!   type ([`cache::Replacement`], LRU by default) and one eviction hook every evicted frame
+//!   passes;
+//! - optionally extends that cache onto a second device ([`Pager::with_buffer_policy`]): P3's
+//!   flash extension (`flash_ext`: circular logs with a DRAM directory, checksummed copies,
+//!   fallback to the database device), placed by a [`cache::BufferPolicy`];
 //! - writes contiguous runs of pages ([`RunWriter`]: log tails, bulk loads);
 //! - keeps double-buffered roots ([`MetaSlots`]).
 //!
@@ -19,17 +23,21 @@
 //! [`RunWriter`]) bypass the cache: a structure that rewrites a page it caches `keep`s the new
 //! decoded form first (the in-place tree writes through that way).
 
+mod flash_ext;
 mod frames;
 mod meta;
 mod run;
 
+pub use flash_ext::FlashExtStats;
 pub use frames::FrameId;
 pub use meta::MetaSlots;
 pub use run::RunWriter;
 
 use crate::error::EngineError;
 use blockdev::{BlockDevice, Io, WriteHint};
-use cache::{LruPolicy, Replacement};
+use cache::{BufferPolicy, LruPolicy, PolicyConfig, Replacement};
+use flash_ext::FlashExt;
+use frames::PoolPolicy;
 
 /// Counters of one pager: its device calls and its cache.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -110,6 +118,8 @@ pub struct Pager {
     /// A page buffer for uncached reads.
     scratch: Vec<u8>,
     frames: frames::Frames,
+    /// The flash extension of the cache, if any.
+    ext: Option<FlashExt>,
 }
 
 impl Pager {
@@ -125,6 +135,54 @@ impl Pager {
         capacity_pages: usize,
         policy: Box<dyn Replacement<u64>>,
     ) -> Pager {
+        Pager::build(dev, capacity_pages, PoolPolicy::Plain(policy), None)
+    }
+
+    /// A pager whose cache holds `config.size_pages` unpinned frames under P3's buffer policy
+    /// `config.kind`; the extended policies (`lru-ext`, `2q-ext`, `2q-flash`) keep evicted
+    /// pages on `flash` (at least `config.ext_pages` pages of the database's page size).
+    pub fn with_buffer_policy(
+        dev: Box<dyn BlockDevice>,
+        config: &PolicyConfig,
+        flash: Option<Box<dyn BlockDevice>>,
+    ) -> Result<Pager, EngineError> {
+        let policy = BufferPolicy::new(config).map_err(|e| EngineError::Config {
+            field: "buffer policy",
+            value: config.kind.name().into(),
+            reason: e.reason,
+        })?;
+        let ext = match (flash, config.kind.is_extended()) {
+            (Some(flash), true) => Some(FlashExt::new(
+                flash,
+                policy.log_capacities(),
+                dev.page_bytes(),
+            )?),
+            (None, true) => {
+                return Err(EngineError::Config {
+                    field: "flash extension device",
+                    value: "none".into(),
+                    reason: format!(
+                        "policy {} keeps pages on flash; give it a device",
+                        config.kind.name()
+                    ),
+                })
+            }
+            (_, false) => None,
+        };
+        Ok(Pager::build(
+            dev,
+            config.size_pages,
+            PoolPolicy::Buffer(Box::new(policy)),
+            ext,
+        ))
+    }
+
+    fn build(
+        dev: Box<dyn BlockDevice>,
+        capacity_pages: usize,
+        policy: PoolPolicy,
+        ext: Option<FlashExt>,
+    ) -> Pager {
         let page_bytes = dev.page_bytes();
         Pager {
             io: Device {
@@ -134,7 +192,40 @@ impl Pager {
             page_bytes,
             scratch: vec![0; page_bytes],
             frames: frames::Frames::new(capacity_pages, policy),
+            ext,
         }
+    }
+
+    /// The flash extension's counters (None without one).
+    pub fn flash_stats(&self) -> Option<FlashExtStats> {
+        self.ext.as_ref().map(FlashExt::stats)
+    }
+    /// The flash extension's device.
+    pub fn flash_device(&self) -> Option<&dyn BlockDevice> {
+        self.ext.as_ref().map(FlashExt::device)
+    }
+    /// The flash extension's device, for fault injection: a write here bypasses the
+    /// directory (the next read-back of that slot must fail its checksum).
+    pub fn flash_device_mut(&mut self) -> Option<&mut dyn BlockDevice> {
+        self.ext.as_mut().map(FlashExt::device_mut)
+    }
+    /// The flash page holding a copy of device page `page`, if any.
+    pub fn flash_page_of(&self, page: u64) -> Option<u64> {
+        self.ext.as_ref()?.flash_page_of(page)
+    }
+    /// Pages on the flash extension now.
+    pub fn flash_pages(&self) -> usize {
+        self.ext.as_ref().map_or(0, FlashExt::len)
+    }
+    /// Check the flash extension's invariants (panics with what is broken).
+    pub fn check_flash(&self) {
+        if let Some(ext) = &self.ext {
+            ext.check();
+        }
+    }
+    /// Both devices back (the database's, the flash extension's); as [`Pager::into_device`].
+    pub fn into_devices(self) -> (Box<dyn BlockDevice>, Option<Box<dyn BlockDevice>>) {
+        (self.io.dev, self.ext.map(FlashExt::into_device))
     }
 
     pub fn page_bytes(&self) -> usize {
@@ -171,7 +262,7 @@ impl Pager {
     /// Write whole pages (`bytes` is a multiple of the page size) from `page` on, past the
     /// cache.
     pub fn write(&mut self, page: u64, bytes: &[u8]) -> Result<(), EngineError> {
-        self.io.write(page, bytes)
+        self.write_hinted(page, bytes, WriteHint::NONE)
     }
 
     /// [`Pager::write`] carrying a write hint (a data type's stream, e.g. the KV store's).
@@ -181,7 +272,15 @@ impl Pager {
         bytes: &[u8],
         hint: WriteHint,
     ) -> Result<(), EngineError> {
+        self.invalidate_flash(page, (bytes.len() / self.page_bytes) as u64);
         self.io.write_hinted(page, bytes, hint)
+    }
+
+    /// Pages from `page` on get a newer version than any flash copy: drop the copies.
+    fn invalidate_flash(&mut self, page: u64, pages: u64) {
+        if let Some(ext) = self.ext.as_mut() {
+            ext.invalidate(page, pages);
+        }
     }
 
     /// Encode one page into a scratch buffer with `encode` and write it at `page`, past the
@@ -192,6 +291,7 @@ impl Pager {
         encode: impl FnOnce(&mut [u8]),
     ) -> Result<(), EngineError> {
         encode(&mut self.scratch);
+        self.invalidate_flash(page, 1);
         self.io.write(page, &self.scratch)
     }
 
@@ -202,6 +302,7 @@ impl Pager {
 
     /// Tell the device `pages` pages from `page` on hold nothing any more.
     pub fn trim(&mut self, page: u64, pages: u64) -> Result<(), EngineError> {
+        self.invalidate_flash(page, pages);
         self.io.timed_write_op(|d| d.trim(page, pages))
     }
 }
