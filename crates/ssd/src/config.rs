@@ -33,12 +33,12 @@ pub struct SsdConfig {
     pub ftl: FtlConfig,
     /// The CMT size and logical pages the config was loaded with (see `FtlConfig::cmt_entries`).
     #[serde(skip)]
-    loaded: Loaded,
+    pub(crate) loaded: Loaded,
 }
 
 /// What a config held when it was parsed; not part of its value (equal configs may differ here).
 #[derive(Clone, Copy, Debug, Default)]
-struct Loaded {
+pub(crate) struct Loaded {
     cmt: Option<(u32, u64)>,
 }
 
