@@ -31,6 +31,21 @@ pub struct SsdConfig {
     pub geometry: Geometry,
     pub timing: Timing,
     pub ftl: FtlConfig,
+    /// The CMT size and logical pages the config was loaded with (see `FtlConfig::cmt_entries`).
+    #[serde(skip)]
+    pub(crate) loaded: Loaded,
+}
+
+/// What a config held when it was parsed; not part of its value (equal configs may differ here).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Loaded {
+    cmt: Option<(u32, u64)>,
+}
+
+impl PartialEq for Loaded {
+    fn eq(&self, _: &Loaded) -> bool {
+        true
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -124,6 +139,25 @@ pub enum GcStreamMode {
     Victim,
 }
 
+/// Page-mapped schemes (page, DFTL): where free blocks are pooled, open blocks kept and GC run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GcPool {
+    /// A free pool, a GC reserve and open blocks per die; writes stripe over the dies.
+    #[default]
+    PerDie,
+    /// One free pool, GC reserve and set of open blocks for the whole device (writes fill one
+    /// block at a time). [`SsdConfig::with_logical_capacity`] picks it when the spare blocks
+    /// cannot hold a reserve and open blocks on every die (small capacities on many dies).
+    Device,
+}
+
+impl GcPool {
+    fn is_per_die(&self) -> bool {
+        *self == GcPool::PerDie
+    }
+}
+
 /// What the device keeps of each written page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -152,9 +186,13 @@ pub struct FtlConfig {
     pub op: f64,
     #[serde(default = "greedy")]
     pub gc_policy: GcPolicy,
-    /// Foreground GC runs when a die's free blocks fall below this many (the GC reserve).
+    /// Foreground GC runs when a die's free blocks fall below this many (the GC reserve; of
+    /// the whole device's free blocks under `gc_pool = "device"`).
     #[serde(default = "two")]
     pub gc_free_blocks_min: u32,
+    /// Page-mapped schemes: free blocks and GC per die (default) or for the whole device.
+    #[serde(default, skip_serializing_if = "GcPool::is_per_die")]
+    pub gc_pool: GcPool,
     /// Host write streams (1 = no streams).
     #[serde(default = "one")]
     pub streams: u16,
@@ -163,7 +201,11 @@ pub struct FtlConfig {
     /// Log-block schemes (bast, fast, ioa): number of log blocks in the whole device.
     #[serde(default = "log_blocks_default")]
     pub log_blocks: u32,
-    /// DFTL: cached mapping table size in entries (one entry maps one page).
+    /// DFTL: cached mapping table size in entries (one entry maps one page). Scales with
+    /// capacity: where [`SsdConfig::with_logical_capacity`] makes a device smaller than the
+    /// size its TOML (or preset) was loaded at, a value left as loaded keeps the loaded ratio of
+    /// entries to logical pages (at least 1, at most the logical pages); a value set after
+    /// loading, or any value at a larger size, is kept (the CMT is bounded by controller RAM).
     #[serde(default = "cmt_default")]
     pub cmt_entries: u32,
     #[serde(default = "tags")]
@@ -217,11 +259,12 @@ impl SsdConfig {
 
     /// Parse and validate TOML text; `origin` names it in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<SsdConfig, ConfigError> {
-        let cfg: SsdConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+        let mut cfg: SsdConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
             origin: origin.to_string(),
             message: e.to_string(),
         })?;
         cfg.validate()?;
+        cfg.loaded.cmt = Some((cfg.ftl.cmt_entries, cfg.logical_pages()));
         Ok(cfg)
     }
 
@@ -262,7 +305,7 @@ impl SsdConfig {
     /// Desnoyers' alpha: physical blocks that can hold data (the GC free-block reserve
     /// excluded) over logical blocks.
     pub fn alpha(&self) -> f64 {
-        let reserve = self.ftl.gc_free_blocks_min as u64 * self.dies() as u64;
+        let reserve = self.ftl.gc_free_blocks_min as u64 * self.gc_pools();
         let logical_blocks = self.logical_pages() / self.geometry.pages_per_block as u64;
         self.total_blocks().saturating_sub(reserve) as f64 / logical_blocks as f64
     }
@@ -272,19 +315,51 @@ impl SsdConfig {
         self.total_blocks() - self.logical_pages() / self.geometry.pages_per_block as u64
     }
 
+    /// Free-block pools of a page-mapped scheme: one per die, or one (`gc_pool = "device"`).
+    pub fn gc_pools(&self) -> u64 {
+        match self.ftl.gc_pool {
+            GcPool::PerDie => self.dies() as u64,
+            GcPool::Device => 1,
+        }
+    }
+
     /// Spare blocks the FTL scheme needs to run: the page-mapped schemes their GC reserve
-    /// plus an open block per host stream and for GC on every die, plus one; the log-block
+    /// plus an open block per host stream and for GC in every pool (die, or the device), plus
+    /// one (and, for DFTL with one pool, the blocks its translation pages fill); the log-block
     /// schemes their log blocks plus two; pure block mapping one block to copy into.
+    ///
+    /// Why GC never deadlocks with these: a pool's GC runs while the pool has at least one
+    /// free block (the reserve is at least 1) and each victim takes at most one new block, so
+    /// a copy always has room; a pool can fail to free a block only when its invalid pages and
+    /// the room left in its GC block are under a block per missing free block, so it holds
+    /// more than (its blocks − reserve − streams) blocks of valid data. Every pool failing
+    /// at once would need more valid pages than the logical space, given
+    /// spare ≥ pools × (reserve + streams) (+ translation blocks), which the count above holds.
     pub fn spare_blocks_needed(&self) -> u64 {
         let f = &self.ftl;
-        let dies = self.dies() as u64;
+        let pools = self.gc_pools();
         match f.scheme {
             FtlKind::Bast | FtlKind::Fast | FtlKind::Ioa => f.log_blocks as u64 + 2,
             FtlKind::Block => 1,
             FtlKind::Page | FtlKind::Dftl => {
-                f.gc_free_blocks_min as u64 * dies + (f.streams as u64 + 1) * dies + 1
+                let translation = match (f.scheme, f.gc_pool) {
+                    (FtlKind::Dftl, GcPool::Device) => self.translation_blocks(),
+                    _ => 0,
+                };
+                f.gc_free_blocks_min as u64 * pools
+                    + (f.streams as u64 + 1) * pools
+                    + 1
+                    + translation
             }
         }
+    }
+
+    /// Blocks DFTL's translation pages fill (a 4-byte mapping per logical page).
+    fn translation_blocks(&self) -> u64 {
+        let per_tpage = (self.geometry.page_bytes / 4).max(1) as u64;
+        self.logical_pages()
+            .div_ceil(per_tpage)
+            .div_ceil(self.geometry.pages_per_block as u64)
     }
 
     /// The smallest logical capacity, in bytes, at which this config (its geometry but
@@ -303,6 +378,14 @@ impl SsdConfig {
         let per_plane_unit = self.dies() as f64 * self.geometry.planes_per_die as f64;
         let mut cfg = self.clone();
         cfg.set_blocks_per_plane("capacity", (total / per_plane_unit).ceil())?;
+        // Needs that grow with size (DFTL's translation blocks) may want a step or two more.
+        for _ in 0..SIZE_SEARCH_STEPS {
+            if cfg.spare_blocks() >= cfg.spare_blocks_needed() {
+                break;
+            }
+            let next = cfg.geometry.blocks_per_plane as f64 + 1.0;
+            cfg.set_blocks_per_plane("capacity", next)?;
+        }
         for _ in 0..SIZE_SEARCH_STEPS {
             if cfg.geometry.blocks_per_plane <= 1 {
                 break;
@@ -320,7 +403,9 @@ impl SsdConfig {
     /// Resize `blocks_per_plane` so the logical capacity is at least `bytes` at the current
     /// `op`, and fit the FTL settings that depend on size: where the log blocks or the GC
     /// reserve do not fit the new spare blocks, they are lowered to the most that fit (at
-    /// least one); settings that fit are kept as they are.
+    /// least one), and where a page-mapped scheme cannot keep a reserve and open blocks on
+    /// every die it pools them for the device (`gc_pool = "device"`); DFTL's CMT scales down
+    /// with the size (see `FtlConfig::cmt_entries`). Settings that fit are kept as they are.
     pub fn with_logical_capacity(mut self, bytes: u64) -> Result<SsdConfig, ConfigError> {
         self.validate_fields()?;
         let g = &self.geometry;
@@ -344,6 +429,7 @@ impl SsdConfig {
             self.set_blocks_per_plane("capacity", next)?;
         }
         self.fit_to_spare_blocks();
+        self.scale_cmt();
         match self.validate() {
             Err(ConfigError::TooSmall { .. }) => Err(ConfigError::TooSmall {
                 field: "capacity",
@@ -367,13 +453,39 @@ impl SsdConfig {
             FtlKind::Bast | FtlKind::Fast | FtlKind::Ioa => {
                 f.log_blocks = spare.saturating_sub(2).clamp(1, f.log_blocks as u64) as u32;
             }
-            FtlKind::Page | FtlKind::Dftl => {
+            FtlKind::Page | FtlKind::Dftl if f.gc_pool == GcPool::PerDie => {
                 let open = (f.streams as u64 + 1) * dies;
                 let per_die = spare.saturating_sub(open + 1) / dies;
-                f.gc_free_blocks_min = per_die.clamp(1, f.gc_free_blocks_min as u64) as u32;
+                if per_die >= 1 {
+                    f.gc_free_blocks_min = per_die.min(f.gc_free_blocks_min as u64) as u32;
+                } else {
+                    f.gc_pool = GcPool::Device;
+                    self.fit_to_spare_blocks();
+                }
+            }
+            FtlKind::Page | FtlKind::Dftl => {
+                let wanted = std::mem::replace(&mut f.gc_free_blocks_min, 1) as u64;
+                // What the needs leave beyond a reserve of one is room for a larger reserve.
+                let room = spare.saturating_sub(self.spare_blocks_needed() - 1);
+                self.ftl.gc_free_blocks_min = room.clamp(1, wanted) as u32;
             }
             FtlKind::Block => {}
         }
+    }
+
+    /// DFTL's CMT, left as loaded, keeps its loaded ratio to the logical pages on a smaller
+    /// device (at least 1 entry, at most one per logical page).
+    fn scale_cmt(&mut self) {
+        let Some((cmt, loaded_pages)) = self.loaded.cmt else {
+            return;
+        };
+        let pages = self.logical_pages();
+        if self.ftl.scheme != FtlKind::Dftl || self.ftl.cmt_entries != cmt || pages >= loaded_pages
+        {
+            return;
+        }
+        let scaled = (cmt as f64 * pages as f64 / loaded_pages as f64).round() as u64;
+        self.ftl.cmt_entries = scaled.clamp(1, pages) as u32;
     }
 
     /// Check every field; the error names the field, its value and what to do.

@@ -30,7 +30,7 @@ mod hugevec;
 pub mod stats;
 pub mod types;
 
-pub use config::{DataMode, FtlKind, GcPolicy, GcStreamMode, SsdConfig};
+pub use config::{DataMode, FtlKind, GcPolicy, GcPool, GcStreamMode, SsdConfig};
 pub use device::{ReadPage, Ssd};
 pub use error::{ConfigError, InvariantError, SsdError};
 pub use stats::Stats;

@@ -3,7 +3,7 @@
 //! Size-dependent FTL settings fit small capacities; the smallest capacity is stated.
 
 use proptest::prelude::*;
-use ssd::{ConfigError, FtlKind, Lpn, SimTime, Ssd, SsdConfig, SsdError, StreamId};
+use ssd::{ConfigError, FtlKind, GcPool, Lpn, SimTime, Ssd, SsdConfig, SsdError, StreamId};
 
 const MIB: u64 = 1 << 20;
 
@@ -31,21 +31,119 @@ fn exercise(cfg: SsdConfig) {
     assert!(ssd.stats().waf().is_finite() && ssd.stats().waf() >= 1.0);
 }
 
+/// Uniform random single-page writes of `passes` times the logical space (timing off),
+/// verifying the FTL after each pass.
+fn random_writes(cfg: SsdConfig, passes: u64, what: &str) {
+    let mut cfg = cfg;
+    cfg.timing.enabled = false;
+    let mut ssd = Ssd::new(cfg).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let n = ssd.logical_pages();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for pass in 0..passes {
+        for _ in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let l = (x >> 17) % n;
+            ssd.write(Lpn(l), 1, StreamId(0), SimTime::ZERO)
+                .unwrap_or_else(|e| panic!("{what}, pass {pass}: {e}"));
+        }
+        ssd.verify()
+            .unwrap_or_else(|e| panic!("{what}, pass {pass}: {e}"));
+    }
+    let s = ssd.stats();
+    assert!(
+        s.gc_invocations > 0 || s.flash_pages_written > s.host_pages_written || n < 2,
+        "{what}: GC never ran"
+    );
+    assert!(s.waf().is_finite() && s.waf() >= 1.0, "{what}");
+}
+
 #[test]
-fn every_ftl_runs_with_default_settings_at_a_small_capacity() {
+fn every_ftl_on_every_preset_runs_with_defaults_at_64_and_128_mib() {
+    for (name, _) in ssd::config::PRESETS {
+        for mib in [64, 128] {
+            for kind in FtlKind::ALL {
+                let mut cfg = SsdConfig::preset(name).unwrap();
+                cfg.ftl.scheme = kind;
+                let what = format!("{kind:?} on {name} at {mib} MiB");
+                let cfg = cfg
+                    .with_logical_capacity(mib * MIB)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(cfg.logical_bytes() >= mib * MIB, "{what}");
+                random_writes(cfg, 3, &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_ftl_runs_with_default_settings_at_its_smallest_capacity() {
     for kind in FtlKind::ALL {
         let mut cfg = preset();
         cfg.ftl.scheme = kind;
-        let bytes = match kind {
-            FtlKind::Page | FtlKind::Dftl => cfg.min_logical_bytes().unwrap(),
-            _ => 128 * MIB,
-        };
+        let bytes = cfg.min_logical_bytes().unwrap();
         let cfg = cfg
             .with_logical_capacity(bytes)
             .unwrap_or_else(|e| panic!("{kind:?} at {bytes} bytes: {e}"));
         assert!(cfg.logical_bytes() >= bytes);
         exercise(cfg);
     }
+}
+
+#[test]
+fn a_page_ftl_too_small_for_a_reserve_on_every_die_pools_its_blocks_for_the_device() {
+    for kind in [FtlKind::Page, FtlKind::Dftl] {
+        let mut cfg = preset();
+        cfg.ftl.scheme = kind;
+        let small = cfg.clone().with_logical_capacity(128 * MIB).unwrap();
+        assert_eq!(small.ftl.gc_pool, GcPool::Device, "{kind:?}");
+        assert!(small.spare_blocks() >= small.spare_blocks_needed());
+        // The reserve is as large as the preset's where the device's spare blocks hold it.
+        assert_eq!(
+            small.ftl.gc_free_blocks_min, cfg.ftl.gc_free_blocks_min,
+            "{kind:?}"
+        );
+        assert!(small.to_toml().contains("gc_pool = \"device\""));
+        // At the smallest per-die capacity, and above, nothing changes.
+        let min = cfg.min_logical_bytes().unwrap();
+        for bytes in [min, 1 << 30] {
+            let fits = cfg.clone().with_logical_capacity(bytes).unwrap();
+            assert_eq!(fits.ftl.gc_pool, GcPool::PerDie, "{kind:?} at {bytes}");
+            assert_eq!(
+                fits.ftl.gc_free_blocks_min, cfg.ftl.gc_free_blocks_min,
+                "{kind:?} at {bytes}"
+            );
+        }
+        assert!(!cfg.to_toml().contains("gc_pool"), "default not written");
+    }
+}
+
+#[test]
+fn dftl_cmt_entries_scale_with_capacity() {
+    let mut cfg = preset();
+    cfg.ftl.scheme = FtlKind::Dftl;
+    let ratio = cfg.ftl.cmt_entries as f64 / cfg.logical_pages() as f64;
+    for mib in [64, 128, 1024] {
+        let small = cfg.clone().with_logical_capacity(mib * MIB).unwrap();
+        let want = (ratio * small.logical_pages() as f64).round() as u32;
+        assert_eq!(small.ftl.cmt_entries, want.max(1), "{mib} MiB");
+        assert!((small.ftl.cmt_entries as u64) <= small.logical_pages());
+    }
+    // At the loaded size or larger, and when set after loading, the value is kept.
+    let large = cfg.clone().with_logical_capacity(64 << 30).unwrap();
+    assert_eq!(large.ftl.cmt_entries, cfg.ftl.cmt_entries);
+    let mut set = cfg.clone();
+    set.ftl.cmt_entries = 1000;
+    let small = set.with_logical_capacity(64 * MIB).unwrap();
+    assert_eq!(small.ftl.cmt_entries, 1000);
+    // A tiny device gets at least one entry, at most one per logical page.
+    let mut tiny = cfg.clone();
+    tiny.geometry.pages_per_block = 1;
+    let loaded = SsdConfig::from_toml(&tiny.to_toml(), "tiny").unwrap();
+    let min = loaded.min_logical_bytes().unwrap();
+    let t = loaded.with_logical_capacity(min).unwrap();
+    assert!(t.ftl.cmt_entries >= 1 && t.ftl.cmt_entries as u64 <= t.logical_pages());
 }
 
 #[test]
@@ -64,6 +162,7 @@ fn bast_at_128_mib_lowers_its_log_blocks_to_what_the_spare_blocks_hold() {
 fn a_page_ftl_too_small_for_its_open_blocks_states_the_smallest_capacity() {
     let mut cfg = preset();
     cfg.ftl.scheme = FtlKind::Page;
+    cfg.ftl.streams = 32; // 33 open blocks do not fit 19 spare blocks, pooled or per die
     let e = cfg.clone().with_logical_capacity(128 * MIB).unwrap_err();
     let ConfigError::TooSmall {
         min_logical_bytes, ..
@@ -85,7 +184,9 @@ fn the_smallest_capacity_is_the_smallest() {
         let mut cfg = preset();
         cfg.ftl.scheme = kind;
         let min = cfg.min_logical_bytes().unwrap();
-        let at_min = cfg.clone().with_logical_capacity(min).unwrap();
+        let mut at_min = cfg.clone().with_logical_capacity(min).unwrap();
+        // DFTL's CMT scales with the size (dftl_cmt_entries_scale_with_capacity).
+        at_min.ftl.cmt_entries = cfg.ftl.cmt_entries;
         assert_eq!(
             at_min.ftl, cfg.ftl,
             "{kind:?}: no setting lowered at the minimum"

@@ -5,7 +5,7 @@
 //! (`check_invariants`) and once more at the end.
 
 use proptest::prelude::*;
-use ssd::{GcPolicy, GcStreamMode, Lpn, ReadPage, SimTime, Ssd, SsdConfig, StreamId};
+use ssd::{GcPolicy, GcPool, GcStreamMode, Lpn, ReadPage, SimTime, Ssd, SsdConfig, StreamId};
 use std::collections::HashMap;
 
 #[derive(Clone, Debug)]
@@ -46,6 +46,10 @@ fn policy() -> impl Strategy<Value = GcPolicy> {
         Just(GcPolicy::Fifo),
         Just(GcPolicy::CostBenefit)
     ]
+}
+
+fn pool() -> impl Strategy<Value = GcPool> {
+    prop_oneof![Just(GcPool::PerDie), Just(GcPool::Device)]
 }
 
 fn mode() -> impl Strategy<Value = GcStreamMode> {
@@ -119,9 +123,11 @@ proptest! {
         mode in mode(),
         streams in 1u16..4,
         timing in any::<bool>(),
+        gc_pool in pool(),
         ops in proptest::collection::vec(op_strategy(1 << 20, 3), 200..1500),
     ) {
-        let cfg = config(policy, mode, streams, timing);
+        let mut cfg = config(policy, mode, streams, timing);
+        cfg.ftl.gc_pool = gc_pool;
         let n = cfg.logical_pages();
         let ops: Vec<Op> = ops.into_iter().map(|op| match op {
             Op::Write { lpn, pages, stream } => Op::Write { lpn: lpn % n, pages, stream: stream % streams },

@@ -9,7 +9,9 @@
 //! this module applies: copy the victim's valid pages to the GC stream's open block — or back
 //! to the victim's own stream, per `gc_stream` — then erase it) until the die has more. GC
 //! starts when the host write arrives and occupies the die, so its time is charged to the
-//! die it uses and the host write waits behind it on the die's timeline.
+//! die it uses and the host write waits behind it on the die's timeline. With
+//! `gc_pool = "device"` (small devices on many dies) the pools, open blocks, cursor and victim
+//! index treat the whole device as one die; flash timing still charges each block's own die.
 //!
 //! Invariants ([`PageFtl::verify`]): `l2p` and `p2l` are inverse on mapped pages; each block's
 //! valid count equals its mapped pages; mapped pages are programmed; free blocks are erased;
@@ -20,7 +22,7 @@
 use super::blocks::{BlockManager, NIL};
 use super::gc::{VictimIndex, VictimPolicy};
 use super::{Done, Found, Ftl, HostWrite};
-use crate::config::{GcStreamMode, SsdConfig};
+use crate::config::{GcPool, GcStreamMode, SsdConfig};
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{Flash, Layout, TAG_EMPTY};
 use crate::types::{BlockId, Lpn, Ppn, SimTime};
@@ -43,6 +45,9 @@ impl BlockState {
 }
 
 pub(crate) struct PageFtl<P> {
+    /// The layout the pools, open blocks and GC see: the flash's, or (`gc_pool = "device"`)
+    /// the whole device as one die. Pages and blocks keep their flash numbers either way.
+    g: Layout,
     logical: u64,
     streams: u16,
     gc_mode: GcStreamMode,
@@ -71,10 +76,18 @@ impl<P: VictimPolicy> PageFtl<P> {
     /// A page-mapping FTL over `logical` pages (DFTL adds its translation pages after the
     /// host's logical space).
     pub fn with_logical_pages(cfg: &SsdConfig, flash: &Flash, logical: u64) -> PageFtl<P> {
-        let g = &flash.layout;
+        let g = &match cfg.ftl.gc_pool {
+            GcPool::PerDie => flash.layout,
+            GcPool::Device => Layout {
+                dies: 1,
+                blocks_per_die: flash.layout.total_blocks(),
+                ..flash.layout
+            },
+        };
         let blocks = g.total_blocks() as usize;
         let streams = cfg.ftl.streams;
         PageFtl {
+            g: *g,
             logical,
             streams,
             gc_mode: cfg.ftl.gc_stream,
@@ -101,7 +114,7 @@ impl<P: VictimPolicy> PageFtl<P> {
         now: SimTime,
         in_gc: bool,
     ) -> Result<(u32, SimTime), SsdError> {
-        let g = flash.layout;
+        let g = self.g;
         let b = self.blocks.open_block(&g, slot, die);
         if b != NIL {
             return Ok((b, now));
@@ -140,7 +153,7 @@ impl<P: VictimPolicy> PageFtl<P> {
 
     /// Reclaim one victim on `die`: copy its valid pages, erase it, free it.
     fn reclaim(&mut self, flash: &mut Flash, die: u32, now: SimTime) -> Result<SimTime, SsdError> {
-        let g = flash.layout;
+        let g = self.g;
         let victim = self
             .victims
             .take_victim(&g, die)
@@ -215,7 +228,7 @@ impl<P: VictimPolicy> PageFtl<P> {
     #[inline]
     fn close_if_full(&mut self, flash: &Flash, slot: u16, die: u32, block: u32) {
         if flash.is_full(BlockId(block)) {
-            let g = &flash.layout;
+            let g = &self.g;
             self.blocks.set_open(g, slot, die, NIL);
             self.state[block as usize] = BlockState::Closed;
             let valid = self.victims.valid(block);
@@ -226,7 +239,7 @@ impl<P: VictimPolicy> PageFtl<P> {
     /// L2P and P2L are inverse, mapped pages are programmed, and each block's valid count is
     /// its mapped pages. Returns the mapped pages per block.
     fn verify_maps(&self, flash: &Flash) -> Result<Vec<u32>, InvariantError> {
-        let g = &flash.layout;
+        let g = &self.g;
         let mut valid = vec![0u32; self.state.len()];
         for (ppn, &lpn) in self.p2l.iter().enumerate() {
             if lpn == NIL {
@@ -257,7 +270,7 @@ impl<P: VictimPolicy> PageFtl<P> {
 
     /// Block states agree with the pools, the open slots, the write pointers and the index.
     fn verify_blocks(&self, flash: &Flash) -> Result<(), InvariantError> {
-        let g = &flash.layout;
+        let g = &self.g;
         let pooled = self.blocks.verify(flash)?;
         for (i, &b) in self.blocks.open_blocks().iter().enumerate() {
             if b != NIL
@@ -296,7 +309,7 @@ impl<P: VictimPolicy> PageFtl<P> {
     /// block manager (pooled blocks whole, open blocks above their write pointer), valid pages
     /// from L2P, invalid pages from flash (programmed pages P2L does not map).
     fn verify_accounting(&self, flash: &Flash) -> Result<(), InvariantError> {
-        let g = &flash.layout;
+        let g = &self.g;
         let pooled = self.blocks.pooled().count() as u64 * g.ppb as u64;
         let open: u64 = self
             .blocks
@@ -353,7 +366,7 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
             data,
             now,
         } = w;
-        let g = flash.layout;
+        let g = self.g;
         let s = stream.0 as usize;
         let mut die = self.cursor[s];
         self.cursor[s] = if die + 1 == g.dies { 0 } else { die + 1 };
@@ -387,8 +400,9 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
         Ok((flash.read(Ppn(p as u64), now), Some(Ppn(p as u64))))
     }
 
-    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Done {
-        self.unmap(&flash.layout, lpn.0);
+    fn trim(&mut self, _flash: &mut Flash, lpn: Lpn, now: SimTime) -> Done {
+        let g = self.g;
+        self.unmap(&g, lpn.0);
         Ok(now)
     }
 

@@ -98,6 +98,25 @@ fn log_blocks(
 }
 
 #[test]
+fn page_ftl_with_one_pool_for_the_device_churns_clean_and_its_verify_can_fail() {
+    let mut cfg = small(FtlKind::Page);
+    cfg.ftl.gc_pool = crate::config::GcPool::Device;
+    cfg.validate().unwrap();
+    let mut flash = Flash::new(&cfg);
+    let mut ftl = PageFtl::<Greedy>::new(&cfg, &flash);
+    write_all(&mut ftl, &mut flash, churn(cfg.logical_pages()));
+    assert!(flash.stats.gc_invocations > 0);
+    write_all(&mut ftl, &mut flash, [0]); // one more write: the host slot has an open block
+                                          // One pool: one open-block slot per stream, and the host's open block is slot 0.
+    assert_eq!(ftl.blocks.open_blocks().len(), cfg.ftl.streams as usize + 1);
+    let b = ftl.blocks.open_blocks()[0];
+    assert_ne!(b, NIL);
+    ftl.blocks.open_mut()[1] = b;
+    let e = ftl.verify(&flash).unwrap_err();
+    assert!(matches!(e, InvariantError::PageAccounting { .. }), "{e}");
+}
+
+#[test]
 fn page_ftl_verify_fails_on_a_lost_mapping() {
     let (cfg, flash, mut ftl) = churned(FtlKind::Page, PageFtl::<Greedy>::new);
     let l = (0..cfg.logical_pages() as usize)
