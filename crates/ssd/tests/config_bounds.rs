@@ -147,6 +147,23 @@ fn dftl_cmt_entries_scale_with_capacity() {
 }
 
 #[test]
+fn a_cmt_larger_than_the_logical_space_reports_only_what_it_can_hold() {
+    // Issue 9: `--cmt-entries 4294967295` reported a 32 GiB table on a small device.
+    let mut cfg = preset();
+    cfg.ftl.scheme = FtlKind::Dftl;
+    let mut cfg = cfg.with_logical_capacity(64 * MIB).unwrap();
+    let pages = cfg.logical_pages();
+    cfg.ftl.cmt_entries = u32::MAX;
+    let ssd = Ssd::new(cfg).unwrap();
+    let tpages = pages.div_ceil(cfg_page_bytes() / 4);
+    assert_eq!(ssd.mapping_bytes(), pages * 8 + tpages * 4);
+}
+
+fn cfg_page_bytes() -> u64 {
+    preset().geometry.page_bytes as u64
+}
+
+#[test]
 fn bast_at_128_mib_lowers_its_log_blocks_to_what_the_spare_blocks_hold() {
     let mut cfg = preset();
     cfg.ftl.scheme = FtlKind::Bast;

@@ -48,7 +48,9 @@ impl<P: VictimPolicy> Dftl<P> {
             inner,
             host_pages,
             per_tpage,
-            capacity: cfg.ftl.cmt_entries.max(1) as usize,
+            // A CMT never holds more entries than there are host pages: a larger setting
+            // allocates and reports no more than that.
+            capacity: (cfg.ftl.cmt_entries.max(1) as u64).min(host_pages.max(1)) as usize,
             cmt: Lru::new(),
             dirty_by_tpage: HashMap::new(),
         }
