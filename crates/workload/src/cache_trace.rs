@@ -46,6 +46,22 @@ pub enum PageTraceFormat {
 }
 
 impl PageTraceFormat {
+    /// Every format decoded from a byte stream (all but the generated [`PageTraceFormat::Tpcc`]).
+    pub const DECODED: [PageTraceFormat; 12] = [
+        PageTraceFormat::Text,
+        PageTraceFormat::Arc,
+        PageTraceFormat::Lirs,
+        PageTraceFormat::U32Be,
+        PageTraceFormat::U32Le,
+        PageTraceFormat::U64Be,
+        PageTraceFormat::Block(TraceFormat::ALL[0]),
+        PageTraceFormat::Block(TraceFormat::ALL[1]),
+        PageTraceFormat::Block(TraceFormat::ALL[2]),
+        PageTraceFormat::Block(TraceFormat::ALL[3]),
+        PageTraceFormat::Block(TraceFormat::ALL[4]),
+        PageTraceFormat::Block(TraceFormat::ALL[5]),
+    ];
+
     pub const HELP: &'static str =
         "text (R|W page), arc (.lis), lirs, u32be, u32le, u64be, tpcc (--trace warehouses=13,transactions=N,seed=S), block:FORMAT (FORMAT: msr, spc, disksim, systor, tencent, blkparse)";
 
@@ -401,6 +417,23 @@ pub fn decode_bytes(
     PageRefs::from_reader(Path::new("<bytes>"), input, format, page_bytes).collect()
 }
 
+/// The fuzz entry (cargo-fuzz target `page_traces` and its proptest twin): the first byte of
+/// `data` picks one of [`PageTraceFormat::DECODED`], the rest is decoded until an error or
+/// `max_refs` references (an ARC line may reference up to 2^32 blocks: a bounded prefix is
+/// enough). Never panics.
+pub fn fuzz_decode(data: &[u8], max_refs: usize) {
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    let format = PageTraceFormat::DECODED[sel as usize % PageTraceFormat::DECODED.len()];
+    let input = Box::new(std::io::Cursor::new(rest.to_vec()));
+    for r in PageRefs::from_reader(Path::new("fuzz"), input, format, 4096).take(max_refs) {
+        if r.is_err() {
+            break;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,16 +497,10 @@ mod tests {
 
     #[test]
     fn formats_parse_by_name() {
-        for f in [
-            PageTraceFormat::Text,
-            PageTraceFormat::Arc,
-            PageTraceFormat::Lirs,
-            PageTraceFormat::U32Be,
-            PageTraceFormat::U32Le,
-            PageTraceFormat::U64Be,
-            PageTraceFormat::Block(TraceFormat::Msr),
-            PageTraceFormat::Tpcc,
-        ] {
+        for f in PageTraceFormat::DECODED
+            .into_iter()
+            .chain([PageTraceFormat::Tpcc])
+        {
             assert_eq!(PageTraceFormat::parse(&f.name()), Some(f));
         }
         assert_eq!(PageTraceFormat::parse("block:nope"), None);
