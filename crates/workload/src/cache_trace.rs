@@ -20,9 +20,10 @@
 //! [`PageTraceError`] naming the file and the line (text) or byte offset (binary) and what is
 //! wrong; decoding stops there. Nothing in here panics on input.
 
+use crate::lines::{LineError, Lines};
 use crate::trace::{open_text, parse_line};
 use crate::{OpKind, TraceFormat, WorkloadError};
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 /// One page reference.
@@ -142,15 +143,12 @@ struct Run {
 
 /// A decoded page-reference stream; see the module docs.
 pub struct PageRefs {
-    path: PathBuf,
     format: PageTraceFormat,
     page_bytes: u64,
-    input: Box<dyn BufRead + Send>,
-    /// Lines read (text) or bytes read (binary).
-    position: u64,
-    buf: Vec<u8>,
+    /// The stream; binary formats read records from its input and count bytes in `offset`.
+    lines: Lines,
+    offset: u64,
     run: Option<Run>,
-    done: bool,
 }
 
 impl PageRefs {
@@ -173,30 +171,18 @@ impl PageRefs {
         page_bytes: u32,
     ) -> PageRefs {
         PageRefs {
-            path: name.to_path_buf(),
             format,
             page_bytes: page_bytes.max(1) as u64,
-            input,
-            position: 0,
-            buf: Vec::with_capacity(256),
+            lines: Lines::new(name, input),
+            offset: 0,
             run: None,
-            done: false,
-        }
-    }
-
-    fn fail(&mut self, reason: String) -> PageTraceError {
-        self.done = true;
-        PageTraceError::Line {
-            path: self.path.clone(),
-            line: self.position,
-            reason,
         }
     }
 
     fn io(&mut self, source: std::io::Error) -> PageTraceError {
-        self.done = true;
+        self.lines.stop();
         PageTraceError::Io {
-            path: self.path.clone(),
+            path: self.lines.path().to_path_buf(),
             source,
         }
     }
@@ -205,7 +191,7 @@ impl PageRefs {
         let mut rec = [0u8; 8];
         let mut got = 0;
         while got < n {
-            match self.input.read(&mut rec[got..n]) {
+            match self.lines.input().read(&mut rec[got..n]) {
                 Ok(0) => break,
                 Ok(k) => got += k,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -215,12 +201,12 @@ impl PageRefs {
         if got == 0 {
             return None;
         }
-        let offset_bytes = self.position;
-        self.position += got as u64;
+        let offset_bytes = self.offset;
+        self.offset += got as u64;
         if got < n {
-            self.done = true;
+            self.lines.stop();
             return Some(Err(PageTraceError::Truncated {
-                path: self.path.clone(),
+                path: self.lines.path().to_path_buf(),
                 offset_bytes,
                 record_bytes: n,
                 got_bytes: got,
@@ -236,25 +222,22 @@ impl PageRefs {
 
     /// Read lines until one yields references; `None` at the end.
     fn next_line(&mut self) -> Option<Result<PageRef, PageTraceError>> {
-        loop {
-            self.buf.clear();
-            match self.input.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
-                Ok(_) => self.position += 1,
-                Err(e) => return Some(Err(self.io(e))),
+        let (format, page_bytes) = (self.format, self.page_bytes);
+        let parsed = self.lines.next_parsed(
+            "line is not UTF-8 text (is this the right file and format?)",
+            |text| decode_line(format, text, page_bytes),
+        )?;
+        match parsed {
+            Ok(run) => {
+                self.run = Some(run);
+                self.next_from_run()
             }
-            let parsed = match std::str::from_utf8(&self.buf) {
-                Ok(text) => decode_line(self.format, text, self.page_bytes),
-                Err(_) => Err("line is not UTF-8 text (is this the right file and format?)".into()),
-            };
-            match parsed {
-                Ok(Some(run)) => {
-                    self.run = Some(run);
-                    return self.next_from_run();
-                }
-                Ok(None) => continue,
-                Err(reason) => return Some(Err(self.fail(reason))),
-            }
+            Err(LineError::Io(e)) => Some(Err(self.io(e))),
+            Err(LineError::Parse(reason)) => Some(Err(PageTraceError::Line {
+                path: self.lines.path().to_path_buf(),
+                line: self.lines.line(),
+                reason,
+            })),
         }
     }
 
@@ -276,7 +259,7 @@ impl Iterator for PageRefs {
     type Item = Result<PageRef, PageTraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
+        if self.lines.stopped() {
             return None;
         }
         if self.run.is_some() {
@@ -287,7 +270,7 @@ impl Iterator for PageRefs {
             None => self.next_line(),
         };
         if r.is_none() {
-            self.done = true;
+            self.lines.stop();
         }
         r
     }
