@@ -2,9 +2,10 @@
 //! counts that add up, the curve's grid equal to a direct run, percentage sizes, and clear
 //! errors (file and line) for malformed traces and bad flags, never a panic.
 
-use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+
+mod common;
+use common::{flashlab, json};
 
 const REQUIRED: [&str; 12] = [
     "references",
@@ -20,22 +21,6 @@ const REQUIRED: [&str; 12] = [
     "elapsed_ms",
     "refs_per_wall_second",
 ];
-
-fn flashlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .output()
-        .expect("run flashlab")
-}
-
-fn json(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
-}
 
 fn trace(dir: &Path) -> String {
     // 300 references over 40 pages: a loop over all of them interleaved with a hot set of 6.

@@ -5,19 +5,11 @@
 
 use serde_json::Value;
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
+
+mod common;
+use common::{flashlab, stderr};
 use std::time::{Duration, Instant};
-
-fn flashlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .output()
-        .expect("run flashlab")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// The run fails with exit status 2, an error mentioning every `needle`, and no panic.
 fn refused(args: &[&str], needles: &[&str]) -> String {

@@ -3,28 +3,10 @@
 //! killed with SIGKILL at a random moment leaving a clean store with every committed key.
 
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-fn flashlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .output()
-        .expect("run flashlab")
-}
-
-fn json(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
-}
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
+mod common;
+use common::{flashlab, json, path_str as s};
 
 #[test]
 fn load_run_stat_check_get_put_scan_on_a_file() {

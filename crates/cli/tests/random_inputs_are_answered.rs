@@ -15,6 +15,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 /// CPU seconds the child may use: far above any case here (each takes well under one).
 const CPU_LIMIT_SECONDS: u64 = 60;
 /// The harness gives up on a child after this (a hang), and fails.
@@ -299,10 +301,7 @@ fn set_fields(toml: &str, fields: &[(String, String)]) -> String {
 /// A tiny device to mutate: `mlc-sata-2010` on one channel of two dies, 128 blocks of 32
 /// pages per die (8192 pages, 32 MiB).
 fn tiny_toml() -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(["presets", "--show", "mlc-sata-2010"])
-        .output()
-        .unwrap();
+    let o = common::flashlab(&["presets", "--show", "mlc-sata-2010"]);
     let preset = String::from_utf8(o.stdout).unwrap();
     let tiny = [
         ("channels", "1"),

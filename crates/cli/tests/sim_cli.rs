@@ -4,7 +4,9 @@
 
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+
+mod common;
+use common::flashlab;
 
 const WALL_KEYS: [&str; 4] = [
     "wall_seconds",
@@ -33,13 +35,6 @@ const REQUIRED: [&str; 18] = [
     "requests_clipped",
     "waf_model_applies",
 ];
-
-fn flashlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(args)
-        .output()
-        .expect("run flashlab")
-}
 
 fn sim_json(extra: &[&str]) -> Value {
     let mut args = vec![

@@ -20,9 +20,10 @@
 //! [`PageTraceError`] naming the file and the line (text) or byte offset (binary) and what is
 //! wrong; decoding stops there. Nothing in here panics on input.
 
+use crate::lines::{LineError, Lines};
 use crate::trace::{open_text, parse_line};
 use crate::{OpKind, TraceFormat, WorkloadError};
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 /// One page reference.
@@ -46,6 +47,22 @@ pub enum PageTraceFormat {
 }
 
 impl PageTraceFormat {
+    /// Every format decoded from a byte stream (all but the generated [`PageTraceFormat::Tpcc`]).
+    pub const DECODED: [PageTraceFormat; 12] = [
+        PageTraceFormat::Text,
+        PageTraceFormat::Arc,
+        PageTraceFormat::Lirs,
+        PageTraceFormat::U32Be,
+        PageTraceFormat::U32Le,
+        PageTraceFormat::U64Be,
+        PageTraceFormat::Block(TraceFormat::ALL[0]),
+        PageTraceFormat::Block(TraceFormat::ALL[1]),
+        PageTraceFormat::Block(TraceFormat::ALL[2]),
+        PageTraceFormat::Block(TraceFormat::ALL[3]),
+        PageTraceFormat::Block(TraceFormat::ALL[4]),
+        PageTraceFormat::Block(TraceFormat::ALL[5]),
+    ];
+
     pub const HELP: &'static str =
         "text (R|W page), arc (.lis), lirs, u32be, u32le, u64be, tpcc (--trace warehouses=13,transactions=N,seed=S), block:FORMAT (FORMAT: msr, spc, disksim, systor, tencent, blkparse)";
 
@@ -126,15 +143,12 @@ struct Run {
 
 /// A decoded page-reference stream; see the module docs.
 pub struct PageRefs {
-    path: PathBuf,
     format: PageTraceFormat,
     page_bytes: u64,
-    input: Box<dyn BufRead + Send>,
-    /// Lines read (text) or bytes read (binary).
-    position: u64,
-    buf: Vec<u8>,
+    /// The stream; binary formats read records from its input and count bytes in `offset`.
+    lines: Lines,
+    offset: u64,
     run: Option<Run>,
-    done: bool,
 }
 
 impl PageRefs {
@@ -157,30 +171,18 @@ impl PageRefs {
         page_bytes: u32,
     ) -> PageRefs {
         PageRefs {
-            path: name.to_path_buf(),
             format,
             page_bytes: page_bytes.max(1) as u64,
-            input,
-            position: 0,
-            buf: Vec::with_capacity(256),
+            lines: Lines::new(name, input),
+            offset: 0,
             run: None,
-            done: false,
-        }
-    }
-
-    fn fail(&mut self, reason: String) -> PageTraceError {
-        self.done = true;
-        PageTraceError::Line {
-            path: self.path.clone(),
-            line: self.position,
-            reason,
         }
     }
 
     fn io(&mut self, source: std::io::Error) -> PageTraceError {
-        self.done = true;
+        self.lines.stop();
         PageTraceError::Io {
-            path: self.path.clone(),
+            path: self.lines.path().to_path_buf(),
             source,
         }
     }
@@ -189,7 +191,7 @@ impl PageRefs {
         let mut rec = [0u8; 8];
         let mut got = 0;
         while got < n {
-            match self.input.read(&mut rec[got..n]) {
+            match self.lines.input().read(&mut rec[got..n]) {
                 Ok(0) => break,
                 Ok(k) => got += k,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -199,12 +201,12 @@ impl PageRefs {
         if got == 0 {
             return None;
         }
-        let offset_bytes = self.position;
-        self.position += got as u64;
+        let offset_bytes = self.offset;
+        self.offset += got as u64;
         if got < n {
-            self.done = true;
+            self.lines.stop();
             return Some(Err(PageTraceError::Truncated {
-                path: self.path.clone(),
+                path: self.lines.path().to_path_buf(),
                 offset_bytes,
                 record_bytes: n,
                 got_bytes: got,
@@ -220,25 +222,22 @@ impl PageRefs {
 
     /// Read lines until one yields references; `None` at the end.
     fn next_line(&mut self) -> Option<Result<PageRef, PageTraceError>> {
-        loop {
-            self.buf.clear();
-            match self.input.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
-                Ok(_) => self.position += 1,
-                Err(e) => return Some(Err(self.io(e))),
+        let (format, page_bytes) = (self.format, self.page_bytes);
+        let parsed = self.lines.next_parsed(
+            "line is not UTF-8 text (is this the right file and format?)",
+            |text| decode_line(format, text, page_bytes),
+        )?;
+        match parsed {
+            Ok(run) => {
+                self.run = Some(run);
+                self.next_from_run()
             }
-            let parsed = match std::str::from_utf8(&self.buf) {
-                Ok(text) => decode_line(self.format, text, self.page_bytes),
-                Err(_) => Err("line is not UTF-8 text (is this the right file and format?)".into()),
-            };
-            match parsed {
-                Ok(Some(run)) => {
-                    self.run = Some(run);
-                    return self.next_from_run();
-                }
-                Ok(None) => continue,
-                Err(reason) => return Some(Err(self.fail(reason))),
-            }
+            Err(LineError::Io(e)) => Some(Err(self.io(e))),
+            Err(LineError::Parse(reason)) => Some(Err(PageTraceError::Line {
+                path: self.lines.path().to_path_buf(),
+                line: self.lines.line(),
+                reason,
+            })),
         }
     }
 
@@ -260,7 +259,7 @@ impl Iterator for PageRefs {
     type Item = Result<PageRef, PageTraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
+        if self.lines.stopped() {
             return None;
         }
         if self.run.is_some() {
@@ -271,7 +270,7 @@ impl Iterator for PageRefs {
             None => self.next_line(),
         };
         if r.is_none() {
-            self.done = true;
+            self.lines.stop();
         }
         r
     }
@@ -401,6 +400,23 @@ pub fn decode_bytes(
     PageRefs::from_reader(Path::new("<bytes>"), input, format, page_bytes).collect()
 }
 
+/// The fuzz entry (cargo-fuzz target `page_traces` and its proptest twin): the first byte of
+/// `data` picks one of [`PageTraceFormat::DECODED`], the rest is decoded until an error or
+/// `max_refs` references (an ARC line may reference up to 2^32 blocks: a bounded prefix is
+/// enough). Never panics.
+pub fn fuzz_decode(data: &[u8], max_refs: usize) {
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    let format = PageTraceFormat::DECODED[sel as usize % PageTraceFormat::DECODED.len()];
+    let input = Box::new(std::io::Cursor::new(rest.to_vec()));
+    for r in PageRefs::from_reader(Path::new("fuzz"), input, format, 4096).take(max_refs) {
+        if r.is_err() {
+            break;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,16 +480,10 @@ mod tests {
 
     #[test]
     fn formats_parse_by_name() {
-        for f in [
-            PageTraceFormat::Text,
-            PageTraceFormat::Arc,
-            PageTraceFormat::Lirs,
-            PageTraceFormat::U32Be,
-            PageTraceFormat::U32Le,
-            PageTraceFormat::U64Be,
-            PageTraceFormat::Block(TraceFormat::Msr),
-            PageTraceFormat::Tpcc,
-        ] {
+        for f in PageTraceFormat::DECODED
+            .into_iter()
+            .chain([PageTraceFormat::Tpcc])
+        {
             assert_eq!(PageTraceFormat::parse(&f.name()), Some(f));
         }
         assert_eq!(PageTraceFormat::parse("block:nope"), None);

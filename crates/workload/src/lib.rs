@@ -13,6 +13,7 @@
 //! Invariant: every request a generator or reader yields lies inside `0..logical_pages`.
 
 pub mod cache_trace;
+pub mod lines;
 pub mod page_cache;
 pub mod spec;
 pub mod synth;

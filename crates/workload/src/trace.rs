@@ -16,10 +16,11 @@
 //! `Wrap` takes the first page modulo the device's pages; `Scale` maps `0..max_byte`
 //! proportionally onto the device. Either way a request crossing the device's end is clipped.
 
+use crate::lines::Lines;
 use crate::{ClipCount, LbaMapping, OpKind, Request, Target, WorkloadError};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TraceFormat {
@@ -280,33 +281,16 @@ pub fn open_text(path: &Path) -> Result<Box<dyn BufRead + Send>, WorkloadError> 
 
 /// Streams the records of a trace file with their line numbers.
 pub struct Records {
-    path: PathBuf,
     format: TraceFormat,
-    input: Box<dyn BufRead + Send>,
-    line: u64,
-    buf: Vec<u8>,
-    failed: bool,
+    lines: Lines,
 }
 
 impl Records {
     pub fn open(path: &Path, format: TraceFormat) -> Result<Records, WorkloadError> {
         Ok(Records {
-            path: path.to_path_buf(),
             format,
-            input: open_text(path)?,
-            line: 0,
-            buf: Vec::with_capacity(256),
-            failed: false,
+            lines: Lines::new(path, open_text(path)?),
         })
-    }
-
-    fn parse_error(&mut self, reason: String) -> WorkloadError {
-        self.failed = true;
-        WorkloadError::Parse {
-            path: self.path.clone(),
-            line: self.line,
-            reason,
-        }
     }
 }
 
@@ -314,30 +298,12 @@ impl Iterator for Records {
     type Item = Result<Record, WorkloadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        while !self.failed {
-            self.buf.clear();
-            match self.input.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
-                Ok(_) => self.line += 1,
-                Err(source) => {
-                    self.failed = true;
-                    return Some(Err(WorkloadError::Io {
-                        path: self.path.clone(),
-                        source,
-                    }));
-                }
-            }
-            let parsed = match std::str::from_utf8(&self.buf) {
-                Ok(text) => parse_line(self.format, text),
-                Err(_) => Err("line is not UTF-8 text (is this the right file and format?)".into()),
-            };
-            match parsed {
-                Ok(Some(r)) => return Some(Ok(r)),
-                Ok(None) => continue,
-                Err(reason) => return Some(Err(self.parse_error(reason))),
-            }
-        }
-        None
+        let format = self.format;
+        let r = self.lines.next_parsed(
+            "line is not UTF-8 text (is this the right file and format?)",
+            |text| parse_line(format, text),
+        )?;
+        Some(r.map_err(|e| WorkloadError::from_line(&self.lines, e)))
     }
 }
 

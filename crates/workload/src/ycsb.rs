@@ -24,13 +24,14 @@
 //! measurement lines are skipped; anything else malformed is a [`WorkloadError::Parse`]
 //! naming the file, line and field.
 
+use crate::lines::Lines;
 use crate::trace::open_text;
 use crate::WorkloadError;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::fmt;
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// YCSB's zipfian constant (`ZipfianGenerator.ZIPFIAN_CONSTANT`).
 pub const ZIPF_THETA: f64 = 0.99;
@@ -640,12 +641,8 @@ pub fn parse_log_line(line: &str, value_bytes: u32) -> Result<Option<YcsbOp>, St
 /// Streams the operations of a YCSB request log (plain or compressed, as trace files);
 /// writes get `value_bytes`-byte values. Stops after the first error.
 pub struct LogReader {
-    path: PathBuf,
-    input: Box<dyn BufRead + Send>,
+    lines: Lines,
     value_bytes: u32,
-    line: u64,
-    buf: Vec<u8>,
-    failed: bool,
 }
 
 impl LogReader {
@@ -656,21 +653,8 @@ impl LogReader {
     /// Read a log from `input`; errors name `path`.
     pub fn new(path: &Path, input: Box<dyn BufRead + Send>, value_bytes: u32) -> LogReader {
         LogReader {
-            path: path.to_path_buf(),
-            input,
+            lines: Lines::new(path, input),
             value_bytes,
-            line: 0,
-            buf: Vec::with_capacity(256),
-            failed: false,
-        }
-    }
-
-    fn fail(&mut self, reason: String) -> WorkloadError {
-        self.failed = true;
-        WorkloadError::Parse {
-            path: self.path.clone(),
-            line: self.line,
-            reason,
         }
     }
 }
@@ -679,28 +663,12 @@ impl Iterator for LogReader {
     type Item = Result<YcsbOp, WorkloadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        while !self.failed {
-            self.buf.clear();
-            match self.input.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
-                Ok(_) => self.line += 1,
-                Err(source) => {
-                    self.failed = true;
-                    let path = self.path.clone();
-                    return Some(Err(WorkloadError::Io { path, source }));
-                }
-            }
-            let parsed = match std::str::from_utf8(&self.buf) {
-                Ok(text) => parse_log_line(text, self.value_bytes),
-                Err(_) => Err("line is not UTF-8 text (is this a YCSB request log?)".into()),
-            };
-            match parsed {
-                Ok(Some(op)) => return Some(Ok(op)),
-                Ok(None) => continue,
-                Err(reason) => return Some(Err(self.fail(reason))),
-            }
-        }
-        None
+        let value_bytes = self.value_bytes;
+        let r = self.lines.next_parsed(
+            "line is not UTF-8 text (is this a YCSB request log?)",
+            |text| parse_log_line(text, value_bytes),
+        )?;
+        Some(r.map_err(|e| WorkloadError::from_line(&self.lines, e)))
     }
 }
 

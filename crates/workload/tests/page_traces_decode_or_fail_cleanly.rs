@@ -4,41 +4,21 @@
 
 use proptest::prelude::*;
 use std::path::Path;
-use workload::cache_trace::{decode_bytes, PageRef, PageRefs, PageTraceFormat};
-use workload::TraceFormat;
-
-fn formats() -> Vec<PageTraceFormat> {
-    let mut f = vec![
-        PageTraceFormat::Text,
-        PageTraceFormat::Arc,
-        PageTraceFormat::Lirs,
-        PageTraceFormat::U32Be,
-        PageTraceFormat::U32Le,
-        PageTraceFormat::U64Be,
-    ];
-    f.extend(TraceFormat::ALL.map(PageTraceFormat::Block));
-    f
-}
+use workload::cache_trace::{decode_bytes, fuzz_decode, PageRef, PageRefs, PageTraceFormat};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200), sel in 0usize..12) {
-        let all = formats();
-        let f = all[sel % all.len()];
-        // Arc lines may ask for up to 2^32 pages: look at a bounded prefix of the stream.
-        let input = Box::new(std::io::Cursor::new(bytes));
-        for r in PageRefs::from_reader(Path::new("fuzz"), input, f, 4096).take(10_000) {
-            if r.is_err() {
-                break;
-            }
-        }
+        let mut data = vec![sel as u8];
+        data.extend(bytes);
+        fuzz_decode(&data, 10_000);
     }
 
     #[test]
     fn text_like_lines_never_panic(lines in prop::collection::vec("[RWrw*# 0-9a-z,.-]{0,30}", 0..20), sel in 0usize..12) {
-        let all = formats();
+        let all = PageTraceFormat::DECODED;
         let text = lines.join("\n");
         let input = Box::new(std::io::Cursor::new(text.into_bytes()));
         for r in PageRefs::from_reader(Path::new("fuzz"), input, all[sel % all.len()], 512).take(10_000) {

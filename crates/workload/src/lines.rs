@@ -1,0 +1,158 @@
+//! Numbered line reading shared by the text trace and log readers ([`crate::trace::Records`],
+//! [`crate::ycsb::LogReader`], [`crate::cache_trace::PageRefs`]): one line at a time into a
+//! reused buffer, counting lines from 1, stopping for good after the first error.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+/// Why [`Lines::next_parsed`] stopped: the reader failed, or a line did not parse (the line
+/// is [`Lines::line`]).
+#[derive(Debug)]
+pub enum LineError {
+    Io(std::io::Error),
+    Parse(String),
+}
+
+/// A numbered line reader over an open stream; `path` names the stream in errors.
+pub struct Lines {
+    path: PathBuf,
+    input: Box<dyn BufRead + Send>,
+    line: u64,
+    buf: Vec<u8>,
+    stopped: bool,
+}
+
+impl Lines {
+    pub fn new(path: &Path, input: Box<dyn BufRead + Send>) -> Lines {
+        Lines {
+            path: path.to_path_buf(),
+            input,
+            line: 0,
+            buf: Vec::with_capacity(256),
+            stopped: false,
+        }
+    }
+
+    /// The stream's name, for errors.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The number of the last line read (1-based; 0 before the first).
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// The underlying stream (binary formats read records from it directly).
+    pub fn input(&mut self) -> &mut (dyn BufRead + Send) {
+        &mut *self.input
+    }
+
+    /// Stop: every later read is the end.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// The next line's bytes (with its newline); `None` at the end or once stopped. A read
+    /// error stops the reader.
+    pub fn next_line(&mut self) -> Option<Result<&[u8], std::io::Error>> {
+        if self.stopped {
+            return None;
+        }
+        self.buf.clear();
+        match self.input.read_until(b'\n', &mut self.buf) {
+            Ok(0) => None,
+            Ok(_) => {
+                self.line += 1;
+                Some(Ok(&self.buf))
+            }
+            Err(e) => {
+                self.stopped = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    /// The next line that `parse` turns into a value (`Ok(None)` skips a line). A line that
+    /// is not UTF-8 fails with `not_utf8`; any error stops the reader.
+    pub fn next_parsed<T>(
+        &mut self,
+        not_utf8: &str,
+        mut parse: impl FnMut(&str) -> Result<Option<T>, String>,
+    ) -> Option<Result<T, LineError>> {
+        loop {
+            let parsed = match self.next_line()? {
+                Ok(bytes) => match std::str::from_utf8(bytes) {
+                    Ok(text) => parse(text),
+                    Err(_) => Err(not_utf8.to_string()),
+                },
+                Err(e) => return Some(Err(LineError::Io(e))),
+            };
+            match parsed {
+                Ok(Some(v)) => return Some(Ok(v)),
+                Ok(None) => continue,
+                Err(reason) => {
+                    self.stopped = true;
+                    return Some(Err(LineError::Parse(reason)));
+                }
+            }
+        }
+    }
+}
+
+impl crate::WorkloadError {
+    /// The error `e` of `lines`, naming its file (and line).
+    pub(crate) fn from_line(lines: &Lines, e: LineError) -> crate::WorkloadError {
+        let path = lines.path().to_path_buf();
+        match e {
+            LineError::Io(source) => crate::WorkloadError::Io { path, source },
+            LineError::Parse(reason) => crate::WorkloadError::Parse {
+                path,
+                line: lines.line(),
+                reason,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_numbered_and_the_first_error_stops_them() {
+        let input = Box::new(std::io::Cursor::new(b"1\n\n2\nx\n3\n".to_vec()));
+        let mut lines = Lines::new(Path::new("t"), input);
+        let parse = |t: &str| {
+            let t = t.trim();
+            if t.is_empty() {
+                return Ok(None);
+            }
+            t.parse::<u32>().map(Some).map_err(|_| format!("`{t}`"))
+        };
+        assert_eq!(lines.next_parsed("utf8", parse).unwrap().unwrap(), 1);
+        assert_eq!(lines.next_parsed("utf8", parse).unwrap().unwrap(), 2);
+        assert_eq!(lines.line(), 3);
+        match lines.next_parsed("utf8", parse) {
+            Some(Err(LineError::Parse(r))) => assert_eq!(r, "`x`"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(lines.line(), 4);
+        assert!(lines.stopped());
+        assert!(lines.next_parsed("utf8", parse).is_none());
+    }
+
+    #[test]
+    fn non_utf8_lines_fail_with_the_given_reason() {
+        let input = Box::new(std::io::Cursor::new(vec![0xff, b'\n']));
+        let mut lines = Lines::new(Path::new("t"), input);
+        match lines.next_parsed("not text", |_| Ok(Some(()))) {
+            Some(Err(LineError::Parse(r))) => assert_eq!(r, "not text"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
