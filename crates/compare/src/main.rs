@@ -102,31 +102,39 @@ fn main() -> Result<()> {
     }
     println!(
         "records {} × {} B values, {} ops per run phase, commit every {} ops, seed {}; \
-         bytes written = /proc/self/io write_bytes over the phase",
+         host B/op = bytes handed to the kernel (flashlab: pages its pager wrote, via io_uring; \
+         others: /proc/self/io wchar); block B/op = /proc/self/io write_bytes (exact for \
+         O_DIRECT, whole page-cache folios for buffered writes)",
         a.records, a.value_bytes, a.ops, a.commit_every, a.seed
     );
     println!(
-        "| engine   | phase  |      ops/s | p50 µs | p99 µs | written B/op | commits | found/reads | disk MiB |"
+        "| engine   | phase  |      ops/s | mean µs | p50 µs | p99 µs | p99.9 µs | host B/op | block B/op | commits | found/reads | disk MiB |"
     );
     println!(
-        "|----------|--------|-----------:|-------:|-------:|-------------:|--------:|------------:|---------:|"
+        "|----------|--------|-----------:|--------:|-------:|-------:|---------:|----------:|-----------:|--------:|------------:|---------:|"
     );
     for p in &results {
         println!(
-            "| {:<8} | {:<6} | {:>10.0} | {:>6.1} | {:>6.1} | {:>12} | {:>7} | {:>11} | {:>8.1} |",
+            "| {:<8} | {:<6} | {:>10.0} | {:>7.1} | {:>6.1} | {:>6.1} | {:>8.0} | {:>9} | {:>10} | {:>7} | {:>11} | {:>8.1} |",
             p.engine,
             p.phase,
             p.ops_per_second(),
+            p.hist.mean() / 1e3,
             p.quantile_us(0.5),
             p.quantile_us(0.99),
-            p.write_bytes_per_op()
-                .map_or("n/a".to_string(), |b| format!("{b:.0}")),
+            p.quantile_us(0.999),
+            per_op(p.host_bytes_per_op()),
+            per_op(p.block_bytes_per_op()),
             p.commits,
             format!("{}/{}", p.reads_found, p.reads),
             p.disk_bytes as f64 / (1 << 20) as f64,
         );
     }
     Ok(())
+}
+
+fn per_op(b: Option<f64>) -> String {
+    b.map_or("n/a".to_string(), |b| format!("{b:.0}"))
 }
 
 /// Open a fresh `name` engine in `a.dir`; also the paths to remove afterwards.
