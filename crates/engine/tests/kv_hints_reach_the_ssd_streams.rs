@@ -146,3 +146,40 @@ fn each_data_types_writes_arrive_on_its_own_ftl_stream() {
         }
     }
 }
+
+/// On a real file the store's typed writes carry their write life: after a commit the file
+/// (inode) holds the life of one of the four types, read back through a second handle — or
+/// the kernel refused write-life hints, which the device reports cleanly.
+#[test]
+fn on_a_real_file_typed_writes_carry_their_write_life() {
+    use blockdev::{FileDevice, FileOptions, WriteLife};
+    let dir = tempfile::tempdir_in(".").expect("temp dir in the current directory");
+    let path = dir.path().join("kv.img");
+    let fopts = FileOptions {
+        buffered: true,
+        ..FileOptions::default()
+    };
+    let dev = FileDevice::create(&path, 4096, 4096, fopts).unwrap();
+    let probe = FileDevice::open(&path, fopts).unwrap();
+    let opts = Options {
+        cache_pages: 16,
+        ..Options::default()
+    };
+    let mut s = Store::open(Box::new(dev), opts).unwrap();
+    for k in 0..100u32 {
+        s.put(format!("key{k:05}").as_bytes(), &[5; 500]).unwrap();
+    }
+    s.commit().unwrap();
+    match probe.write_life() {
+        Ok(life) => {
+            let lives: Vec<WriteLife> = DataType::ALL.iter().map(|t| t.write_life()).collect();
+            // A kernel without hints reads back NotSet; with them, a type's life.
+            assert!(
+                lives.contains(&life) || probe.set_write_life(WriteLife::Short).is_err(),
+                "{life:?}"
+            );
+        }
+        Err(e) => assert!(e.to_string().contains("F_GET_RW_HINT"), "{e}"),
+    }
+    drop(s.close().unwrap());
+}
