@@ -92,6 +92,40 @@ impl FileDevice {
         Err(io_err(&self.path, "fcntl(F_SET_RW_HINT)", source))
     }
 
+    /// Give the file the write life of `hint` before its write, calling `fcntl` only when the
+    /// life differs from the last one set (one syscall per change of data type). A kernel or
+    /// file without write-life hints (EINVAL, EOPNOTSUPP) is remembered and not asked again;
+    /// its writes go unhinted. Any other error is returned.
+    fn apply_life(&mut self, hint: WriteHint) -> Result<(), DevError> {
+        let Some(life) = hint.life else {
+            return Ok(());
+        };
+        if self.life_unsupported || self.life_set == Some(life) {
+            return Ok(());
+        }
+        match self.set_write_life(life) {
+            Ok(()) => {
+                self.life_set = Some(life);
+                Ok(())
+            }
+            Err(DevError::Io { source, .. })
+                if matches!(
+                    source.raw_os_error(),
+                    Some(libc::EINVAL) | Some(libc::EOPNOTSUPP)
+                ) =>
+            {
+                self.life_unsupported = true;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the kernel refused a write's life hint for this file (writes then go unhinted).
+    pub fn write_life_unsupported(&self) -> bool {
+        self.life_unsupported
+    }
+
     /// The write-life hint the kernel holds for this file (`fcntl(F_GET_RW_HINT)`).
     pub fn write_life(&self) -> Result<WriteLife, DevError> {
         let mut value = u64::MAX;
@@ -141,6 +175,53 @@ mod write_life_tests {
                 }
                 Err(e) => panic!("unexpected error kind: {e}"),
             }
+        }
+    }
+
+    /// A hinted write gives the file the hint's life (one `fcntl` per change), or the device
+    /// reports cleanly that the kernel refused it; an unhinted write leaves the life alone.
+    #[test]
+    fn a_hinted_write_sets_the_files_write_life() {
+        let dir = tempfile::tempdir_in(".").expect("temp dir in the current directory");
+        let path = dir.path().join("hinted.img");
+        let opts = FileOptions {
+            buffered: true,
+            ..FileOptions::default()
+        };
+        let mut dev = FileDevice::create(&path, 8, 4096, opts).expect("create");
+        let page = vec![7u8; 4096];
+        for (i, life) in [WriteLife::Long, WriteLife::Short, WriteLife::Short]
+            .into_iter()
+            .enumerate()
+        {
+            dev.write(i as u64, &page, WriteHint::stream(1).with_life(life))
+                .expect("a hinted write succeeds, hint taken or not");
+            if dev.write_life_unsupported() {
+                assert_eq!(dev.life_set, None);
+                continue;
+            }
+            assert_eq!(dev.write_life().expect("read back"), life);
+            assert_eq!(dev.life_set, Some(life));
+        }
+        dev.write(3, &page, WriteHint::NONE)
+            .expect("unhinted write");
+        if !dev.write_life_unsupported() {
+            assert_eq!(dev.write_life().expect("read back"), WriteLife::Short);
+            // A batch carries its first hinted write's life.
+            let mut batch = [
+                Io::Write {
+                    page: 4,
+                    buf: &page,
+                    hint: WriteHint::NONE,
+                },
+                Io::Write {
+                    page: 5,
+                    buf: &page,
+                    hint: WriteHint::NONE.with_life(WriteLife::Extreme),
+                },
+            ];
+            dev.submit(&mut batch).expect("hinted batch");
+            assert_eq!(dev.write_life().expect("read back"), WriteLife::Extreme);
         }
     }
 }
@@ -197,6 +278,10 @@ pub struct FileDevice {
     enter_faults: EnterFaults,
     /// Why the device refuses every operation (a wave left I/Os in flight), if it does.
     poisoned: Option<String>,
+    /// The write life last set through a write's hint (`fcntl` only when it changes).
+    life_set: Option<WriteLife>,
+    /// The kernel or file refused write-life hints (EINVAL/EOPNOTSUPP): not tried again.
+    life_unsupported: bool,
 }
 
 impl Drop for FileDevice {
@@ -292,6 +377,8 @@ impl FileDevice {
             stats: DevStats::default(),
             enter_faults: EnterFaults::default(),
             poisoned: None,
+            life_set: None,
+            life_unsupported: false,
         };
         // Some file systems accept O_DIRECT at open and refuse it at the first I/O.
         if capacity_pages > 0 {
@@ -564,9 +651,10 @@ impl BlockDevice for FileDevice {
         self.stats.pages_read += pages;
         Ok(())
     }
-    fn write(&mut self, page: PageNo, buf: &[u8], _hint: WriteHint) -> Result<(), DevError> {
+    fn write(&mut self, page: PageNo, buf: &[u8], hint: WriteHint) -> Result<(), DevError> {
         self.check_usable()?;
         let pages = check_extent(page, buf.len(), self.page_bytes, self.capacity_pages)?;
+        self.apply_life(hint)?;
         let off = page * self.page_bytes as u64;
         let b = stage(&mut self.bounce, 0, buf.len());
         b.copy_from_slice(buf);
@@ -577,7 +665,16 @@ impl BlockDevice for FileDevice {
         self.stats.pages_written += pages;
         Ok(())
     }
+    /// The file's write life is per inode, not per I/O: a batch carries the life of its first
+    /// hinted write (the store's batches hold one data type each).
     fn submit(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError> {
+        let hint = batch.iter().find_map(|io| match io {
+            Io::Write { hint, .. } if hint.life.is_some() => Some(*hint),
+            _ => None,
+        });
+        if let Some(hint) = hint {
+            self.apply_life(hint)?;
+        }
         self.stats.batches += 1;
         let qd = self.opts.queue_depth.max(1) as usize;
         submit_all(batch.chunks_mut(qd), |wave| self.wave(wave))

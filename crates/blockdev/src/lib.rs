@@ -52,12 +52,25 @@ impl ClockKind {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct WriteHint {
     pub stream: u16,
+    /// The write-life hint a real file is given for this write (`None`: leave the file's hint
+    /// as it is). Simulated devices place data by `stream` only.
+    pub life: Option<WriteLife>,
 }
 
 impl WriteHint {
-    pub const NONE: WriteHint = WriteHint { stream: 0 };
+    pub const NONE: WriteHint = WriteHint {
+        stream: 0,
+        life: None,
+    };
     pub fn stream(stream: u16) -> WriteHint {
-        WriteHint { stream }
+        WriteHint { stream, life: None }
+    }
+    /// This hint with a write life for real files.
+    pub fn with_life(self, life: WriteLife) -> WriteHint {
+        WriteHint {
+            life: Some(life),
+            ..self
+        }
     }
 }
 

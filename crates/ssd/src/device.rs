@@ -40,6 +40,9 @@ pub struct Ssd {
     any_trimmed: bool,
     next_tag: u64,
     latency_ns: Histogram<u64>,
+    /// Host pages written per stream (indexed by `StreamId`, `ftl.streams` long): one add per
+    /// accepted write request.
+    host_pages_by_stream: Vec<u64>,
 }
 
 impl Ssd {
@@ -48,6 +51,7 @@ impl Ssd {
         let flash = Flash::new(&cfg);
         let ftl = ftl::build(&cfg, &flash);
         let words = ftl.logical_pages().div_ceil(64) as usize;
+        let streams = cfg.ftl.streams as usize;
         Ok(Ssd {
             cfg,
             flash,
@@ -56,6 +60,7 @@ impl Ssd {
             any_trimmed: false,
             next_tag: 0,
             latency_ns: latency_histogram(),
+            host_pages_by_stream: vec![0; streams],
         })
     }
 
@@ -70,6 +75,12 @@ impl Ssd {
     }
     pub fn stats(&self) -> Stats {
         self.flash.stats
+    }
+    /// Host pages written per stream since the device was made, indexed by `StreamId`
+    /// (`ftl.streams` entries). Counted per accepted request, so the sum equals
+    /// `stats().host_pages_written` unless a write failed part-way.
+    pub fn host_pages_written_by_stream(&self) -> &[u64] {
+        &self.host_pages_by_stream
     }
     pub fn flash(&self) -> &Flash {
         &self.flash
@@ -97,6 +108,7 @@ impl Ssd {
         at: SimTime,
     ) -> Result<SimTime, SsdError> {
         self.check(lpn, pages as u64, stream)?;
+        self.host_pages_by_stream[stream.0 as usize] += pages as u64;
         let mut done = at;
         for i in 0..pages as u64 {
             let tag = self.next_tag;
@@ -116,6 +128,7 @@ impl Ssd {
         at: SimTime,
     ) -> Result<SimTime, SsdError> {
         self.check(lpn, tags.len() as u64, stream)?;
+        self.host_pages_by_stream[stream.0 as usize] += tags.len() as u64;
         let mut done = at;
         for (i, &tag) in tags.iter().enumerate() {
             done = done.max(self.write_page(
@@ -140,6 +153,7 @@ impl Ssd {
         let pb = self.page_bytes();
         let pages = self.payload_pages(data.len())?;
         self.check(lpn, pages, stream)?;
+        self.host_pages_by_stream[stream.0 as usize] += pages;
         let mut done = at;
         for (i, chunk) in data.chunks_exact(pb).enumerate() {
             let tag = self.next_tag;

@@ -334,7 +334,12 @@ impl Store {
     /// Write whole page images from `first` on with the type's hint, keeping cached copies
     /// current.
     fn write_pages(&mut self, first: u64, images: &[u8], t: DataType) -> Result<(), EngineError> {
-        let hint = self.opts.streams.hint(t);
+        // The type's write life rides along for real files (fcntl(F_SET_RW_HINT) on a change
+        // of type); the `none` policy gives no hints at all.
+        let hint = match self.opts.streams {
+            StreamPolicy::NoStreams => self.opts.streams.hint(t),
+            p => p.hint(t).with_life(t.write_life()),
+        };
         let pb = self.pager.page_bytes();
         let r = self.pager.write_hinted(first, images, hint);
         if r.is_err() {

@@ -1,0 +1,36 @@
+//! Host pages written are counted per stream, through every write entry point, and a refused
+//! write (out of range, no such stream) counts nothing.
+
+use ssd::{Lpn, SimTime, Ssd, SsdConfig, StreamId};
+
+fn device(streams: u16) -> Ssd {
+    let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
+    cfg.geometry.channels = 2;
+    cfg.geometry.dies_per_channel = 1;
+    cfg.geometry.blocks_per_plane = 24;
+    cfg.geometry.pages_per_block = 8;
+    cfg.ftl.op = 0.5;
+    cfg.ftl.streams = streams;
+    cfg.ftl.data = ssd::DataMode::Payloads;
+    Ssd::new(cfg).unwrap()
+}
+
+#[test]
+fn each_stream_counts_its_own_host_pages() {
+    let mut d = device(3);
+    assert_eq!(d.host_pages_written_by_stream(), &[0, 0, 0]);
+    let t = SimTime::ZERO;
+    d.write(Lpn(0), 4, StreamId(0), t).unwrap();
+    d.write_tags(Lpn(10), &[7, 8], StreamId(2), t).unwrap();
+    let pb = d.page_bytes();
+    d.write_data(Lpn(20), &vec![1u8; 3 * pb], StreamId(1), t)
+        .unwrap();
+    d.write(Lpn(0), 1, StreamId(2), t).unwrap();
+    assert_eq!(d.host_pages_written_by_stream(), &[4, 3, 3]);
+    // Refused writes count nothing.
+    assert!(d.write(Lpn(0), 1, StreamId(3), t).is_err());
+    assert!(d.write(Lpn(d.logical_pages()), 1, StreamId(1), t).is_err());
+    assert_eq!(d.host_pages_written_by_stream(), &[4, 3, 3]);
+    let sum: u64 = d.host_pages_written_by_stream().iter().sum();
+    assert_eq!(sum, d.stats().host_pages_written);
+}
