@@ -53,8 +53,9 @@ pub struct BufferSimArgs {
     /// lru, 2q, lru-ext, 2q-ext, 2q-flash.
     #[arg(long, default_value = "lru")]
     policy: String,
-    /// Main (DRAM) buffer: pages, or a percentage of the trace's distinct pages (e.g. 4%).
-    #[arg(long)]
+    /// Main (DRAM) buffer: pages, or a percentage of the trace's distinct pages (e.g. 4%);
+    /// the default is P3's main buffer, 4 % (with --curve, the grid's main size).
+    #[arg(long, default_value = "4%")]
     size: String,
     /// Flash extension: pages or a percentage (extended policies only).
     #[arg(long, default_value = "0")]

@@ -180,3 +180,21 @@ fn trace_info_summarizes_popularity() {
     assert_eq!(v["distinct_pages"], 40);
     assert_eq!(v["ref_share_hottest_100pct"], 1.0);
 }
+
+#[test]
+fn the_curve_needs_no_size_and_the_default_main_buffer_is_p3s_four_percent() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = trace(dir.path());
+    let base = ["buffer-sim", "--trace", &t, "--trace-format", "text"];
+    let mut curve = base.to_vec();
+    curve.extend(["--curve", "--json", "--quiet"]);
+    let v = json(&flashlab(&curve));
+    assert_eq!(v["distinct_pages"], 40);
+    let mut default = base.to_vec();
+    default.extend(["--json", "--quiet"]);
+    let mut four = default.clone();
+    four.extend(["--size", "4%"]);
+    let (a, b) = (json(&flashlab(&default)), json(&flashlab(&four)));
+    assert_eq!(a["hits"], b["hits"]);
+    assert_eq!(a["misses"], b["misses"]);
+}
