@@ -22,4 +22,4 @@ pub mod units;
 
 pub use devices::{DeviceChoice, DeviceKind};
 pub use experiments::{Experiment, EXPERIMENTS};
-pub use report::{Output, Report, ReproduceOptions, Row, Scale, Table};
+pub use report::{Output, Report, ReproduceOptions, Row, Scale, Series, Table};

@@ -27,6 +27,22 @@ pub struct Report {
     /// The paper's figures, for comparison (never mixed into `rows`).
     pub paper: Vec<Row>,
     pub notes: Vec<String>,
+    /// Curves measured over the run, apart from the summary rows (e.g. `multistream`'s WAF
+    /// over time, one series per policy); absent from the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<Series>,
+}
+
+/// One measured curve: `points` are `(x, y)` pairs; `x` and `y` name the quantities
+/// (`"host_writes_x_capacity"`, `"waf"`), `label` the line (e.g. a policy name), `name` the
+/// figure it belongs to (`"waf_over_time"`).
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub label: String,
+    pub x: String,
+    pub y: String,
+    pub points: Vec<(f64, f64)>,
 }
 
 impl Report {
@@ -39,6 +55,7 @@ impl Report {
             rows: Vec::new(),
             paper: Vec::new(),
             notes: Vec::new(),
+            series: Vec::new(),
         }
     }
     /// Set `rows` from typed rows (each a serde struct of flat keys).
