@@ -17,6 +17,7 @@ pub mod ioa_ftl;
 pub mod papers;
 pub mod report;
 pub mod sim;
+pub mod stream_policy;
 pub mod trace_info;
 pub mod units;
 
