@@ -4,13 +4,11 @@
 //! experiment, our figures beside the paper's), `ftl-memory` (mapping-table memory by scheme),
 //! `presets` (list or show the shipped SSD presets).
 
-mod buffer_sim;
 mod kv;
-mod output;
-mod progress;
-mod reproduce;
 mod signals;
-mod sim;
+
+// The subcommands live in the library (src/lib.rs), which the Python package shares.
+use flashlab::{buffer_sim, error_chain, reproduce, sim, sweep};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -40,6 +38,8 @@ enum Command {
     TraceInfo(buffer_sim::TraceInfoArgs),
     /// The key-value store: YCSB load/run, get/put/scan, stat, check.
     Kv(kv::KvArgs),
+    /// Run a grid of `sim` runs from a spec (TOML or JSON) into a JSON-lines file, locally or on Ray.
+    Sweep(sweep::SweepArgs),
     /// List the shipped SSD presets, or print one as TOML (a starting point for --config).
     Presets {
         /// Print this preset's TOML.
@@ -59,6 +59,7 @@ fn main() -> ExitCode {
         Command::TraceInfo(args) => buffer_sim::trace_info(&args),
         Command::Presets { show } => presets(show.as_deref()),
         Command::Kv(args) => return kv::main(&args),
+        Command::Sweep(args) => sweep::main(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -67,23 +68,6 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-/// An error and its causes, `: `-separated, each cause printed once: a cause whose text its
-/// parent already shows (an OS error inside "open on PATH failed: ...") is not repeated.
-fn error_chain(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
 }
 
 fn presets(show: Option<&str>) -> anyhow::Result<()> {
