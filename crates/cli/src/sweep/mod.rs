@@ -120,8 +120,8 @@ impl Plan {
     }
 }
 
-/// The row of the run a ticket (`Plan::ticket`) describes, run here: what a Ray task does.
-pub fn run_ticket(ticket: &Value) -> Result<Value> {
+/// The spec and run a ticket (`Plan::ticket`) describes.
+fn from_ticket(ticket: &Value) -> Result<(Spec, Run)> {
     let field = |k: &str| {
         ticket
             .get(k)
@@ -133,6 +133,7 @@ pub fn run_ticket(ticket: &Value) -> Result<Value> {
         .context("sweep ticket: `command` is not sim or buffer-sim")?;
     let spec = Spec {
         name: field("sweep")?.as_str().unwrap_or_default().to_string(),
+        origin: "sweep ticket".into(),
         command,
         mode: spec::Mode::Grid,
         base: Map::new(),
@@ -148,7 +149,20 @@ pub fn run_ticket(ticket: &Value) -> Result<Value> {
     };
     let index = field("index")?.as_u64().context("sweep ticket: `index`")? as usize;
     let run = spec.resolve(index, object("vary")?, object("options")?)?;
+    Ok((spec, run))
+}
+
+/// The row of the run a ticket describes, run here: what a Ray task does.
+pub fn run_ticket(ticket: &Value) -> Result<Value> {
+    let (spec, run) = from_ticket(ticket)?;
     Ok(results::execute(&spec, &run))
+}
+
+/// The row of a ticket's run that could not finish at all (its Ray task failed past its
+/// retries), recording `error`.
+pub fn ticket_error_row(ticket: &Value, error: String) -> Result<Value> {
+    let (spec, run) = from_ticket(ticket)?;
+    Ok(results::row(&spec, &run, Err(error), 0.0))
 }
 
 /// Run the pending runs on `jobs` threads; the calling thread appends rows and shows progress.

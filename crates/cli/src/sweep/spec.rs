@@ -38,6 +38,8 @@ pub enum Mode {
 #[derive(Clone, Debug)]
 pub struct Spec {
     pub name: String,
+    /// Where the spec came from (its file), for messages.
+    pub origin: String,
     pub command: Command,
     pub mode: Mode,
     pub base: Map<String, Value>,
@@ -83,7 +85,10 @@ impl Spec {
         let stem = path
             .file_stem()
             .map_or("sweep".into(), |s| s.to_string_lossy().into_owned());
-        Spec::from_value(&value, &stem).with_context(|| format!("sweep spec {}", path.display()))
+        let mut spec = Spec::from_value(&value, &stem)
+            .with_context(|| format!("sweep spec {}", path.display()))?;
+        spec.origin = format!("sweep spec {}", path.display());
+        Ok(spec)
     }
 
     /// A spec from its JSON value; `default_name` names it when it has no `name`.
@@ -134,6 +139,7 @@ impl Spec {
         };
         Ok(Spec {
             name: text("name")?.unwrap_or_else(|| default_name.to_string()),
+            origin: "sweep spec".into(),
             command,
             mode,
             base,
@@ -187,6 +193,10 @@ impl Spec {
     /// A run the subcommand's flags refuse (an unknown option, a value that is not a number)
     /// fails the whole plan before anything runs.
     pub fn plan(&self) -> Result<Vec<Run>> {
+        self.plan_runs().with_context(|| self.origin.clone())
+    }
+
+    fn plan_runs(&self) -> Result<Vec<Run>> {
         let mut runs = Vec::new();
         let mut seen = HashSet::new();
         for point in self.points()? {
