@@ -26,7 +26,7 @@ SPEC = """
 name = "ray"
 seeds = 4
 [base]
-capacity = "64MiB"
+capacity = "512MiB"
 timing = "off"
 write_volume = "2x"
 [vary]
@@ -50,6 +50,9 @@ def cluster(tmp_path_factory):
     ray_bin = Path(sys.executable).with_name("ray")
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env["RAY_USAGE_STATS_ENABLED"] = "0"
+    # Keep every Ray connection on the loopback: without this, Ray replaces 127.0.0.1 by the
+    # machine's network address (its "multi-node cluster" mode; this switch turns it off).
+    env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     head = subprocess.Popen(
         [str(ray_bin), "start", "--head", "--block", "--node-ip-address=127.0.0.1",
          f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
@@ -68,7 +71,7 @@ def cluster(tmp_path_factory):
     else:
         pytest.fail("the Ray head did not listen within 90 s")
     yield address, env
-    for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 10)):
         try:
             os.killpg(head.pid, sig)
         except ProcessLookupError:
@@ -77,6 +80,21 @@ def cluster(tmp_path_factory):
             head.wait(timeout=wait)
         except subprocess.TimeoutExpired:
             continue
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def busy(pid: int) -> bool:
+    """Whether the process is running (using CPU) now."""
+    try:
+        before = cpu_ticks(pid)
+        time.sleep(0.1)
+        return cpu_ticks(pid) > before
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 def by_hash(rows):
@@ -96,18 +114,21 @@ def test_a_ray_sweep_survives_a_killed_worker(flashlab_bin, cluster, tmp_path):
     driver = subprocess.Popen(
         [flashlab_bin, "sweep", str(spec), "--out", str(out), "--ray", address],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    # Kill the worker that returned the first row, while it runs its next task.
+    # Kill a worker that has returned a row, while it runs its next task (its CPU time grows).
     killed = None
     deadline = time.monotonic() + 120
     while killed is None and time.monotonic() < deadline and driver.poll() is None:
         rows = flashlab.read_results(out) if out.exists() else []
-        if rows:
-            killed = rows[0]["pid"]
-            os.kill(killed, signal.SIGKILL)
-        time.sleep(0.05)
+        for pid in dict.fromkeys(r["pid"] for r in rows):
+            if busy(pid):
+                os.kill(pid, signal.SIGKILL)
+                killed = pid
+                break
+        time.sleep(0.02)
     stdout, stderr = driver.communicate(timeout=300)
     assert driver.returncode == 0, stderr
-    assert killed is not None, "no row came back to take a worker from"
+    assert killed is not None, "no busy worker was found to kill"
+    assert not Path(f"/proc/{killed}").exists() or "zombie" in Path(f"/proc/{killed}/status").read_text()
     rows = flashlab.read_results(out)
     assert len(rows) == RUNS and len(by_hash(rows)) == RUNS, "no row lost or duplicated"
     assert all(r["status"] == "ok" for r in rows), [r.get("error") for r in rows]
