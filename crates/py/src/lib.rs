@@ -40,7 +40,7 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, OptionVa
         } else if v.is_instance_of::<PyString>() {
             OptionValue::Text(v.extract::<String>()?)
         } else if v.is_instance_of::<PyInt>() {
-            OptionValue::Text(v.str()?.to_string())
+            OptionValue::Text(v.extract::<i128>()?.to_string())
         } else if v.is_instance_of::<PyFloat>() {
             OptionValue::Text(v.extract::<f64>()?.to_string())
         } else {

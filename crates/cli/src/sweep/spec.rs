@@ -381,7 +381,7 @@ mod tests {
         assert_eq!(runs[1].vary["op"], json!(0.28));
         let s =
             spec(json!({"mode": "zip", "vary": {"op": [0.07], "gc": ["greedy", "fifo"]}})).unwrap();
-        assert!(s.plan().unwrap_err().to_string().contains("as long"));
+        assert!(format!("{:#}", s.plan().unwrap_err()).contains("as long"));
     }
 
     #[test]
