@@ -3,7 +3,7 @@ full precondition) with `flashlab sweep --jobs 1`, `--jobs 2` and `--ray` on a l
 cluster (started here on 127.0.0.1, stopped at the end); and one run through the bare CLI, the
 Python binding and a Ray task, against the run's own time.
 
-    python crates/py/bench/sweep_throughput.py [--runs 200] [--flashlab target/release/flashlab]
+    python crates/py/bench/sweep_throughput.py [--runs 200] [--capacity 64MiB] [--flashlab target/release/flashlab]
 
 A benchmark, not a test: run it once, by hand; the machine's load shows in the figures.
 """
@@ -90,9 +90,9 @@ def overheads(flashlab_bin: str, address: str, env, n: int = 20) -> dict:
         t0 = time.perf_counter()
         r = flashlab.sim(**opts)
         py.append(time.perf_counter() - t0 - run_time(r))
+    os.environ.update(env)  # the loopback-only switch, for this driver too (read at import)
     import ray
 
-    os.environ.update(env)  # the loopback-only switch, for this driver too
     ray.init(address=address, log_to_driver=False)
     task = ray.remote(num_cpus=1)(lambda o: flashlab.sim(**o))
     ray.get(task.remote(opts))  # the first task starts a worker
@@ -109,8 +109,10 @@ def overheads(flashlab_bin: str, address: str, env, n: int = 20) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=200)
+    p.add_argument("--capacity", default=BASE["capacity"], help="device size (larger: longer runs)")
     p.add_argument("--flashlab", default=str(Path(__file__).resolve().parents[3] / "target/release/flashlab"))
     a = p.parse_args()
+    BASE["capacity"] = a.capacity
     tmp = Path(tempfile.mkdtemp(prefix="flashlab-bench-"))
     spec = tmp / "bench.toml"
     spec.write_text(spec_text(a.runs))

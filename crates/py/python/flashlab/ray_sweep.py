@@ -66,8 +66,13 @@ def run(spec: str, out: str, address: Optional[str] = None, retry_failed: bool =
     tickets = [json.dumps(t) for t in plan["tickets"]]
     if tickets:
         if not ray.is_initialized():
-            ray.init(address=address, log_to_driver=False,
-                     **({} if address else {"include_dashboard": False}))
+            try:
+                ray.init(address=address, log_to_driver=False,
+                         **({} if address else {"include_dashboard": False}))
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                where = address or "ray.init()'s default (RAY_ADDRESS, else a new local cluster)"
+                raise FlashlabError(f"--ray {where}: {e} (is a Ray cluster running there? "
+                                    "`ray start --head` starts one)") from None
         task = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(run_ticket)
         pending = {task.remote(t): t for t in tickets}
         started = last = time.monotonic()
