@@ -177,14 +177,48 @@ fn options(a: &BufferSimArgs) -> Result<BufferSimOptions> {
     Ok(o)
 }
 
-pub fn run(a: &BufferSimArgs) -> Result<()> {
+/// What `buffer-sim` computed: one policy and size, or (`--curve`) the LRU curve and its grid.
+pub enum Outcome {
+    Single(buffer_sim::SimOutcome),
+    Curve(buffer_sim::CurveOutcome),
+}
+
+impl Outcome {
+    /// The object `buffer-sim --json` prints.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Outcome::Single(out) => Value::Object(out.row.clone()),
+            Outcome::Curve(out) => {
+                let mut obj = out.summary.clone();
+                obj.insert("grid".into(), json!(out.grid));
+                Value::Object(obj)
+            }
+        }
+    }
+
+    fn to_text(&self) -> String {
+        match self {
+            Outcome::Single(out) => out.table.to_string(),
+            Outcome::Curve(out) => {
+                let mut text = String::new();
+                for (k, v) in out.summary.iter().filter(|(k, _)| *k != "curve_sample") {
+                    text.push_str(&format!("{k}: {v}\n"));
+                }
+                for t in &out.tables {
+                    text.push_str(&format!("\n{t}"));
+                }
+                text
+            }
+        }
+    }
+}
+
+/// The run the flags describe: the one path from flags to a result, for the command line,
+/// the Python package and `flashlab sweep` alike.
+pub fn execute(a: &BufferSimArgs) -> Result<Outcome> {
     let o = options(a)?;
     if !a.curve {
-        let out = buffer_sim::simulate(&o)?;
-        if a.json {
-            return emit(&format!("{}\n", Value::Object(out.row)));
-        }
-        return emit(&out.table.to_string());
+        return Ok(Outcome::Single(buffer_sim::simulate(&o)?));
     }
     if o.policy != PolicyKind::Lru && o.policy != PolicyKind::LruExt {
         bail!("--curve gives lru and lru-ext; drop --policy or use lru / lru-ext");
@@ -201,19 +235,15 @@ pub fn run(a: &BufferSimArgs) -> Result<()> {
     if let Some(p) = &a.curve_out {
         buffer_sim::export_curve(&out.curve, p)?;
     }
+    Ok(Outcome::Curve(out))
+}
+
+pub fn run(a: &BufferSimArgs) -> Result<()> {
+    let out = execute(a)?;
     if a.json {
-        let mut obj = out.summary.clone();
-        obj.insert("grid".into(), json!(out.grid));
-        return emit(&format!("{}\n", Value::Object(obj)));
+        return emit(&format!("{}\n", out.to_json()));
     }
-    let mut text = String::new();
-    for (k, v) in out.summary.iter().filter(|(k, _)| *k != "curve_sample") {
-        text.push_str(&format!("{k}: {v}\n"));
-    }
-    for t in &out.tables {
-        text.push_str(&format!("\n{t}"));
-    }
-    emit(&text)
+    emit(&out.to_text())
 }
 
 #[derive(Args, Debug)]

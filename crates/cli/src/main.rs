@@ -4,14 +4,11 @@
 //! experiment, our figures beside the paper's), `ftl-memory` (mapping-table memory by scheme),
 //! `presets` (list or show the shipped SSD presets).
 
-mod buffer_sim;
 mod kv;
-mod lifetime;
-mod output;
-mod progress;
-mod reproduce;
 mod signals;
-mod sim;
+
+// The subcommands live in the library (src/lib.rs), which the Python package shares.
+use flashlab::{buffer_sim, error_chain, lifetime, reproduce, sim, sweep};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -43,6 +40,8 @@ enum Command {
     Kv(kv::KvArgs),
     /// Lifetime of written pages per class (P5's Table 1) over a block trace or a workload.
     Lifetime(Box<lifetime::LifetimeArgs>),
+    /// Run a grid of `sim` runs from a spec (TOML or JSON) into a JSON-lines file, locally or on Ray.
+    Sweep(sweep::SweepArgs),
     /// List the shipped SSD presets, or print one as TOML (a starting point for --config).
     Presets {
         /// Print this preset's TOML.
@@ -63,6 +62,7 @@ fn main() -> ExitCode {
         Command::Presets { show } => presets(show.as_deref()),
         Command::Kv(args) => return kv::main(&args),
         Command::Lifetime(args) => lifetime::run(&args),
+        Command::Sweep(args) => sweep::main(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -71,23 +71,6 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-/// An error and its causes, `: `-separated, each cause printed once: a cause whose text its
-/// parent already shows (an OS error inside "open on PATH failed: ...") is not repeated.
-fn error_chain(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
 }
 
 fn presets(show: Option<&str>) -> anyhow::Result<()> {

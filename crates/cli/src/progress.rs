@@ -14,6 +14,7 @@ pub enum Progress {
     Bar(ProgressBar),
     Lines {
         total: Option<u64>,
+        unit: &'static str,
         phase: String,
         phase_start: Instant,
         last_line: Instant,
@@ -23,6 +24,11 @@ pub enum Progress {
 impl Progress {
     /// `total`: pages of the measured phase, if known.
     pub fn new(enabled: bool, total: Option<u64>) -> Progress {
+        Progress::with_unit(enabled, total, "pages")
+    }
+
+    /// Progress counted in `unit` (pages, runs); `total` of the `measure` or `sweep` phase.
+    pub fn with_unit(enabled: bool, total: Option<u64>, unit: &'static str) -> Progress {
         if !enabled {
             return Progress::Off;
         }
@@ -30,6 +36,7 @@ impl Progress {
             let now = Instant::now();
             return Progress::Lines {
                 total,
+                unit,
                 phase: String::new(),
                 phase_start: now,
                 last_line: now,
@@ -40,9 +47,9 @@ impl Progress {
             None => ProgressBar::new_spinner(),
         };
         bar.set_style(
-            ProgressStyle::with_template(
-                "{msg:>12} [{elapsed_precise}] {wide_bar} {pos}/{len} pages (ETA {eta})",
-            )
+            ProgressStyle::with_template(&format!(
+                "{{msg:>12}} [{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} {unit} (ETA {{eta}})"
+            ))
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         Progress::Bar(bar)
@@ -57,6 +64,7 @@ impl Progress {
             }
             Progress::Lines {
                 total,
+                unit,
                 phase: current,
                 phase_start,
                 last_line,
@@ -70,8 +78,12 @@ impl Progress {
                     return;
                 }
                 *last_line = Instant::now();
-                let total = if phase == "measure" { *total } else { None };
-                eprintln!("{}", line(phase, pages, total, phase_start.elapsed()));
+                let total = if phase == "measure" || phase == "sweep" {
+                    *total
+                } else {
+                    None
+                };
+                eprintln!("{}", line(phase, pages, total, unit, phase_start.elapsed()));
             }
         }
     }
@@ -84,18 +96,18 @@ impl Progress {
 }
 
 /// "measure: 1200/4000 pages (30 %), 12 s, ETA 28 s".
-fn line(phase: &str, pages: u64, total: Option<u64>, elapsed: Duration) -> String {
+fn line(phase: &str, pages: u64, total: Option<u64>, unit: &str, elapsed: Duration) -> String {
     let secs = elapsed.as_secs_f64();
     match total {
         Some(t) if t > 0 && pages > 0 => {
             let frac = (pages as f64 / t as f64).min(1.0);
             let eta = secs * (1.0 - frac) / frac;
             format!(
-                "{phase}: {pages}/{t} pages ({:.0} %), {secs:.0} s, ETA {eta:.0} s",
+                "{phase}: {pages}/{t} {unit} ({:.0} %), {secs:.0} s, ETA {eta:.0} s",
                 100.0 * frac
             )
         }
-        _ => format!("{phase}: {pages} pages, {secs:.0} s"),
+        _ => format!("{phase}: {pages} {unit}, {secs:.0} s"),
     }
 }
 
@@ -105,10 +117,10 @@ mod tests {
 
     #[test]
     fn a_line_shows_the_fraction_and_an_eta() {
-        let l = line("measure", 250, Some(1000), Duration::from_secs(10));
+        let l = line("measure", 250, Some(1000), "pages", Duration::from_secs(10));
         assert_eq!(l, "measure: 250/1000 pages (25 %), 10 s, ETA 30 s");
         assert_eq!(
-            line("precondition", 5, None, Duration::from_secs(2)),
+            line("precondition", 5, None, "pages", Duration::from_secs(2)),
             "precondition: 5 pages, 2 s"
         );
     }

@@ -56,6 +56,20 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
     let Some(name) = &a.name else {
         return list(a);
     };
+    let out = execute(name, a)?;
+    let text = if a.json {
+        format!("{}\n", out.report.to_json())
+    } else if a.csv {
+        crate::output::csv(&out.report.rows)
+    } else {
+        out.to_string()
+    };
+    crate::output::emit(a.output.as_deref(), &text)
+}
+
+/// The experiment `name` as the flags describe it: the one path from flags to a result, for
+/// the command line and the Python package alike.
+pub fn execute(name: &str, a: &ReproduceArgs) -> Result<Output> {
     let Some(experiment) = lab::experiments::find(name) else {
         bail!(
             "unknown experiment `{name}`; available: {}",
@@ -104,15 +118,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         trace_format: a.trace_format.clone(),
         engine: a.engine,
     };
-    let out: Output = (experiment.run)(&opts)?;
-    let text = if a.json {
-        format!("{}\n", out.report.to_json())
-    } else if a.csv {
-        crate::output::csv(&out.report.rows)
-    } else {
-        out.to_string()
-    };
-    crate::output::emit(a.output.as_deref(), &text)
+    (experiment.run)(&opts)
 }
 
 /// `flashlab reproduce` without a name: the experiments, as text or (`--json`) JSON.

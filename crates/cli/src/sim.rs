@@ -137,16 +137,23 @@ fn physical_memory_bytes() -> Option<u64> {
 }
 
 pub fn run(a: &SimArgs) -> Result<()> {
-    let opts = options(a)?;
-    let mut progress = crate::progress::Progress::new(!a.quiet, planned_pages(&opts));
-    let result = lab::sim::run(&opts, &mut |phase, pages| progress.update(phase, pages))?;
-    progress.finish();
+    let result = execute(a)?;
     let text = if a.json {
         format!("{}\n", serde_json::to_string(&result)?)
     } else {
         summary(&result)
     };
     crate::output::emit(a.output.as_deref(), &text)
+}
+
+/// The run the flags describe (progress on stderr unless `--quiet`): the one path from flags to
+/// a result, for the command line, the Python package and `flashlab sweep` alike.
+pub fn execute(a: &SimArgs) -> Result<SimResult> {
+    let opts = options(a)?;
+    let mut progress = crate::progress::Progress::new(!a.quiet, planned_pages(&opts));
+    let result = lab::sim::run(&opts, &mut |phase, pages| progress.update(phase, pages))?;
+    progress.finish();
+    Ok(result)
 }
 
 fn options(a: &SimArgs) -> Result<SimOptions> {

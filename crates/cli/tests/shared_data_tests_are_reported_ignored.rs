@@ -1,7 +1,8 @@
 //! A test whose shared data (`../shared/traces`, outside the repository) is absent must show
 //! up as ignored in the suite's summary, not as passed: every test file of the workspace that
 //! reads `shared/traces` marks such tests `#[ignore = "needs ../shared/traces"]` instead of
-//! returning early, and `.ci/run` runs them (`-- --ignored`) with exactly the README's command.
+//! returning early, and `.ci/run` (through `.ci/test`) runs them (`-- --ignored`) with exactly the
+//! README's command.
 
 use std::path::{Path, PathBuf};
 
@@ -57,7 +58,10 @@ fn tests_that_read_shared_traces_are_ignored_not_silently_passed() {
 
 #[test]
 fn ci_runs_the_ignored_tests_with_the_readmes_command() {
-    let ci = std::fs::read_to_string(workspace().join(".ci/run")).unwrap();
+    // `.ci/run` runs the test commands through `.ci/test` (the Rust, then the Python suites).
+    let run = std::fs::read_to_string(workspace().join(".ci/run")).unwrap();
+    assert!(run.contains("bash .ci/test"), ".ci/run calls .ci/test");
+    let ci = std::fs::read_to_string(workspace().join(".ci/test")).unwrap();
     let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
     assert!(ci.contains(IGNORED_COMMAND) && ci.contains("[ -d ../shared/traces ]"));
     assert!(readme.contains(IGNORED_COMMAND));
