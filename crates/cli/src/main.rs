@@ -1,7 +1,8 @@
 //! `flashlab`: the command line of the flash SSD laboratory.
 //!
 //! Subcommands: `sim` (run a workload or trace on a simulated SSD), `reproduce NAME` (a paper's
-//! experiment, our figures beside the paper's), `ftl-memory` (mapping-table memory by scheme),
+//! experiment, our figures beside the paper's; `reproduce all` every one, into an HTML report),
+//! `report DIR` (re-render that report), `ftl-memory` (mapping-table memory by scheme),
 //! `presets` (list or show the shipped SSD presets).
 
 mod buffer_sim;
@@ -9,6 +10,7 @@ mod kv;
 mod output;
 mod progress;
 mod reproduce;
+mod reproduce_all;
 mod signals;
 mod sim;
 
@@ -32,6 +34,8 @@ enum Command {
     Sim(Box<sim::SimArgs>),
     /// Reproduce a paper's experiment (our measured figures beside the paper's, labelled).
     Reproduce(reproduce::ReproduceArgs),
+    /// Re-render DIR/index.html from DIR/results.json (written by `reproduce all`), no re-run.
+    Report(reproduce_all::ReportArgs),
     /// Mapping-table memory of each FTL scheme for a given capacity (analytic estimate).
     FtlMemory(reproduce::FtlMemoryArgs),
     /// A page-reference trace through a DRAM buffer and a flash extension (P3's policies).
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sim(args) => sim::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::Report(args) => reproduce_all::report(&args),
         Command::FtlMemory(args) => reproduce::ftl_memory(&args),
         Command::BufferSim(args) => buffer_sim::run(&args),
         Command::TraceInfo(args) => buffer_sim::trace_info(&args),
@@ -71,7 +76,7 @@ fn main() -> ExitCode {
 
 /// An error and its causes, `: `-separated, each cause printed once: a cause whose text its
 /// parent already shows (an OS error inside "open on PATH failed: ...") is not repeated.
-fn error_chain(e: &anyhow::Error) -> String {
+pub(crate) fn error_chain(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {
         let text = cause.to_string();
