@@ -218,6 +218,112 @@ fn tick(v: f64) -> String {
     }
 }
 
+/// Width of the legend column right of the plot.
+const LEGEND_WIDTH: u32 = 210;
+/// Characters per legend line before it wraps.
+const LEGEND_CHARS: usize = 30;
+
+/// How a legend entry's sample is drawn.
+#[derive(Clone, Copy)]
+enum Sample {
+    OursLine,
+    PaperLine,
+    Rule,
+    OursBar,
+    PaperBar,
+}
+
+struct Entry {
+    label: String,
+    color: RGBColor,
+    sample: Sample,
+}
+
+type Area<'b> = DrawingArea<SVGBackend<'b>, plotters::coord::Shift>;
+
+/// Split the canvas into the plot and the legend column.
+fn canvas<'b>(out: &'b mut String) -> Result<(Area<'b>, Area<'b>), String> {
+    let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    Ok(root.split_horizontally(WIDTH - LEGEND_WIDTH))
+}
+
+/// Words of `s` in lines of at most `width` characters.
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for w in s.split_whitespace() {
+        if !cur.is_empty() && cur.chars().count() + 1 + w.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(w);
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+fn draw_legend(area: &Area<'_>, entries: &[Entry]) -> Result<(), String> {
+    let font = ("sans-serif", 12).into_font().color(&RGBColor(40, 40, 40));
+    let mut y = 18i32;
+    for e in entries {
+        let c = e.color;
+        let mid = y + 6;
+        match e.sample {
+            Sample::OursLine => {
+                area.draw(&PathElement::new([(4, mid), (26, mid)], c.stroke_width(2)))
+                    .map_err(err)?;
+                area.draw(&Circle::new((15, mid), 3, c.filled()))
+                    .map_err(err)?;
+            }
+            Sample::PaperLine => {
+                area.draw(&PathElement::new([(4, mid), (10, mid)], c.stroke_width(1)))
+                    .map_err(err)?;
+                area.draw(&PathElement::new([(20, mid), (26, mid)], c.stroke_width(1)))
+                    .map_err(err)?;
+                area.draw(&TriangleMarker::new((15, mid), 5, c.stroke_width(1)))
+                    .map_err(err)?;
+            }
+            Sample::Rule => {
+                for x in [4, 12, 20] {
+                    area.draw(&PathElement::new(
+                        [(x, mid), (x + 5, mid)],
+                        c.stroke_width(1),
+                    ))
+                    .map_err(err)?;
+                }
+            }
+            Sample::OursBar => {
+                area.draw(&Rectangle::new([(6, mid - 5), (24, mid + 5)], c.filled()))
+                    .map_err(err)?;
+            }
+            Sample::PaperBar => {
+                area.draw(&Rectangle::new(
+                    [(6, mid - 5), (24, mid + 5)],
+                    c.mix(0.25).filled(),
+                ))
+                .map_err(err)?;
+                area.draw(&Rectangle::new(
+                    [(6, mid - 5), (24, mid + 5)],
+                    c.stroke_width(1),
+                ))
+                .map_err(err)?;
+            }
+        }
+        for line in wrap(&e.label, LEGEND_CHARS) {
+            area.draw(&Text::new(line, (32, y), font.clone()))
+                .map_err(err)?;
+            y += 15;
+        }
+        y += 6;
+    }
+    Ok(())
+}
+
 fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
     let log = c.x_log;
     let pts = |l: &Line| -> Vec<(f64, f64)> {
@@ -227,7 +333,12 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
             .filter_map(|&(x, y)| fx(log, x).map(|x| (x, y)))
             .collect()
     };
-    let lines: Vec<(&Line, Vec<(f64, f64)>)> = c.lines.iter().map(|l| (l, pts(l))).collect();
+    let lines: Vec<(&Line, Vec<(f64, f64)>)> = c
+        .lines
+        .iter()
+        .map(|l| (l, pts(l)))
+        .filter(|(_, p)| !p.is_empty())
+        .collect();
     let xs = lines
         .iter()
         .flat_map(|(_, p)| p.iter().map(|q| q.0))
@@ -238,11 +349,10 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
         .flat_map(|(_, p)| p.iter().map(|q| q.1))
         .chain(c.y_markers.iter().map(|m| m.value));
     let (y0, y1) = y_range(ys);
-    let palette = colors(c.lines.iter().map(|l| l.color_key.as_str()));
+    let palette = colors(lines.iter().map(|(l, _)| l.color_key.as_str()));
 
-    let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
+    let (plot, legend_area) = canvas(out)?;
+    let mut chart = ChartBuilder::on(&plot)
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(64)
@@ -260,44 +370,47 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
         .axis_desc_style(("sans-serif", 14))
         .draw()
         .map_err(err)?;
+    let mut entries = Vec::new();
     for (l, p) in &lines {
-        if p.is_empty() {
-            continue;
-        }
         let color = color_of(&palette, &l.color_key);
         draw_one_line(&mut chart, l, p, color)?;
+        let sample = match l.source {
+            Source::Ours => Sample::OursLine,
+            Source::Paper => Sample::PaperLine,
+        };
+        entries.push(Entry {
+            label: l.label.clone(),
+            color,
+            sample,
+        });
     }
     for m in &c.y_markers {
         let color = marker_color(m.source);
+        let seg = [(x0, m.value), (x1, m.value)];
         chart
-            .draw_series(DashedLineSeries::new(
-                [(x0, m.value), (x1, m.value)],
-                4,
-                4,
-                color.stroke_width(1),
-            ))
-            .map_err(err)?
-            .label(m.label.as_str())
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 18, y)], color.stroke_width(1)));
+            .draw_series(DashedLineSeries::new(seg, 4, 4, color.stroke_width(1)))
+            .map_err(err)?;
+        entries.push(Entry {
+            label: m.label.clone(),
+            color,
+            sample: Sample::Rule,
+        });
     }
     for m in &c.x_markers {
         let Some(x) = fx(log, m.value) else { continue };
         let color = marker_color(m.source);
+        let seg = [(x, y0), (x, y1)];
         chart
-            .draw_series(DashedLineSeries::new(
-                [(x, y0), (x, y1)],
-                4,
-                4,
-                color.stroke_width(1),
-            ))
-            .map_err(err)?
-            .label(m.label.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new([(x, y - 6), (x, y + 6)], color.stroke_width(1))
-            });
+            .draw_series(DashedLineSeries::new(seg, 4, 4, color.stroke_width(1)))
+            .map_err(err)?;
+        entries.push(Entry {
+            label: m.label.clone(),
+            color,
+            sample: Sample::Rule,
+        });
     }
-    legend(&mut chart)?;
-    root.present().map_err(err)?;
+    draw_legend(&legend_area, &entries)?;
+    plot.present().map_err(err)?;
     Ok(())
 }
 
@@ -324,11 +437,7 @@ fn draw_one_line<'a, 'b: 'a>(
         Source::Ours => {
             chart
                 .draw_series(LineSeries::new(p.iter().copied(), color.stroke_width(2)))
-                .map_err(err)?
-                .label(l.label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new([(x, y), (x + 18, y)], color.stroke_width(2))
-                });
+                .map_err(err)?;
             chart
                 .draw_series(p.iter().map(|&q| Circle::new(q, 3, color.filled())))
                 .map_err(err)?;
@@ -341,9 +450,7 @@ fn draw_one_line<'a, 'b: 'a>(
                     4,
                     color.stroke_width(1),
                 ))
-                .map_err(err)?
-                .label(l.label.as_str())
-                .legend(move |(x, y)| TriangleMarker::new((x + 9, y), 5, color.stroke_width(1)));
+                .map_err(err)?;
             chart
                 .draw_series(
                     p.iter()
@@ -355,17 +462,6 @@ fn draw_one_line<'a, 'b: 'a>(
     Ok(())
 }
 
-fn legend<'a, 'b: 'a>(chart: &mut Cartesian<'a, 'b>) -> Result<(), String> {
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(200, 200, 200))
-        .label_font(("sans-serif", 12))
-        .draw()
-        .map_err(err)
-}
-
 fn draw_bars(b: &Bars, out: &mut String) -> Result<(), String> {
     let n = b.categories.len().max(1);
     let groups = b.groups.len().max(1);
@@ -375,9 +471,8 @@ fn draw_bars(b: &Bars, out: &mut String) -> Result<(), String> {
             .flat_map(|g| g.values.iter().flatten().copied()),
     );
     let palette = colors(b.groups.iter().map(|g| g.label.as_str()));
-    let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
+    let (plot, legend_area) = canvas(out)?;
+    let mut chart = ChartBuilder::on(&plot)
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(64)
@@ -405,23 +500,26 @@ fn draw_bars(b: &Bars, out: &mut String) -> Result<(), String> {
         .draw()
         .map_err(err)?;
     let width = 0.8 / groups as f64;
+    let mut entries = Vec::new();
     for (gi, g) in b.groups.iter().enumerate() {
         let color = color_of(&palette, &g.label);
-        let bars = g.values.iter().enumerate().filter_map(|(ci, v)| {
-            let v = (*v).filter(|v| v.is_finite())?;
-            let left = ci as f64 - 0.4 + gi as f64 * width;
-            Some(((left, 0f64.max(y0)), (left + width * 0.9, v)))
-        });
-        let style = match g.source {
-            Source::Ours => color.filled(),
-            Source::Paper => color.mix(0.25).filled(),
+        let bars: Vec<((f64, f64), (f64, f64))> = g
+            .values
+            .iter()
+            .enumerate()
+            .filter_map(|(ci, v)| {
+                let v = (*v).filter(|v| v.is_finite())?;
+                let left = ci as f64 - 0.4 + gi as f64 * width;
+                Some(((left, 0f64.max(y0)), (left + width * 0.9, v)))
+            })
+            .collect();
+        let (fill, sample) = match g.source {
+            Source::Ours => (color.filled(), Sample::OursBar),
+            Source::Paper => (color.mix(0.25).filled(), Sample::PaperBar),
         };
-        let bars: Vec<_> = bars.collect();
         chart
-            .draw_series(bars.iter().map(|&(a, z)| Rectangle::new([a, z], style)))
-            .map_err(err)?
-            .label(g.label.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], style));
+            .draw_series(bars.iter().map(|&(a, z)| Rectangle::new([a, z], fill)))
+            .map_err(err)?;
         if g.source == Source::Paper {
             chart
                 .draw_series(
@@ -430,9 +528,14 @@ fn draw_bars(b: &Bars, out: &mut String) -> Result<(), String> {
                 )
                 .map_err(err)?;
         }
+        entries.push(Entry {
+            label: g.label.clone(),
+            color,
+            sample,
+        });
     }
-    legend(&mut chart)?;
-    root.present().map_err(err)?;
+    draw_legend(&legend_area, &entries)?;
+    plot.present().map_err(err)?;
     Ok(())
 }
 
