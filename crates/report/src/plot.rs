@@ -50,6 +50,8 @@ pub struct Marker {
     pub label: String,
     pub value: f64,
     pub source: Source,
+    /// Drawn in the colour of the line with this key (e.g. the same policy), if any.
+    pub color_key: Option<String>,
 }
 
 /// A line chart.
@@ -57,7 +59,7 @@ pub struct Marker {
 pub struct Chart {
     pub x_label: String,
     pub y_label: String,
-    /// Plot x on a log10 axis (batch sizes 1..256).
+    /// Plot x on a log2 axis (batch sizes 1..256).
     pub x_log: bool,
     pub lines: Vec<Line>,
     /// Horizontal reference lines.
@@ -192,11 +194,11 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-/// x as plotted (log10 on a log axis; non-positive x cannot be drawn there and is dropped).
+/// x as plotted (log2 on a log axis; non-positive x cannot be drawn there and is dropped).
 fn fx(log: bool, x: f64) -> Option<f64> {
     match (log, x > 0.0) {
         (false, _) => Some(x),
-        (true, true) => Some(x.log10()),
+        (true, true) => Some(x.log2()),
         (true, false) => None,
     }
 }
@@ -358,14 +360,14 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
         .y_label_area_size(64)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(err)?;
-    let x_fmt = |v: &f64| if log { tick(10f64.powf(*v)) } else { tick(*v) };
+    let x_fmt = |v: &f64| if log { tick(2f64.powf(*v)) } else { tick(*v) };
     chart
         .configure_mesh()
         .x_desc(c.x_label.as_str())
         .y_desc(c.y_label.as_str())
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&|v| tick(*v))
-        .light_line_style(RGBColor(238, 238, 238))
+        .light_line_style(RGBColor(246, 246, 246))
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 14))
         .draw()
@@ -384,8 +386,12 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
             sample,
         });
     }
+    let marker_color = |m: &Marker| match &m.color_key {
+        Some(k) if palette.iter().any(|(p, _)| p == k) => color_of(&palette, k),
+        _ => marker_color(m.source),
+    };
     for m in &c.y_markers {
-        let color = marker_color(m.source);
+        let color = marker_color(m);
         let seg = [(x0, m.value), (x1, m.value)];
         chart
             .draw_series(DashedLineSeries::new(seg, 4, 4, color.stroke_width(1)))
@@ -398,7 +404,7 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
     }
     for m in &c.x_markers {
         let Some(x) = fx(log, m.value) else { continue };
-        let color = marker_color(m.source);
+        let color = marker_color(m);
         let seg = [(x, y0), (x, y1)];
         chart
             .draw_series(DashedLineSeries::new(seg, 4, 4, color.stroke_width(1)))
@@ -494,7 +500,7 @@ fn draw_bars(b: &Bars, out: &mut String) -> Result<(), String> {
         .x_label_formatter(&x_fmt)
         .y_desc(b.y_label.as_str())
         .y_label_formatter(&|v| tick(*v))
-        .light_line_style(RGBColor(238, 238, 238))
+        .light_line_style(RGBColor(246, 246, 246))
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 14))
         .draw()
@@ -556,6 +562,7 @@ mod tests {
                 label: "paper: at least 2".into(),
                 value: 2.0,
                 source: Source::Paper,
+                color_key: Some("a".into()),
             }],
             ..Chart::default()
         };
@@ -579,6 +586,15 @@ mod tests {
         let empty = Plot::Lines(Chart::default());
         assert!(empty.is_empty());
         assert!(empty.svg("e").unwrap().starts_with("<svg"));
+    }
+
+    #[test]
+    fn legend_labels_wrap_at_word_boundaries() {
+        assert_eq!(
+            wrap("paper: > 200 % faster than disks alone (below)", 30),
+            vec!["paper: > 200 % faster than", "disks alone (below)"]
+        );
+        assert!(wrap("", 30).is_empty());
     }
 
     #[test]

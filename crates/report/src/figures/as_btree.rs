@@ -30,7 +30,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
         ] {
             out.push(Figure {
                 id: id(&format!("{what}-vs-f")),
-                title: format!("P1 {table}: {what} time vs keys per node F{suffix}"),
+                title: format!("{table}: {what} time vs keys per node F{suffix}"),
                 caption: format!("{what} time of each tree ÷ the in-place B-tree's at the same F (no cache); solid: ours, dashed: the paper's {table} ÷ its B-tree's."),
                 plot: Plot::Lines(vs_f(&no_cache, r, key, table)),
             });
@@ -47,7 +47,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
         ] {
             out.push(Figure {
                 id: id(&format!("{what}-vs-cache")),
-                title: format!("P1 {table}: {what} time vs LRU cache size{suffix}"),
+                title: format!("{table}: {what} time vs LRU cache size{suffix}"),
                 caption: format!("{what} time ÷ the in-place B-tree's without cache (F of the cache runs); dashed: the paper's {table} ÷ its B-tree's without cache."),
                 plot: Plot::Lines(vs_cache(&rows, r, key)),
             });

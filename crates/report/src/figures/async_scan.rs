@@ -29,6 +29,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
                 label: format!("paper: at least {v}× ({what})"),
                 value: v,
                 source: Source::Paper,
+                color_key: None,
             })
         })
         .collect();
@@ -111,7 +112,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
         id: "async-scan-speedup-vs-batch".into(),
         title: "P2: speedup vs batch size".into(),
         caption: format!(
-            "Batched scan at {} selectivity, batch size swept (log axis); triangle: the paper's batch of 50.",
+            "Batched scan at {} selectivity, batch size swept (log₂ axis); triangle: the paper's batch of 50.",
             sel.map(|s| format!("{:.0} %", s * 100.0)).unwrap_or_else(|| "one".into())
         ),
         plot: Plot::Lines(Chart {

@@ -16,6 +16,7 @@ fn paper_marker(label: String, value: f64) -> Marker {
         label,
         value,
         source: Source::Paper,
+        color_key: None,
     }
 }
 

@@ -47,13 +47,14 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             label: format!("paper: {policy} {waf}"),
             value: *waf,
             source: Source::Paper,
+            color_key: Some(policy.clone()),
         })
         .collect();
     if let Some(chart) = series_chart(r, "waf_over_time", markers) {
         out.push(Figure {
             id: "multistream-waf-over-time".into(),
             title: "P5: WAF over time, per stream policy".into(),
-            caption: "Write amplification (flash page writes ÷ host page writes) as the updates go on, sampled every few % of the device written; dashed: the paper's final WAF per policy (PM953, SMART).".into(),
+            caption: "Write amplification (flash page writes ÷ host page writes) as the updates go on, sampled every few % of the device written; dashed, in the policy's colour: the paper's final WAF (PM953, SMART).".into(),
             plot: Plot::Lines(chart),
         });
     }
