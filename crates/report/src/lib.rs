@@ -14,6 +14,7 @@ pub mod figures;
 pub mod html;
 pub mod plot;
 pub mod results;
+pub mod sim_plot;
 pub mod summary;
 
 pub use results::{ExperimentResult, Machine, ReportError, Results, RunMeta, Status, FORMAT};
