@@ -175,6 +175,7 @@ fn list(a: &ReproduceArgs) -> Result<()> {
         for e in lab::EXPERIMENTS {
             t.push_str(&format!("  {:12} {}  {}\n", e.name, e.paper, e.about));
         }
+        t.push_str("  all              every experiment above into --out DIR (index.html, results.json, CSVs)\n");
         t
     };
     crate::output::emit(a.output.as_deref(), &text)
