@@ -56,19 +56,33 @@ pub fn figures(r: &Report) -> Vec<Figure> {
     out
 }
 
-/// Our line name, colour key and filter for each tree (AS: one per write-buffer size).
-fn our_trees(rows: &[&Row]) -> Vec<(String, String, Box<dyn Fn(&Row) -> bool>)> {
-    let mut out: Vec<(String, String, Box<dyn Fn(&Row) -> bool>)> = vec![
-        (
-            "ours: in-place B-tree".into(),
-            "btree".into(),
-            Box::new(|r: &Row| is(r, "tree", "in_place")),
-        ),
-        (
-            "ours: BFTL".into(),
-            "bftl".into(),
-            Box::new(|r: &Row| is(r, "tree", "bftl")),
-        ),
+/// One of our lines: a tree (AS: at one write-buffer size).
+struct OurTree {
+    label: String,
+    color: String,
+    tree: &'static str,
+    write_buffer_nodes: Option<f64>,
+}
+
+impl OurTree {
+    fn keeps(&self, r: &Row) -> bool {
+        is(r, "tree", self.tree)
+            && (self.write_buffer_nodes.is_none()
+                || num(r, "write_buffer_nodes") == self.write_buffer_nodes)
+    }
+}
+
+/// Our lines: the in-place B-tree, BFTL, and AS at each write-buffer size run.
+fn our_trees(rows: &[&Row]) -> Vec<OurTree> {
+    let tree = |label: &str, color: &str, tree, ms| OurTree {
+        label: label.to_string(),
+        color: color.to_string(),
+        tree,
+        write_buffer_nodes: ms,
+    };
+    let mut out = vec![
+        tree("ours: in-place B-tree", "btree", "in_place", None),
+        tree("ours: BFTL", "bftl", "bftl", None),
     ];
     let as_rows: Vec<&Row> = rows
         .iter()
@@ -77,12 +91,11 @@ fn our_trees(rows: &[&Row]) -> Vec<(String, String, Box<dyn Fn(&Row) -> bool>)> 
         .collect();
     for ms in distinct(&as_rows, "write_buffer_nodes") {
         let Some(ms) = ms.as_f64() else { continue };
-        out.push((
-            format!("ours: AS, buffer {ms}"),
-            format!("as{ms}"),
-            Box::new(move |r: &Row| {
-                is(r, "tree", "as_btree") && num(r, "write_buffer_nodes") == Some(ms)
-            }),
+        out.push(tree(
+            &format!("ours: AS, buffer {ms}"),
+            &format!("as{ms}"),
+            "as_btree",
+            Some(ms),
         ));
     }
     out
@@ -109,13 +122,17 @@ fn vs_f(rows: &[&Row], r: &Report, key: &str, table: &str) -> Chart {
     };
     let mut lines = Vec::new();
     let trees = our_trees(rows);
-    for (label, color, keep) in &trees {
+    for t in &trees {
         let p = points(
-            rows.iter().copied().filter(|q| keep(q)),
+            rows.iter().copied().filter(|q| t.keeps(q)),
             "keys_per_node",
             key,
         );
-        lines.push(Line::ours(label.clone(), color, relative_each(p, base)));
+        lines.push(Line::ours(
+            t.label.clone(),
+            &t.color,
+            relative_each(p, base),
+        ));
     }
     let paper = paper_table(r, table);
     let pbase = |x: f64| {
@@ -127,7 +144,7 @@ fn vs_f(rows: &[&Row], r: &Report, key: &str, table: &str) -> Chart {
     for tree in distinct(&paper, "tree") {
         let Some(tree) = tree.as_str() else { continue };
         let k = paper_key(tree);
-        if !trees.iter().any(|(_, c, _)| *c == k) {
+        if !trees.iter().any(|t| t.color == k) {
             continue; // a write-buffer size we did not run: its own chart shows it
         }
         let p = points(
