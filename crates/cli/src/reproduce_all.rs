@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use lab::report::ProgressSink;
-use lab::{Experiment, Output, ReproduceOptions, Table};
+use lab::{Experiment, Output, ReproduceOptions};
 use report::{ExperimentResult, Machine, Results, RunMeta, Status};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -163,19 +163,16 @@ fn write_csvs(dir: &Path, e: &ExperimentResult) -> Result<()> {
     Ok(())
 }
 
-/// The summary table as text (the page's first table).
+/// The summary table as text (the page's first table), columns left-aligned.
 pub fn summary_table(results: &Results) -> String {
-    let mut t = Table::new(
-        "Summary: each paper's headline, the paper's figure and ours (measured by this run)",
-        &[
-            "paper",
-            "experiment",
-            "headline",
-            "paper's figure",
-            "ours",
-            "agrees",
-        ],
-    );
+    let mut rows: Vec<[String; 6]> = vec![[
+        "paper".into(),
+        "experiment".into(),
+        "headline".into(),
+        "paper's figure".into(),
+        "ours".into(),
+        "agrees".into(),
+    ]];
     for e in &results.experiments {
         for h in report::summary::headlines(e) {
             let agrees = match h.agrees {
@@ -183,7 +180,7 @@ pub fn summary_table(results: &Results) -> String {
                 Some(false) => "no",
                 None => "-",
             };
-            t.push(vec![
+            rows.push([
                 h.paper,
                 h.experiment,
                 h.claim,
@@ -193,7 +190,28 @@ pub fn summary_table(results: &Results) -> String {
             ]);
         }
     }
-    t.to_string()
+    let mut widths = [0usize; 6];
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::from(
+        "Summary: each paper's headline, the paper's figure and ours (measured by this run)\n",
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
+        if i == 0 {
+            let total = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
+            out.push_str(&format!("  {}\n", "-".repeat(total)));
+        }
+    }
+    out
 }
 
 /// One progress display for the whole run: a bar on a terminal, lines otherwise.
