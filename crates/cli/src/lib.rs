@@ -10,6 +10,7 @@ pub mod lifetime;
 pub mod output;
 pub mod progress;
 pub mod reproduce;
+pub mod reproduce_all;
 pub mod sim;
 pub mod sweep;
 

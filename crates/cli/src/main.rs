@@ -1,14 +1,15 @@
 //! `flashlab`: the command line of the flash SSD laboratory.
 //!
 //! Subcommands: `sim` (run a workload or trace on a simulated SSD), `reproduce NAME` (a paper's
-//! experiment, our figures beside the paper's), `ftl-memory` (mapping-table memory by scheme),
+//! experiment, our figures beside the paper's; `reproduce all` every one, into an HTML report),
+//! `report DIR` (re-render that report), `ftl-memory` (mapping-table memory by scheme),
 //! `presets` (list or show the shipped SSD presets).
 
 mod kv;
 mod signals;
 
 // The subcommands live in the library (src/lib.rs), which the Python package shares.
-use flashlab::{buffer_sim, error_chain, lifetime, reproduce, sim, sweep};
+use flashlab::{buffer_sim, error_chain, lifetime, reproduce, reproduce_all, sim, sweep};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -30,6 +31,8 @@ enum Command {
     Sim(Box<sim::SimArgs>),
     /// Reproduce a paper's experiment (our measured figures beside the paper's, labelled).
     Reproduce(reproduce::ReproduceArgs),
+    /// Re-render DIR/index.html from DIR/results.json (written by `reproduce all`), no re-run.
+    Report(reproduce_all::ReportArgs),
     /// Mapping-table memory of each FTL scheme for a given capacity (analytic estimate).
     FtlMemory(reproduce::FtlMemoryArgs),
     /// A page-reference trace through a DRAM buffer and a flash extension (P3's policies).
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sim(args) => sim::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
+        Command::Report(args) => reproduce_all::report(&args),
         Command::FtlMemory(args) => reproduce::ftl_memory(&args),
         Command::BufferSim(args) => buffer_sim::run(&args),
         Command::TraceInfo(args) => buffer_sim::trace_info(&args),

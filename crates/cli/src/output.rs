@@ -46,6 +46,17 @@ pub fn csv(rows: &[Map<String, Value>]) -> String {
     out
 }
 
+/// A text table as CSV: its headers, then its rows (cells as printed).
+pub fn table_csv(t: &lab::Table) -> String {
+    let mut out = String::new();
+    for cells in std::iter::once(&t.headers).chain(&t.rows) {
+        let line: Vec<String> = cells.iter().map(|c| field(c)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    }
+    out
+}
+
 /// One CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
 fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {

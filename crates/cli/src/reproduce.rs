@@ -7,55 +7,66 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
-    /// Experiment: ioa-ftl, as-btree, async-scan (omit to list them; with --json, as JSON).
-    name: Option<String>,
+    /// Experiment: ioa-ftl, as-btree, async-scan, ... (omit to list them; with --json, as
+    /// JSON), or `all`: every experiment into a report directory (--out) with index.html.
+    pub(crate) name: Option<String>,
     /// quick (minutes; CI-sized) or paper (the paper's sizes where this machine allows).
     #[arg(long, default_value = "quick")]
-    scale: String,
+    pub(crate) scale: String,
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Device for engine experiments: file (O_DIRECT), sim (simulated SSD), hdd (model), all
     /// [default: sim]. Experiments that build their own simulated SSD (ioa-ftl) refuse it.
     #[arg(long)]
-    device: Option<String>,
+    pub(crate) device: Option<String>,
     /// Directory for the real files of --device file [default: a temporary directory here].
     #[arg(long)]
-    dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
     /// SSD preset for --device sim [default: mlc-sata-2010].
     #[arg(long)]
-    preset: Option<String>,
+    pub(crate) preset: Option<String>,
     /// Run --device file timings on a RAM file system (tmpfs, ramfs) anyway (they are then RAM
     /// speed, not a disk's).
     #[arg(long)]
-    allow_memory_fs: bool,
+    pub(crate) allow_memory_fs: bool,
     /// ext-buffer: a page-reference trace instead of the TPC-C-like generator.
     #[arg(long, value_name = "PATH")]
-    trace: Option<PathBuf>,
+    pub(crate) trace: Option<PathBuf>,
     /// ext-buffer: the --trace format (as `buffer-sim`) [default: text].
     #[arg(long, value_name = "F")]
-    trace_format: Option<String>,
+    pub(crate) trace_format: Option<String>,
     /// ext-buffer: also run the trace through the engine's buffer pool on devices (HDD model
     /// + simulated SSD with --device sim, two real files with --device file).
     #[arg(long)]
-    engine: bool,
+    pub(crate) engine: bool,
     /// Print exactly one JSON object on stdout.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Print the measured rows as CSV (one header line, then one line per row).
     #[arg(long, conflicts_with = "json")]
-    csv: bool,
+    pub(crate) csv: bool,
     /// Write the output (tables, JSON or CSV) to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
-    output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
+    /// `reproduce all`: the report directory (results.json, one CSV per table, index.html)
+    /// [default: flashlab-report].
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
     /// No progress lines on stderr.
     #[arg(long)]
-    quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 pub fn run(a: &ReproduceArgs) -> Result<()> {
     let Some(name) = &a.name else {
         return list(a);
     };
+    if name == "all" {
+        return all(a);
+    }
+    if a.out.is_some() {
+        bail!("--out applies to `reproduce all` only (a single experiment writes to --output FILE)");
+    }
     let out = execute(name, a)?;
     let text = if a.json {
         format!("{}\n", out.report.to_json())
@@ -102,23 +113,57 @@ pub fn execute(name: &str, a: &ReproduceArgs) -> Result<Output> {
             }
         }
     }
+    let opts = options(a, scale)?;
+    (experiment.run)(&opts)
+}
+
+/// The options every experiment gets from the flags.
+fn options(a: &ReproduceArgs, scale: Scale) -> Result<ReproduceOptions> {
     let device_name = a.device.as_deref().unwrap_or("sim");
     let Some(device) = DeviceChoice::parse(device_name) else {
         bail!("--device {device_name}: expected file, sim, hdd or all");
     };
-    let opts = ReproduceOptions {
+    Ok(ReproduceOptions {
         scale,
         seed: a.seed,
         device,
         dir: a.dir.clone(),
         preset: a.preset.clone().unwrap_or_else(|| "mlc-sata-2010".into()),
         progress: !a.quiet,
+        progress_sink: None,
         allow_memory_fs: a.allow_memory_fs,
         trace: a.trace.clone(),
         trace_format: a.trace_format.clone(),
         engine: a.engine,
+    })
+}
+
+/// `flashlab reproduce all`: the flags that apply to every experiment, then the run.
+fn all(a: &ReproduceArgs) -> Result<()> {
+    let Some(scale) = Scale::parse(&a.scale) else {
+        bail!("--scale {}: expected quick or paper", a.scale);
     };
-    (experiment.run)(&opts)
+    for (given, flag) in [
+        (a.json, "--json"),
+        (a.csv, "--csv"),
+        (a.output.is_some(), "--output"),
+    ] {
+        if given {
+            bail!("{flag} does not apply to `reproduce all`: it writes results.json, one CSV per table and index.html into --out DIR");
+        }
+    }
+    for (given, flag) in [
+        (a.trace.is_some(), "--trace"),
+        (a.trace_format.is_some(), "--trace-format"),
+        (a.engine, "--engine"),
+    ] {
+        if given {
+            bail!(
+                "{flag} applies to ext-buffer only: run `flashlab reproduce ext-buffer {flag} ...`"
+            );
+        }
+    }
+    crate::reproduce_all::run(a, options(a, scale)?)
 }
 
 /// `flashlab reproduce` without a name: the experiments, as text or (`--json`) JSON.
@@ -134,6 +179,7 @@ fn list(a: &ReproduceArgs) -> Result<()> {
         for e in lab::EXPERIMENTS {
             t.push_str(&format!("  {:12} {}  {}\n", e.name, e.paper, e.about));
         }
+        t.push_str("  all              every experiment above into --out DIR (index.html, results.json, CSVs)\n");
         t
     };
     crate::output::emit(a.output.as_deref(), &text)

@@ -107,6 +107,9 @@ pub struct SimArgs {
     /// Write the output (summary or JSON) to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Also draw WAF and latency over the measured phase into FILE (SVG).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
     /// No progress on stderr (a bar on a terminal, else a line every few seconds).
     #[arg(long)]
     quiet: bool,
@@ -138,6 +141,10 @@ fn physical_memory_bytes() -> Option<u64> {
 
 pub fn run(a: &SimArgs) -> Result<()> {
     let result = execute(a)?;
+    if let Some(path) = &a.plot {
+        std::fs::write(path, report::sim_plot::svg(&result)?)
+            .with_context(|| format!("--plot {}", path.display()))?;
+    }
     let text = if a.json {
         format!("{}\n", serde_json::to_string(&result)?)
     } else {

@@ -2,7 +2,7 @@
 //! plain-text table renderer.
 
 use crate::devices::{DeviceChoice, DeviceKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::path::PathBuf;
@@ -16,7 +16,8 @@ pub fn row<const N: usize>(pairs: [(&str, Value); N]) -> Row {
 }
 
 /// `{"experiment", "scale", "seed", "config", "rows", "paper", "notes"}` — see ARCHITECTURE.md.
-#[derive(Clone, Debug, Serialize)]
+/// Deserializable so that `flashlab report` can re-render a saved `results.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     pub experiment: String,
     pub scale: String,
@@ -36,7 +37,7 @@ pub struct Report {
 /// One measured curve: `points` are `(x, y)` pairs; `x` and `y` name the quantities
 /// (`"host_writes_x_capacity"`, `"waf"`), `label` the line (e.g. a policy name), `name` the
 /// figure it belongs to (`"waf_over_time"`).
-#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Series {
     pub name: String,
     pub label: String,
@@ -151,6 +152,8 @@ pub struct ReproduceOptions {
     pub preset: String,
     /// Print progress lines to stderr.
     pub progress: bool,
+    /// Where progress lines go instead of stderr (e.g. one display for `reproduce all`).
+    pub progress_sink: Option<ProgressSink>,
     /// Run `--device file` timings on a RAM file system (tmpfs, ramfs) anyway.
     pub allow_memory_fs: bool,
     /// `ext-buffer`: a page-reference trace instead of the TPC-C-like generator, its format
@@ -169,6 +172,7 @@ impl Default for ReproduceOptions {
             dir: None,
             preset: "mlc-sata-2010".into(),
             progress: false,
+            progress_sink: None,
             allow_memory_fs: false,
             trace: None,
             trace_format: None,
@@ -179,33 +183,48 @@ impl Default for ReproduceOptions {
 
 impl ReproduceOptions {
     pub fn progress(&self, msg: impl fmt::Display) {
-        if self.progress {
-            eprintln!("[{}] {msg}", chrono_free_elapsed());
+        if !self.progress {
+            return;
+        }
+        match &self.progress_sink {
+            Some(sink) => (sink.0)(&msg.to_string()),
+            None => eprintln!("[{}] {msg}", chrono_free_elapsed()),
         }
     }
 }
 
+/// A receiver of progress lines (`ReproduceOptions::progress_sink`).
+#[derive(Clone)]
+pub struct ProgressSink(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressSink")
+    }
+}
+
 impl ReproduceOptions {
-    /// Progress of step `done` (0-based) of `total`, with an ETA from the steps so far:
-    /// "[  12.0s] (3/10, ETA 28 s) msg".
-    pub fn progress_step(&self, done: usize, total: usize, msg: impl fmt::Display) {
-        let elapsed = seconds_since_start();
+    /// Progress of step `done` (0-based) of `total`, with an ETA from the steps so far
+    /// (`elapsed_s` since the run's first step): "[  12.0s] (3/10, ETA 28 s) msg".
+    pub fn progress_step(&self, done: usize, total: usize, elapsed_s: f64, msg: impl fmt::Display) {
         let eta = match done {
             0 => "ETA ?".to_string(),
             d => format!(
                 "ETA {:.0} s",
-                elapsed / d as f64 * total.saturating_sub(d) as f64
+                elapsed_s / d as f64 * total.saturating_sub(d) as f64
             ),
         };
         self.progress(format_args!("({}/{total}, {eta}) {msg}", done + 1));
     }
 }
 
-/// A run of `total` progress steps, counted as they are announced (for the ETA).
+/// A run of `total` progress steps, counted as they are announced (for the ETA, timed from
+/// this run's first step, so a second experiment in one process gets its own estimate).
 pub struct Steps<'a> {
     opts: &'a ReproduceOptions,
     done: std::cell::Cell<usize>,
     total: usize,
+    start: std::time::Instant,
 }
 
 impl<'a> Steps<'a> {
@@ -214,13 +233,15 @@ impl<'a> Steps<'a> {
             opts,
             done: std::cell::Cell::new(0),
             total,
+            start: std::time::Instant::now(),
         }
     }
 
     /// Announce the next step.
     pub fn step(&self, msg: impl fmt::Display) {
         let done = self.done.get();
-        self.opts.progress_step(done, self.total, msg);
+        let elapsed_s = self.start.elapsed().as_secs_f64();
+        self.opts.progress_step(done, self.total, elapsed_s, msg);
         self.done.set(done + 1);
     }
 }
@@ -238,8 +259,9 @@ fn chrono_free_elapsed() -> String {
 }
 
 /// A plain-text table: a title, headers, rows of cells, right-aligned numbers, and a legend
-/// under it (what its columns mean, what device it ran on).
-#[derive(Clone, Debug, Default)]
+/// under it (what its columns mean, what device it ran on). Serializable so that a saved
+/// `results.json` keeps the text tables (and their CSVs) of a run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Table {
     pub title: String,
     pub headers: Vec<String>,

@@ -164,9 +164,32 @@ pub struct SimResult {
     pub volume_reached: Option<bool>,
     /// Trace requests cut at the device's last logical page (they asked for pages beyond it).
     pub requests_clipped: u64,
+    /// The measured phase over time: about [`TIMELINE_POINTS`] samples (for `sim --plot`).
+    pub timeline: Vec<TimelinePoint>,
     /// What the figures above do not say by themselves (undefined WAF, volume not reached,
     /// clipped requests, a WAF model outside its regime).
     pub notes: Vec<String>,
+}
+
+/// Samples of the measured phase in `SimResult::timeline` (a trace of unknown length gets a
+/// sample every tenth of the capacity, thinned to at most twice this many).
+pub const TIMELINE_POINTS: u64 = 50;
+
+/// One sample of the measured phase, at the end of an interval of host pages.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct TimelinePoint {
+    /// Pages counted so far in the measured phase (written pages for write volumes), in
+    /// multiples of the logical capacity.
+    pub host_pages_x_capacity: f64,
+    /// Simulated seconds since the measured phase began.
+    pub sim_seconds: f64,
+    /// WAF of this interval (null: no host page written in it).
+    pub waf_interval: Option<f64>,
+    /// WAF since the measured phase began (null: no host page written yet).
+    pub waf_cumulative: Option<f64>,
+    /// Latency of the requests completed in this interval, microseconds (0: none).
+    pub latency_us_mean: f64,
+    pub latency_us_p99: f64,
 }
 
 /// Total pages the measured phase will run (for a progress bar), if known.
@@ -220,7 +243,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     let limit = planned_pages(opts);
     let writes_only = spec.is_write_only() || opts.write_volume.is_some() && spec.writes();
     let measured_wall = Instant::now();
-    let count = d.run(reqs, limit, writes_only, &mut |p| progress("measure", p))?;
+    let (count, timeline) = run_sampled(&mut d, reqs, limit, writes_only, (before, t0), progress)?;
     let wall_s = measured_wall.elapsed().as_secs_f64();
     let mut r = summarize(opts, &d, before, t0, wall_s, pre_wall);
     r.host_pages_written_by_stream = d
@@ -231,6 +254,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         .map(|(now, before)| now - before)
         .collect();
     r.stream_mapping = policy.mapping();
+    r.timeline = timeline;
     r.requests_clipped = wopts.clipped.get();
     if r.requests_clipped > 0 {
         r.notes.push(format!(
@@ -262,6 +286,72 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
             .push("WAF is undefined (null): no host page was written in the measured phase".into());
     }
     Ok(r)
+}
+
+/// Run the measured phase in intervals of pages and sample WAF and latency after each. The
+/// requests issued, and so every figure, are those of one uninterrupted run: an interval
+/// stops after the request that reaches its page count, and the next resumes the stream.
+fn run_sampled(
+    d: &mut HostDriver,
+    mut reqs: impl Iterator<Item = Result<workload::Request, workload::WorkloadError>>,
+    limit: Option<u64>,
+    writes_only: bool,
+    (before, t0): (ssd::Stats, SimTime),
+    progress: &mut dyn FnMut(&str, u64),
+) -> Result<(crate::host::RunCount, Vec<TimelinePoint>)> {
+    let logical = d.ssd.logical_pages().max(1);
+    let mut every = match limit {
+        Some(l) => l.div_ceil(TIMELINE_POINTS).max(1),
+        None => (logical / 10).max(1),
+    };
+    let mut timeline = Vec::new();
+    let mut done = 0u64;
+    let mut prev_stats = before;
+    let mut prev_latency = d.ssd.latency_ns().clone();
+    let limit_reached = loop {
+        let target = limit.map_or(done + every, |l| l.min(done + every));
+        let c = d.run(reqs.by_ref(), Some(target - done), writes_only, &mut |p| {
+            progress("measure", done + p)
+        })?;
+        done += c.pages;
+        let stats = d.ssd.stats();
+        let interval = stats.since(&prev_stats);
+        let total = stats.since(&before);
+        let latency = d.ssd.latency_ns();
+        let mut lat = latency.clone();
+        let (mean, p99) = match lat.subtract(&prev_latency) {
+            Ok(()) if !lat.is_empty() => {
+                (lat.mean() / 1e3, lat.value_at_quantile(0.99) as f64 / 1e3)
+            }
+            _ => (0.0, 0.0),
+        };
+        prev_latency = latency.clone();
+        prev_stats = stats;
+        timeline.push(TimelinePoint {
+            host_pages_x_capacity: done as f64 / logical as f64,
+            sim_seconds: d.last_done.0.saturating_sub(t0.0) as f64 / 1e9,
+            waf_interval: (interval.host_pages_written > 0).then(|| interval.waf()),
+            waf_cumulative: (total.host_pages_written > 0).then(|| total.waf()),
+            latency_us_mean: mean,
+            latency_us_p99: p99,
+        });
+        if limit.is_some_and(|l| done >= l) {
+            break true;
+        }
+        if !c.limit_reached {
+            break false; // the stream ended
+        }
+        if timeline.len() as u64 >= 2 * TIMELINE_POINTS {
+            // A long trace: keep every other sample and widen the interval.
+            timeline = timeline.into_iter().skip(1).step_by(2).collect();
+            every *= 2;
+        }
+    };
+    let count = crate::host::RunCount {
+        pages: done,
+        limit_reached,
+    };
+    Ok((count, timeline))
 }
 
 /// Refuse, before allocating, a device whose estimated memory exceeds `limit_bytes`.
@@ -401,6 +491,7 @@ fn summarize(
         ),
         volume_reached: None,
         requests_clipped: 0,
+        timeline: Vec::new(),
         notes: Vec::new(),
     }
 }

@@ -1,0 +1,106 @@
+//! P5 (multi-stream SSD): WAF over time per stream policy (`series` `waf_over_time`, label =
+//! policy), the final WAF per policy beside the paper's, and the lifetime histogram per data
+//! type (`series` `lifetime_histogram`). Paper rows are read where they carry `policy` and
+//! `waf`; the lifetime table itself is among the experiment's text tables.
+
+use super::{num, text, Figure};
+use crate::plot::{BarGroup, Bars, Chart, Line, Marker, Plot, Source};
+use lab::{Report, Row};
+
+/// The series this module draws (the generic series charts skip them).
+pub const SERIES_DRAWN: &[&str] = &["waf_over_time", "lifetime_histogram"];
+
+/// The paper's first final WAF for each policy it reports.
+fn paper_waf(r: &Report) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for p in &r.paper {
+        if let (Some(policy), Some(waf)) = (text(p, "policy"), num(p, "waf")) {
+            if !out.iter().any(|(q, _)| q == policy) {
+                out.push((policy.to_string(), waf));
+            }
+        }
+    }
+    out
+}
+
+fn series_chart(r: &Report, name: &str, markers: Vec<Marker>) -> Option<Chart> {
+    let of: Vec<_> = r.series.iter().filter(|s| s.name == name).collect();
+    let first = of.first()?;
+    Some(Chart {
+        x_label: first.x.replace('_', " "),
+        y_label: first.y.replace('_', " "),
+        lines: of
+            .iter()
+            .map(|s| Line::ours(format!("ours: {}", s.label), &s.label, s.points.clone()))
+            .collect(),
+        y_markers: markers,
+        ..Chart::default()
+    })
+}
+
+pub fn figures(r: &Report) -> Vec<Figure> {
+    let paper = paper_waf(r);
+    let mut out = Vec::new();
+    let markers = paper
+        .iter()
+        .map(|(policy, waf)| Marker {
+            label: format!("paper: {policy} {waf}"),
+            value: *waf,
+            source: Source::Paper,
+            color_key: Some(policy.clone()),
+        })
+        .collect();
+    if let Some(chart) = series_chart(r, "waf_over_time", markers) {
+        out.push(Figure {
+            id: "multistream-waf-over-time".into(),
+            title: "P5: WAF over time, per stream policy".into(),
+            caption: "Write amplification (flash page writes ÷ host page writes) as the updates go on, sampled every few % of the device written; dashed, in the policy's colour: the paper's final WAF (PM953, SMART).".into(),
+            plot: Plot::Lines(chart),
+        });
+    }
+    let policies: Vec<&Row> = r
+        .rows
+        .iter()
+        .filter(|q| text(q, "policy").is_some() && num(q, "waf").is_some())
+        .collect();
+    if !policies.is_empty() {
+        let cats: Vec<String> = policies
+            .iter()
+            .filter_map(|q| text(q, "policy").map(str::to_string))
+            .collect();
+        let mut groups = vec![BarGroup {
+            label: "ours: final WAF".into(),
+            values: policies.iter().map(|q| num(q, "waf")).collect(),
+            source: Source::Ours,
+        }];
+        if !paper.is_empty() {
+            groups.push(BarGroup {
+                label: "paper: final WAF".into(),
+                values: cats
+                    .iter()
+                    .map(|c| paper.iter().find(|(p, _)| p == c).map(|(_, w)| *w))
+                    .collect(),
+                source: Source::Paper,
+            });
+        }
+        out.push(Figure {
+            id: "multistream-final-waf".into(),
+            title: "P5: final WAF per stream policy".into(),
+            caption: "Final WAF of each policy; pale, outlined: the paper's where it names the same policy.".into(),
+            plot: Plot::Bars(Bars {
+                y_label: "WAF".into(),
+                categories: cats,
+                groups,
+            }),
+        });
+    }
+    if let Some(chart) = series_chart(r, "lifetime_histogram", Vec::new()) {
+        out.push(Figure {
+            id: "multistream-lifetime".into(),
+            title: "P5 Table 1: lifetime of each data type".into(),
+            caption: "Distribution of lifetimes (device writes between two writes of the same LBA) per data type; the mean, median and share of writes are in the lifetime table below.".into(),
+            plot: Plot::Lines(chart),
+        });
+    }
+    out
+}

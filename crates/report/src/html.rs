@@ -1,0 +1,315 @@
+//! `index.html`: one self-contained page — inline CSS and SVG, no script, no fetch. The
+//! summary table first, then a section per paper (plots, tables, notes, the command that
+//! re-runs it), the run's metadata last. Print CSS keeps figures whole and starts each paper
+//! on a new page.
+
+use crate::figures::{self, Figure};
+use crate::results::{ExperimentResult, ReportError, Results, Status};
+use crate::summary::{self, Headline};
+use lab::Table;
+use std::fmt::Write;
+
+const STYLE: &str = r#"
+:root { --fg: #1d1d1f; --muted: #5f6368; --line: #d9d9de; --bg2: #f6f7f9; --ok: #17753a; --no: #b3261e; }
+* { box-sizing: border-box; }
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); margin: 0 auto; max-width: 1280px; padding: 1rem 1.5rem 3rem; }
+h1 { font-size: 1.6rem; margin: .5rem 0 .2rem; }
+h2 { font-size: 1.3rem; margin: 2.2rem 0 .6rem; border-bottom: 2px solid var(--line); padding-bottom: .2rem; }
+h3 { font-size: 1.05rem; margin: 1.4rem 0 .4rem; }
+.sub { color: var(--muted); margin: 0 0 1rem; }
+nav ul { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .4rem 1.2rem; }
+a { color: #1a56a8; }
+code, pre { font: 13px/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
+pre, .command { background: var(--bg2); border: 1px solid var(--line); border-radius: 4px; padding: .5rem .7rem; overflow-x: auto; }
+.scroll { overflow-x: auto; margin: .4rem 0 1rem; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border: 1px solid var(--line); padding: .2rem .5rem; vertical-align: top; }
+th { background: var(--bg2); text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+caption { text-align: left; font-weight: 600; padding: .3rem 0; }
+.legend { color: var(--muted); font-size: 12.5px; margin: .1rem 0 .8rem; }
+.yes { color: var(--ok); font-weight: 600; }
+.no { color: var(--no); font-weight: 600; }
+.failed { border-left: 4px solid var(--no); background: #fdf0ef; padding: .5rem .8rem; }
+.figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1rem; }
+figure.plot { margin: 0; border: 1px solid var(--line); border-radius: 4px; padding: .5rem; background: #fff; }
+figure.plot svg { display: block; width: 100%; height: auto; }
+figcaption { font-size: 13px; color: var(--muted); margin-bottom: .3rem; }
+figcaption strong { color: var(--fg); display: block; }
+ul.notes li { margin: .2rem 0; }
+@media (max-width: 600px) { .figures { grid-template-columns: 1fr; } body { padding: .5rem; } }
+@media print {
+  body { max-width: none; padding: 0; font-size: 11pt; }
+  nav { display: none; }
+  section.experiment { break-before: page; }
+  figure.plot, table, .command { break-inside: avoid; }
+  .figures { grid-template-columns: 1fr 1fr; }
+  .scroll { overflow: visible; }
+  a { color: inherit; text-decoration: none; }
+  @page { margin: 14mm; }
+}
+"#;
+
+/// Escape text for HTML.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The whole page.
+pub fn page(results: &Results) -> Result<String, ReportError> {
+    let run = &results.run;
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>flashlab report — {} scale, seed {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        esc(&run.scale),
+        run.seed
+    );
+    let _ = write!(
+        h,
+        "<header><h1>flashlab: the papers' experiments, reproduced</h1>\n<p class=\"sub\">Scale {}, seed {}, device {}, run {} (flashlab {}, commit {}). Our figures are measured by this run; the paper's are labelled as the paper's.</p></header>\n",
+        esc(&run.scale),
+        run.seed,
+        esc(&run.device),
+        esc(&run.started_at),
+        esc(&run.flashlab_version),
+        esc(&run.git_commit)
+    );
+    h.push_str(&nav(results));
+    h.push_str(&summary_section(results));
+    for e in &results.experiments {
+        h.push_str(&experiment_section(e)?);
+    }
+    h.push_str(&run_section(results));
+    h.push_str("</body>\n</html>\n");
+    Ok(h)
+}
+
+fn section_id(e: &ExperimentResult) -> String {
+    format!("exp-{}", figures::slug(&e.name))
+}
+
+fn nav(results: &Results) -> String {
+    let mut h = String::from("<nav><ul><li><a href=\"#summary\">Summary</a></li>");
+    for e in &results.experiments {
+        let _ = write!(
+            h,
+            "<li><a href=\"#{}\">{} {}</a></li>",
+            section_id(e),
+            esc(&e.paper),
+            esc(&e.name)
+        );
+    }
+    h.push_str("<li><a href=\"#run\">Run</a></li></ul></nav>\n");
+    h
+}
+
+fn agrees_cell(a: Option<bool>) -> &'static str {
+    match a {
+        Some(true) => "<td class=\"yes\">yes</td>",
+        Some(false) => "<td class=\"no\">no</td>",
+        None => "<td>—</td>",
+    }
+}
+
+fn summary_section(results: &Results) -> String {
+    let mut h = String::from(
+        "<section id=\"summary\"><h2>Summary</h2>\n<p class=\"legend\">Each paper's headline result, the paper's figure, ours, and whether ours points the same way (magnitudes differ: smaller runs, simulated devices; each section explains).</p>\n<div class=\"scroll\"><table class=\"summary\"><thead><tr><th>Paper</th><th>Experiment</th><th>Headline</th><th>Paper's figure</th><th>Ours</th><th>Direction agrees</th></tr></thead><tbody>\n",
+    );
+    for e in &results.experiments {
+        for Headline {
+            paper,
+            experiment,
+            claim,
+            paper_figure,
+            ours,
+            agrees,
+        } in summary::headlines(e)
+        {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td>{}</tr>",
+                esc(&paper),
+                section_id(e),
+                esc(&experiment),
+                esc(&claim),
+                esc(&paper_figure),
+                esc(&ours),
+                agrees_cell(agrees)
+            );
+        }
+    }
+    h.push_str("</tbody></table></div></section>\n");
+    h
+}
+
+fn experiment_section(e: &ExperimentResult) -> Result<String, ReportError> {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<section class=\"experiment\" id=\"{}\"><h2>{} — {}</h2>\n<p>{}</p>\n<p>Re-run this experiment alone:</p>\n<pre class=\"command\"><code>{}</code></pre>\n",
+        section_id(e),
+        esc(&e.paper),
+        esc(&e.name),
+        esc(&e.about),
+        esc(&e.command)
+    );
+    let report = match (&e.status, &e.report) {
+        (Status::Ok, Some(r)) => r,
+        _ => {
+            let _ = write!(
+                h,
+                "<p class=\"failed\"><strong>This experiment failed</strong> after {:.1} s: {}</p>\n</section>\n",
+                e.elapsed_seconds,
+                esc(e.error.as_deref().unwrap_or("no report"))
+            );
+            return Ok(h);
+        }
+    };
+    let _ = writeln!(
+        h,
+        "<p class=\"legend\">Scale {}, seed {}, {:.1} s.</p>",
+        esc(&report.scale),
+        report.seed,
+        e.elapsed_seconds
+    );
+    let figs = figures::for_report(report);
+    if !figs.is_empty() {
+        h.push_str("<h3>Figures</h3>\n<div class=\"figures\">\n");
+        for f in &figs {
+            h.push_str(&figure(f)?);
+        }
+        h.push_str("</div>\n");
+    }
+    if !e.tables.is_empty() {
+        h.push_str("<h3>Tables</h3>\n");
+        for t in &e.tables {
+            h.push_str(&table(t));
+        }
+    }
+    if !report.notes.is_empty() {
+        h.push_str("<h3>Notes</h3>\n<ul class=\"notes\">\n");
+        for n in &report.notes {
+            let _ = writeln!(h, "<li>{}</li>", esc(n));
+        }
+        h.push_str("</ul>\n");
+    }
+    let config = serde_json::to_string_pretty(&report.config).unwrap_or_default();
+    let _ = write!(
+        h,
+        "<h3>Configuration</h3>\n<pre>{}</pre>\n</section>\n",
+        esc(&config)
+    );
+    Ok(h)
+}
+
+fn figure(f: &Figure) -> Result<String, ReportError> {
+    let svg = f.plot.svg(&f.id)?;
+    // Drop any XML prolog (not allowed inline) and label the image for screen readers.
+    let start = svg.find("<svg").unwrap_or(0);
+    let svg = svg[start..].replacen(
+        "<svg",
+        &format!(
+            "<svg class=\"chart\" role=\"img\" aria-label=\"{}\"",
+            esc(&f.title)
+        ),
+        1,
+    );
+    Ok(format!(
+        "<figure class=\"plot\" id=\"fig-{}\"><figcaption><strong>{}</strong>{}</figcaption>\n{}\n</figure>\n",
+        esc(&f.id),
+        esc(&f.title),
+        esc(&f.caption),
+        svg
+    ))
+}
+
+fn looks_numeric(s: &str) -> bool {
+    let t = s.trim().trim_end_matches(['%', 'x', '×']).trim();
+    !t.is_empty() && t.parse::<f64>().is_ok()
+}
+
+fn table(t: &Table) -> String {
+    let mut h = String::from("<div class=\"scroll\"><table class=\"data\">");
+    let _ = write!(h, "<caption>{}</caption><thead><tr>", esc(&t.title));
+    for c in &t.headers {
+        let _ = write!(h, "<th>{}</th>", esc(c));
+    }
+    h.push_str("</tr></thead><tbody>\n");
+    for r in &t.rows {
+        h.push_str("<tr>");
+        for c in r {
+            let class = if looks_numeric(c) {
+                " class=\"num\""
+            } else {
+                ""
+            };
+            let _ = write!(h, "<td{class}>{}</td>", esc(c));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</tbody></table></div>\n");
+    for l in &t.legend {
+        let _ = writeln!(h, "<p class=\"legend\">{}</p>", esc(l));
+    }
+    h
+}
+
+fn run_section(results: &Results) -> String {
+    let run = &results.run;
+    let m = &run.machine;
+    let memory = m
+        .memory_bytes
+        .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64))
+        .unwrap_or_else(|| "unknown".into());
+    let rows: Vec<(&str, String)> = vec![
+        ("command line", run.command_line.clone()),
+        ("flashlab version", run.flashlab_version.clone()),
+        ("git commit", run.git_commit.clone()),
+        ("scale", run.scale.clone()),
+        ("seed", run.seed.to_string()),
+        ("device", run.device.clone()),
+        ("started", run.started_at.clone()),
+        ("finished", run.finished_at.clone()),
+        ("elapsed", format!("{:.1} s", run.elapsed_seconds)),
+        ("CPU", m.cpu_model.clone()),
+        ("cores", m.cores.to_string()),
+        ("memory", memory),
+        ("kernel", m.kernel.clone()),
+        (
+            "device directory",
+            format!("{} ({})", m.device_dir, m.device_dir_file_system),
+        ),
+    ];
+    let mut h = String::from(
+        "<footer id=\"run\"><h2>Run</h2>\n<div class=\"scroll\"><table class=\"meta\"><tbody>\n",
+    );
+    for (k, v) in rows {
+        let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+    }
+    h.push_str("</tbody></table></div>\n<p class=\"legend\">Re-render this page from results.json alone: <code>flashlab report DIR</code>.</p></footer>\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_and_numbers_are_recognised() {
+        assert_eq!(esc("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+        assert!(looks_numeric("12.5") && looks_numeric("48 %") && looks_numeric("1.7x"));
+        assert!(!looks_numeric("lru-ext") && !looks_numeric(""));
+    }
+}

@@ -1,0 +1,184 @@
+//! The page rendered from a fixed `results.json` (tests/fixtures: the four experiments of a real
+//! quick run plus a hand-made `multistream` entry in the contract its experiment will follow):
+//! its structure — sections, tables, plot count per experiment, summary lines — not its pixels.
+
+use report::{Results, Status};
+use std::path::Path;
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results.json");
+
+fn fixture() -> Results {
+    Results::load(Path::new(FIXTURE)).expect("the fixture loads")
+}
+
+fn count(hay: &str, needle: &str) -> usize {
+    hay.matches(needle).count()
+}
+
+/// The HTML of the section with id `id`.
+fn section<'a>(page: &'a str, id: &str) -> &'a str {
+    let start = page
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no section {id}"));
+    let rest = &page[start..];
+    let end = rest.find("</section>").unwrap_or(rest.len());
+    &rest[..end]
+}
+
+#[test]
+fn the_page_has_the_summary_a_section_per_experiment_and_the_run() {
+    let r = fixture();
+    let page = report::html::page(&r).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    let summary = page.find("id=\"summary\"").unwrap();
+    let first = page.find("class=\"experiment\"").unwrap();
+    let run = page.find("id=\"run\"").unwrap();
+    assert!(
+        summary < first && first < run,
+        "summary first, run metadata last"
+    );
+    for name in [
+        "ioa-ftl",
+        "as-btree",
+        "async-scan",
+        "ext-buffer",
+        "multistream",
+    ] {
+        let s = section(&page, &format!("exp-{name}"));
+        assert!(s.contains("reproduce "), "{name}: the command to re-run it");
+        assert!(s.contains("<h3>Notes</h3>"), "{name}: its notes");
+    }
+    assert_eq!(count(&page, "class=\"experiment\""), r.experiments.len());
+    let tables: usize = r.experiments.iter().map(|e| e.tables.len()).sum();
+    assert_eq!(count(&page, "<table class=\"data\">"), tables);
+    for key in [
+        "git commit",
+        "CPU",
+        "memory",
+        "kernel",
+        "device directory",
+        "command line",
+    ] {
+        assert!(
+            section(&page, "run").contains(&format!("<th>{key}</th>")),
+            "{key}"
+        );
+    }
+}
+
+#[test]
+fn each_paper_figure_has_its_plot() {
+    let page = report::html::page(&fixture()).unwrap();
+    let plots = |name: &str| {
+        count(
+            section(&page, &format!("exp-{name}")),
+            "<figure class=\"plot\"",
+        )
+    };
+    // P4: throughput, full merges, switch merges, erases, Table 1 bars.
+    assert_eq!(plots("ioa-ftl"), 5);
+    // P1 (one device): insert and search vs F, write buffer, insert and search vs cache.
+    assert_eq!(plots("as-btree"), 5);
+    // P2: vs selectivity, vs batch size.
+    assert_eq!(plots("async-scan"), 2);
+    // P3: elapsed, main and extended hit ratio, Amout sweep, same cost, LRU curve.
+    assert_eq!(plots("ext-buffer"), 6);
+    // P5: WAF over time, final WAF, lifetime.
+    assert_eq!(plots("multistream"), 3);
+    assert_eq!(
+        count(&page, "<figure class=\"plot\""),
+        count(&page, "<svg class=\"chart\"")
+    );
+    for id in [
+        "multistream-waf-over-time",
+        "multistream-final-waf",
+        "multistream-lifetime",
+    ] {
+        assert!(page.contains(&format!("id=\"fig-{id}\"")), "{id}");
+    }
+}
+
+#[test]
+fn the_papers_figures_are_labelled_as_the_papers() {
+    let page = report::html::page(&fixture()).unwrap();
+    // Legends: the paper's points and lines always carry "paper:".
+    assert!(section(&page, "exp-as-btree").contains("paper: B-tree"));
+    assert!(section(&page, "exp-async-scan").contains("paper: at least 5.7"));
+    assert!(section(&page, "exp-multistream").contains("paper: per-type 1.508"));
+    assert!(section(&page, "exp-ioa-ftl").contains("paper: Table 1"));
+}
+
+#[test]
+fn the_summary_compares_directions_per_paper() {
+    let r = fixture();
+    let lines: Vec<_> = r
+        .experiments
+        .iter()
+        .flat_map(report::summary::headlines)
+        .collect();
+    for p in ["P1", "P2", "P3", "P4", "P5"] {
+        assert!(
+            lines.iter().any(|l| l.paper == p && l.agrees.is_some()),
+            "{p} has a compared headline"
+        );
+    }
+    let ms = lines
+        .iter()
+        .find(|l| l.claim.starts_with("per-type"))
+        .unwrap();
+    assert_eq!(ms.paper_figure, "−25 %"); // 1.508 / 2.011
+    assert_eq!(ms.ours, "−23 %"); // 1.7 / 2.2 in the fixture
+    assert_eq!(ms.agrees, Some(true));
+    let page = report::html::page(&r).unwrap();
+    assert_eq!(count(section(&page, "summary"), "<tr><td>"), lines.len());
+}
+
+#[test]
+fn the_page_is_self_contained() {
+    let page = report::html::page(&fixture()).unwrap();
+    assert!(!page.contains("<script"), "no script");
+    assert!(!page.contains(" src="), "nothing loaded from elsewhere");
+    assert!(
+        !page.contains("href=\"http"),
+        "no links out that a reader needs"
+    );
+    assert!(
+        !page.contains("@import") && !page.contains("url("),
+        "no fetched CSS"
+    );
+    assert!(page.contains("@media print"), "print CSS");
+}
+
+#[test]
+fn a_failed_experiment_is_shown_with_its_error() {
+    let mut r = fixture();
+    let e = &mut r.experiments[1];
+    e.status = Status::Failed;
+    e.error = Some("--device file: O_DIRECT is not supported on tmpfs".into());
+    e.report = None;
+    e.tables.clear();
+    let name = e.name.clone();
+    let page = report::html::page(&r).unwrap();
+    let s = section(&page, &format!("exp-{name}"));
+    assert!(
+        s.contains("This experiment failed") && s.contains("O_DIRECT is not supported on tmpfs")
+    );
+    assert!(!s.contains("<figure"));
+    let lines = report::summary::headlines(&r.experiments[1]);
+    assert_eq!(lines.len(), 1);
+    assert!(lines[0].ours.starts_with("failed: "));
+}
+
+#[test]
+fn report_dir_rerenders_index_html_from_results_json_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(FIXTURE, dir.path().join("results.json")).unwrap();
+    let page = report::render_dir(dir.path()).unwrap();
+    assert_eq!(page, dir.path().join("index.html"));
+    let html = std::fs::read_to_string(page).unwrap();
+    assert_eq!(
+        html,
+        report::html::page(&fixture()).unwrap(),
+        "deterministic"
+    );
+}
