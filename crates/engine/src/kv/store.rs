@@ -7,8 +7,9 @@
 //! Every page carries the engine page header (kind, page number, commit as version, crc32c)
 //! and every write its data type's [`blockdev::WriteHint`]. Space: [`super::alloc`] counts
 //! the objects on each page; pages the durable commit no longer reaches are reused after the
-//! next commit. Compaction rewrites every live document and a fresh index once stale bytes
-//! pass `Options::compact_threshold` (then trims what it freed).
+//! next commit. Compaction (`compaction`) is incremental: once stale bytes pass
+//! `Options::compact_threshold`, each commit carries one batch that re-puts the live documents
+//! of the next pages with waste, so nobody waits longer than one batch.
 
 use super::alloc::{Alloc, FIRST_LOG_PAGE};
 use super::format::{
@@ -25,6 +26,8 @@ use std::ops::Bound;
 use std::path::Path;
 use std::rc::Rc;
 
+mod compaction;
+
 /// How a store is opened.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Options {
@@ -40,6 +43,10 @@ pub struct Options {
     pub compact_threshold: f64,
     /// ... and at least this many bytes are stale.
     pub compact_min_bytes: u64,
+    /// Document bytes one compaction batch moves (at least; and at least twice what the
+    /// commit it rides on writes, so a pass outruns the updates). Readers and writers wait at
+    /// most one batch: a pass is cut into batches, one per commit.
+    pub compact_batch_bytes: u64,
     /// How data types map to write streams.
     pub streams: StreamPolicy,
     /// Make an empty store on a blank device (false: a blank device is an error, and opening
@@ -56,6 +63,7 @@ impl Default for Options {
             cache_pages: 8192,
             compact_threshold: 0.5,
             compact_min_bytes: 4 << 20,
+            compact_batch_bytes: 1 << 20,
             streams: StreamPolicy::PerType,
             create: true,
         }
@@ -108,6 +116,10 @@ pub struct StoreStat {
     pub page_bytes: usize,
     /// Documents and index bytes waiting for `commit`.
     pub uncommitted_ops: u64,
+    /// Compaction batches run since the store was opened (one per commit at most).
+    pub compaction_batches: u64,
+    /// Whether a compaction pass is under way (it goes on with the next commits).
+    pub compacting: bool,
 }
 
 /// One problem `check` found.
@@ -141,6 +153,9 @@ pub struct Store {
     broken: bool,
     /// Staged index nodes of the commit being built: (page, encoded node).
     staged: Vec<(u64, Vec<u8>, Rc<Node>)>,
+    /// The compaction pass under way (in memory: a pass cut by a crash starts over).
+    compaction: Option<compaction::Pass>,
+    compaction_batches: u64,
 }
 
 impl Store {
@@ -201,6 +216,8 @@ impl Store {
             pending: BTreeMap::new(),
             broken: false,
             staged: Vec::new(),
+            compaction: None,
+            compaction_batches: 0,
         };
         s.recover()?;
         Ok(s)
@@ -500,8 +517,13 @@ impl Store {
         Ok(Rc::new(node))
     }
 
-    /// The document at `ptr`, checked to carry `key`: its value.
-    fn doc_value(&mut self, key: &[u8], ptr: DocPtr) -> Result<Vec<u8>, EngineError> {
+    /// The document at `ptr`, handed to `f` (borrowed from the cached pages where it lies in
+    /// one; checked: page seals, continuation lengths, the document's crc).
+    fn with_doc<R>(
+        &mut self,
+        ptr: DocPtr,
+        f: impl FnOnce(&Document<'_>) -> R,
+    ) -> Result<R, EngineError> {
         let n = ptr.pages(self.payload);
         let mut pages = Vec::with_capacity(n as usize);
         for p in ptr.page..ptr.page.saturating_add(n) {
@@ -517,33 +539,42 @@ impl Store {
         let mut scratch = Vec::new();
         let doc = gather_document(&slices, ptr, &mut scratch)
             .map_err(|e| self.kv_err(ptr.page, "document", e))?;
-        let bad = |field: &'static str, expected: String, found: String| FormatError::Field {
+        Ok(f(&doc))
+    }
+
+    /// The document at `ptr`, checked to carry `key`: its value.
+    fn doc_value(&mut self, key: &[u8], ptr: DocPtr) -> Result<Vec<u8>, EngineError> {
+        let got = self.with_doc(ptr, |doc| {
+            if doc.key != key {
+                return Err(("key", String::from_utf8_lossy(doc.key).into_owned()));
+            }
+            doc.value
+                .map(<[u8]>::to_vec)
+                .ok_or(("flags", String::new()))
+        })?;
+        let (field, found) = match got {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let (expected, found) = if field == "key" {
+            (
+                format!("{:?} (the index's key)", String::from_utf8_lossy(key)),
+                format!("{found:?}"),
+            )
+        } else {
+            (
+                "a value (the index points at it)".into(),
+                "a tombstone".into(),
+            )
+        };
+        let e = FormatError::Field {
             structure: "document",
             field,
             offset: ptr.offset as u64,
             expected,
             found,
         };
-        if doc.key != key {
-            let e = bad(
-                "key",
-                format!("{:?} (the index's key)", String::from_utf8_lossy(key)),
-                format!("{:?}", String::from_utf8_lossy(doc.key)),
-            );
-            return Err(self.kv_err(ptr.page, "document", e));
-        }
-        match doc.value {
-            Some(v) => Ok(v.to_vec()),
-            None => Err(self.kv_err(
-                ptr.page,
-                "document",
-                bad(
-                    "flags",
-                    "a value (the index points at it)".into(),
-                    "a tombstone".into(),
-                ),
-            )),
-        }
+        Err(self.kv_err(ptr.page, "document", e))
     }
 
     // ---- reads ----
@@ -674,17 +705,43 @@ impl Store {
         if self.pending.is_empty() {
             return Ok(self.commit_seq);
         }
-        let pending = std::mem::take(&mut self.pending);
-        let r = self.commit_ops(pending.into_iter().collect());
+        if self.compaction.is_none() && self.should_compact() {
+            self.start_compaction();
+        }
+        self.commit_with_batch()
+    }
+
+    /// Commit what is pending, with the next compaction batch (if a pass is under way).
+    fn commit_with_batch(&mut self) -> Result<u64, EngineError> {
+        let ops: Vec<PendingOp> = std::mem::take(&mut self.pending).into_iter().collect();
+        let r = self.commit_ops_and_batch(ops);
         if r.is_err() {
             self.broken = true;
         }
-        let seq = r?;
-        self.maybe_compact()?;
+        r
+    }
+
+    fn commit_ops_and_batch(&mut self, mut ops: Vec<PendingOp>) -> Result<u64, EngineError> {
+        let (end, kind) = match self.compaction.take() {
+            Some(pass) => {
+                let (end, kind) = self.compaction_batch(pass, &mut ops)?;
+                (Some(end), kind)
+            }
+            None => (None, CommitKind::default()),
+        };
+        let seq = self.commit_ops(ops, kind)?;
+        match end {
+            Some(compaction::BatchEnd::Continue(pass)) => {
+                self.compaction_batches += 1;
+                self.compaction = Some(pass);
+            }
+            Some(compaction::BatchEnd::Done) => self.compaction_batches += 1,
+            Some(compaction::BatchEnd::Abandoned) | None => {}
+        }
         Ok(seq)
     }
 
-    fn commit_ops(&mut self, ops: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<u64, EngineError> {
+    fn commit_ops(&mut self, ops: Vec<PendingOp>, kind: CommitKind) -> Result<u64, EngineError> {
         // 1. documents, as one run of data pages.
         let mut dp = DataPages::new(self.payload).map_err(|e| self.kv_err(0, "data page", e))?;
         let mut tree_ops: Vec<(Vec<u8>, Option<DocPtr>)> = Vec::with_capacity(ops.len());
@@ -718,21 +775,21 @@ impl Store {
                 self.alloc.add_ref(p.page, p.pages(self.payload), true);
             }
         }
-        self.finish_commit(&tree_ops, false)
+        self.finish_commit(&tree_ops, kind)
     }
 
     /// Commit documents already written: the index (`tree_ops` applied), header, superblock.
     fn finish_commit(
         &mut self,
         tree_ops: &[(Vec<u8>, Option<DocPtr>)],
-        compaction: bool,
+        kind: CommitKind,
     ) -> Result<u64, EngineError> {
         // 2. the index along the changed paths.
         self.apply_tree(tree_ops)?;
         self.write_staged()?;
         // 3. header, flush, superblock, flush.
         let seq = self.commit_seq + 1;
-        if compaction {
+        if kind.pass_done {
             self.generation += 1;
         }
         let hp = self.alloc.alloc(1)?;
@@ -763,7 +820,7 @@ impl Store {
         self.header_page = hp;
         self.commit_seq = seq;
         let freed = self.alloc.commit_done();
-        if compaction {
+        if kind.trim {
             for (s, n) in freed {
                 self.pager.trim(s, n)?;
             }
@@ -988,140 +1045,6 @@ impl Store {
         Ok(())
     }
 
-    fn maybe_compact(&mut self) -> Result<(), EngineError> {
-        let stale = self.stale_bytes();
-        let total = stale + self.stats.live_bytes;
-        if self.opts.compact_threshold >= 1.0
-            || stale < self.opts.compact_min_bytes
-            || (stale as f64) <= self.opts.compact_threshold * total as f64
-        {
-            return Ok(());
-        }
-        // The copy needs room beside the old data; without it, keep going uncompacted.
-        let room = (self.payload - format::DATA_PAGE_HEAD_BYTES - format::DOC_HEAD_BYTES) as u64;
-        let needed = self.stats.live_bytes / room + self.stats.live_bytes / room / 8 + 16;
-        if self.alloc.capacity() - self.alloc.used_pages() < needed + FIRST_LOG_PAGE {
-            return Ok(());
-        }
-        self.compact()
-    }
-
-    /// Copy every live document and a fresh index into new space, commit (generation + 1),
-    /// then trim the space the old copies held.
-    pub fn compact(&mut self) -> Result<(), EngineError> {
-        self.refuse()?;
-        self.commit()?;
-        // The live entries in key order: keys and pointers only (values are copied one by one).
-        let mut entries = Vec::with_capacity(self.stats.live_keys as usize);
-        if let Some(r) = self.root {
-            self.collect_leaves(r, None, &mut entries)?;
-        }
-        // A document starts on a page only if its head fits: under 16 bytes lost per page.
-        let room = (self.payload - format::DATA_PAGE_HEAD_BYTES - format::DOC_HEAD_BYTES) as u64;
-        let extent = self.stats.live_bytes.div_ceil(room) + 2;
-        // Nothing is written yet: a full device leaves the store as it was.
-        let base = self.alloc.alloc(extent)?;
-        let r = self.compact_into(base, extent, entries);
-        if r.is_err() {
-            self.broken = true;
-        }
-        r
-    }
-
-    fn compact_into(
-        &mut self,
-        base: u64,
-        extent: u64,
-        entries: Vec<(Vec<u8>, DocPtr)>,
-    ) -> Result<(), EngineError> {
-        let mut dp = DataPages::new(self.payload).map_err(|e| self.kv_err(0, "data page", e))?;
-        let mut written = 0u64;
-        let mut tree_ops = Vec::with_capacity(entries.len());
-        let mut flush = |s: &mut Store, pages: Vec<Vec<u8>>| -> Result<(), EngineError> {
-            if written + pages.len() as u64 > extent {
-                return Err(EngineError::Full {
-                    what: "compaction extent",
-                    reason: format!(
-                        "{} pages do not fit the {extent} reserved (live bytes miscounted)",
-                        written + pages.len() as u64
-                    ),
-                });
-            }
-            s.write_data_run(base + written, &pages)?;
-            written += pages.len() as u64;
-            Ok(())
-        };
-        for (k, old) in entries {
-            let v = self.doc_value(&k, old)?;
-            self.doc_seq += 1;
-            let d = Document {
-                key: &k,
-                value: Some(&v),
-                seq: self.doc_seq,
-            };
-            let ptr = dp.push(&d).map_err(|e| self.kv_err(0, "document", e))?;
-            tree_ops.push((k, Some(ptr)));
-            let full = dp.take_full();
-            if !full.is_empty() {
-                flush(self, full)?;
-            }
-        }
-        flush(self, dp.into_pages())?;
-        // The reserved pages left over go back (free after this commit).
-        self.alloc.add_ref(base + written, extent - written, false);
-        self.alloc.drop_ref(base + written, extent - written);
-        // Every old object is dropped: the new tree and documents take their place.
-        if let Some(r) = self.root {
-            self.unref_tree(r, None)?;
-        }
-        self.root = None;
-        self.stats.live_keys = 0;
-        self.stats.live_bytes = 0;
-        for (_, p) in tree_ops.iter_mut() {
-            if let Some(p) = p {
-                p.page += base;
-                self.alloc.add_ref(p.page, p.pages(self.payload), true);
-            }
-        }
-        self.finish_commit(&tree_ops, true).map(|_| ())
-    }
-
-    fn collect_leaves(
-        &mut self,
-        ptr: NodePtr,
-        level: Option<u8>,
-        out: &mut Vec<(Vec<u8>, DocPtr)>,
-    ) -> Result<(), EngineError> {
-        let node = self.node_at(ptr, level)?;
-        match &*node {
-            Node::Leaf(e) => out.extend(e.iter().cloned()),
-            Node::Inner { children, level } => {
-                for (_, c) in children {
-                    self.collect_leaves(*c, Some(level - 1), out)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn unref_tree(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<(), EngineError> {
-        let node = self.node_at(ptr, level)?;
-        self.alloc.drop_ref(ptr.page, ptr.pages(self.payload));
-        match &*node {
-            Node::Leaf(e) => {
-                for (_, d) in e {
-                    self.alloc.drop_ref(d.page, d.pages(self.payload));
-                }
-            }
-            Node::Inner { children, level } => {
-                for (_, c) in children {
-                    self.unref_tree(*c, Some(level - 1))?;
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Commit what is pending and give the device back.
     pub fn close(mut self) -> Result<Box<dyn BlockDevice>, EngineError> {
         self.commit()?;
@@ -1166,6 +1089,8 @@ impl Store {
             capacity_pages: self.alloc.capacity(),
             page_bytes: self.pager.page_bytes(),
             uncommitted_ops: self.pending.len() as u64,
+            compaction_batches: self.compaction_batches,
+            compacting: self.compaction.is_some(),
         }
     }
 
@@ -1323,6 +1248,15 @@ impl Store {
 pub type KeyValue = (Vec<u8>, Vec<u8>);
 /// A key and its new value (`None`: deleted).
 type PendingOp = (Vec<u8>, Option<Vec<u8>>);
+
+/// What a commit also does.
+#[derive(Clone, Copy, Default)]
+struct CommitKind {
+    /// Trim the pages it frees (a compaction batch frees whole pages).
+    trim: bool,
+    /// It ends a compaction pass (generation + 1).
+    pass_done: bool,
+}
 
 /// An ordered, lazy scan (see [`Store::scan`]).
 pub struct Scan<'a> {
