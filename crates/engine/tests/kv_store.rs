@@ -15,6 +15,7 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 fn small_opts() -> Options {
     Options {
         cache_pages: 16,
+        cache_max_pages: 0,
         compact_min_bytes: 16 << 10,
         ..Options::default()
     }
@@ -452,6 +453,13 @@ impl BlockDevice for Recorder {
         self.inner.write(page, buf, hint)
     }
     fn submit(&mut self, batch: &mut [blockdev::Io<'_>]) -> Result<(), DevError> {
+        for io in batch.iter() {
+            if let blockdev::Io::Write { buf, hint, .. } = io {
+                for p in buf.chunks(self.inner.page_bytes()) {
+                    self.seen.borrow_mut().push((p[4], hint.stream));
+                }
+            }
+        }
         self.inner.submit(batch)
     }
     fn trim(&mut self, page: u64, pages: u64) -> Result<(), DevError> {

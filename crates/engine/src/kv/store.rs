@@ -37,8 +37,12 @@ pub struct Options {
     pub file_pages: u64,
     /// Open files through the OS page cache instead of O_DIRECT.
     pub buffered: bool,
-    /// Pages the pager caches.
+    /// Pages the pager caches (at first; see `cache_max_pages`).
     pub cache_pages: usize,
+    /// The cache grows with the store, to hold every page in use, up to this many pages
+    /// (as an OS page cache would hold a buffered file; each cached page costs about twice its
+    /// size: the image and its payload). At most `cache_pages`: a fixed cache.
+    pub cache_max_pages: usize,
     /// Compact when stale / (live + stale) data bytes pass this (0..1; 1 = never).
     pub compact_threshold: f64,
     /// ... and at least this many bytes are stale.
@@ -61,6 +65,7 @@ impl Default for Options {
             file_pages: 1 << 18,
             buffered: false,
             cache_pages: 8192,
+            cache_max_pages: 1 << 18,
             compact_threshold: 0.5,
             compact_min_bytes: 4 << 20,
             compact_batch_bytes: 1 << 20,
@@ -220,6 +225,7 @@ impl Store {
             compaction_batches: 0,
         };
         s.recover()?;
+        s.fit_cache();
         Ok(s)
     }
 
@@ -348,9 +354,15 @@ impl Store {
         );
     }
 
-    /// Write whole page images from `first` on with the type's hint, keeping cached copies
-    /// current.
+    /// Write whole page images from `first` on with the type's hint (see `write_runs`).
     fn write_pages(&mut self, first: u64, images: &[u8], t: DataType) -> Result<(), EngineError> {
+        self.write_runs(&[(first, images)], t)
+    }
+
+    /// Write runs of whole page images, (first page, images), all in flight at once, with the
+    /// type's hint; each page written is cached (write-through: a commit's pages are the ones
+    /// read next), index pages by the caller as decoded nodes.
+    fn write_runs(&mut self, runs: &[(u64, &[u8])], t: DataType) -> Result<(), EngineError> {
         // The type's write life rides along for real files (fcntl(F_SET_RW_HINT) on a change
         // of type); the `none` policy gives no hints at all.
         let hint = match self.opts.streams {
@@ -358,28 +370,30 @@ impl Store {
             p => p.hint(t).with_life(t.write_life()),
         };
         let pb = self.pager.page_bytes();
-        let r = self.pager.write_hinted(first, images, hint);
+        let r = self.pager.write_runs_hinted(runs, hint);
         if r.is_err() {
             self.broken = true;
         }
         r?;
-        let n = (images.len() / pb) as u64;
+        let n: u64 = runs.iter().map(|(_, b)| (b.len() / pb) as u64).sum();
         match t {
             DataType::Superblock => self.stats.pages.superblock += n,
             DataType::Header => self.stats.pages.header += n,
             DataType::Index => self.stats.pages.index += n,
             DataType::Data => self.stats.pages.data += n,
         }
-        for i in 0..n {
-            let p = first + i;
-            if self.pager.contains(p) {
-                let img = &images[i as usize * pb..(i as usize + 1) * pb];
-                let h = page::open(img, p)?;
-                let c = Cached::Raw {
-                    kind: h.kind,
-                    payload: page::payload(img, &h).to_vec(),
-                };
-                self.pager.keep(p, Rc::new(c))?;
+        let through = matches!(t, DataType::Data);
+        for &(first, images) in runs {
+            for (i, img) in images.chunks(pb).enumerate() {
+                let p = first + i as u64;
+                if through || self.pager.contains(p) {
+                    let h = page::open(img, p)?;
+                    let c = Cached::Raw {
+                        kind: h.kind,
+                        payload: page::payload(img, &h).to_vec(),
+                    };
+                    self.pager.keep(p, Rc::new(c))?;
+                }
             }
         }
         Ok(())
@@ -825,7 +839,18 @@ impl Store {
                 self.pager.trim(s, n)?;
             }
         }
+        self.fit_cache();
         Ok(seq)
+    }
+
+    /// Grow the cache to the footprint, within `cache_pages..=cache_max_pages`.
+    fn fit_cache(&mut self) {
+        let max = self.opts.cache_max_pages.max(self.opts.cache_pages);
+        let want = usize::try_from(self.alloc.end()).unwrap_or(usize::MAX);
+        let want = want.clamp(self.opts.cache_pages, max);
+        if want > self.pager.cache_pages() {
+            self.pager.set_cache_pages(want);
+        }
     }
 
     fn stale_bytes(&self) -> u64 {
@@ -834,23 +859,22 @@ impl Store {
     }
 
     fn write_data_run(&mut self, base: u64, pages: &[Vec<u8>]) -> Result<(), EngineError> {
+        // In I/Os of up to 1 MiB, all in flight at once.
         const CHUNK: usize = 256;
         let pb = self.pager.page_bytes();
-        let mut buf = vec![0u8; pb * CHUNK.min(pages.len())];
-        for (c, chunk) in pages.chunks(CHUNK).enumerate() {
-            let first = base + (c * CHUNK) as u64;
-            for (i, p) in chunk.iter().enumerate() {
-                let img = &mut buf[i * pb..(i + 1) * pb];
-                img.fill(0);
-                self.seal(img, PageKind::KvData, first + i as u64, p);
-            }
-            let len = chunk.len() * pb;
-            let img = std::mem::take(&mut buf);
-            let r = self.write_pages(first, &img[..len], DataType::Data);
-            buf = img;
-            r?;
+        let mut buf = vec![0u8; pb * pages.len()];
+        for (i, (p, img)) in pages.iter().zip(buf.chunks_mut(pb)).enumerate() {
+            self.seal(img, PageKind::KvData, base + i as u64, p);
         }
-        Ok(())
+        let runs: Vec<(u64, &[u8])> = buf
+            .chunks(CHUNK * pb)
+            .enumerate()
+            .map(|(c, b)| (base + (c * CHUNK) as u64, b))
+            .collect();
+        if runs.is_empty() {
+            return Ok(());
+        }
+        self.write_runs(&runs, DataType::Data)
     }
 
     fn apply_tree(&mut self, ops: &[(Vec<u8>, Option<DocPtr>)]) -> Result<(), EngineError> {
@@ -1013,33 +1037,32 @@ impl Store {
         let mut staged = std::mem::take(&mut self.staged);
         staged.sort_by_key(|s| s.0);
         let pb = self.pager.page_bytes();
-        let mut run: Vec<u8> = Vec::new();
-        let mut run_start = 0;
-        let mut nodes: Vec<(u64, Rc<Node>)> = Vec::new();
-        for (page, bytes, node) in &staged {
-            let next = run_start + (run.len() / pb) as u64;
-            if !run.is_empty() && (*page != next || run.len() >= 256 * pb) {
-                let r = std::mem::take(&mut run);
-                self.write_pages(run_start, &r, DataType::Index)?;
-            }
-            if run.is_empty() {
-                run_start = *page;
-            }
+        // Consecutive nodes go out as one I/O (of up to 256 pages), every I/O at once.
+        let mut buf: Vec<u8> = Vec::new();
+        let mut runs: Vec<(u64, usize, usize)> = Vec::new(); // (first page, from, to) in buf
+        for (page, bytes, _) in &staged {
+            let at = buf.len();
+            let follows = runs.last().is_some_and(|&(first, from, to)| {
+                first + ((to - from) / pb) as u64 == *page && to - from < 256 * pb
+            });
             for (i, chunk) in bytes.chunks(self.payload).enumerate() {
-                let at = run.len();
-                run.resize(at + pb, 0);
-                self.seal(&mut run[at..], PageKind::KvIndex, page + i as u64, chunk);
+                let at = buf.len();
+                buf.resize(at + pb, 0);
+                self.seal(&mut buf[at..], PageKind::KvIndex, page + i as u64, chunk);
             }
+            match runs.last_mut() {
+                Some(r) if follows => r.2 = buf.len(),
+                _ => runs.push((*page, at, buf.len())),
+            }
+        }
+        let ios: Vec<(u64, &[u8])> = runs.iter().map(|&(p, f, t)| (p, &buf[f..t])).collect();
+        if !ios.is_empty() {
+            self.write_runs(&ios, DataType::Index)?;
+        }
+        // Write-through: the nodes just written are the ones the next commit walks.
+        for (page, bytes, node) in staged {
             if bytes.len() <= self.payload {
-                nodes.push((*page, node.clone()));
-            }
-        }
-        if !run.is_empty() {
-            self.write_pages(run_start, &run, DataType::Index)?;
-        }
-        for (p, n) in nodes {
-            if self.pager.contains(p) {
-                self.pager.keep(p, Rc::new(Cached::Node(n)))?;
+                self.pager.keep(page, Rc::new(Cached::Node(node)))?;
             }
         }
         Ok(())
