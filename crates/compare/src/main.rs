@@ -39,9 +39,13 @@ struct Args {
     /// Directory for the database files (on the device under test).
     #[arg(long, env = "COMPARE_DIR", default_value = ".")]
     dir: PathBuf,
-    /// Pages flashlab's store caches (4 KiB each; the others use the OS page cache).
+    /// Pages flashlab's store caches at first (4 KiB each; the others use the OS page cache).
     #[arg(long, env = "COMPARE_FLASHLAB_CACHE_PAGES", default_value_t = Options::default().cache_pages)]
     flashlab_cache_pages: usize,
+    /// Pages flashlab's cache may grow to with the store (0: room for the whole file, as the
+    /// OS page cache gives redb and LMDB).
+    #[arg(long, env = "COMPARE_FLASHLAB_CACHE_MAX_PAGES", default_value_t = 0)]
+    flashlab_cache_max_pages: usize,
     /// Open flashlab's file through the OS page cache instead of O_DIRECT.
     #[arg(long, env = "COMPARE_FLASHLAB_BUFFERED")]
     flashlab_buffered: bool,
@@ -153,6 +157,10 @@ fn open(name: &str, a: &Args, need: u64) -> Result<(Box<dyn Engine>, Vec<PathBuf
             let opts = Options {
                 file_pages: (need / 4096).max(Options::default().file_pages),
                 cache_pages: a.flashlab_cache_pages,
+                cache_max_pages: match a.flashlab_cache_max_pages {
+                    0 => usize::try_from(need / 4096).unwrap_or(usize::MAX),
+                    n => n,
+                },
                 buffered: a.flashlab_buffered,
                 ..Options::default()
             };

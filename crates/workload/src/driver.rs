@@ -217,7 +217,7 @@ impl Engine for engine::kv::Store {
         "flashlab"
     }
     fn get(&mut self, key: &[u8]) -> Result<Option<usize>, EngineError> {
-        Ok(engine::kv::Store::get(self, key)?.map(|v| v.len()))
+        Ok(self.get_with(key, <[u8]>::len)?)
     }
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), EngineError> {
         Ok(engine::kv::Store::put(self, key, value)?)

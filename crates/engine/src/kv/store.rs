@@ -137,8 +137,12 @@ pub struct Damage {
 
 /// A decoded page in the pager's cache.
 enum Cached {
-    Node(Rc<Node>),
-    Raw { kind: PageKind, payload: Vec<u8> },
+    /// An index node and its encoded length (what a pointer to it must say).
+    Node(Rc<Node>, u32),
+    Raw {
+        kind: PageKind,
+        payload: Vec<u8>,
+    },
 }
 
 pub struct Store {
@@ -360,8 +364,8 @@ impl Store {
     }
 
     /// Write runs of whole page images, (first page, images), all in flight at once, with the
-    /// type's hint; each page written is cached (write-through: a commit's pages are the ones
-    /// read next), index pages by the caller as decoded nodes.
+    /// type's hint; cached copies are kept current (the callers of data and index pages cache
+    /// every page they write: a commit's pages are the ones read next).
     fn write_runs(&mut self, runs: &[(u64, &[u8])], t: DataType) -> Result<(), EngineError> {
         // The type's write life rides along for real files (fcntl(F_SET_RW_HINT) on a change
         // of type); the `none` policy gives no hints at all.
@@ -382,11 +386,10 @@ impl Store {
             DataType::Index => self.stats.pages.index += n,
             DataType::Data => self.stats.pages.data += n,
         }
-        let through = matches!(t, DataType::Data);
         for &(first, images) in runs {
             for (i, img) in images.chunks(pb).enumerate() {
                 let p = first + i as u64;
-                if through || self.pager.contains(p) {
+                if self.pager.contains(p) {
                     let h = page::open(img, p)?;
                     let c = Cached::Raw {
                         kind: h.kind,
@@ -447,7 +450,7 @@ impl Store {
         })?;
         let ok = match &*c {
             Cached::Raw { kind: k, .. } => *k == kind,
-            Cached::Node(_) => kind == PageKind::KvIndex,
+            Cached::Node(..) => kind == PageKind::KvIndex,
         };
         if !ok {
             return Err(EngineError::corrupt(
@@ -456,7 +459,7 @@ impl Store {
                     expected: what,
                     found: match &*c {
                         Cached::Raw { kind, .. } => *kind,
-                        Cached::Node(_) => PageKind::KvIndex,
+                        Cached::Node(..) => PageKind::KvIndex,
                     },
                 },
             ));
@@ -488,18 +491,19 @@ impl Store {
         let n = ptr.pages(self.payload);
         if n == 1 {
             let c = self.raw(ptr.page, PageKind::KvIndex, "index node")?;
-            let node = match &*c {
-                Cached::Node(node) => node.clone(),
+            let (node, len) = match &*c {
+                Cached::Node(node, len) => (node.clone(), *len),
                 Cached::Raw { payload, .. } => {
                     let node = gather_node(&[payload], ptr)
                         .map_err(|e| self.kv_err(ptr.page, "index node", e))?;
                     let node = Rc::new(node);
+                    let len = node.encoded_len() as u32;
                     self.pager
-                        .keep(ptr.page, Rc::new(Cached::Node(node.clone())))?;
-                    node
+                        .keep(ptr.page, Rc::new(Cached::Node(node.clone(), len)))?;
+                    (node, len)
                 }
             };
-            if node.encoded_len() != ptr.len as usize {
+            if len != ptr.len {
                 return Err(self.kv_err(
                     ptr.page,
                     "index node",
@@ -507,7 +511,7 @@ impl Store {
                         structure: "node pointer",
                         field: "len",
                         offset: 0,
-                        expected: node.encoded_len().to_string(),
+                        expected: len.to_string(),
                         found: ptr.len.to_string(),
                     },
                 ));
@@ -518,7 +522,7 @@ impl Store {
         for p in ptr.page..ptr.page + n {
             match &*self.raw(p, PageKind::KvIndex, "index node")? {
                 Cached::Raw { payload, .. } => pages.push(payload.clone()),
-                Cached::Node(node) => {
+                Cached::Node(node, _) => {
                     let mut b = Vec::new();
                     node.encode(&mut b)
                         .map_err(|e| self.kv_err(p, "index node", e))?;
@@ -539,6 +543,18 @@ impl Store {
         f: impl FnOnce(&Document<'_>) -> R,
     ) -> Result<R, EngineError> {
         let n = ptr.pages(self.payload);
+        if n == 1 {
+            // The common case: no allocation, the document borrowed from the cached page,
+            // whose seal was checked when it was read or written.
+            let c = self.raw(ptr.page, PageKind::KvData, "data")?;
+            let payload: &[u8] = match &*c {
+                Cached::Raw { payload, .. } => payload,
+                Cached::Node(..) => &[],
+            };
+            let doc = format::document_in_verified_page(payload, ptr)
+                .map_err(|e| self.kv_err(ptr.page, "document", e))?;
+            return Ok(f(&doc));
+        }
         let mut pages = Vec::with_capacity(n as usize);
         for p in ptr.page..ptr.page.saturating_add(n) {
             pages.push(self.raw(p, PageKind::KvData, "data")?);
@@ -547,7 +563,7 @@ impl Store {
             .iter()
             .map(|c| match &**c {
                 Cached::Raw { payload, .. } => payload.as_slice(),
-                Cached::Node(_) => &[],
+                Cached::Node(..) => &[],
             })
             .collect();
         let mut scratch = Vec::new();
@@ -558,13 +574,21 @@ impl Store {
 
     /// The document at `ptr`, checked to carry `key`: its value.
     fn doc_value(&mut self, key: &[u8], ptr: DocPtr) -> Result<Vec<u8>, EngineError> {
+        self.doc_value_with(key, ptr, <[u8]>::to_vec)
+    }
+
+    /// The document at `ptr`, checked to carry `key`: its value handed to `f`.
+    fn doc_value_with<R>(
+        &mut self,
+        key: &[u8],
+        ptr: DocPtr,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, EngineError> {
         let got = self.with_doc(ptr, |doc| {
             if doc.key != key {
                 return Err(("key", String::from_utf8_lossy(doc.key).into_owned()));
             }
-            doc.value
-                .map(<[u8]>::to_vec)
-                .ok_or(("flags", String::new()))
+            doc.value.map(f).ok_or(("flags", String::new()))
         })?;
         let (field, found) = match got {
             Ok(v) => return Ok(v),
@@ -628,12 +652,22 @@ impl Store {
 
     /// The value of `key` (uncommitted writes included).
     pub fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
+        self.get_with(key, <[u8]>::to_vec)
+    }
+
+    /// `key`'s value handed to `f` without a copy (borrowed from the cache), or None when
+    /// absent (uncommitted writes included).
+    pub fn get_with<R>(
+        &mut self,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>, EngineError> {
         Store::check_key(key)?;
         if let Some(v) = self.pending.get(key) {
-            return Ok(v.clone());
+            return Ok(v.as_deref().map(f));
         }
         match self.lookup(key)? {
-            Some(p) => self.doc_value(key, p).map(Some),
+            Some(p) => self.doc_value_with(key, p, f).map(Some),
             None => Ok(None),
         }
     }
@@ -874,7 +908,16 @@ impl Store {
         if runs.is_empty() {
             return Ok(());
         }
-        self.write_runs(&runs, DataType::Data)
+        self.write_runs(&runs, DataType::Data)?;
+        // Write-through: the payloads just sealed are what a read of these pages would find.
+        for (i, p) in pages.iter().enumerate() {
+            let c = Cached::Raw {
+                kind: PageKind::KvData,
+                payload: p.clone(),
+            };
+            self.pager.keep(base + i as u64, Rc::new(c))?;
+        }
+        Ok(())
     }
 
     fn apply_tree(&mut self, ops: &[(Vec<u8>, Option<DocPtr>)]) -> Result<(), EngineError> {
@@ -1062,7 +1105,8 @@ impl Store {
         // Write-through: the nodes just written are the ones the next commit walks.
         for (page, bytes, node) in staged {
             if bytes.len() <= self.payload {
-                self.pager.keep(page, Rc::new(Cached::Node(node)))?;
+                let len = bytes.len() as u32;
+                self.pager.keep(page, Rc::new(Cached::Node(node, len)))?;
             }
         }
         Ok(())
