@@ -712,3 +712,29 @@ fn power_cuts_during_an_incremental_compaction_lose_no_commit() {
         }
     }
 }
+
+/// A device too full for even one page's copies: the pass is given up, `compact` returns,
+/// nothing is lost, and the store keeps taking writes.
+#[test]
+fn a_compaction_without_room_gives_up_and_loses_nothing() {
+    let mut s = Store::open(mem(80), pass_opts()).unwrap();
+    let mut model = Model::new();
+    for round in 0..2u8 {
+        for k in 0..20u32 {
+            if round == 0 || k % 2 == 0 {
+                let v = vec![round; 1500];
+                s.put(&key(k), &v).unwrap();
+                model.insert(key(k), v);
+            }
+        }
+        s.commit().unwrap();
+    }
+    let generation = s.stat().generation;
+    s.compact().unwrap();
+    assert_eq!(s.stat().generation, generation, "no pass ended");
+    assert!(!s.stat().compacting);
+    assert_eq!(all(&mut s), model);
+    s.put(b"more", b"x").unwrap();
+    s.commit().unwrap();
+    assert!(s.check().unwrap().is_empty());
+}

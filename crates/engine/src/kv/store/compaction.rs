@@ -94,7 +94,7 @@ impl Store {
         let look_max = (budget / pb).max(16) * 4;
         let room = (self.payload - format::DATA_PAGE_HEAD_BYTES - format::DOC_HEAD_BYTES) as u64;
         let pages_for = |bytes: u64| bytes / room + bytes / room / 8 + 2;
-        let (mut moved, mut looked) = (0u64, 0u64);
+        let (mut moved, mut looked, mut stuck) = (0u64, 0u64, false);
         let mut copies: Vec<PendingOp> = Vec::new();
         let end = pass.end_page.min(self.alloc.end());
         while pass.next_page < end && moved < budget && looked < look_max {
@@ -114,6 +114,7 @@ impl Store {
             let bytes: u64 = live.iter().map(|(_, _, d)| d.len as u64).sum();
             // Index nodes and the header come on top: a margin of 64 pages.
             if pages_for(own + moved + bytes) + 64 > self.alloc.free_pages() {
+                stuck = moved == 0;
                 break;
             }
             for (k, v, d) in live {
@@ -129,7 +130,7 @@ impl Store {
         }
         let end = if pass.next_page >= end {
             BatchEnd::Done
-        } else if moved == 0 && looked == 0 {
+        } else if stuck {
             BatchEnd::Abandoned
         } else {
             BatchEnd::Continue(pass)
