@@ -1,14 +1,14 @@
 //! `flashlab kv`: the key-value store (`engine::kv`) from the command line.
 //!
 //! `load` and `run` drive YCSB (`workload::ycsb`) against a store in a file (`--path`) or on
-//! the simulated SSD (`--device sim`, in memory for the run: `run` loads first); every
-//! operation is timed (an operation that closes a `--commit-every` group includes its commit)
-//! into an HDR histogram. `get`, `put`, `scan` look at a file store; `stat` reports its
+//! the simulated SSD (`--device sim`, in memory for the run: `run` loads first) through the
+//! YCSB driver `compare` uses too (`workload::driver`): every operation is timed (an
+//! operation that closes a `--commit-every` group includes its commit) into an HDR histogram. `get`, `put`, `scan` look at a file store; `stat` reports its
 //! figures; `check` verifies every checksum and the index without changing anything (exit 0
 //! clean, 1 damaged, 2 when it could not run).
 
 use anyhow::{bail, Context, Result};
-use blockdev::{BlockDevice, ClockKind};
+use blockdev::BlockDevice;
 use clap::{Args, Subcommand};
 use engine::kv::{Options, Store};
 use engine::EngineError;
@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use workload::driver::{self, Phase};
 use workload::ycsb::{self, CoreWorkload, YcsbConfig, YcsbOp};
 
 #[derive(Args)]
@@ -92,7 +92,7 @@ struct YcsbArgs {
     ops: u64,
     #[arg(long, default_value_t = 1000)]
     value_bytes: u32,
-    /// Commit (durably) after every K writes; 0: only at the end.
+    /// Commit (durably) after every K operations (when they wrote); 0: only at the end.
     #[arg(long, default_value_t = 1000)]
     commit_every: u64,
     #[arg(long, default_value_t = 1)]
@@ -310,101 +310,6 @@ fn open_store(a: &YcsbArgs) -> Result<(Store, String)> {
     }
 }
 
-struct Measured {
-    ops: u64,
-    seconds: f64,
-    hist: hdrhistogram::Histogram<u64>,
-    commits: u64,
-    reads_found: u64,
-    bytes_written: u64,
-    bytes_read: u64,
-}
-
-/// Run `ops` against the store, timing each.
-fn drive(
-    s: &mut Store,
-    ops: impl Iterator<Item = YcsbOp>,
-    total: u64,
-    cfg: &YcsbConfig,
-    commit_every: u64,
-    phase: &str,
-    quiet: bool,
-) -> Result<Measured> {
-    let clock = s.pager().device().clock_kind();
-    let bar = progress(quiet, total, phase);
-    let mut hist = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3)
-        .context("histogram bounds")?;
-    let before = s.pager().stats();
-    let dev0 = s.pager().now_ns();
-    let wall0 = Instant::now();
-    let mut writes = 0u64;
-    let (mut n, mut commits, mut found) = (0u64, 0u64, 0u64);
-    let mut value = vec![0u8; cfg.value_bytes as usize];
-    for op in ops {
-        let t0 = Instant::now();
-        let d0 = s.pager().now_ns();
-        let name = ycsb::key_name(op.key(), cfg.key_bytes);
-        let mut write = |s: &mut Store, key: u64, bytes: u32| -> Result<()> {
-            value.resize(bytes as usize, 0);
-            ycsb::fill_value(&mut value, key, n);
-            s.put(name.as_bytes(), &value)?;
-            writes += 1;
-            if commit_every > 0 && writes.is_multiple_of(commit_every) {
-                s.commit()?;
-                commits += 1;
-            }
-            Ok(())
-        };
-        match op {
-            YcsbOp::Read { .. } => found += u64::from(s.get(name.as_bytes())?.is_some()),
-            YcsbOp::Update { key, value_bytes } | YcsbOp::Insert { key, value_bytes } => {
-                write(s, key, value_bytes)?
-            }
-            YcsbOp::Scan { records, .. } => {
-                let it = s.scan((Bound::Included(name.as_bytes()), Bound::Unbounded))?;
-                for kv in it.take(records as usize) {
-                    kv?;
-                }
-            }
-            YcsbOp::ReadModifyWrite { key, value_bytes } => {
-                found += u64::from(s.get(name.as_bytes())?.is_some());
-                write(s, key, value_bytes)?
-            }
-        }
-        let ns = match clock {
-            ClockKind::Wall => t0.elapsed().as_nanos() as u64,
-            ClockKind::Simulated => s.pager().now_ns() - d0,
-        };
-        hist.saturating_record(ns.max(1));
-        n += 1;
-        if n.is_multiple_of(1024) {
-            if let Some(b) = &bar {
-                b.set_position(n);
-            }
-        }
-    }
-    s.commit()?;
-    commits += 1;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    let after = s.pager().stats();
-    let pb = s.pager().page_bytes() as u64;
-    Ok(Measured {
-        ops: n,
-        seconds: lab::devices::phase_seconds(
-            clock,
-            wall0.elapsed().as_secs_f64(),
-            s.pager().now_ns() - dev0,
-        ),
-        hist,
-        commits,
-        reads_found: found,
-        bytes_written: (after.pages_written - before.pages_written) * pb,
-        bytes_read: (after.pages_read - before.pages_read) * pb,
-    })
-}
-
 fn progress(quiet: bool, total: u64, phase: &str) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
     if quiet || !std::io::stderr().is_terminal() {
@@ -421,19 +326,41 @@ fn progress(quiet: bool, total: u64, phase: &str) -> Option<indicatif::ProgressB
     Some(b)
 }
 
-fn report(m: &Measured) -> Value {
-    let q = |p: f64| m.hist.value_at_quantile(p) as f64 / 1000.0;
+fn report(m: &Phase) -> Value {
+    let written = m.bytes_written.unwrap_or(0);
     json!({
         "ops": m.ops,
         "seconds": m.seconds,
-        "ops_per_second": if m.seconds > 0.0 { m.ops as f64 / m.seconds } else { 0.0 },
-        "latency_us": {"p50": q(0.5), "p99": q(0.99), "p999": q(0.999), "max": m.hist.max() as f64 / 1000.0},
+        "ops_per_second": m.ops_per_second(),
+        "latency_us": {"p50": m.quantile_us(0.5), "p99": m.quantile_us(0.99), "p999": m.quantile_us(0.999), "max": m.hist.max() as f64 / 1000.0},
         "commits": m.commits,
         "reads_found": m.reads_found,
-        "device_bytes_written": m.bytes_written,
-        "device_bytes_read": m.bytes_read,
-        "bytes_written_per_op": if m.ops > 0 { m.bytes_written as f64 / m.ops as f64 } else { 0.0 },
+        "device_bytes_written": written,
+        "device_bytes_read": m.bytes_read.unwrap_or(0),
+        "bytes_written_per_op": m.bytes_written_per_op().unwrap_or(0.0),
     })
+}
+
+/// One phase through the shared YCSB driver (`workload::driver`), with a progress bar.
+fn drive(
+    s: &mut Store,
+    ops: impl Iterator<Item = YcsbOp>,
+    total: u64,
+    cfg: &YcsbConfig,
+    commit_every: u64,
+    phase: &str,
+    quiet: bool,
+) -> Result<Phase> {
+    let bar = progress(quiet, total, phase);
+    let m = driver::drive(s, phase, ops, cfg, commit_every, &mut |n| {
+        if let Some(b) = &bar {
+            b.set_position(n);
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(m)
 }
 
 fn ycsb_phase(a: &YcsbArgs, run: bool) -> Result<()> {

@@ -1,11 +1,11 @@
 //! Side-by-side YCSB benchmark (issue 11, "Speed"): flashlab's key-value store
 //! (`engine::kv::Store`) against redb and LMDB (through `heed`), on real files, in one run.
 //!
-//! Every engine sits behind one adapter trait, [`Engine`] (put / get / commit / on-disk
-//! bytes), and one driver loop, [`drive`], runs the YCSB operations of `workload::ycsb`
-//! against it: each operation is timed into an HDR histogram, and a durable commit closes
-//! every `commit_every` operations (the operation that closes a group includes its commit).
-//! Bytes written are measured two ways around each phase:
+//! Every engine sits behind the one adapter trait the `flashlab kv` command uses too,
+//! `workload::driver::Engine` (get / put / delete / scan / commit), and runs through its one
+//! driver loop, `workload::driver::drive` (each operation timed into an HDR histogram, a
+//! durable commit closing every `commit_every` operations). [`measure`] wraps that loop with
+//! the bytes written, measured two ways around each phase:
 //! - **host bytes**: what the engine handed to the kernel — `wchar` of `/proc/self/io` (bytes
 //!   passed to write/pwrite system calls) for redb and LMDB, and the pager's own count of
 //!   pages written for flashlab, whose writes go through io_uring, which `wchar` does not see;
@@ -17,30 +17,10 @@
 //! The redb and LMDB adapters are compiled only with the `compare` feature, so the default
 //! build needs neither crate (nor LMDB's C source).
 
-use anyhow::{bail, Context, Result};
-use engine::kv::{Options, Store};
-use std::path::{Path, PathBuf};
-use std::time::Instant;
-use workload::ycsb::{self, YcsbConfig, YcsbOp};
-
-/// What the benchmark needs of a key-value engine.
-pub trait Engine {
-    /// Short name for the table.
-    fn name(&self) -> &'static str;
-    /// Set `key` to `value` (visible to this handle's `get` at once; durable after `commit`).
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
-    /// Read `key`: its value's length, or None when absent (the value is read, not skipped).
-    fn get(&mut self, key: &[u8]) -> Result<Option<usize>>;
-    /// Make every earlier put durable (fsync'd) before returning.
-    fn commit(&mut self) -> Result<()>;
-    /// The engine's files (to measure their allocated size).
-    fn files(&self) -> Vec<PathBuf>;
-    /// Bytes the engine has written so far by its own count, when its writes bypass the
-    /// write system calls that `wchar` counts (None: measure `wchar`).
-    fn bytes_written(&self) -> Option<u64> {
-        None
-    }
-}
+use anyhow::Result;
+use std::path::PathBuf;
+use workload::driver::{self, Engine};
+use workload::ycsb::{YcsbConfig, YcsbOp};
 
 /// A field of `/proc/self/io` (`wchar`, `write_bytes`, ...); None where the kernel does not
 /// report it.
@@ -71,16 +51,9 @@ pub fn allocated_bytes(files: &[PathBuf]) -> u64 {
 }
 
 /// One phase of one engine, measured.
-pub struct Phase {
-    pub engine: &'static str,
-    pub phase: String,
-    pub ops: u64,
-    pub seconds: f64,
-    pub commits: u64,
-    pub reads_found: u64,
-    pub reads: u64,
-    /// Latency of each operation in nanoseconds.
-    pub hist: hdrhistogram::Histogram<u64>,
+pub struct Measured {
+    /// What the driver measured (operations, latency, commits, reads).
+    pub run: driver::Phase,
     /// Bytes handed to the kernel during the phase (see the crate docs; None: not reported).
     pub host_bytes: Option<u64>,
     /// `/proc/self/io` write_bytes during the phase (None: not reported by this kernel).
@@ -89,136 +62,39 @@ pub struct Phase {
     pub disk_bytes: u64,
 }
 
-impl Phase {
-    pub fn ops_per_second(&self) -> f64 {
-        self.ops as f64 / self.seconds.max(1e-9)
-    }
-    pub fn quantile_us(&self, q: f64) -> f64 {
-        self.hist.value_at_quantile(q) as f64 / 1e3
-    }
+impl Measured {
     pub fn host_bytes_per_op(&self) -> Option<f64> {
-        self.host_bytes.map(|b| b as f64 / self.ops.max(1) as f64)
+        self.host_bytes
+            .map(|b| b as f64 / self.run.ops.max(1) as f64)
     }
     pub fn block_bytes_per_op(&self) -> Option<f64> {
-        self.block_bytes.map(|b| b as f64 / self.ops.max(1) as f64)
+        self.block_bytes
+            .map(|b| b as f64 / self.run.ops.max(1) as f64)
     }
 }
 
-/// Run `ops` against `e`, timing each; a commit closes every `commit_every` operations that
-/// wrote something (a group without writes has nothing to make durable), and the phase ends
-/// with a commit.
-pub fn drive(
+/// Run `ops` against `e` through the shared driver, and measure the bytes it wrote (its own
+/// count where it keeps one, else `wchar`) and the allocated size of `files` afterwards.
+pub fn measure(
     e: &mut dyn Engine,
+    files: &[PathBuf],
     phase: &str,
     ops: impl Iterator<Item = YcsbOp>,
     cfg: &YcsbConfig,
     commit_every: u64,
-) -> Result<Phase> {
-    let mut hist = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3)
-        .context("histogram bounds")?;
-    let (own0, wchar0, wb0) = (e.bytes_written(), proc_io("wchar"), proc_io("write_bytes"));
-    let wall0 = Instant::now();
-    let (mut n, mut commits, mut reads, mut found) = (0u64, 0u64, 0u64, 0u64);
-    let mut dirty = false;
-    let mut value = vec![0u8; cfg.value_bytes as usize];
-    for op in ops {
-        let t0 = Instant::now();
-        let name = ycsb::key_name(op.key(), cfg.key_bytes);
-        let mut write = |e: &mut dyn Engine, key: u64, bytes: u32| -> Result<()> {
-            value.resize(bytes as usize, 0);
-            ycsb::fill_value(&mut value, key, n);
-            e.put(name.as_bytes(), &value)
-        };
-        match op {
-            YcsbOp::Read { .. } => {
-                reads += 1;
-                found += u64::from(e.get(name.as_bytes())?.is_some());
-            }
-            YcsbOp::Update { key, value_bytes } | YcsbOp::Insert { key, value_bytes } => {
-                write(e, key, value_bytes)?;
-                dirty = true;
-            }
-            YcsbOp::ReadModifyWrite { key, value_bytes } => {
-                reads += 1;
-                found += u64::from(e.get(name.as_bytes())?.is_some());
-                write(e, key, value_bytes)?;
-                dirty = true;
-            }
-            YcsbOp::Scan { .. } => {
-                bail!("phase {phase}: scans are not part of this benchmark (workloads load, a, b, c, update)")
-            }
-        }
-        n += 1;
-        if commit_every > 0 && n.is_multiple_of(commit_every) && dirty {
-            e.commit()?;
-            commits += 1;
-            dirty = false;
-        }
-        hist.saturating_record((t0.elapsed().as_nanos() as u64).max(1));
-    }
-    if dirty {
-        e.commit()?;
-        commits += 1;
-    }
-    let seconds = wall0.elapsed().as_secs_f64();
-    let host_bytes = match own0 {
-        Some(_) => delta(own0, e.bytes_written()),
+) -> Result<Measured> {
+    let (wchar0, wb0) = (proc_io("wchar"), proc_io("write_bytes"));
+    let run = driver::drive(e, phase, ops, cfg, commit_every, &mut |_| {})?;
+    let host_bytes = match run.bytes_written {
+        Some(b) => Some(b),
         None => delta(wchar0, proc_io("wchar")),
     };
-    let block_bytes = delta(wb0, proc_io("write_bytes"));
-    Ok(Phase {
-        engine: e.name(),
-        phase: phase.to_string(),
-        ops: n,
-        seconds,
-        commits,
-        reads_found: found,
-        reads,
-        hist,
+    Ok(Measured {
+        run,
         host_bytes,
-        block_bytes,
-        disk_bytes: allocated_bytes(&e.files()),
+        block_bytes: delta(wb0, proc_io("write_bytes")),
+        disk_bytes: allocated_bytes(files),
     })
-}
-
-/// flashlab's store in a file (O_DIRECT unless `opts.buffered`).
-pub struct Flashlab {
-    store: Store,
-    path: PathBuf,
-}
-
-impl Flashlab {
-    pub fn open(path: &Path, opts: Options) -> Result<Flashlab> {
-        let store =
-            Store::open_path(path, opts).with_context(|| format!("opening {}", path.display()))?;
-        Ok(Flashlab {
-            store,
-            path: path.to_path_buf(),
-        })
-    }
-}
-
-impl Engine for Flashlab {
-    fn name(&self) -> &'static str {
-        "flashlab"
-    }
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        Ok(self.store.put(key, value)?)
-    }
-    fn get(&mut self, key: &[u8]) -> Result<Option<usize>> {
-        Ok(self.store.get(key)?.map(|v| v.len()))
-    }
-    fn commit(&mut self) -> Result<()> {
-        self.store.commit()?;
-        Ok(())
-    }
-    fn files(&self) -> Vec<PathBuf> {
-        vec![self.path.clone()]
-    }
-    fn bytes_written(&self) -> Option<u64> {
-        let pager = self.store.pager();
-        Some(pager.stats().pages_written * pager.page_bytes() as u64)
-    }
 }
 
 #[cfg(feature = "compare")]
@@ -226,10 +102,10 @@ pub use others::{Lmdb, Redb};
 
 #[cfg(feature = "compare")]
 mod others {
-    use super::Engine;
     use anyhow::{Context, Result};
     use redb::ReadableTable;
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
+    use workload::driver::{Engine, EngineError};
 
     const TABLE: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("usertable");
 
@@ -240,7 +116,6 @@ mod others {
         db: redb::Database,
         write: Option<redb::WriteTransaction>,
         read: Option<redb::ReadTransaction>,
-        path: PathBuf,
     }
 
     impl Redb {
@@ -254,49 +129,73 @@ mod others {
                 db,
                 write: None,
                 read: None,
-                path: path.to_path_buf(),
             })
         }
     }
 
-    impl Engine for Redb {
-        fn name(&self) -> &'static str {
-            "redb"
-        }
-        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+    impl Redb {
+        fn writer(&mut self) -> Result<&redb::WriteTransaction, EngineError> {
             self.read = None;
             if self.write.is_none() {
                 self.write = Some(self.db.begin_write()?);
             }
-            let Some(w) = self.write.as_ref() else {
-                unreachable!("set above")
-            };
-            w.open_table(TABLE)?.insert(key, value)?;
+            Ok(self.write.as_ref().expect("set above"))
+        }
+
+        fn reader(&mut self) -> Result<&redb::ReadTransaction, EngineError> {
+            if self.read.is_none() {
+                self.read = Some(self.db.begin_read()?);
+            }
+            Ok(self.read.as_ref().expect("set above"))
+        }
+    }
+
+    fn count<T>(
+        range: impl Iterator<Item = Result<T, redb::StorageError>>,
+        n: usize,
+    ) -> Result<usize, EngineError> {
+        let mut got = 0;
+        for r in range.take(n) {
+            r?;
+            got += 1;
+        }
+        Ok(got)
+    }
+
+    impl Engine for Redb {
+        fn name(&self) -> &str {
+            "redb"
+        }
+        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), EngineError> {
+            self.writer()?.open_table(TABLE)?.insert(key, value)?;
             Ok(())
         }
-        fn get(&mut self, key: &[u8]) -> Result<Option<usize>> {
+        fn delete(&mut self, key: &[u8]) -> Result<(), EngineError> {
+            self.writer()?.open_table(TABLE)?.remove(key)?;
+            Ok(())
+        }
+        fn get(&mut self, key: &[u8]) -> Result<Option<usize>, EngineError> {
             if let Some(w) = &self.write {
                 let t = w.open_table(TABLE)?;
                 return Ok(t.get(key)?.map(|v| v.value().len()));
             }
-            if self.read.is_none() {
-                self.read = Some(self.db.begin_read()?);
-            }
-            let Some(r) = self.read.as_ref() else {
-                unreachable!("set above")
-            };
-            let t = r.open_table(TABLE)?;
+            let t = self.reader()?.open_table(TABLE)?;
             let found = t.get(key)?.map(|v| v.value().len());
             Ok(found)
         }
-        fn commit(&mut self) -> Result<()> {
+        fn scan(&mut self, start: &[u8], records: usize) -> Result<usize, EngineError> {
+            if let Some(w) = &self.write {
+                let t = w.open_table(TABLE)?;
+                return count(t.range(start..)?, records);
+            }
+            let t = self.reader()?.open_table(TABLE)?;
+            count(t.range(start..)?, records)
+        }
+        fn commit(&mut self) -> Result<(), EngineError> {
             if let Some(w) = self.write.take() {
                 w.commit()?;
             }
             Ok(())
-        }
-        fn files(&self) -> Vec<PathBuf> {
-            vec![self.path.clone()]
         }
     }
 
@@ -308,7 +207,6 @@ mod others {
         db: heed::Database<heed::types::Bytes, heed::types::Bytes>,
         write: Option<heed::RwTxn<'static>>,
         read: Option<heed::RoTxn<'static>>,
-        dir: PathBuf,
     }
 
     impl Lmdb {
@@ -327,46 +225,71 @@ mod others {
                 db,
                 write: None,
                 read: None,
-                dir: dir.to_path_buf(),
             })
         }
     }
 
-    impl Engine for Lmdb {
-        fn name(&self) -> &'static str {
-            "lmdb"
-        }
-        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+    impl Lmdb {
+        fn writer(&mut self) -> Result<&mut heed::RwTxn<'static>, EngineError> {
             self.read = None;
             if self.write.is_none() {
                 self.write = Some(self.env.write_txn()?);
             }
-            let Some(w) = self.write.as_mut() else {
-                unreachable!("set above")
-            };
-            self.db.put(w, key, value)?;
-            Ok(())
+            Ok(self.write.as_mut().expect("set above"))
         }
-        fn get(&mut self, key: &[u8]) -> Result<Option<usize>> {
-            if let Some(w) = &self.write {
-                return Ok(self.db.get(w, key)?.map(|v| v.len()));
-            }
+
+        fn reader(&mut self) -> Result<&heed::RoTxn<'static>, EngineError> {
             if self.read.is_none() {
                 self.read = Some(self.env.read_txn()?);
             }
-            let Some(r) = self.read.as_ref() else {
-                unreachable!("set above")
-            };
-            Ok(self.db.get(r, key)?.map(|v| v.len()))
+            Ok(self.read.as_ref().expect("set above"))
         }
-        fn commit(&mut self) -> Result<()> {
+    }
+
+    impl Engine for Lmdb {
+        fn name(&self) -> &str {
+            "lmdb"
+        }
+        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), EngineError> {
+            let db = self.db;
+            db.put(self.writer()?, key, value)?;
+            Ok(())
+        }
+        fn delete(&mut self, key: &[u8]) -> Result<(), EngineError> {
+            let db = self.db;
+            db.delete(self.writer()?, key)?;
+            Ok(())
+        }
+        fn get(&mut self, key: &[u8]) -> Result<Option<usize>, EngineError> {
+            if let Some(w) = &self.write {
+                return Ok(self.db.get(w, key)?.map(|v| v.len()));
+            }
+            let db = self.db;
+            Ok(db.get(self.reader()?, key)?.map(|v| v.len()))
+        }
+        fn scan(&mut self, start: &[u8], records: usize) -> Result<usize, EngineError> {
+            use std::ops::Bound;
+            let range = (Bound::Included(start), Bound::Unbounded);
+            let db = self.db;
+            let mut got = 0;
+            if let Some(w) = &self.write {
+                for r in db.range(w, &range)?.take(records) {
+                    r?;
+                    got += 1;
+                }
+                return Ok(got);
+            }
+            for r in db.range(self.reader()?, &range)?.take(records) {
+                r?;
+                got += 1;
+            }
+            Ok(got)
+        }
+        fn commit(&mut self) -> Result<(), EngineError> {
             if let Some(w) = self.write.take() {
                 w.commit()?;
             }
             Ok(())
-        }
-        fn files(&self) -> Vec<PathBuf> {
-            vec![self.dir.join("data.mdb"), self.dir.join("lock.mdb")]
         }
     }
 }
@@ -374,7 +297,8 @@ mod others {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use workload::ycsb::CoreWorkload;
+    use engine::kv::{Options, Store};
+    use workload::ycsb::{self, CoreWorkload};
 
     #[test]
     fn write_bytes_parses_proc_io() {
@@ -386,20 +310,22 @@ mod tests {
         assert_eq!(parse_proc_io("rchar: 1\n", "write_bytes"), None);
     }
 
-    fn small_run(e: &mut dyn Engine) -> Vec<Phase> {
+    fn small_run(e: &mut dyn Engine, files: &[PathBuf]) -> Vec<Measured> {
         let base = YcsbConfig {
             records: 300,
             operations: 300,
             value_bytes: 100,
             ..YcsbConfig::default()
         };
-        let mut out = vec![drive(e, "load", ycsb::load(&base).unwrap(), &base, 100).unwrap()];
-        for w in [CoreWorkload::A, CoreWorkload::C] {
+        let load = ycsb::load(&base).unwrap();
+        let mut out = vec![measure(e, files, "load", load, &base, 100).unwrap()];
+        for w in [CoreWorkload::A, CoreWorkload::C, CoreWorkload::E] {
             let cfg = YcsbConfig {
                 workload: w,
                 ..base
             };
-            out.push(drive(e, w.name(), ycsb::run(&cfg).unwrap(), &cfg, 100).unwrap());
+            let run = ycsb::run(&cfg).unwrap();
+            out.push(measure(e, files, w.name(), run, &cfg, 100).unwrap());
         }
         out
     }
@@ -411,24 +337,26 @@ mod tests {
             file_pages: 4096,
             ..Options::default()
         };
-        let mut e = Flashlab::open(&dir.path().join("f.db"), opts).unwrap();
-        let phases = small_run(&mut e);
-        assert_eq!(phases[0].ops, 300);
-        assert_eq!(phases[0].commits, 3);
-        assert_eq!(phases[0].reads, 0);
+        let path = dir.path().join("f.db");
+        let mut e = Store::open_path(&path, opts).unwrap();
+        let phases = small_run(&mut e, std::slice::from_ref(&path));
+        assert_eq!(phases[0].run.ops, 300);
+        assert_eq!(phases[0].run.commits, 3);
+        assert_eq!(phases[0].run.reads, 0);
         // C reads only loaded keys: every one is found, and there is nothing to commit.
-        assert_eq!(phases[2].reads, 300);
-        assert_eq!(phases[2].reads_found, 300);
-        assert_eq!(phases[2].commits, 0);
+        assert_eq!(phases[2].run.reads, 300);
+        assert_eq!(phases[2].run.reads_found, 300);
+        assert_eq!(phases[2].run.commits, 0);
         assert!(phases[0].disk_bytes > 0);
         // The load wrote at least its 300 values of 100 bytes; C wrote nothing.
         assert!(phases[0].host_bytes.unwrap() >= 300 * 100);
         assert_eq!(phases[2].host_bytes, Some(0));
+        assert!(phases[3].run.scanned_records > 0);
         // Committed data survives a reopen.
         drop(e);
-        let mut e = Flashlab::open(&dir.path().join("f.db"), opts).unwrap();
+        let mut e = Store::open_path(&path, opts).unwrap();
         let key = ycsb::key_name(YcsbConfig::default().key_of(0), 0);
-        assert_eq!(e.get(key.as_bytes()).unwrap(), Some(100));
+        assert_eq!(Engine::get(&mut e, key.as_bytes()).unwrap(), Some(100));
     }
 
     #[cfg(feature = "compare")]
@@ -440,8 +368,9 @@ mod tests {
             Box::new(Lmdb::create(&dir.path().join("lmdb"), 64 << 20).unwrap()),
         ];
         for e in &mut engines {
-            let phases = small_run(e.as_mut());
-            assert_eq!(phases[2].reads_found, 300, "{}", e.name());
+            let phases = small_run(e.as_mut(), &[]);
+            assert_eq!(phases[2].run.reads_found, 300, "{}", e.name());
+            assert!(phases[3].run.scanned_records > 0, "{}", e.name());
         }
     }
 }

@@ -7,9 +7,10 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use compare::{drive, Engine, Flashlab, Phase};
-use engine::kv::Options;
+use compare::{measure, Measured};
+use engine::kv::{Options, Store};
 use std::path::{Path, PathBuf};
+use workload::driver::Engine;
 use workload::ycsb::{self, CoreWorkload, YcsbConfig};
 
 #[derive(Parser)]
@@ -38,9 +39,13 @@ struct Args {
     /// Directory for the database files (on the device under test).
     #[arg(long, env = "COMPARE_DIR", default_value = ".")]
     dir: PathBuf,
-    /// Pages flashlab's store caches (4 KiB each; the others use the OS page cache).
+    /// Pages flashlab's store caches at first (4 KiB each; the others use the OS page cache).
     #[arg(long, env = "COMPARE_FLASHLAB_CACHE_PAGES", default_value_t = Options::default().cache_pages)]
     flashlab_cache_pages: usize,
+    /// Pages flashlab's cache may grow to with the store (0: room for the whole file, as the
+    /// OS page cache gives redb and LMDB).
+    #[arg(long, env = "COMPARE_FLASHLAB_CACHE_MAX_PAGES", default_value_t = 0)]
+    flashlab_cache_max_pages: usize,
     /// Open flashlab's file through the OS page cache instead of O_DIRECT.
     #[arg(long, env = "COMPARE_FLASHLAB_BUFFERED")]
     flashlab_buffered: bool,
@@ -68,12 +73,13 @@ fn main() -> Result<()> {
         .collect::<Result<_>>()?;
     // Room for the load, every update as a new version, and compaction's copy.
     let need = (a.records + a.ops * phases.len() as u64) * (u64::from(a.value_bytes) + 64) * 2;
-    let mut results: Vec<Phase> = Vec::new();
+    let mut results: Vec<Measured> = Vec::new();
     for name in a.engines.split(',').map(str::trim) {
         let (mut e, files) = open(name, &a, need)?;
         eprintln!("{name}: load {} records", a.records);
-        results.push(drive(
+        results.push(measure(
             e.as_mut(),
+            &files,
             "load",
             ycsb::load(&base)?,
             &base,
@@ -85,8 +91,9 @@ fn main() -> Result<()> {
                 ..base
             };
             eprintln!("{name}: run {} ({} ops)", w.name(), a.ops);
-            results.push(drive(
+            results.push(measure(
                 e.as_mut(),
+                &files,
                 w.name(),
                 ycsb::run(&cfg)?,
                 &cfg,
@@ -113,7 +120,8 @@ fn main() -> Result<()> {
     println!(
         "|----------|--------|-----------:|--------:|-------:|-------:|---------:|----------:|-----------:|--------:|------------:|---------:|"
     );
-    for p in &results {
+    for m in &results {
+        let p = &m.run;
         println!(
             "| {:<8} | {:<6} | {:>10.0} | {:>7.1} | {:>6.1} | {:>6.1} | {:>8.0} | {:>9} | {:>10} | {:>7} | {:>11} | {:>8.1} |",
             p.engine,
@@ -123,11 +131,11 @@ fn main() -> Result<()> {
             p.quantile_us(0.5),
             p.quantile_us(0.99),
             p.quantile_us(0.999),
-            per_op(p.host_bytes_per_op()),
-            per_op(p.block_bytes_per_op()),
+            per_op(m.host_bytes_per_op()),
+            per_op(m.block_bytes_per_op()),
             p.commits,
             format!("{}/{}", p.reads_found, p.reads),
-            p.disk_bytes as f64 / (1 << 20) as f64,
+            m.disk_bytes as f64 / (1 << 20) as f64,
         );
     }
     Ok(())
@@ -149,10 +157,16 @@ fn open(name: &str, a: &Args, need: u64) -> Result<(Box<dyn Engine>, Vec<PathBuf
             let opts = Options {
                 file_pages: (need / 4096).max(Options::default().file_pages),
                 cache_pages: a.flashlab_cache_pages,
+                cache_max_pages: match a.flashlab_cache_max_pages {
+                    0 => usize::try_from(need / 4096).unwrap_or(usize::MAX),
+                    n => n,
+                },
                 buffered: a.flashlab_buffered,
                 ..Options::default()
             };
-            Ok((Box::new(Flashlab::open(&p, opts)?), vec![p]))
+            let store =
+                Store::open_path(&p, opts).with_context(|| format!("opening {}", p.display()))?;
+            Ok((Box::new(store), vec![p]))
         }
         #[cfg(feature = "compare")]
         "redb" => {
@@ -164,7 +178,11 @@ fn open(name: &str, a: &Args, need: u64) -> Result<(Box<dyn Engine>, Vec<PathBuf
             let p = fresh(&a.dir.join("compare-lmdb"));
             let map = usize::try_from(need.max(1 << 30))
                 .context("LMDB map size does not fit in usize")?;
-            Ok((Box::new(compare::Lmdb::create(&p, map)?), vec![p]))
+            let lmdb = compare::Lmdb::create(&p, map)?;
+            Ok((
+                Box::new(lmdb),
+                vec![p.join("data.mdb"), p.join("lock.mdb"), p],
+            ))
         }
         #[cfg(not(feature = "compare"))]
         "redb" | "lmdb" => bail!(

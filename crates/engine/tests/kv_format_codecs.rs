@@ -2,9 +2,10 @@
 //! decoders that never panic on arbitrary bytes.
 
 use engine::kv::format::{
-    data_page_docs, gather_document, gather_node, recover, DataPages, DbHeader, DocPtr, Document,
-    FormatError, KvStats, Node, NodePtr, PagesByType, Recovered, Superblock, DB_HEADER_BYTES,
-    DOC_HEAD_BYTES, KEY_BYTES_MAX, NO_PAGE, SUPERBLOCK_BYTES, VALUE_BYTES_MAX,
+    data_page_docs, document_in_verified_page, gather_document, gather_node, recover, DataPages,
+    DbHeader, DocPtr, Document, FormatError, KvStats, Node, NodePtr, PagesByType, Recovered,
+    Superblock, DB_HEADER_BYTES, DOC_HEAD_BYTES, KEY_BYTES_MAX, NO_PAGE, SUPERBLOCK_BYTES,
+    VALUE_BYTES_MAX,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -557,6 +558,29 @@ proptest! {
             prop_assert_eq!(d.key, &k[..]);
             prop_assert_eq!(d.value, v.as_deref());
             prop_assert_eq!(d.seq, *s);
+            // Inside one (verified) page, the crc-free decoder reads the same document.
+            if n == 1 {
+                prop_assert_eq!(document_in_verified_page(span[0], *ptr).unwrap(), d);
+            }
+        }
+    }
+
+    /// The decoder for verified pages never panics: any pointer into any bytes is a document
+    /// or an error; a pointer off its document (a shifted offset or length) is an error.
+    #[test]
+    fn verified_page_decoding_never_panics_and_checks_the_pointer(
+        bytes in proptest::collection::vec(any::<u8>(), 0..300),
+        offset in 0u32..400,
+        len in 0u32..400,
+    ) {
+        let _ = document_in_verified_page(&bytes, DocPtr { page: 0, offset, len });
+        let mut pages = DataPages::new(200).unwrap();
+        let p = pages.push(&Document { key: b"k", value: Some(b"value"), seq: 9 }).unwrap();
+        let page = &pages.pages()[0];
+        prop_assert!(document_in_verified_page(page, p).is_ok());
+        if (offset, len) != (p.offset, p.len) {
+            let off = DocPtr { offset, len, ..p };
+            prop_assert!(document_in_verified_page(page, off).is_err(), "{:?}", off);
         }
     }
 

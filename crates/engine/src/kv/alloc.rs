@@ -67,9 +67,13 @@ impl Alloc {
     pub fn data_pages(&self) -> u64 {
         self.data_pages
     }
-    /// Pages referenced now (superblock slots not counted).
-    pub fn used_pages(&self) -> u64 {
-        self.refs.iter().filter(|&&r| r > 0).count() as u64
+    /// Pages an allocation can take now (free extents and the room above the mark).
+    pub fn free_pages(&self) -> u64 {
+        self.capacity - self.end + self.free.values().sum::<u64>()
+    }
+    /// Whether `page` is a data page in use.
+    pub fn is_data(&self, page: u64) -> bool {
+        self.refs(page) > 0 && self.data[page as usize]
     }
     pub fn refs(&self, page: u64) -> u32 {
         self.refs.get(page as usize).copied().unwrap_or(0)

@@ -7,8 +7,9 @@
 //! Every page carries the engine page header (kind, page number, commit as version, crc32c)
 //! and every write its data type's [`blockdev::WriteHint`]. Space: [`super::alloc`] counts
 //! the objects on each page; pages the durable commit no longer reaches are reused after the
-//! next commit. Compaction rewrites every live document and a fresh index once stale bytes
-//! pass `Options::compact_threshold` (then trims what it freed).
+//! next commit. Compaction (`compaction`) is incremental: once stale bytes pass
+//! `Options::compact_threshold`, each commit carries one batch that re-puts the live documents
+//! of the next pages with waste, so nobody waits longer than one batch.
 
 use super::alloc::{Alloc, FIRST_LOG_PAGE};
 use super::format::{
@@ -25,6 +26,8 @@ use std::ops::Bound;
 use std::path::Path;
 use std::rc::Rc;
 
+mod compaction;
+
 /// How a store is opened.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Options {
@@ -34,12 +37,20 @@ pub struct Options {
     pub file_pages: u64,
     /// Open files through the OS page cache instead of O_DIRECT.
     pub buffered: bool,
-    /// Pages the pager caches.
+    /// Pages the pager caches (at first; see `cache_max_pages`).
     pub cache_pages: usize,
+    /// The cache grows with the store, to hold every page in use, up to this many pages
+    /// (as an OS page cache would hold a buffered file; each cached page costs about twice its
+    /// size: the image and its payload). At most `cache_pages`: a fixed cache.
+    pub cache_max_pages: usize,
     /// Compact when stale / (live + stale) data bytes pass this (0..1; 1 = never).
     pub compact_threshold: f64,
     /// ... and at least this many bytes are stale.
     pub compact_min_bytes: u64,
+    /// Document bytes one compaction batch moves (at least; and at least twice what the
+    /// commit it rides on writes, so a pass outruns the updates). Readers and writers wait at
+    /// most one batch: a pass is cut into batches, one per commit.
+    pub compact_batch_bytes: u64,
     /// How data types map to write streams.
     pub streams: StreamPolicy,
     /// Make an empty store on a blank device (false: a blank device is an error, and opening
@@ -54,8 +65,10 @@ impl Default for Options {
             file_pages: 1 << 18,
             buffered: false,
             cache_pages: 8192,
+            cache_max_pages: 1 << 18,
             compact_threshold: 0.5,
             compact_min_bytes: 4 << 20,
+            compact_batch_bytes: 1 << 20,
             streams: StreamPolicy::PerType,
             create: true,
         }
@@ -108,6 +121,10 @@ pub struct StoreStat {
     pub page_bytes: usize,
     /// Documents and index bytes waiting for `commit`.
     pub uncommitted_ops: u64,
+    /// Compaction batches run since the store was opened (one per commit at most).
+    pub compaction_batches: u64,
+    /// Whether a compaction pass is under way (it goes on with the next commits).
+    pub compacting: bool,
 }
 
 /// One problem `check` found.
@@ -120,8 +137,12 @@ pub struct Damage {
 
 /// A decoded page in the pager's cache.
 enum Cached {
-    Node(Rc<Node>),
-    Raw { kind: PageKind, payload: Vec<u8> },
+    /// An index node and its encoded length (what a pointer to it must say).
+    Node(Rc<Node>, u32),
+    Raw {
+        kind: PageKind,
+        payload: Vec<u8>,
+    },
 }
 
 pub struct Store {
@@ -141,6 +162,9 @@ pub struct Store {
     broken: bool,
     /// Staged index nodes of the commit being built: (page, encoded node).
     staged: Vec<(u64, Vec<u8>, Rc<Node>)>,
+    /// The compaction pass under way (in memory: a pass cut by a crash starts over).
+    compaction: Option<compaction::Pass>,
+    compaction_batches: u64,
 }
 
 impl Store {
@@ -201,8 +225,11 @@ impl Store {
             pending: BTreeMap::new(),
             broken: false,
             staged: Vec::new(),
+            compaction: None,
+            compaction_batches: 0,
         };
         s.recover()?;
+        s.fit_cache();
         Ok(s)
     }
 
@@ -331,9 +358,15 @@ impl Store {
         );
     }
 
-    /// Write whole page images from `first` on with the type's hint, keeping cached copies
-    /// current.
+    /// Write whole page images from `first` on with the type's hint (see `write_runs`).
     fn write_pages(&mut self, first: u64, images: &[u8], t: DataType) -> Result<(), EngineError> {
+        self.write_runs(&[(first, images)], t)
+    }
+
+    /// Write runs of whole page images, (first page, images), all in flight at once, with the
+    /// type's hint; cached copies are kept current (the callers of data and index pages cache
+    /// every page they write: a commit's pages are the ones read next).
+    fn write_runs(&mut self, runs: &[(u64, &[u8])], t: DataType) -> Result<(), EngineError> {
         // The type's write life rides along for real files (fcntl(F_SET_RW_HINT) on a change
         // of type); the `none` policy gives no hints at all.
         let hint = match self.opts.streams {
@@ -341,28 +374,29 @@ impl Store {
             p => p.hint(t).with_life(t.write_life()),
         };
         let pb = self.pager.page_bytes();
-        let r = self.pager.write_hinted(first, images, hint);
+        let r = self.pager.write_runs_hinted(runs, hint);
         if r.is_err() {
             self.broken = true;
         }
         r?;
-        let n = (images.len() / pb) as u64;
+        let n: u64 = runs.iter().map(|(_, b)| (b.len() / pb) as u64).sum();
         match t {
             DataType::Superblock => self.stats.pages.superblock += n,
             DataType::Header => self.stats.pages.header += n,
             DataType::Index => self.stats.pages.index += n,
             DataType::Data => self.stats.pages.data += n,
         }
-        for i in 0..n {
-            let p = first + i;
-            if self.pager.contains(p) {
-                let img = &images[i as usize * pb..(i as usize + 1) * pb];
-                let h = page::open(img, p)?;
-                let c = Cached::Raw {
-                    kind: h.kind,
-                    payload: page::payload(img, &h).to_vec(),
-                };
-                self.pager.keep(p, Rc::new(c))?;
+        for &(first, images) in runs {
+            for (i, img) in images.chunks(pb).enumerate() {
+                let p = first + i as u64;
+                if self.pager.contains(p) {
+                    let h = page::open(img, p)?;
+                    let c = Cached::Raw {
+                        kind: h.kind,
+                        payload: page::payload(img, &h).to_vec(),
+                    };
+                    self.pager.keep(p, Rc::new(c))?;
+                }
             }
         }
         Ok(())
@@ -416,7 +450,7 @@ impl Store {
         })?;
         let ok = match &*c {
             Cached::Raw { kind: k, .. } => *k == kind,
-            Cached::Node(_) => kind == PageKind::KvIndex,
+            Cached::Node(..) => kind == PageKind::KvIndex,
         };
         if !ok {
             return Err(EngineError::corrupt(
@@ -425,7 +459,7 @@ impl Store {
                     expected: what,
                     found: match &*c {
                         Cached::Raw { kind, .. } => *kind,
-                        Cached::Node(_) => PageKind::KvIndex,
+                        Cached::Node(..) => PageKind::KvIndex,
                     },
                 },
             ));
@@ -457,18 +491,19 @@ impl Store {
         let n = ptr.pages(self.payload);
         if n == 1 {
             let c = self.raw(ptr.page, PageKind::KvIndex, "index node")?;
-            let node = match &*c {
-                Cached::Node(node) => node.clone(),
+            let (node, len) = match &*c {
+                Cached::Node(node, len) => (node.clone(), *len),
                 Cached::Raw { payload, .. } => {
                     let node = gather_node(&[payload], ptr)
                         .map_err(|e| self.kv_err(ptr.page, "index node", e))?;
                     let node = Rc::new(node);
+                    let len = node.encoded_len() as u32;
                     self.pager
-                        .keep(ptr.page, Rc::new(Cached::Node(node.clone())))?;
-                    node
+                        .keep(ptr.page, Rc::new(Cached::Node(node.clone(), len)))?;
+                    (node, len)
                 }
             };
-            if node.encoded_len() != ptr.len as usize {
+            if len != ptr.len {
                 return Err(self.kv_err(
                     ptr.page,
                     "index node",
@@ -476,7 +511,7 @@ impl Store {
                         structure: "node pointer",
                         field: "len",
                         offset: 0,
-                        expected: node.encoded_len().to_string(),
+                        expected: len.to_string(),
                         found: ptr.len.to_string(),
                     },
                 ));
@@ -487,7 +522,7 @@ impl Store {
         for p in ptr.page..ptr.page + n {
             match &*self.raw(p, PageKind::KvIndex, "index node")? {
                 Cached::Raw { payload, .. } => pages.push(payload.clone()),
-                Cached::Node(node) => {
+                Cached::Node(node, _) => {
                     let mut b = Vec::new();
                     node.encode(&mut b)
                         .map_err(|e| self.kv_err(p, "index node", e))?;
@@ -500,9 +535,26 @@ impl Store {
         Ok(Rc::new(node))
     }
 
-    /// The document at `ptr`, checked to carry `key`: its value.
-    fn doc_value(&mut self, key: &[u8], ptr: DocPtr) -> Result<Vec<u8>, EngineError> {
+    /// The document at `ptr`, handed to `f` (borrowed from the cached pages where it lies in
+    /// one; checked: page seals, continuation lengths, the document's crc).
+    fn with_doc<R>(
+        &mut self,
+        ptr: DocPtr,
+        f: impl FnOnce(&Document<'_>) -> R,
+    ) -> Result<R, EngineError> {
         let n = ptr.pages(self.payload);
+        if n == 1 {
+            // The common case: no allocation, the document borrowed from the cached page,
+            // whose seal was checked when it was read or written.
+            let c = self.raw(ptr.page, PageKind::KvData, "data")?;
+            let payload: &[u8] = match &*c {
+                Cached::Raw { payload, .. } => payload,
+                Cached::Node(..) => &[],
+            };
+            let doc = format::document_in_verified_page(payload, ptr)
+                .map_err(|e| self.kv_err(ptr.page, "document", e))?;
+            return Ok(f(&doc));
+        }
         let mut pages = Vec::with_capacity(n as usize);
         for p in ptr.page..ptr.page.saturating_add(n) {
             pages.push(self.raw(p, PageKind::KvData, "data")?);
@@ -511,39 +563,56 @@ impl Store {
             .iter()
             .map(|c| match &**c {
                 Cached::Raw { payload, .. } => payload.as_slice(),
-                Cached::Node(_) => &[],
+                Cached::Node(..) => &[],
             })
             .collect();
         let mut scratch = Vec::new();
         let doc = gather_document(&slices, ptr, &mut scratch)
             .map_err(|e| self.kv_err(ptr.page, "document", e))?;
-        let bad = |field: &'static str, expected: String, found: String| FormatError::Field {
+        Ok(f(&doc))
+    }
+
+    /// The document at `ptr`, checked to carry `key`: its value.
+    fn doc_value(&mut self, key: &[u8], ptr: DocPtr) -> Result<Vec<u8>, EngineError> {
+        self.doc_value_with(key, ptr, <[u8]>::to_vec)
+    }
+
+    /// The document at `ptr`, checked to carry `key`: its value handed to `f`.
+    fn doc_value_with<R>(
+        &mut self,
+        key: &[u8],
+        ptr: DocPtr,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, EngineError> {
+        let got = self.with_doc(ptr, |doc| {
+            if doc.key != key {
+                return Err(("key", String::from_utf8_lossy(doc.key).into_owned()));
+            }
+            doc.value.map(f).ok_or(("flags", String::new()))
+        })?;
+        let (field, found) = match got {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let (expected, found) = if field == "key" {
+            (
+                format!("{:?} (the index's key)", String::from_utf8_lossy(key)),
+                format!("{found:?}"),
+            )
+        } else {
+            (
+                "a value (the index points at it)".into(),
+                "a tombstone".into(),
+            )
+        };
+        let e = FormatError::Field {
             structure: "document",
             field,
             offset: ptr.offset as u64,
             expected,
             found,
         };
-        if doc.key != key {
-            let e = bad(
-                "key",
-                format!("{:?} (the index's key)", String::from_utf8_lossy(key)),
-                format!("{:?}", String::from_utf8_lossy(doc.key)),
-            );
-            return Err(self.kv_err(ptr.page, "document", e));
-        }
-        match doc.value {
-            Some(v) => Ok(v.to_vec()),
-            None => Err(self.kv_err(
-                ptr.page,
-                "document",
-                bad(
-                    "flags",
-                    "a value (the index points at it)".into(),
-                    "a tombstone".into(),
-                ),
-            )),
-        }
+        Err(self.kv_err(ptr.page, "document", e))
     }
 
     // ---- reads ----
@@ -583,12 +652,22 @@ impl Store {
 
     /// The value of `key` (uncommitted writes included).
     pub fn get(&mut self, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
+        self.get_with(key, <[u8]>::to_vec)
+    }
+
+    /// `key`'s value handed to `f` without a copy (borrowed from the cache), or None when
+    /// absent (uncommitted writes included).
+    pub fn get_with<R>(
+        &mut self,
+        key: &[u8],
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>, EngineError> {
         Store::check_key(key)?;
         if let Some(v) = self.pending.get(key) {
-            return Ok(v.clone());
+            return Ok(v.as_deref().map(f));
         }
         match self.lookup(key)? {
-            Some(p) => self.doc_value(key, p).map(Some),
+            Some(p) => self.doc_value_with(key, p, f).map(Some),
             None => Ok(None),
         }
     }
@@ -674,17 +753,43 @@ impl Store {
         if self.pending.is_empty() {
             return Ok(self.commit_seq);
         }
-        let pending = std::mem::take(&mut self.pending);
-        let r = self.commit_ops(pending.into_iter().collect());
+        if self.compaction.is_none() && self.should_compact() {
+            self.start_compaction();
+        }
+        self.commit_with_batch()
+    }
+
+    /// Commit what is pending, with the next compaction batch (if a pass is under way).
+    fn commit_with_batch(&mut self) -> Result<u64, EngineError> {
+        let ops: Vec<PendingOp> = std::mem::take(&mut self.pending).into_iter().collect();
+        let r = self.commit_ops_and_batch(ops);
         if r.is_err() {
             self.broken = true;
         }
-        let seq = r?;
-        self.maybe_compact()?;
+        r
+    }
+
+    fn commit_ops_and_batch(&mut self, mut ops: Vec<PendingOp>) -> Result<u64, EngineError> {
+        let (end, kind) = match self.compaction.take() {
+            Some(pass) => {
+                let (end, kind) = self.compaction_batch(pass, &mut ops)?;
+                (Some(end), kind)
+            }
+            None => (None, CommitKind::default()),
+        };
+        let seq = self.commit_ops(ops, kind)?;
+        match end {
+            Some(compaction::BatchEnd::Continue(pass)) => {
+                self.compaction_batches += 1;
+                self.compaction = Some(pass);
+            }
+            Some(compaction::BatchEnd::Done) => self.compaction_batches += 1,
+            Some(compaction::BatchEnd::Abandoned) | None => {}
+        }
         Ok(seq)
     }
 
-    fn commit_ops(&mut self, ops: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<u64, EngineError> {
+    fn commit_ops(&mut self, ops: Vec<PendingOp>, kind: CommitKind) -> Result<u64, EngineError> {
         // 1. documents, as one run of data pages.
         let mut dp = DataPages::new(self.payload).map_err(|e| self.kv_err(0, "data page", e))?;
         let mut tree_ops: Vec<(Vec<u8>, Option<DocPtr>)> = Vec::with_capacity(ops.len());
@@ -718,21 +823,21 @@ impl Store {
                 self.alloc.add_ref(p.page, p.pages(self.payload), true);
             }
         }
-        self.finish_commit(&tree_ops, false)
+        self.finish_commit(&tree_ops, kind)
     }
 
     /// Commit documents already written: the index (`tree_ops` applied), header, superblock.
     fn finish_commit(
         &mut self,
         tree_ops: &[(Vec<u8>, Option<DocPtr>)],
-        compaction: bool,
+        kind: CommitKind,
     ) -> Result<u64, EngineError> {
         // 2. the index along the changed paths.
         self.apply_tree(tree_ops)?;
         self.write_staged()?;
         // 3. header, flush, superblock, flush.
         let seq = self.commit_seq + 1;
-        if compaction {
+        if kind.pass_done {
             self.generation += 1;
         }
         let hp = self.alloc.alloc(1)?;
@@ -763,12 +868,23 @@ impl Store {
         self.header_page = hp;
         self.commit_seq = seq;
         let freed = self.alloc.commit_done();
-        if compaction {
+        if kind.trim {
             for (s, n) in freed {
                 self.pager.trim(s, n)?;
             }
         }
+        self.fit_cache();
         Ok(seq)
+    }
+
+    /// Grow the cache to the footprint, within `cache_pages..=cache_max_pages`.
+    fn fit_cache(&mut self) {
+        let max = self.opts.cache_max_pages.max(self.opts.cache_pages);
+        let want = usize::try_from(self.alloc.end()).unwrap_or(usize::MAX);
+        let want = want.clamp(self.opts.cache_pages, max);
+        if want > self.pager.cache_pages() {
+            self.pager.set_cache_pages(want);
+        }
     }
 
     fn stale_bytes(&self) -> u64 {
@@ -777,21 +893,29 @@ impl Store {
     }
 
     fn write_data_run(&mut self, base: u64, pages: &[Vec<u8>]) -> Result<(), EngineError> {
+        // In I/Os of up to 1 MiB, all in flight at once.
         const CHUNK: usize = 256;
         let pb = self.pager.page_bytes();
-        let mut buf = vec![0u8; pb * CHUNK.min(pages.len())];
-        for (c, chunk) in pages.chunks(CHUNK).enumerate() {
-            let first = base + (c * CHUNK) as u64;
-            for (i, p) in chunk.iter().enumerate() {
-                let img = &mut buf[i * pb..(i + 1) * pb];
-                img.fill(0);
-                self.seal(img, PageKind::KvData, first + i as u64, p);
-            }
-            let len = chunk.len() * pb;
-            let img = std::mem::take(&mut buf);
-            let r = self.write_pages(first, &img[..len], DataType::Data);
-            buf = img;
-            r?;
+        let mut buf = vec![0u8; pb * pages.len()];
+        for (i, (p, img)) in pages.iter().zip(buf.chunks_mut(pb)).enumerate() {
+            self.seal(img, PageKind::KvData, base + i as u64, p);
+        }
+        let runs: Vec<(u64, &[u8])> = buf
+            .chunks(CHUNK * pb)
+            .enumerate()
+            .map(|(c, b)| (base + (c * CHUNK) as u64, b))
+            .collect();
+        if runs.is_empty() {
+            return Ok(());
+        }
+        self.write_runs(&runs, DataType::Data)?;
+        // Write-through: the payloads just sealed are what a read of these pages would find.
+        for (i, p) in pages.iter().enumerate() {
+            let c = Cached::Raw {
+                kind: PageKind::KvData,
+                payload: p.clone(),
+            };
+            self.pager.keep(base + i as u64, Rc::new(c))?;
         }
         Ok(())
     }
@@ -956,167 +1080,33 @@ impl Store {
         let mut staged = std::mem::take(&mut self.staged);
         staged.sort_by_key(|s| s.0);
         let pb = self.pager.page_bytes();
-        let mut run: Vec<u8> = Vec::new();
-        let mut run_start = 0;
-        let mut nodes: Vec<(u64, Rc<Node>)> = Vec::new();
-        for (page, bytes, node) in &staged {
-            let next = run_start + (run.len() / pb) as u64;
-            if !run.is_empty() && (*page != next || run.len() >= 256 * pb) {
-                let r = std::mem::take(&mut run);
-                self.write_pages(run_start, &r, DataType::Index)?;
-            }
-            if run.is_empty() {
-                run_start = *page;
-            }
+        // Consecutive nodes go out as one I/O (of up to 256 pages), every I/O at once.
+        let mut buf: Vec<u8> = Vec::new();
+        let mut runs: Vec<(u64, usize, usize)> = Vec::new(); // (first page, from, to) in buf
+        for (page, bytes, _) in &staged {
+            let at = buf.len();
+            let follows = runs.last().is_some_and(|&(first, from, to)| {
+                first + ((to - from) / pb) as u64 == *page && to - from < 256 * pb
+            });
             for (i, chunk) in bytes.chunks(self.payload).enumerate() {
-                let at = run.len();
-                run.resize(at + pb, 0);
-                self.seal(&mut run[at..], PageKind::KvIndex, page + i as u64, chunk);
+                let at = buf.len();
+                buf.resize(at + pb, 0);
+                self.seal(&mut buf[at..], PageKind::KvIndex, page + i as u64, chunk);
             }
+            match runs.last_mut() {
+                Some(r) if follows => r.2 = buf.len(),
+                _ => runs.push((*page, at, buf.len())),
+            }
+        }
+        let ios: Vec<(u64, &[u8])> = runs.iter().map(|&(p, f, t)| (p, &buf[f..t])).collect();
+        if !ios.is_empty() {
+            self.write_runs(&ios, DataType::Index)?;
+        }
+        // Write-through: the nodes just written are the ones the next commit walks.
+        for (page, bytes, node) in staged {
             if bytes.len() <= self.payload {
-                nodes.push((*page, node.clone()));
-            }
-        }
-        if !run.is_empty() {
-            self.write_pages(run_start, &run, DataType::Index)?;
-        }
-        for (p, n) in nodes {
-            if self.pager.contains(p) {
-                self.pager.keep(p, Rc::new(Cached::Node(n)))?;
-            }
-        }
-        Ok(())
-    }
-
-    fn maybe_compact(&mut self) -> Result<(), EngineError> {
-        let stale = self.stale_bytes();
-        let total = stale + self.stats.live_bytes;
-        if self.opts.compact_threshold >= 1.0
-            || stale < self.opts.compact_min_bytes
-            || (stale as f64) <= self.opts.compact_threshold * total as f64
-        {
-            return Ok(());
-        }
-        // The copy needs room beside the old data; without it, keep going uncompacted.
-        let room = (self.payload - format::DATA_PAGE_HEAD_BYTES - format::DOC_HEAD_BYTES) as u64;
-        let needed = self.stats.live_bytes / room + self.stats.live_bytes / room / 8 + 16;
-        if self.alloc.capacity() - self.alloc.used_pages() < needed + FIRST_LOG_PAGE {
-            return Ok(());
-        }
-        self.compact()
-    }
-
-    /// Copy every live document and a fresh index into new space, commit (generation + 1),
-    /// then trim the space the old copies held.
-    pub fn compact(&mut self) -> Result<(), EngineError> {
-        self.refuse()?;
-        self.commit()?;
-        // The live entries in key order: keys and pointers only (values are copied one by one).
-        let mut entries = Vec::with_capacity(self.stats.live_keys as usize);
-        if let Some(r) = self.root {
-            self.collect_leaves(r, None, &mut entries)?;
-        }
-        // A document starts on a page only if its head fits: under 16 bytes lost per page.
-        let room = (self.payload - format::DATA_PAGE_HEAD_BYTES - format::DOC_HEAD_BYTES) as u64;
-        let extent = self.stats.live_bytes.div_ceil(room) + 2;
-        // Nothing is written yet: a full device leaves the store as it was.
-        let base = self.alloc.alloc(extent)?;
-        let r = self.compact_into(base, extent, entries);
-        if r.is_err() {
-            self.broken = true;
-        }
-        r
-    }
-
-    fn compact_into(
-        &mut self,
-        base: u64,
-        extent: u64,
-        entries: Vec<(Vec<u8>, DocPtr)>,
-    ) -> Result<(), EngineError> {
-        let mut dp = DataPages::new(self.payload).map_err(|e| self.kv_err(0, "data page", e))?;
-        let mut written = 0u64;
-        let mut tree_ops = Vec::with_capacity(entries.len());
-        let mut flush = |s: &mut Store, pages: Vec<Vec<u8>>| -> Result<(), EngineError> {
-            if written + pages.len() as u64 > extent {
-                return Err(EngineError::Full {
-                    what: "compaction extent",
-                    reason: format!(
-                        "{} pages do not fit the {extent} reserved (live bytes miscounted)",
-                        written + pages.len() as u64
-                    ),
-                });
-            }
-            s.write_data_run(base + written, &pages)?;
-            written += pages.len() as u64;
-            Ok(())
-        };
-        for (k, old) in entries {
-            let v = self.doc_value(&k, old)?;
-            self.doc_seq += 1;
-            let d = Document {
-                key: &k,
-                value: Some(&v),
-                seq: self.doc_seq,
-            };
-            let ptr = dp.push(&d).map_err(|e| self.kv_err(0, "document", e))?;
-            tree_ops.push((k, Some(ptr)));
-            let full = dp.take_full();
-            if !full.is_empty() {
-                flush(self, full)?;
-            }
-        }
-        flush(self, dp.into_pages())?;
-        // The reserved pages left over go back (free after this commit).
-        self.alloc.add_ref(base + written, extent - written, false);
-        self.alloc.drop_ref(base + written, extent - written);
-        // Every old object is dropped: the new tree and documents take their place.
-        if let Some(r) = self.root {
-            self.unref_tree(r, None)?;
-        }
-        self.root = None;
-        self.stats.live_keys = 0;
-        self.stats.live_bytes = 0;
-        for (_, p) in tree_ops.iter_mut() {
-            if let Some(p) = p {
-                p.page += base;
-                self.alloc.add_ref(p.page, p.pages(self.payload), true);
-            }
-        }
-        self.finish_commit(&tree_ops, true).map(|_| ())
-    }
-
-    fn collect_leaves(
-        &mut self,
-        ptr: NodePtr,
-        level: Option<u8>,
-        out: &mut Vec<(Vec<u8>, DocPtr)>,
-    ) -> Result<(), EngineError> {
-        let node = self.node_at(ptr, level)?;
-        match &*node {
-            Node::Leaf(e) => out.extend(e.iter().cloned()),
-            Node::Inner { children, level } => {
-                for (_, c) in children {
-                    self.collect_leaves(*c, Some(level - 1), out)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn unref_tree(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<(), EngineError> {
-        let node = self.node_at(ptr, level)?;
-        self.alloc.drop_ref(ptr.page, ptr.pages(self.payload));
-        match &*node {
-            Node::Leaf(e) => {
-                for (_, d) in e {
-                    self.alloc.drop_ref(d.page, d.pages(self.payload));
-                }
-            }
-            Node::Inner { children, level } => {
-                for (_, c) in children {
-                    self.unref_tree(*c, Some(level - 1))?;
-                }
+                let len = bytes.len() as u32;
+                self.pager.keep(page, Rc::new(Cached::Node(node, len)))?;
             }
         }
         Ok(())
@@ -1166,6 +1156,8 @@ impl Store {
             capacity_pages: self.alloc.capacity(),
             page_bytes: self.pager.page_bytes(),
             uncommitted_ops: self.pending.len() as u64,
+            compaction_batches: self.compaction_batches,
+            compacting: self.compaction.is_some(),
         }
     }
 
@@ -1323,6 +1315,15 @@ impl Store {
 pub type KeyValue = (Vec<u8>, Vec<u8>);
 /// A key and its new value (`None`: deleted).
 type PendingOp = (Vec<u8>, Option<Vec<u8>>);
+
+/// What a commit also does.
+#[derive(Clone, Copy, Default)]
+struct CommitKind {
+    /// Trim the pages it frees (a compaction batch frees whole pages).
+    trim: bool,
+    /// It ends a compaction pass (generation + 1).
+    pass_done: bool,
+}
 
 /// An ordered, lazy scan (see [`Store::scan`]).
 pub struct Scan<'a> {

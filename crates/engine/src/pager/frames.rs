@@ -160,6 +160,11 @@ impl Pager {
     pub fn cache_pages(&self) -> usize {
         self.frames.capacity
     }
+    /// Keep `pages` unpinned frames from now on (a smaller cache evicts at once).
+    pub fn set_cache_pages(&mut self, pages: usize) {
+        self.frames.capacity = pages;
+        self.shrink();
+    }
 
     pub fn data(&self, f: FrameId) -> &[u8] {
         let fr = &self.frames.slots[f];

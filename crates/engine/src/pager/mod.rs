@@ -91,6 +91,20 @@ impl Device {
         Ok(())
     }
 
+    fn submit_writes(&mut self, batch: &mut [Io<'_>]) -> Result<(), EngineError> {
+        let t0 = self.dev.now_ns();
+        let r = self.dev.submit(batch);
+        self.stats.write_ns += self.dev.now_ns() - t0;
+        r?;
+        let pb = self.dev.page_bytes();
+        for io in batch.iter() {
+            if let Io::Write { buf, .. } = io {
+                self.stats.pages_written += (buf.len() / pb) as u64;
+            }
+        }
+        Ok(())
+    }
+
     fn submit_reads(&mut self, batch: &mut [Io<'_>]) -> Result<(), EngineError> {
         let t0 = self.dev.now_ns();
         let r = self.dev.submit(batch);
@@ -274,6 +288,23 @@ impl Pager {
     ) -> Result<(), EngineError> {
         self.invalidate_flash(page, (bytes.len() / self.page_bytes) as u64);
         self.io.write_hinted(page, bytes, hint)
+    }
+
+    /// Write several runs of whole pages, (first page, bytes), all in flight at once (one
+    /// `submit`), each carrying `hint`; past the cache.
+    pub fn write_runs_hinted(
+        &mut self,
+        runs: &[(u64, &[u8])],
+        hint: WriteHint,
+    ) -> Result<(), EngineError> {
+        for &(page, bytes) in runs {
+            self.invalidate_flash(page, (bytes.len() / self.page_bytes) as u64);
+        }
+        let mut batch: Vec<Io<'_>> = runs
+            .iter()
+            .map(|&(page, buf)| Io::Write { page, buf, hint })
+            .collect();
+        self.io.submit_writes(&mut batch)
     }
 
     /// Pages from `page` on get a newer version than any flash copy: drop the copies.

@@ -69,6 +69,44 @@ impl<'a> Document<'a> {
     }
 }
 
+/// The document at `ptr` inside one data-page payload whose page seal (crc32c over the whole
+/// page) was verified when it was read: the head, lengths and bounds are checked as by
+/// [`gather_document`], but not the document's own crc32c again (the store's cache holds
+/// verified pages only, so a cached read costs no second checksum).
+pub fn document_in_verified_page(payload: &[u8], ptr: DocPtr) -> Result<Document<'_>, FormatError> {
+    let (start, len) = (ptr.offset as usize, ptr.len as usize);
+    let Some(buf) = payload
+        .get(start..start.saturating_add(len))
+        .filter(|_| start >= DATA_PAGE_HEAD_BYTES)
+    else {
+        return Err(FormatError::Field {
+            structure: "document pointer",
+            field: "offset",
+            offset: 0,
+            expected: format!("a document inside the page's {} bytes", payload.len()),
+            found: format!("offset {start} len {len}"),
+        });
+    };
+    let decode = |buf| -> Result<(Document<'_>, usize), FormatError> {
+        let head = DocHead::decode(buf)?;
+        let mut r = Reader::new(buf, "document");
+        r.bytes(DOC_HEAD_BYTES)?;
+        let key = r.bytes(head.key_len)?;
+        let value = r.bytes(head.value_len)?;
+        r.bytes(CRC_BYTES)?;
+        let value = (!head.tombstone).then_some(value);
+        Ok((
+            Document {
+                key,
+                value,
+                seq: head.seq,
+            },
+            r.at,
+        ))
+    };
+    checked_len(decode(buf), len, start)
+}
+
 /// The fixed head of a document: enough to know its length before reading the rest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DocHead {

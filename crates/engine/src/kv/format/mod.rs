@@ -25,7 +25,8 @@ mod meta;
 mod node;
 
 pub use doc::{
-    data_page_cont, data_page_docs, gather_document, DataPages, DocHead, DocPtr, DocStart, Document,
+    data_page_cont, data_page_docs, document_in_verified_page, gather_document, DataPages, DocHead,
+    DocPtr, DocStart, Document,
 };
 pub use meta::{recover, DbHeader, KvStats, PagesByType, Recovered, Superblock};
 pub use node::{gather_node, Node, NodePtr};
