@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
-    /// Experiment: ioa-ftl, as-btree, async-scan (omit to list them; with --json, as JSON).
+    /// Experiment: ioa-ftl, as-btree, async-scan, ext-buffer, multistream (omit to list them; with --json, as JSON).
     name: Option<String>,
     /// quick (minutes; CI-sized) or paper (the paper's sizes where this machine allows).
     #[arg(long, default_value = "quick")]
@@ -38,6 +38,13 @@ pub struct ReproduceArgs {
     /// + simulated SSD with --device sim, two real files with --device file).
     #[arg(long)]
     engine: bool,
+    /// multistream: the simulated SSD's logical capacity, e.g. 192MiB, 2GiB [default: quick
+    /// 192MiB, paper 2GiB]; 83 % of it holds the 32 DB files.
+    #[arg(long, value_name = "SIZE")]
+    capacity: Option<String>,
+    /// multistream: the simulated SSD's streams, the default stream included [default: 8].
+    #[arg(long, value_name = "N")]
+    streams: Option<u16>,
     /// Print exactly one JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -88,6 +95,27 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
             }
         }
     }
+    if name != "multistream" {
+        for (given, flag) in [
+            (a.capacity.is_some(), "--capacity"),
+            (a.streams.is_some(), "--streams"),
+        ] {
+            if given {
+                bail!("{flag} applies to multistream only");
+            }
+        }
+    }
+    let capacity = match &a.capacity {
+        Some(c) => Some(
+            lab::units::parse_bytes(c)
+                .map_err(anyhow::Error::msg)
+                .context("--capacity")?,
+        ),
+        None => None,
+    };
+    if a.streams == Some(0) {
+        bail!("--streams 0: a device has at least its default stream (1)");
+    }
     let device_name = a.device.as_deref().unwrap_or("sim");
     let Some(device) = DeviceChoice::parse(device_name) else {
         bail!("--device {device_name}: expected file, sim, hdd or all");
@@ -103,6 +131,8 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         trace: a.trace.clone(),
         trace_format: a.trace_format.clone(),
         engine: a.engine,
+        capacity,
+        streams: a.streams,
     };
     let out: Output = (experiment.run)(&opts)?;
     let text = if a.json {

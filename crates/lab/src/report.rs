@@ -158,6 +158,10 @@ pub struct ReproduceOptions {
     pub trace: Option<PathBuf>,
     pub trace_format: Option<String>,
     pub engine: bool,
+    /// `multistream`: the simulated SSD's logical bytes (`None`: the scale's default) and its
+    /// streams (`None`: the experiment's default).
+    pub capacity: Option<u64>,
+    pub streams: Option<u16>,
 }
 
 impl Default for ReproduceOptions {
@@ -173,6 +177,8 @@ impl Default for ReproduceOptions {
             trace: None,
             trace_format: None,
             engine: false,
+            capacity: None,
+            streams: None,
         }
     }
 }
