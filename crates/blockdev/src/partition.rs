@@ -8,6 +8,9 @@
 //! range are refused; reads, writes, trims and flushes go to the one device (whose clock every
 //! partition shares). Each partition counts its own I/Os ([`BlockDevice::stats`]).
 //!
+//! Trims pass on to the device unless the shared device is made
+//! [`SharedDevice::without_discard`] (a file system mounted without `discard`).
+//!
 //! Streams: a [`HintRouter`] given to the shared device sees every page written through any
 //! partition (partition index, page on the whole device, the writer's hint) and returns the
 //! hint the page goes out with — so the assignment of streams is decided in one place for all
@@ -35,6 +38,8 @@ impl<R: HintRouter> HintRouter for Rc<RefCell<R>> {
 
 struct Shared<D> {
     dev: RefCell<D>,
+    /// Pass trims on to the device (false: a file system mounted without `discard`).
+    discard: bool,
     router: Option<RefCell<Box<dyn HintRouter>>>,
 }
 
@@ -61,11 +66,21 @@ impl<D: BlockDevice> SharedDevice<D> {
         SharedDevice {
             shared: Rc::new(Shared {
                 dev: RefCell::new(dev),
+                discard: true,
                 router,
             }),
             next_page: 0,
             parts: 0,
         }
+    }
+
+    /// Drop the partitions' trims instead of passing them on (as ext4 mounted without
+    /// `discard`: the device keeps counting freed pages as valid until they are overwritten).
+    /// Call before making partitions.
+    pub fn without_discard(mut self) -> SharedDevice<D> {
+        let shared = Rc::get_mut(&mut self.shared).expect("no partition made yet");
+        shared.discard = false;
+        self
     }
 
     /// The next `pages` pages of the device as a partition (index: partitions made before it).
@@ -103,7 +118,6 @@ impl<D: BlockDevice> SharedDevice<D> {
     pub fn device_mut(&self) -> RefMut<'_, D> {
         self.shared.dev.borrow_mut()
     }
-
 }
 
 /// A contiguous range of a [`SharedDevice`]'s pages, as a device of its own.
@@ -217,6 +231,9 @@ impl<D: BlockDevice> BlockDevice for Partition<D> {
             self.pages,
         )?;
         self.stats.trims += 1;
+        if !self.shared.discard {
+            return Ok(());
+        }
         self.shared
             .dev
             .borrow_mut()
@@ -307,5 +324,22 @@ mod tests {
         let mut buf = vec![0u8; 512];
         b.read(3, &mut buf).unwrap();
         assert!(buf.iter().all(|&x| x == 3));
+    }
+
+    #[test]
+    fn without_discard_trims_are_counted_but_not_passed_on() {
+        let mut shared = SharedDevice::new(MemDevice::new(512, 4)).without_discard();
+        let mut a = shared.partition(4).unwrap();
+        a.write(0, &[5u8; 512], WriteHint::NONE).unwrap();
+        a.trim(0, 1).unwrap();
+        assert!(a.trim(3, 2).is_err(), "still checked against the partition");
+        assert_eq!(a.stats().trims, 1);
+        assert_eq!(shared.device().stats().trims, 0);
+        let mut buf = vec![0u8; 512];
+        a.read(0, &mut buf).unwrap();
+        assert!(
+            buf.iter().all(|&x| x == 5),
+            "the device still holds the page"
+        );
     }
 }

@@ -6,19 +6,21 @@
 //! the partitions together covering 83 % of the logical space (P5: 400 GB of DB files on a
 //! 480 GB drive; the rest is never written). Load: every file gets its keys (a third of its
 //! partition in live documents, so compaction has room). Then 100 % updates: a uniformly random
-//! file and key, a new value; each file commits every `OPS_PER_COMMIT` updates it received.
+//! file and key, a new value; each file commits every `OPS_PER_COMMIT` updates it received. The
+//! drive is aged first (every logical page written once) and the stores' trims are dropped
+//! (a file system without `discard`), so the SSD sees what P5's drive saw.
 //! The device's streams are assigned by [`engine::kv::StreamRouter`] from the policy's
 //! [`engine::kv::StreamMap`] (none, per-type, merge-similar, merge-different, per-file, auto),
 //! once per GC placement mode of the SSD.
 //!
 //! Measured, over the update phase only: every `SAMPLE_SHARE` of the logical capacity written
 //! by the host, the WAF of that window (flash page writes / host page writes) — the
-//! `waf_over_time` series. A run stops when WAF is flat: the last `FLAT_WINDOWS` windows' WAFs
-//! lie within `FLAT_TOLERANCE` of their mean (after at least `MIN_HOST_X` capacities written),
-//! or at `MAX_HOST_X` capacities (then `waf_flat` = "no"). The final WAF is that of the last
-//! `FLAT_WINDOWS` windows together. Host bytes "in equal simulated time" are each run's host
+//! `waf_over_time` series. A run stops when WAF is flat: the WAF of the last `FLAT_BLOCK_X`
+//! capacities written differs from that of the `FLAT_BLOCK_X` before by at most
+//! `FLAT_TOLERANCE` of it, or at `MAX_HOST_X` capacities (then `waf_flat` = "no"). The final
+//! WAF is that of the last `FLAT_BLOCK_X` capacities. Host bytes "in equal simulated time" are each run's host
 //! bytes by the shortest run's simulated duration (same GC mode), interpolated between
-//! samples. The lifetime table (P5's Table 1) comes from the `none` run: per data type, its
+//! samples. The lifetime table (P5's Table 1) comes from the first policy's run (`none`): per data type, its
 //! share of page writes and the mean and median lifetime in device page writes between two
 //! writes of the same page. The store's write sequence does not depend on the device, so every
 //! run sees the same writes.
@@ -41,62 +43,89 @@ use std::rc::Rc;
 /// logical blocks; its geometry is not published).
 pub const PRESET: &str = "tlc-nvme-2024";
 const PAGE_BYTES: usize = 4096;
+/// 256 KiB erase blocks, so that small simulated devices keep hundreds of blocks.
+const PAGES_PER_BLOCK: u32 = 64;
 /// P5's 32 DB files.
 pub const FILES: u32 = 32;
 /// P5: 400 GB of DB files on a 480 GB drive.
 pub const FILL: f64 = 400.0 / 480.0;
 /// Live documents per file, as a share of its partition (the rest: stale pages, compaction).
-const LIVE_SHARE: f64 = 0.33;
+const LIVE_SHARE: f64 = 0.25;
 const VALUE_BYTES: usize = 1024;
 const KEY_BYTES: usize = 16;
 /// Updates a file receives between two of its commits.
-const OPS_PER_COMMIT: u32 = 256;
+const OPS_PER_COMMIT: u32 = 16;
 /// ForestDB's default compaction threshold (30 % stale).
 const COMPACT_THRESHOLD: f64 = 0.3;
 /// Pages each store's pager caches.
 const CACHE_PAGES: usize = 256;
 /// WAF sampled every this share of the logical capacity written by the host.
 pub const SAMPLE_SHARE: f64 = 0.1;
-/// Flat: the last this many windows' WAFs ...
-pub const FLAT_WINDOWS: usize = 5;
-/// ... lie within this relative distance of their mean.
+/// Flatness is judged on blocks of this many capacities written ...
+pub const FLAT_BLOCK_X: f64 = 2.0;
+/// ... : flat when the WAF of the last block differs from the block's before by at most this
+/// share of it.
 pub const FLAT_TOLERANCE: f64 = 0.03;
-/// Host writes (in capacities) before flatness is checked, and at most.
-const MIN_HOST_X: f64 = 2.0;
+/// At most this many capacities written by the host in the update phase.
 const MAX_HOST_X: f64 = 12.0;
 /// Device streams (P5's PM953 offers several; ours: enough for per-type's 5 and auto's groups).
 pub const DEVICE_STREAMS_DEFAULT: u16 = 8;
 
 /// Sizes and switches of one reproduction.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct Plan {
     pub capacity_bytes: u64,
     pub files: u32,
     pub device_streams: u16,
-    pub policies: Vec<String>,
-    pub gc_modes: Vec<String>,
+    pub policies: Vec<StreamPolicy>,
+    pub gc_modes: Vec<GcStreamMode>,
+    pub value_bytes: usize,
+    pub ops_per_commit: u32,
+    pub live_share: f64,
+    /// The update phase stops at this many capacities written (if WAF was not flat before).
     pub max_host_x: f64,
-    pub min_host_x: f64,
 }
 
 impl Plan {
     pub fn new(opts: &ReproduceOptions) -> Plan {
         let capacity_bytes = opts.capacity.unwrap_or(match opts.scale {
-            Scale::Quick => 192 << 20,
-            Scale::Paper => 2 << 30,
+            Scale::Quick => 64 << 20,
+            Scale::Paper => 1 << 30,
         });
         Plan {
             capacity_bytes,
             files: FILES,
             device_streams: opts.streams.unwrap_or(DEVICE_STREAMS_DEFAULT),
-            policies: StreamPolicy::EVERY
-                .iter()
-                .map(|p| p.name().to_string())
-                .collect(),
-            gc_modes: GC_MODES.iter().map(|&m| gc_name(m).to_string()).collect(),
+            policies: StreamPolicy::EVERY.to_vec(),
+            gc_modes: GC_MODES.to_vec(),
+            value_bytes: VALUE_BYTES,
+            ops_per_commit: OPS_PER_COMMIT,
+            live_share: LIVE_SHARE,
             max_host_x: MAX_HOST_X,
-            min_host_x: MIN_HOST_X,
         }
+    }
+
+    fn config(&self) -> serde_json::Value {
+        json!({
+            "capacity_bytes": self.capacity_bytes,
+            "files": self.files,
+            "device_streams": self.device_streams,
+            "policies": self.policies.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            "gc_modes": self.gc_modes.iter().map(|&m| gc_name(m)).collect::<Vec<_>>(),
+            "value_bytes": self.value_bytes,
+            "key_bytes": KEY_BYTES,
+            "ops_per_commit": self.ops_per_commit,
+            "live_share": self.live_share,
+            "compact_threshold": COMPACT_THRESHOLD,
+            "max_host_x": self.max_host_x,
+            "preset": PRESET,
+            "page_bytes": PAGE_BYTES,
+            "pages_per_block": PAGES_PER_BLOCK,
+            "fill": FILL,
+            "sample_share": SAMPLE_SHARE,
+            "flat_block_x": FLAT_BLOCK_X,
+            "flat_tolerance": FLAT_TOLERANCE,
+        })
     }
 }
 
@@ -135,10 +164,10 @@ impl Run {
     fn sim_ns(&self) -> u64 {
         self.samples.last().map_or(0, |s| s.sim_ns)
     }
-    /// WAF of the last `FLAT_WINDOWS` windows together.
+    /// WAF of the last flatness block (`FLAT_BLOCK_X` capacities; all if fewer were written).
     fn final_waf(&self) -> f64 {
         let n = self.samples.len();
-        let first = n.saturating_sub(FLAT_WINDOWS + 1);
+        let first = n.saturating_sub(block_windows() + 1);
         let (a, b) = (self.samples[first], self.samples[n - 1]);
         ratio(b.flash_pages - a.flash_pages, b.host_pages - a.host_pages)
     }
@@ -179,22 +208,31 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
-/// Whether the last `FLAT_WINDOWS` window WAFs lie within `FLAT_TOLERANCE` of their mean.
-pub fn is_flat(window_wafs: &[f64]) -> bool {
-    if window_wafs.len() < FLAT_WINDOWS {
+/// Sample windows in one flatness block.
+fn block_windows() -> usize {
+    (FLAT_BLOCK_X / SAMPLE_SHARE).round() as usize
+}
+
+/// Whether WAF is flat after `samples` (cumulative counters, one per window, the first at 0):
+/// the WAF of the last `FLAT_BLOCK_X` capacities written and that of the block before differ
+/// by at most `FLAT_TOLERANCE` of the earlier.
+fn is_flat(samples: &[Sample]) -> bool {
+    let k = block_windows();
+    let n = samples.len();
+    if n < 2 * k + 1 {
         return false;
     }
-    let last = &window_wafs[window_wafs.len() - FLAT_WINDOWS..];
-    let mean = last.iter().sum::<f64>() / last.len() as f64;
-    mean > 0.0
-        && last
-            .iter()
-            .all(|w| (w - mean).abs() <= FLAT_TOLERANCE * mean)
+    let waf =
+        |a: Sample, b: Sample| ratio(b.flash_pages - a.flash_pages, b.host_pages - a.host_pages);
+    let earlier = waf(samples[n - 1 - 2 * k], samples[n - 1 - k]);
+    let last = waf(samples[n - 1 - k], samples[n - 1]);
+    earlier > 0.0 && (last - earlier).abs() <= FLAT_TOLERANCE * earlier
 }
 
 fn device(plan: &Plan, gc: GcStreamMode) -> Result<SimDevice> {
     let mut cfg = SsdConfig::preset(PRESET)?;
     cfg.geometry.page_bytes = PAGE_BYTES as u32;
+    cfg.geometry.pages_per_block = PAGES_PER_BLOCK;
     cfg.ftl.streams = plan.device_streams;
     cfg.ftl.gc_stream = gc;
     let context = || {
@@ -207,6 +245,26 @@ fn device(plan: &Plan, gc: GcStreamMode) -> Result<SimDevice> {
         .with_logical_capacity(plan.capacity_bytes)
         .with_context(context)?;
     Ok(SimDevice::new(cfg)?)
+}
+
+/// Age the drive: every logical page written once, sequentially, on the default stream (the
+/// file system's earlier contents; without `discard` the SSD counts them valid until
+/// overwritten, as P5's drive after its 400 GB load and hours of compactions).
+fn precondition(dev: &mut SimDevice) -> Result<()> {
+    const CHUNK_PAGES: u64 = 64;
+    let zeros = vec![0u8; CHUNK_PAGES as usize * PAGE_BYTES];
+    let pages = dev.capacity_pages();
+    let mut p = 0;
+    while p < pages {
+        let n = CHUNK_PAGES.min(pages - p);
+        dev.write(
+            p,
+            &zeros[..n as usize * PAGE_BYTES],
+            blockdev::WriteHint::NONE,
+        )?;
+        p += n;
+    }
+    Ok(())
 }
 
 struct Files {
@@ -235,8 +293,8 @@ fn key(k: u64) -> [u8; KEY_BYTES] {
 fn open_files(shared: &mut SharedDevice<SimDevice>, plan: &Plan) -> Result<Files> {
     let logical = shared.device().capacity_pages();
     let file_pages = (logical as f64 * FILL / plan.files as f64) as u64;
-    let doc_bytes = (VALUE_BYTES + KEY_BYTES + 32) as u64;
-    let keys_per_file = (file_pages as f64 * LIVE_SHARE * PAGE_BYTES as f64 / doc_bytes as f64)
+    let doc_bytes = (plan.value_bytes + KEY_BYTES + 32) as u64;
+    let keys_per_file = (file_pages as f64 * plan.live_share * PAGE_BYTES as f64 / doc_bytes as f64)
         .max(1.0) as u64;
     let mut stores = Vec::with_capacity(plan.files as usize);
     for f in 0..plan.files {
@@ -252,14 +310,14 @@ fn open_files(shared: &mut SharedDevice<SimDevice>, plan: &Plan) -> Result<Files
     })
 }
 
-fn load(files: &mut Files, seed: u64) -> Result<()> {
-    let mut value = vec![0u8; VALUE_BYTES];
+fn load(files: &mut Files, ops_per_commit: u32, value_bytes: usize, seed: u64) -> Result<()> {
+    let mut value = vec![0u8; value_bytes];
     for (f, s) in files.stores.iter_mut().enumerate() {
         for k in 0..files.keys_per_file {
             value[0] = (k ^ seed) as u8;
             value[1] = f as u8;
             s.put(&key(k), &value)?;
-            if (k + 1) % OPS_PER_COMMIT as u64 == 0 {
+            if (k + 1) % ops_per_commit as u64 == 0 {
                 s.commit()?;
             }
         }
@@ -278,14 +336,21 @@ fn sample(shared: &SharedDevice<SimDevice>, base: &ssd::Stats, t0: u64) -> Sampl
     }
 }
 
-fn run_one(plan: &Plan, policy: StreamPolicy, gc: GcStreamMode, seed: u64, lifetimes: bool) -> Result<Run> {
-    let dev = device(plan, gc)?;
+fn run_one(
+    plan: &Plan,
+    policy: StreamPolicy,
+    gc: GcStreamMode,
+    seed: u64,
+    lifetimes: bool,
+) -> Result<Run> {
+    let mut dev = device(plan, gc)?;
     let logical_pages = dev.capacity_pages();
+    precondition(&mut dev)?;
     let map = StreamMap::policy(policy, plan.files, plan.device_streams)?;
     let router = Rc::new(RefCell::new(StreamRouter::new(map, logical_pages)));
-    let mut shared = SharedDevice::with_router(dev, Box::new(router.clone()));
+    let mut shared = SharedDevice::with_router(dev, Box::new(router.clone())).without_discard();
     let mut files = open_files(&mut shared, plan)?;
-    load(&mut files, seed)?;
+    load(&mut files, plan.ops_per_commit, plan.value_bytes, seed)?;
     if lifetimes {
         router.borrow_mut().measure_lifetimes(logical_pages);
     }
@@ -293,11 +358,9 @@ fn run_one(plan: &Plan, policy: StreamPolicy, gc: GcStreamMode, seed: u64, lifet
     let t0 = shared.device().now_ns();
     let window_pages = ((logical_pages as f64 * SAMPLE_SHARE) as u64).max(1);
     let max_pages = (logical_pages as f64 * plan.max_host_x) as u64;
-    let min_pages = (logical_pages as f64 * plan.min_host_x) as u64;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut samples = vec![Sample::default()];
-    let mut wafs = Vec::new();
-    let mut value = vec![0u8; VALUE_BYTES];
+    let mut value = vec![0u8; plan.value_bytes];
     let mut op = 0u64;
     let flat = loop {
         let f = rng.gen_range(0..plan.files as usize);
@@ -306,7 +369,7 @@ fn run_one(plan: &Plan, policy: StreamPolicy, gc: GcStreamMode, seed: u64, lifet
         value[..8].copy_from_slice(&op.to_le_bytes());
         files.stores[f].put(&key(k), &value)?;
         files.pending[f] += 1;
-        if files.pending[f] < OPS_PER_COMMIT {
+        if files.pending[f] < plan.ops_per_commit {
             continue;
         }
         files.pending[f] = 0;
@@ -316,12 +379,8 @@ fn run_one(plan: &Plan, policy: StreamPolicy, gc: GcStreamMode, seed: u64, lifet
         if s.host_pages - last.host_pages < window_pages {
             continue;
         }
-        wafs.push(ratio(
-            s.flash_pages - last.flash_pages,
-            s.host_pages - last.host_pages,
-        ));
         samples.push(s);
-        if s.host_pages >= min_pages && is_flat(&wafs) {
+        if is_flat(&samples) {
             break true;
         }
         if s.host_pages >= max_pages {
@@ -343,17 +402,17 @@ fn run_one(plan: &Plan, policy: StreamPolicy, gc: GcStreamMode, seed: u64, lifet
     })
 }
 
-/// One row per policy, as `reproduce multistream --json` prints it (the default GC mode's
-/// figures, and each GC mode's WAF as `waf_gc_<mode>`).
+/// One row per policy, as `reproduce multistream --json` prints it: the default GC mode's
+/// figures, and each GC mode's final WAF and reduction as flat columns.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MultistreamRow {
     pub policy: String,
-    /// The default GC mode (`GC_MODES[0]`).
+    /// The GC mode of the unsuffixed columns (the plan's first).
     pub gc_mode: String,
-    /// Final WAF: flash / host page writes over the last `FLAT_WINDOWS` windows.
+    /// Final WAF: flash / host page writes over the last `FLAT_BLOCK_X` capacities written.
     pub waf: f64,
     /// (1 − waf / waf of `none`) × 100: percent lower than without streams (P5's figure).
-    pub waf_reduction_vs_none: f64,
+    pub waf_reduction_vs_none: Option<f64>,
     /// WAF over the whole update phase.
     pub waf_cumulative: f64,
     /// Whether WAF was flat when the run stopped ("yes"/"no").
@@ -367,10 +426,14 @@ pub struct MultistreamRow {
     pub flash_pages_written: u64,
     pub erases: u64,
     pub gc_pages_copied: u64,
-    pub waf_gc_separate: f64,
-    pub waf_gc_victim: f64,
-    pub waf_reduction_vs_none_gc_separate: f64,
-    pub waf_reduction_vs_none_gc_victim: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_gc_separate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_gc_victim: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_reduction_vs_none_gc_separate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_reduction_vs_none_gc_victim: Option<f64>,
 }
 
 /// One line of the lifetime table (also `config.lifetime` in the JSON).
@@ -385,14 +448,17 @@ pub struct LifetimeRow {
     pub median_writes: Option<u64>,
 }
 
+fn type_name(class: u32) -> &'static str {
+    DataType::ALL
+        .get(class as usize)
+        .map_or("untyped", |t| t.name())
+}
+
 fn lifetime_rows(r: &LifetimeReport) -> Vec<LifetimeRow> {
     r.classes
         .iter()
         .map(|c| LifetimeRow {
-            data_type: DataType::ALL
-                .get(c.class as usize)
-                .map_or("untyped", |t| t.name())
-                .to_string(),
+            data_type: type_name(c.class).to_string(),
             writes: c.writes,
             share_pct: c.share * 100.0,
             overwritten: c.overwritten,
@@ -402,72 +468,73 @@ fn lifetime_rows(r: &LifetimeReport) -> Vec<LifetimeRow> {
         .collect()
 }
 
-fn reduction(waf: f64, none: f64) -> f64 {
-    if none > 0.0 {
-        (1.0 - waf / none) * 100.0
-    } else {
-        0.0
-    }
+fn find(runs: &[Run], p: StreamPolicy, gc: GcStreamMode) -> Option<&Run> {
+    runs.iter().find(|r| r.policy == p && r.gc == gc)
 }
 
-fn find<'a>(runs: &'a [Run], p: StreamPolicy, gc: GcStreamMode) -> &'a Run {
-    runs.iter()
-        .find(|r| r.policy == p && r.gc == gc)
-        .expect("every (policy, GC mode) ran")
+/// Final WAF of (p, gc) and its reduction against `none` in the same GC mode.
+fn waf_and_reduction(
+    runs: &[Run],
+    p: StreamPolicy,
+    gc: GcStreamMode,
+) -> (Option<f64>, Option<f64>) {
+    let waf = find(runs, p, gc).map(Run::final_waf);
+    let none = find(runs, StreamPolicy::NoStreams, gc).map(Run::final_waf);
+    let red = waf
+        .zip(none)
+        .filter(|&(_, n)| n > 0.0)
+        .map(|(w, n)| (1.0 - w / n) * 100.0);
+    (waf, red)
 }
 
-fn rows(runs: &[Run]) -> Vec<MultistreamRow> {
-    let gc0 = GC_MODES[0];
-    let waf_of = |p, gc| find(runs, p, gc).final_waf();
-    let none = |gc| waf_of(StreamPolicy::NoStreams, gc);
-    let equal_time = |gc: GcStreamMode| {
-        runs.iter()
-            .filter(|r| r.gc == gc)
-            .map(Run::sim_ns)
-            .min()
-            .unwrap_or(0)
-    };
-    StreamPolicy::EVERY
+fn rows(runs: &[Run], plan: &Plan) -> Vec<MultistreamRow> {
+    let gc0 = plan.gc_modes[0];
+    let equal_time = runs
         .iter()
-        .map(|&p| {
-            let r = find(runs, p, gc0);
+        .filter(|r| r.gc == gc0)
+        .map(Run::sim_ns)
+        .min()
+        .unwrap_or(0);
+    let mode = |p, gc| {
+        plan.gc_modes
+            .contains(&gc)
+            .then(|| waf_and_reduction(runs, p, gc))
+            .unwrap_or((None, None))
+    };
+    plan.policies
+        .iter()
+        .filter_map(|&p| {
+            let r = find(runs, p, gc0)?;
             let s = &r.stats;
-            let waf = r.final_waf();
-            let by_mode = |gc| waf_of(p, gc);
-            MultistreamRow {
+            let (sep, sep_red) = mode(p, GcStreamMode::Separate);
+            let (vic, vic_red) = mode(p, GcStreamMode::Victim);
+            Some(MultistreamRow {
                 policy: p.name().into(),
                 gc_mode: gc_name(gc0).into(),
-                waf,
-                waf_reduction_vs_none: reduction(waf, none(gc0)),
+                waf: r.final_waf(),
+                waf_reduction_vs_none: waf_and_reduction(runs, p, gc0).1,
                 waf_cumulative: s.waf(),
                 waf_flat: if r.flat { "yes" } else { "no" }.into(),
                 host_bytes_written: s.host_pages_written * r.page_bytes,
-                host_bytes_equal_time: (r.host_pages_by(equal_time(gc0)) * r.page_bytes as f64)
-                    as u64,
+                host_bytes_equal_time: (r.host_pages_by(equal_time) * r.page_bytes as f64) as u64,
                 host_writes_x_capacity: ratio(s.host_pages_written, r.logical_pages),
                 sim_seconds: r.sim_ns() as f64 / 1e9,
                 flash_pages_written: s.flash_pages_written,
                 erases: s.erases,
                 gc_pages_copied: s.gc_pages_copied,
-                waf_gc_separate: by_mode(GcStreamMode::Separate),
-                waf_gc_victim: by_mode(GcStreamMode::Victim),
-                waf_reduction_vs_none_gc_separate: reduction(
-                    by_mode(GcStreamMode::Separate),
-                    none(GcStreamMode::Separate),
-                ),
-                waf_reduction_vs_none_gc_victim: reduction(
-                    by_mode(GcStreamMode::Victim),
-                    none(GcStreamMode::Victim),
-                ),
-            }
+                waf_gc_separate: sep,
+                waf_gc_victim: vic,
+                waf_reduction_vs_none_gc_separate: sep_red,
+                waf_reduction_vs_none_gc_victim: vic_red,
+            })
         })
         .collect()
 }
 
-fn series(runs: &[Run], lifetimes: Option<&LifetimeReport>) -> Vec<Series> {
+fn series(runs: &[Run], plan: &Plan, lifetimes: Option<&LifetimeReport>) -> Vec<Series> {
     let mut out = Vec::new();
     for r in runs {
-        let label = if r.gc == GC_MODES[0] {
+        let label = if r.gc == plan.gc_modes[0] {
             r.policy.name().to_string()
         } else {
             format!("{} (gc {})", r.policy.name(), gc_name(r.gc))
@@ -483,10 +550,7 @@ fn series(runs: &[Run], lifetimes: Option<&LifetimeReport>) -> Vec<Series> {
     for c in lifetimes.map_or(&[][..], |l| &l.classes[..]) {
         out.push(Series {
             name: "lifetime_histogram".into(),
-            label: DataType::ALL
-                .get(c.class as usize)
-                .map_or("untyped", |t| t.name())
-                .into(),
+            label: type_name(c.class).into(),
             x: "lifetime_writes_bucket_low".into(),
             y: "pages".into(),
             points: c
@@ -499,64 +563,72 @@ fn series(runs: &[Run], lifetimes: Option<&LifetimeReport>) -> Vec<Series> {
     out
 }
 
-/// P5's name of our policy (its 6.5-hour figure's rows).
-fn paper_policy(p: StreamPolicy) -> Option<&'static str> {
-    match p {
-        StreamPolicy::NoStreams => Some("none"),
-        StreamPolicy::PerType => Some("per-type"),
-        StreamPolicy::SimilarMerged => Some("merge-similar"),
-        StreamPolicy::DifferentMerged => Some("merge-different"),
-        _ => None,
-    }
+const P5_FIG: &str = "P5 results (6.5 h run)";
+const P5_TABLE1: &str = "P5 Table 1 (lifetime analysis)";
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |r| format!("{:+.1} %", -r))
 }
 
-fn waf_table(rows: &[MultistreamRow], plan: &Plan) -> Table {
+fn opt_f(x: Option<f64>, digits: usize) -> String {
+    x.map_or("-".into(), |v| fmt_f(v, digits))
+}
+
+fn waf_table(runs: &[Run], plan: &Plan) -> Table {
+    let mut headers: Vec<String> = vec!["policy".into()];
+    for &gc in &plan.gc_modes {
+        headers.push(format!("WAF gc {}", gc_name(gc)));
+        headers.push("vs none".into());
+    }
+    headers.extend(["flat".into(), "paper WAF".into(), "paper vs none".into()]);
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
     let mut t = Table::new(
         format!(
-            "WAF by stream policy and GC mode: 32 stores on one simulated SSD ({} MiB, {:.0} % in DB files, {} streams) — ours beside P5's (6.5 h run)",
+            "WAF by stream policy and GC mode: {} stores on one simulated SSD ({} MiB, {:.0} % in DB files, {} streams) — ours beside P5's (6.5 h run)",
+            plan.files,
             plan.capacity_bytes >> 20,
             FILL * 100.0,
             plan.device_streams
         ),
-        &[
-            "policy",
-            "WAF (gc separate)",
-            "vs none",
-            "WAF (gc victim)",
-            "vs none",
-            "flat",
-            "paper WAF",
-            "paper vs none",
-        ],
+        &h,
     );
     let p5 = papers::p5();
-    for r in rows {
-        let paper = StreamPolicy::parse(&r.policy)
-            .and_then(paper_policy)
-            .and_then(|name| p5.find(&[("table", json!(P5_FIG)), ("policy", json!(name))]));
-        t.push(vec![
-            r.policy.clone(),
-            fmt_f(r.waf_gc_separate, 3),
-            format!("{:+.1} %", -r.waf_reduction_vs_none_gc_separate),
-            fmt_f(r.waf_gc_victim, 3),
-            format!("{:+.1} %", -r.waf_reduction_vs_none_gc_victim),
-            r.waf_flat.clone(),
-            papers::cell(paper, "waf"),
-            papers::cell(paper, "vs_none"),
-        ]);
+    for &p in &plan.policies {
+        let paper = p5.find(&[("table", json!(P5_FIG)), ("policy", json!(p.name()))]);
+        let mut cells = vec![p.name().to_string()];
+        for &gc in &plan.gc_modes {
+            let (waf, red) = waf_and_reduction(runs, p, gc);
+            cells.push(opt_f(waf, 3));
+            cells.push(pct(red));
+        }
+        let flat =
+            find(runs, p, plan.gc_modes[0]).map_or("-", |r| if r.flat { "yes" } else { "no" });
+        cells.push(flat.into());
+        cells.push(papers::cell(paper, "waf"));
+        cells.push(papers::cell(paper, "vs_none"));
+        t.push(cells);
     }
-    t.define("WAF = flash page writes / host page writes over the last 5 sample windows (each 10 % of the capacity written); vs none = change against `none` in the same GC mode");
-    t.define("gc separate: GC copies of every stream go to one GC stream; gc victim: back to the victim block's stream");
-    t.define("flat = the last 5 window WAFs within 3 % of their mean (default GC mode); paper = P5's Samsung PM953, ForestDB, 6.5 h (SMART)");
+    t.define(format!("WAF = flash page writes / host page writes over the last {FLAT_BLOCK_X} capacities written; vs none = change against `none` in the same GC mode"));
+    t.define("gc separate: GC copies of every stream go to one GC stream; victim: back to the victim block's stream; per-stream: one GC stream per host stream");
+    t.define(format!("flat (first GC mode) = the WAF of the last {FLAT_BLOCK_X} capacities within {:.0} % of the {FLAT_BLOCK_X} before (else stopped at {} capacities); paper = P5's Samsung PM953, ForestDB, 6.5 h (SMART)", FLAT_TOLERANCE * 100.0, plan.max_host_x));
     t
 }
 
-const P5_FIG: &str = "P5 results (6.5 h run)";
-
-fn volume_table(rows: &[MultistreamRow]) -> Table {
+fn volume_table(rows: &[MultistreamRow], plan: &Plan) -> Table {
     let mut t = Table::new(
-        format!("Host writes, erases and GC copies (gc {}; ours, simulated time)", gc_name(GC_MODES[0])),
-        &["policy", "host GB", "host GB equal time", "sim s", "erases", "GC copies", "cumulative WAF"],
+        format!(
+            "Host writes, erases and GC copies (gc {}; ours, simulated time)",
+            gc_name(plan.gc_modes[0])
+        ),
+        &[
+            "policy",
+            "host GB",
+            "host GB equal time",
+            "sim s",
+            "erases",
+            "GC copies",
+            "cumulative WAF",
+        ],
     );
     for r in rows {
         t.push(vec![
@@ -569,14 +641,21 @@ fn volume_table(rows: &[MultistreamRow]) -> Table {
             fmt_f(r.waf_cumulative, 3),
         ]);
     }
-    t.define("host GB equal time = host bytes each policy wrote by the simulated time the shortest run took (P5: 24 h, none 4203.41 GB vs per-type 4556.53 GB)");
+    t.define("host GB equal time = host bytes each policy wrote by the simulated time the shortest run took (P5 Table 3, 24 h: none 4203.41 GB, per-type 4556.53 GB)");
     t
 }
 
 fn lifetime_table(rows: &[LifetimeRow]) -> Table {
     let mut t = Table::new(
         "Lifetimes per data type (ours: the `none` run's update phase) beside P5 Table 1",
-        &["type", "share %", "mean", "median", "paper share %", "paper mean"],
+        &[
+            "type",
+            "share %",
+            "mean",
+            "median",
+            "paper share %",
+            "paper mean",
+        ],
     );
     let p5 = papers::p5();
     for r in rows {
@@ -584,29 +663,29 @@ fn lifetime_table(rows: &[LifetimeRow]) -> Table {
         t.push(vec![
             r.data_type.clone(),
             fmt_f(r.share_pct, 2),
-            r.mean_writes.map_or("-".into(), |m| fmt_f(m, 0)),
+            opt_f(r.mean_writes, 0),
             r.median_writes.map_or("-".into(), |m| m.to_string()),
             papers::cell(paper, "share_pct"),
             papers::cell(paper, "mean_lifetime_writes"),
         ]);
     }
     t.define("lifetime = device page writes between two writes of the same page (mean, median); share = the type's share of page writes");
-    t.define("paper = P5 Table 1 (ForestDB, 7.5 GB DB, 4 h overwrite workload; median not given)");
+    t.define("paper = P5 Table 1 (ForestDB, ~7.5 GB DB, 4 h overwrite workload; no median given)");
     t
 }
 
-const P5_TABLE1: &str = "P5 Table 1 (lifetime analysis)";
-
 fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
     let mut n = vec![
-        format!("Scaled down from P5's 480 GB drive with 400 GB in 32 DB files: {} MiB of logical space, {:.1} % of it in 32 partitions (one store each, the fill ratio kept), the rest never written", plan.capacity_bytes >> 20, FILL * 100.0),
-        format!("Device: preset {PRESET} with 4 KiB pages and its over-provisioning (7 %); P5's PM953 geometry and OP are not published"),
-        format!("Documents: {KEY_BYTES}-byte keys, {VALUE_BYTES}-byte values, live data a third of each file, a commit every {OPS_PER_COMMIT} updates of a file (P5 does not state its document size or commit interval)"),
-        "Our store is a copy-on-write B+-tree (ForestDB: HB+-trie), so index pages are a larger share of writes than P5's 1.8 %; compaction at 30 % stale bytes (ForestDB's default) rewrites a file's live documents and trims what it freed".into(),
-        format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams - 1, plan.device_streams - 1, plan.device_streams),
-        "The store's write sequence does not depend on the device: every run sees the same writes (only where it stops differs)".into(),
+        format!("Scaled down from P5's 480 GB drive with 400 GB in 32 DB files: {} MiB of logical space, {:.1} % of it in {} partitions (one store each; the fill ratio and file count kept)", plan.capacity_bytes >> 20, FILL * 100.0, plan.files),
+        format!("Device: preset {PRESET} with 4 KiB pages, {PAGES_PER_BLOCK}-page blocks and its over-provisioning (7 %); P5's PM953 geometry and OP are not published. The drive is aged (every logical page written once) and the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04), so the SSD counts every page valid until it is overwritten"),
+        format!("Documents: {KEY_BYTES}-byte keys, {}-byte values, live documents {:.0} % of each file, a commit every {} updates of a file (P5 states neither document size nor commit interval)", plan.value_bytes, plan.live_share * 100.0, plan.ops_per_commit),
+        "Our store updates its copy-on-write B+-tree at every commit (ForestDB: HB+-trie behind a write-ahead log, so its index is 1.8 % of writes and header and superblock, one each per commit, 10.6 % each); our write mix is therefore mostly data pages, with fewer headers and superblocks".into(),
+        format!("Compaction at {:.0} % stale bytes (ForestDB's default) rewrites a file's live documents in place of its free pages (ForestDB writes a new file)", COMPACT_THRESHOLD * 100.0),
+        format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
+        "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs)".into(),
     ];
-    if let Some(r) = runs.iter().find(|r| r.policy == StreamPolicy::Auto && r.gc == GC_MODES[0]) {
+    let auto = find(runs, StreamPolicy::Auto, plan.gc_modes[0]);
+    if let Some(r) = auto {
         let mut groups: std::collections::BTreeMap<u16, Vec<&str>> = Default::default();
         for (_, t, s) in &r.auto_mapping {
             let g = groups.entry(*s).or_default();
@@ -618,40 +697,44 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
             .iter()
             .map(|(s, ts)| format!("stream {s}: {}", ts.join(", ")))
             .collect();
-        n.push(format!("auto's final grouping (types of any file): {}", text.join("; ")));
+        n.push(format!(
+            "auto's final grouping (the types of any file on each stream): {}",
+            text.join("; ")
+        ));
     }
     n
 }
 
 pub fn run(opts: &ReproduceOptions) -> Result<Output> {
-    let plan = Plan::new(opts);
-    let steps = Steps::new(opts, StreamPolicy::EVERY.len() * GC_MODES.len());
+    run_with(opts, &Plan::new(opts))
+}
+
+/// Run `plan` (tests use smaller plans than the scales).
+pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
+    anyhow::ensure!(!plan.gc_modes.is_empty(), "multistream: no GC mode to run");
+    let steps = Steps::new(opts, plan.policies.len() * plan.gc_modes.len());
     let mut runs = Vec::new();
-    for gc in GC_MODES {
-        for p in StreamPolicy::EVERY {
+    for &gc in &plan.gc_modes {
+        for &p in &plan.policies {
             steps.step(format_args!("policy {} gc {}", p.name(), gc_name(gc)));
-            let measure = p == StreamPolicy::NoStreams && gc == GC_MODES[0];
-            runs.push(run_one(&plan, p, gc, opts.seed, measure)?);
+            let measure = p == plan.policies[0] && gc == plan.gc_modes[0];
+            runs.push(run_one(plan, p, gc, opts.seed, measure)?);
         }
     }
     let lifetimes = runs.iter().find_map(|r| r.lifetimes.clone());
     let lrows = lifetimes.as_ref().map(lifetime_rows).unwrap_or_default();
-    let rows = rows(&runs);
-    let mut config = serde_json::to_value(&plan)?;
-    config["preset"] = json!(PRESET);
-    config["page_bytes"] = json!(PAGE_BYTES);
-    config["fill"] = json!(FILL);
-    config["value_bytes"] = json!(VALUE_BYTES);
-    config["ops_per_commit"] = json!(OPS_PER_COMMIT);
-    config["sample_share"] = json!(SAMPLE_SHARE);
-    config["flat_windows"] = json!(FLAT_WINDOWS);
-    config["flat_tolerance"] = json!(FLAT_TOLERANCE);
+    let rows = rows(&runs, plan);
+    let mut config = plan.config();
     config["lifetime"] = serde_json::to_value(&lrows)?;
     let mut report = Report::new("multistream", opts, config);
     report.set_rows(&rows);
     report.paper = papers::p5().rows.clone();
-    report.notes = notes(&plan, &runs);
-    report.series = series(&runs, lifetimes.as_ref());
-    let tables = vec![waf_table(&rows, &plan), volume_table(&rows), lifetime_table(&lrows)];
+    report.notes = notes(plan, &runs);
+    report.series = series(&runs, plan, lifetimes.as_ref());
+    let tables = vec![
+        waf_table(&runs, plan),
+        volume_table(&rows, plan),
+        lifetime_table(&lrows),
+    ];
     Ok(Output { report, tables })
 }

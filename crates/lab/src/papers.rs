@@ -71,7 +71,13 @@ mod tests {
 
     #[test]
     fn every_paper_file_parses_and_rows_are_labelled_with_their_table() {
-        for (p, id) in [(p1(), "P1"), (p2(), "P2"), (p3(), "P3"), (p4(), "P4"), (p5(), "P5")] {
+        for (p, id) in [
+            (p1(), "P1"),
+            (p2(), "P2"),
+            (p3(), "P3"),
+            (p4(), "P4"),
+            (p5(), "P5"),
+        ] {
             assert_eq!(p.id, id);
             assert!(!p.rows.is_empty());
             for r in &p.rows {

@@ -52,7 +52,9 @@ impl DataType {
 
     /// The type whose label is `stream` (`None`: the default stream or an unknown label).
     pub fn from_label(stream: u16) -> Option<DataType> {
-        DataType::ALL.get((stream as usize).wrapping_sub(1)).copied()
+        DataType::ALL
+            .get((stream as usize).wrapping_sub(1))
+            .copied()
     }
 
     /// Position in [`DataType::ALL`].
@@ -148,9 +150,7 @@ impl StreamPolicy {
         use DataType::*;
         let stream = match (self, t) {
             (StreamPolicy::NoStreams, _) => 0,
-            (StreamPolicy::PerType | StreamPolicy::PerFile | StreamPolicy::Auto, t) => {
-                t.label()
-            }
+            (StreamPolicy::PerType | StreamPolicy::PerFile | StreamPolicy::Auto, t) => t.label(),
             (StreamPolicy::SimilarMerged, Header | Index) => 1,
             (StreamPolicy::SimilarMerged, Data) => 2,
             (StreamPolicy::SimilarMerged, Superblock) => 3,
@@ -240,6 +240,9 @@ mod tests {
             Some(StreamPolicy::DifferentMerged)
         );
         assert_eq!(StreamPolicy::parse("per-lba"), None);
-        assert_eq!(StreamPolicy::PerFile.hint(DataType::Data), DataType::Data.hint());
+        assert_eq!(
+            StreamPolicy::PerFile.hint(DataType::Data),
+            DataType::Data.hint()
+        );
     }
 }

@@ -114,11 +114,7 @@ impl StreamMap {
     }
 
     /// A named policy, or (a name ending in `.toml`) the mapping in that file.
-    pub fn named(
-        name: &str,
-        files: u32,
-        device_streams: u16,
-    ) -> Result<StreamMap, StreamMapError> {
+    pub fn named(name: &str, files: u32, device_streams: u16) -> Result<StreamMap, StreamMapError> {
         if name.ends_with(".toml") {
             return StreamMap::load(Path::new(name), files, device_streams);
         }
@@ -129,11 +125,7 @@ impl StreamMap {
     }
 
     /// The mapping in TOML file `path` (format in the module docs).
-    pub fn load(
-        path: &Path,
-        files: u32,
-        device_streams: u16,
-    ) -> Result<StreamMap, StreamMapError> {
+    pub fn load(path: &Path, files: u32, device_streams: u16) -> Result<StreamMap, StreamMapError> {
         let text = std::fs::read_to_string(path).map_err(|source| StreamMapError::Read {
             file: path.to_path_buf(),
             source,
@@ -148,14 +140,13 @@ impl StreamMap {
         files: u32,
         device_streams: u16,
     ) -> Result<StreamMap, StreamMapError> {
-        let err = |span: std::ops::Range<usize>, field: &str, reason: String| {
-            StreamMapError::Config {
+        let err =
+            |span: std::ops::Range<usize>, field: &str, reason: String| StreamMapError::Config {
                 file: path.to_path_buf(),
                 line: line_of(text, span.start),
                 field: field.to_string(),
                 reason,
-            }
-        };
+            };
         let cfg: ConfigFile = toml::from_str(text).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
             let field = text[span.clone()].trim().to_string();
@@ -197,7 +188,10 @@ impl StreamMap {
                 err(
                     t.span(),
                     &format!("files.{key}"),
-                    format!("there are {files} DB files, numbered 0..{}", files.max(1) - 1),
+                    format!(
+                        "there are {files} DB files, numbered 0..{}",
+                        files.max(1) - 1
+                    ),
                 )
             })?;
             t.get_ref().apply(row, &format!("files.{key}"), &check)?;
@@ -371,10 +365,7 @@ mod tests {
         assert_eq!(m.stream(2, DataType::Data), DataType::Data.label());
         assert_eq!(m.streams_used(), 5);
         let m = StreamMap::named("merge-similar", 3, 8).unwrap();
-        assert_eq!(
-            m.stream(0, DataType::Index),
-            m.stream(0, DataType::Header)
-        );
+        assert_eq!(m.stream(0, DataType::Index), m.stream(0, DataType::Header));
         let m = StreamMap::named("different-merged", 3, 8).unwrap();
         assert_eq!(
             m.stream(1, DataType::Data),
@@ -387,10 +378,16 @@ mod tests {
         assert_eq!(m.streams_used(), 5);
         let m = StreamMap::policy(StreamPolicy::NoStreams, 3, 1).unwrap();
         assert_eq!(m.streams_used(), 1);
-        assert!(StreamMap::policy(StreamPolicy::Auto, 3, 4).unwrap().is_auto());
+        assert!(StreamMap::policy(StreamPolicy::Auto, 3, 4)
+            .unwrap()
+            .is_auto());
         assert!(matches!(
             StreamMap::policy(StreamPolicy::PerType, 3, 4),
-            Err(StreamMapError::TooFewStreams { needed: 5, device: 4, .. })
+            Err(StreamMapError::TooFewStreams {
+                needed: 5,
+                device: 4,
+                ..
+            })
         ));
         assert!(matches!(
             StreamMap::named("per-lba", 3, 4),
