@@ -321,6 +321,12 @@ impl StreamRouter {
         self.lifetimes.as_ref().map(|l| l.report())
     }
 
+    /// `auto`: the online grouping (its lifetime estimates, decisions), by class
+    /// `file * 4 + type index`.
+    pub fn auto(&self) -> Option<&AutoStreams> {
+        self.auto.as_ref()
+    }
+
     /// `auto`: the current stream of each (file, type) seen.
     pub fn auto_mapping(&self) -> Vec<(u32, DataType, u16)> {
         self.auto.as_ref().map_or_else(Vec::new, |a| {
