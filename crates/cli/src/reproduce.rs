@@ -45,6 +45,9 @@ pub struct ReproduceArgs {
     /// multistream: the simulated SSD's streams, the default stream included [default: 8].
     #[arg(long, value_name = "N")]
     streams: Option<u16>,
+    /// multistream: also run the stream map in this TOML file (format: README, "stream maps").
+    #[arg(long, value_name = "FILE")]
+    stream_map: Option<PathBuf>,
     /// Print exactly one JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -99,6 +102,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         for (given, flag) in [
             (a.capacity.is_some(), "--capacity"),
             (a.streams.is_some(), "--streams"),
+            (a.stream_map.is_some(), "--stream-map"),
         ] {
             if given {
                 bail!("{flag} applies to multistream only");
@@ -133,6 +137,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         engine: a.engine,
         capacity,
         streams: a.streams,
+        stream_map: a.stream_map.clone(),
     };
     let out: Output = (experiment.run)(&opts)?;
     let text = if a.json {

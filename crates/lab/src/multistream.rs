@@ -29,7 +29,7 @@ use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
 use blockdev::{BlockDevice, SharedDevice, SimDevice};
-use engine::kv::{DataType, Options, Store, StreamMap, StreamPolicy, StreamRouter};
+use engine::kv::{DataType, Options, Store, StreamMap, StreamMapError, StreamPolicy, StreamRouter};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -37,6 +37,7 @@ use serde_json::json;
 use ssd::lifetime::LifetimeReport;
 use ssd::{GcStreamMode, SsdConfig};
 use std::cell::RefCell;
+use std::path::PathBuf;
 use std::rc::Rc;
 
 /// The simulated device: a current TLC NVMe drive with 4 KiB pages (P5's PM953 has 4 KiB
@@ -77,7 +78,8 @@ pub struct Plan {
     pub capacity_bytes: u64,
     pub files: u32,
     pub device_streams: u16,
-    pub policies: Vec<StreamPolicy>,
+    /// The stream maps to compare: P5's policies, ours, and maps from TOML files.
+    pub policies: Vec<MapSpec>,
     pub gc_modes: Vec<GcStreamMode>,
     pub value_bytes: usize,
     pub ops_per_commit: u32,
@@ -96,7 +98,11 @@ impl Plan {
             capacity_bytes,
             files: FILES,
             device_streams: opts.streams.unwrap_or(DEVICE_STREAMS_DEFAULT),
-            policies: StreamPolicy::EVERY.to_vec(),
+            policies: StreamPolicy::EVERY
+                .into_iter()
+                .map(MapSpec::Policy)
+                .chain(opts.stream_map.iter().cloned().map(MapSpec::File))
+                .collect(),
             gc_modes: GC_MODES.to_vec(),
             value_bytes: VALUE_BYTES,
             ops_per_commit: OPS_PER_COMMIT,
@@ -129,6 +135,30 @@ impl Plan {
     }
 }
 
+/// A stream map to run: a named policy or a user's TOML file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MapSpec {
+    Policy(StreamPolicy),
+    File(PathBuf),
+}
+
+impl MapSpec {
+    /// The policy's name, or the file's path.
+    pub fn name(&self) -> String {
+        match self {
+            MapSpec::Policy(p) => p.name().to_string(),
+            MapSpec::File(f) => f.display().to_string(),
+        }
+    }
+
+    fn build(&self, files: u32, device_streams: u16) -> Result<StreamMap, StreamMapError> {
+        match self {
+            MapSpec::Policy(p) => StreamMap::policy(*p, files, device_streams),
+            MapSpec::File(f) => StreamMap::load(f, files, device_streams),
+        }
+    }
+}
+
 /// The SSD's GC placement modes, the default for multi-stream runs first.
 pub const GC_MODES: [GcStreamMode; 2] = [GcStreamMode::Separate, GcStreamMode::Victim];
 
@@ -149,7 +179,7 @@ struct Sample {
 
 /// One (policy, GC mode) run.
 struct Run {
-    policy: StreamPolicy,
+    policy: MapSpec,
     gc: GcStreamMode,
     samples: Vec<Sample>,
     stats: ssd::Stats,
@@ -338,7 +368,7 @@ fn sample(shared: &SharedDevice<SimDevice>, base: &ssd::Stats, t0: u64) -> Sampl
 
 fn run_one(
     plan: &Plan,
-    policy: StreamPolicy,
+    policy: &MapSpec,
     gc: GcStreamMode,
     seed: u64,
     lifetimes: bool,
@@ -346,7 +376,7 @@ fn run_one(
     let mut dev = device(plan, gc)?;
     let logical_pages = dev.capacity_pages();
     precondition(&mut dev)?;
-    let map = StreamMap::policy(policy, plan.files, plan.device_streams)?;
+    let map = policy.build(plan.files, plan.device_streams)?;
     let router = Rc::new(RefCell::new(StreamRouter::new(map, logical_pages)));
     let mut shared = SharedDevice::with_router(dev, Box::new(router.clone())).without_discard();
     let mut files = open_files(&mut shared, plan)?;
@@ -390,7 +420,7 @@ fn run_one(
     let stats = shared.device().ssd().stats().since(&base);
     let r = router.borrow();
     Ok(Run {
-        policy,
+        policy: policy.clone(),
         gc,
         samples,
         stats,
@@ -468,18 +498,14 @@ fn lifetime_rows(r: &LifetimeReport) -> Vec<LifetimeRow> {
         .collect()
 }
 
-fn find(runs: &[Run], p: StreamPolicy, gc: GcStreamMode) -> Option<&Run> {
-    runs.iter().find(|r| r.policy == p && r.gc == gc)
+fn find<'a>(runs: &'a [Run], p: &MapSpec, gc: GcStreamMode) -> Option<&'a Run> {
+    runs.iter().find(|r| r.policy == *p && r.gc == gc)
 }
 
 /// Final WAF of (p, gc) and its reduction against `none` in the same GC mode.
-fn waf_and_reduction(
-    runs: &[Run],
-    p: StreamPolicy,
-    gc: GcStreamMode,
-) -> (Option<f64>, Option<f64>) {
+fn waf_and_reduction(runs: &[Run], p: &MapSpec, gc: GcStreamMode) -> (Option<f64>, Option<f64>) {
     let waf = find(runs, p, gc).map(Run::final_waf);
-    let none = find(runs, StreamPolicy::NoStreams, gc).map(Run::final_waf);
+    let none = find(runs, &MapSpec::Policy(StreamPolicy::NoStreams), gc).map(Run::final_waf);
     let red = waf
         .zip(none)
         .filter(|&(_, n)| n > 0.0)
@@ -495,7 +521,7 @@ fn rows(runs: &[Run], plan: &Plan) -> Vec<MultistreamRow> {
         .map(Run::sim_ns)
         .min()
         .unwrap_or(0);
-    let mode = |p, gc| {
+    let mode = |p: &MapSpec, gc| {
         plan.gc_modes
             .contains(&gc)
             .then(|| waf_and_reduction(runs, p, gc))
@@ -503,13 +529,13 @@ fn rows(runs: &[Run], plan: &Plan) -> Vec<MultistreamRow> {
     };
     plan.policies
         .iter()
-        .filter_map(|&p| {
+        .filter_map(|p| {
             let r = find(runs, p, gc0)?;
             let s = &r.stats;
             let (sep, sep_red) = mode(p, GcStreamMode::Separate);
             let (vic, vic_red) = mode(p, GcStreamMode::Victim);
             Some(MultistreamRow {
-                policy: p.name().into(),
+                policy: p.name(),
                 gc_mode: gc_name(gc0).into(),
                 waf: r.final_waf(),
                 waf_reduction_vs_none: waf_and_reduction(runs, p, gc0).1,
@@ -535,7 +561,7 @@ fn series(runs: &[Run], plan: &Plan, lifetimes: Option<&LifetimeReport>) -> Vec<
     let mut out = Vec::new();
     for r in runs {
         let label = if r.gc == plan.gc_modes[0] {
-            r.policy.name().to_string()
+            r.policy.name()
         } else {
             format!("{} (gc {})", r.policy.name(), gc_name(r.gc))
         };
@@ -593,9 +619,9 @@ fn waf_table(runs: &[Run], plan: &Plan) -> Table {
         &h,
     );
     let p5 = papers::p5();
-    for &p in &plan.policies {
+    for p in &plan.policies {
         let paper = p5.find(&[("table", json!(P5_FIG)), ("policy", json!(p.name()))]);
-        let mut cells = vec![p.name().to_string()];
+        let mut cells = vec![p.name()];
         for &gc in &plan.gc_modes {
             let (waf, red) = waf_and_reduction(runs, p, gc);
             cells.push(opt_f(waf, 3));
@@ -684,7 +710,7 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
         "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs)".into(),
     ];
-    let auto = find(runs, StreamPolicy::Auto, plan.gc_modes[0]);
+    let auto = find(runs, &MapSpec::Policy(StreamPolicy::Auto), plan.gc_modes[0]);
     if let Some(r) = auto {
         let mut groups: std::collections::BTreeMap<u16, Vec<&str>> = Default::default();
         for (_, t, s) in &r.auto_mapping {
@@ -712,12 +738,20 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
 /// Run `plan` (tests use smaller plans than the scales).
 pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
     anyhow::ensure!(!plan.gc_modes.is_empty(), "multistream: no GC mode to run");
+    anyhow::ensure!(
+        !plan.policies.is_empty(),
+        "multistream: no stream policy to run"
+    );
+    for p in &plan.policies {
+        // A bad map file fails here, before any run.
+        p.build(plan.files, plan.device_streams)?;
+    }
     let steps = Steps::new(opts, plan.policies.len() * plan.gc_modes.len());
     let mut runs = Vec::new();
     for &gc in &plan.gc_modes {
-        for &p in &plan.policies {
+        for p in &plan.policies {
             steps.step(format_args!("policy {} gc {}", p.name(), gc_name(gc)));
-            let measure = p == plan.policies[0] && gc == plan.gc_modes[0];
+            let measure = *p == plan.policies[0] && gc == plan.gc_modes[0];
             runs.push(run_one(plan, p, gc, opts.seed, measure)?);
         }
     }

@@ -162,6 +162,8 @@ pub struct ReproduceOptions {
     /// streams (`None`: the experiment's default).
     pub capacity: Option<u64>,
     pub streams: Option<u16>,
+    /// `multistream`: a user's stream map (TOML), run beside the named policies.
+    pub stream_map: Option<PathBuf>,
 }
 
 impl Default for ReproduceOptions {
@@ -179,6 +181,7 @@ impl Default for ReproduceOptions {
             engine: false,
             capacity: None,
             streams: None,
+            stream_map: None,
         }
     }
 }

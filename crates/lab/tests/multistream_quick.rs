@@ -2,7 +2,8 @@
 //! names, the WAF-over-time and lifetime series, P5's figures apart from ours, and the same JSON
 //! for the same seed.
 
-use lab::multistream::{run_with, MultistreamRow, Plan};
+use engine::kv::StreamPolicy;
+use lab::multistream::{run_with, MapSpec, MultistreamRow, Plan};
 use lab::ReproduceOptions;
 
 fn small() -> (ReproduceOptions, Plan) {
@@ -89,10 +90,36 @@ fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
 fn the_same_seed_gives_the_same_json() {
     let (opts, mut plan) = small();
     plan.policies = vec![
-        engine::kv::StreamPolicy::NoStreams,
-        engine::kv::StreamPolicy::Auto,
+        MapSpec::Policy(StreamPolicy::NoStreams),
+        MapSpec::Policy(StreamPolicy::Auto),
     ];
     let a = run_with(&opts, &plan).unwrap().report.to_json();
     let b = run_with(&opts, &plan).unwrap().report.to_json();
     assert_eq!(a, b);
+}
+
+#[test]
+fn a_users_stream_map_runs_beside_the_policies_and_a_bad_one_is_refused_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("mine.toml");
+    std::fs::write(
+        &good,
+        "[types]\nsuperblock = 1\nheader = 1\nindex = 2\ndata = 3\n",
+    )
+    .unwrap();
+    let (opts, mut plan) = small();
+    plan.policies = vec![
+        MapSpec::Policy(StreamPolicy::NoStreams),
+        MapSpec::File(good.clone()),
+    ];
+    plan.gc_modes.truncate(1);
+    let rows: Vec<MultistreamRow> = run_with(&opts, &plan).unwrap().report.rows_as().unwrap();
+    assert_eq!(rows[1].policy, good.display().to_string());
+    assert!(rows[1].waf_reduction_vs_none.is_some());
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[types]\ndata = 99\n").unwrap();
+    plan.policies.push(MapSpec::File(bad.clone()));
+    let e = run_with(&opts, &plan).unwrap_err().to_string();
+    assert!(e.contains("bad.toml:2") && e.contains("types.data"), "{e}");
 }
