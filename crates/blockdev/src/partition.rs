@@ -204,7 +204,7 @@ impl<D: BlockDevice> BlockDevice for Partition<D> {
                     self.stats.pages_read += pages;
                     out.push(Io::Read {
                         page: self.first_page + *page,
-                        buf: &mut **buf,
+                        buf,
                     });
                 }
                 Io::Write { page, buf, hint } => {

@@ -95,7 +95,7 @@ fn check_routing(st: &Setup, map: &StreamMap) -> Vec<u64> {
         }
     }
     if !map.is_auto() {
-        for ((f, t, stream), _) in routed {
+        for (f, t, stream) in routed.keys() {
             assert_eq!(
                 *stream,
                 map.stream(*f, *t),

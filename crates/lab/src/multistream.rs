@@ -521,12 +521,8 @@ fn rows(runs: &[Run], plan: &Plan) -> Vec<MultistreamRow> {
         .map(Run::sim_ns)
         .min()
         .unwrap_or(0);
-    let mode = |p: &MapSpec, gc| {
-        plan.gc_modes
-            .contains(&gc)
-            .then(|| waf_and_reduction(runs, p, gc))
-            .unwrap_or((None, None))
-    };
+    // (None, None) where the plan did not run the mode.
+    let mode = |p: &MapSpec, gc| waf_and_reduction(runs, p, gc);
     plan.policies
         .iter()
         .filter_map(|p| {

@@ -249,6 +249,9 @@ struct ConfigFile {
     files: BTreeMap<String, toml::Spanned<TypeStreams>>,
 }
 
+/// Checks one stream value of a config file (named by its field) against the device.
+type CheckStream<'a> = dyn Fn(&toml::Spanned<u16>, String) -> Result<u16, StreamMapError> + 'a;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TypeStreams {
@@ -263,7 +266,7 @@ impl TypeStreams {
         &self,
         row: &mut [u16; 4],
         table: &str,
-        check: &dyn Fn(&toml::Spanned<u16>, String) -> Result<u16, StreamMapError>,
+        check: &CheckStream<'_>,
     ) -> Result<(), StreamMapError> {
         let set = [&self.superblock, &self.header, &self.index, &self.data];
         for (t, s) in DataType::ALL.iter().zip(set) {
