@@ -140,7 +140,7 @@ mod tests {
         cfg.geometry.dies_per_channel = 1;
         cfg.geometry.blocks_per_plane = 16;
         cfg.geometry.pages_per_block = 16;
-        cfg.ftl.op = 0.5;
+        cfg.ftl.op = 0.7; // room for a host and a GC open block per stream on each die
         cfg.ftl.streams = 2;
         SimDevice::new(cfg).expect("small SSD")
     }

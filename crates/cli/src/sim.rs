@@ -3,6 +3,7 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use lab::sim::{planned_pages, Precondition, SimOptions, SimResult};
+use lab::stream_policy::StreamPolicySpec;
 use lab::units::{parse_bytes, parse_multiple};
 use ssd::{FtlKind, GcPolicy, GcStreamMode, SsdConfig};
 use std::path::PathBuf;
@@ -33,8 +34,15 @@ pub struct SimArgs {
     /// Write streams (1 = none) [default: the preset's].
     #[arg(long)]
     streams: Option<u16>,
-    /// Where GC copies go: separate (own stream) or victim (the victim block's stream)
-    /// [default: the preset's].
+    /// Which device stream each host write goes to: none (all on stream 0), hot-cold (oracle:
+    /// the hot set of a hotcold-write workload on stream 1), by-lba-range:N (N equal LBA
+    /// ranges on streams 0..N), auto[:RANGES] (online lifetime grouping of RANGES LBA ranges,
+    /// default 64, into the device's streams). Needs --streams to offer the streams it uses.
+    #[arg(long, default_value = "none")]
+    stream_policy: String,
+    /// Where GC copies go: separate (one GC stream shared by all host streams), victim (the
+    /// victim block's own stream) or per-stream (a GC stream per host stream) [default: the
+    /// preset's].
     #[arg(long)]
     gc_stream: Option<String>,
     /// Foreground GC threshold: free blocks per die [default: the preset's].
@@ -191,6 +199,7 @@ fn options(a: &SimArgs) -> Result<SimOptions> {
         },
         precondition: parse_precondition(&a.precondition)?,
         replay_trace_timing: a.trace_timing,
+        stream_policy: StreamPolicySpec::parse(&a.stream_policy)?,
         seed: a.seed,
         max_memory_bytes: max_memory_bytes(a)?,
     })
@@ -257,11 +266,8 @@ fn apply_ftl_flags(a: &SimArgs, cfg: &mut SsdConfig) -> Result<()> {
             .with_context(|| format!("--gc {s}: expected greedy, cost-benefit or fifo"))?;
     }
     if let Some(s) = &a.gc_stream {
-        f.gc_stream = match s.as_str() {
-            "separate" => GcStreamMode::Separate,
-            "victim" => GcStreamMode::Victim,
-            _ => bail!("--gc-stream {s}: expected separate or victim"),
-        };
+        f.gc_stream = GcStreamMode::parse(s)
+            .with_context(|| format!("--gc-stream {s}: expected separate, victim or per-stream"))?;
     }
     if let Some(v) = a.op {
         f.op = v;
@@ -380,6 +386,16 @@ fn summary(r: &SimResult) -> String {
         r.host_pages_trimmed,
         r.host_ios
     );
+    if r.host_pages_written_by_stream.len() > 1 {
+        line!(
+            o,
+            "  streams           {} ({}, GC {}); host pages written per stream: {:?}",
+            r.host_pages_written_by_stream.len(),
+            r.setup.stream_policy.as_deref().unwrap_or("none"),
+            r.config.ftl.gc_stream.name(),
+            r.host_pages_written_by_stream
+        );
+    }
     line!(
         o,
         "  flash pages       {} written, {} read; GC copied {} in {} GC runs",

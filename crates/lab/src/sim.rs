@@ -7,8 +7,12 @@
 //! is issued as soon as a queue slot frees); traces are replayed closed-loop too unless
 //! `replay_trace_timing` is set, in which case a request is issued no earlier than its
 //! timestamp (relative to the first record).
+//!
+//! Streams: every host write (preconditioning included) goes to the stream its
+//! [`StreamPolicySpec`] chooses (`--stream-policy`; `none` puts everything on stream 0).
 
 use crate::host::HostDriver;
+use crate::stream_policy::{StreamPolicy, StreamPolicySpec};
 use crate::units::format_bytes;
 use anyhow::{bail, Context, Result};
 use seed::Seed;
@@ -16,7 +20,7 @@ use serde::Serialize;
 use ssd::{SimTime, Ssd, SsdConfig};
 use std::path::PathBuf;
 use std::time::Instant;
-use workload::{LbaMapping, Target, TraceFormat, WorkloadOptions, WorkloadSpec};
+use workload::{LbaMapping, OpKind, Request, Target, TraceFormat, WorkloadOptions, WorkloadSpec};
 
 /// How to bring the device to steady state before measuring.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -47,6 +51,8 @@ pub struct SimOptions {
     pub write_volume: Option<f64>,
     pub precondition: Precondition,
     pub replay_trace_timing: bool,
+    /// Which device stream each host write goes to.
+    pub stream_policy: StreamPolicySpec,
     pub seed: u64,
     /// Refuse to build a device whose `SsdConfig::memory_bytes_estimate` exceeds this.
     pub max_memory_bytes: u64,
@@ -82,6 +88,9 @@ pub struct Setup {
     /// `wrap`, or `scale` with the trace's span in bytes.
     pub trace_mapping: String,
     pub replay_trace_timing: bool,
+    /// `--stream-policy` (absent for `none`, so runs without streams keep their hash).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_policy: Option<String>,
     pub seed: u64,
 }
 
@@ -121,6 +130,11 @@ pub struct SimResult {
     pub waf_model_expected_excess: Option<f64>,
     pub host_ios: u64,
     pub host_pages_written: u64,
+    /// Host pages written in the measured phase per device stream (`ftl.streams` entries).
+    pub host_pages_written_by_stream: Vec<u64>,
+    /// `auto` stream policy: its final `(LBA range, stream)` table (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_mapping: Option<Vec<(u32, u16)>>,
     pub host_pages_read: u64,
     pub host_pages_trimmed: u64,
     pub flash_pages_written: u64,
@@ -183,12 +197,16 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         logical_pages: ssd.logical_pages(),
         page_bytes: ssd.page_bytes() as u32,
     };
+    let mut policy =
+        opts.stream_policy
+            .build(&spec, target, opts.request_pages, opts.config.ftl.streams)?;
     let mut d = HostDriver::new(ssd, opts.config.timing.host_queue_depth);
     let wall = Instant::now();
-    precondition(&mut d, opts, target, progress)?;
+    precondition(&mut d, opts, target, policy.as_mut(), progress)?;
     let pre_wall = wall.elapsed().as_secs_f64();
 
     let (before, t0) = d.begin_measurement();
+    let by_stream_before = d.ssd.host_pages_written_by_stream().to_vec();
     d.replay_timing = opts.replay_trace_timing;
     let wopts = WorkloadOptions {
         request_pages: opts.request_pages,
@@ -198,13 +216,21 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         mapping: opts.mapping,
         clipped: workload::ClipCount::default(),
     };
-    let reqs = workload::build(&spec, target, &wopts)?;
+    let reqs = with_streams(workload::build(&spec, target, &wopts)?, policy.as_mut());
     let limit = planned_pages(opts);
     let writes_only = spec.is_write_only() || opts.write_volume.is_some() && spec.writes();
     let measured_wall = Instant::now();
     let count = d.run(reqs, limit, writes_only, &mut |p| progress("measure", p))?;
     let wall_s = measured_wall.elapsed().as_secs_f64();
     let mut r = summarize(opts, &d, before, t0, wall_s, pre_wall);
+    r.host_pages_written_by_stream = d
+        .ssd
+        .host_pages_written_by_stream()
+        .iter()
+        .zip(&by_stream_before)
+        .map(|(now, before)| now - before)
+        .collect();
+    r.stream_mapping = policy.mapping();
     r.requests_clipped = wopts.clipped.get();
     if r.requests_clipped > 0 {
         r.notes.push(format!(
@@ -251,10 +277,26 @@ fn check_memory(cfg: &SsdConfig, limit_bytes: u64) -> Result<()> {
     }
 }
 
+/// Requests with the stream `policy` chooses for each write.
+fn with_streams<'a, E>(
+    reqs: impl Iterator<Item = Result<Request, E>> + 'a,
+    policy: &'a mut dyn StreamPolicy,
+) -> impl Iterator<Item = Result<Request, E>> + 'a {
+    reqs.map(move |r| {
+        r.map(|mut r| {
+            if r.op == OpKind::Write {
+                r.stream = policy.stream(r.lpn, r.pages);
+            }
+            r
+        })
+    })
+}
+
 fn precondition(
     d: &mut HostDriver,
     opts: &SimOptions,
     target: Target,
+    policy: &mut dyn StreamPolicy,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<()> {
     let passes = match opts.precondition {
@@ -262,7 +304,7 @@ fn precondition(
         Precondition::Fill => 0.0,
         Precondition::Full { passes } => passes,
     };
-    let reqs = workload::precondition(target, passes, opts.seed);
+    let reqs = with_streams(workload::precondition(target, passes, opts.seed), policy);
     d.run(reqs, None, false, &mut |p| progress("precondition", p))?;
     Ok(())
 }
@@ -315,6 +357,8 @@ fn summarize(
         waf_model_expected_excess: model.map(|m| m.expected_excess),
         host_ios: s.host_ios,
         host_pages_written: s.host_pages_written,
+        host_pages_written_by_stream: Vec::new(),
+        stream_mapping: None,
         host_pages_read: s.host_pages_read,
         host_pages_trimmed: s.host_pages_trimmed,
         flash_pages_written: s.flash_pages_written,
@@ -374,6 +418,8 @@ fn setup(opts: &SimOptions) -> Setup {
             LbaMapping::Scale { max_byte } => format!("scale (span {max_byte} bytes)"),
         },
         replay_trace_timing: opts.replay_trace_timing,
+        stream_policy: (opts.stream_policy != StreamPolicySpec::None)
+            .then(|| opts.stream_policy.name()),
         seed: opts.seed,
     }
 }

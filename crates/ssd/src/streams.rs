@@ -15,9 +15,16 @@
 //!   logical pages, at least 1024): classes are binned by `log2(lifetime)` in quarter-octave
 //!   bins and the bins are split into at most `max_streams` contiguous groups minimising the
 //!   write-weighted squared spread of `log2(lifetime)` within groups (an exact dynamic
-//!   programme, 1-D k-means; ties go to the earlier split). Groups are numbered in order of
-//!   lifetime: stream 0 holds the shortest-lived classes. A class with no writes in the recent
-//!   intervals (rate 0) joins the longest-lived group.
+//!   programme, 1-D k-means; ties go to the earlier split), using the fewest groups whose
+//!   weighted RMS spread is at most [`MAX_SPREAD_OCTAVES`] (half an octave): each stream costs
+//!   open blocks (host and GC) in every pool, so classes of about the same lifetime share
+//!   one. Groups are numbered from the longest-lived: stream 0 holds the longest-lived classes
+//!   (so data written before the first decision, all on stream 0, is mostly where it belongs,
+//!   and what lives long keeps its stream as groups change), the highest stream the
+//!   shortest-lived. A class with no writes in the recent intervals (rate 0) joins stream 0.
+//! - An interval in which fewer than half the writes overwrote a live page (a fill: nothing
+//!   dies yet, so no lifetime is known, and Little's law needs a steady state) decides nothing:
+//!   the mapping is kept and the interval is not folded into the rates.
 //! - Until the first decision, and for a class first seen since the last one, the stream is 0.
 //!
 //! Deterministic: the result is a function of the sequence of `(lpn, class)` writes.
@@ -28,6 +35,9 @@ use crate::lifetime::{ClassIndex, LastWrites};
 const BINS_PER_OCTAVE: f64 = 4.0;
 /// Lifetimes are clamped to `[1, 2^MAX_LOG2]` page writes.
 const MAX_LOG2: f64 = 64.0;
+/// Classes whose log2 lifetimes have a weighted RMS deviation of at most this many octaves
+/// share a stream (no further stream is spent on them).
+pub const MAX_SPREAD_OCTAVES: f64 = 0.5;
 
 /// Online lifetime grouping (see the module docs).
 #[derive(Clone, Debug)]
@@ -42,6 +52,8 @@ pub struct AutoStreams {
     rate: Vec<f64>,
     stream: Vec<u16>,
     window_writes: u64,
+    /// Writes in the current interval that overwrote a live page.
+    window_overwrites: u64,
     decisions: u64,
 }
 
@@ -60,6 +72,7 @@ impl AutoStreams {
             rate: Vec::new(),
             stream: Vec::new(),
             window_writes: 0,
+            window_overwrites: 0,
             decisions: 0,
         }
     }
@@ -96,6 +109,7 @@ impl AutoStreams {
         }
         if let Some(d) = self.last.write(lpn, c) {
             self.live[d.class as usize] -= 1;
+            self.window_overwrites += 1;
         }
         self.live[c as usize] += 1;
         self.window[c as usize] += 1;
@@ -130,13 +144,20 @@ impl AutoStreams {
     /// Fold the interval into the rates and regroup.
     fn decide(&mut self) {
         let n = self.window_writes as f64;
+        let evidence = 2 * self.window_overwrites >= self.window_writes;
+        self.window_writes = 0;
+        self.window_overwrites = 0;
+        if !evidence {
+            // A fill: nothing dies, so no lifetime is known yet; keep the mapping.
+            self.window.fill(0);
+            return;
+        }
         let first = self.decisions == 0;
         for (r, w) in self.rate.iter_mut().zip(self.window.iter_mut()) {
             let share = *w as f64 / n;
             *r = if first { share } else { 0.5 * *r + 0.5 * share };
             *w = 0;
         }
-        self.window_writes = 0;
         self.decisions += 1;
         // Bins of log2(lifetime), ascending, with their classes' write weight.
         let mut bins: Vec<(i32, f64)> = Vec::new();
@@ -162,19 +183,23 @@ impl AutoStreams {
             }
         }
         let group = group_bins(&merged, self.max_streams as usize);
-        let longest = group.last().copied().unwrap_or(0);
+        // Stream 0 is the longest-lived group: what stays longest keeps its stream as groups
+        // change (short-lived data moves to its new stream quickly, by being rewritten).
+        let groups = group.last().map_or(1, |&g| g + 1);
         for (c, b) in bin_of.into_iter().enumerate() {
             self.stream[c] = match b {
-                Some(b) => group[keys.binary_search(&b).expect("every bin was kept")],
-                None => longest,
+                Some(b) => groups - 1 - group[keys.binary_search(&b).expect("every bin was kept")],
+                None => 0,
             };
         }
     }
 }
 
-/// Split sorted points `(x, weight)` into at most `k` contiguous groups minimising the total
-/// weighted squared deviation from each group's weighted mean; returns each point's group
-/// (0-based, ascending). Exact dynamic programme, O(k n²).
+/// Split sorted points `(x, weight)` into contiguous groups minimising the total weighted
+/// squared deviation from each group's weighted mean (exact dynamic programme, O(k n²)):
+/// the fewest groups, at most `k`, whose weighted RMS deviation is at most
+/// [`MAX_SPREAD_OCTAVES`] (or, if none is, the best with `k`). Returns each point's group
+/// (0-based, ascending in `x`).
 fn group_bins(points: &[(f64, f64)], k: usize) -> Vec<u16> {
     let n = points.len();
     if n == 0 {
@@ -216,9 +241,11 @@ fn group_bins(points: &[(f64, f64)], k: usize) -> Vec<u16> {
             }
         }
     }
-    // Fewest groups within rounding of the best cost (no stream spent for nothing).
+    // Fewest groups whose spread is small enough (or the best there is): a stream costs open
+    // blocks, so it is spent only where it separates lifetimes.
+    let enough = pw[n] * MAX_SPREAD_OCTAVES * MAX_SPREAD_OCTAVES + 1e-9;
     let g_best = (0..k)
-        .find(|&g| best[g][n] <= best[k - 1][n] + 1e-9)
+        .find(|&g| best[g][n] <= enough.max(best[k - 1][n] + 1e-9))
         .unwrap_or(k - 1);
     let mut out = vec![0u16; n];
     let mut j = n;
@@ -277,13 +304,24 @@ mod tests {
             60_000,
         );
         let m = a.mapping();
-        assert_eq!(m, vec![(0, 0), (1, 1)], "{:?}", a.estimates());
+        assert_eq!(m, vec![(0, 1), (1, 0)], "{:?}", a.estimates());
         // Little's law: hot lifetime ≈ 1000 / 0.9, cold ≈ 9000 / 0.1.
         let e = a.estimates();
         let hot = e[0].1.unwrap();
         let cold = e[1].1.unwrap();
         assert!((hot / (1000.0 / 0.9) - 1.0).abs() < 0.1, "{hot}");
         assert!((cold / (9000.0 / 0.1) - 1.0).abs() < 0.1, "{cold}");
+    }
+
+    #[test]
+    fn a_fill_decides_nothing() {
+        let mut a = AutoStreams::new(4, 100_000).with_interval(1_000);
+        // Ranges of 1000 pages written in turn: without the rule, the ranges written long ago
+        // would look long-lived and be spread over the streams.
+        for lpn in 0..100_000 {
+            assert_eq!(a.on_write(lpn, (lpn / 1_000) as u32), 0);
+        }
+        assert_eq!(a.decisions(), 0);
     }
 
     #[test]
@@ -310,7 +348,7 @@ mod tests {
         drive(&mut a, &mut rng, &ranges, &[0.45, 0.45, 0.1], 60_000);
         assert_eq!(
             a.mapping(),
-            vec![(0, 0), (1, 0), (2, 1)],
+            vec![(0, 1), (1, 1), (2, 0)],
             "{:?}",
             a.estimates()
         );
@@ -318,7 +356,7 @@ mod tests {
         drive(&mut a, &mut rng, &ranges, &[0.9, 0.0, 0.1], 60_000);
         assert_eq!(
             a.mapping(),
-            vec![(0, 0), (1, 1), (2, 1)],
+            vec![(0, 1), (1, 0), (2, 0)],
             "{:?}",
             a.estimates()
         );
@@ -348,8 +386,13 @@ mod tests {
     fn grouping_is_the_optimal_contiguous_split() {
         let p = [(1.0, 1.0), (1.25, 1.0), (5.0, 1.0), (5.5, 1.0), (12.0, 0.5)];
         assert_eq!(group_bins(&p, 3), vec![0, 0, 1, 1, 2]);
+        assert_eq!(group_bins(&p, 2), vec![0, 0, 0, 0, 1]); // 12 is far out: 17.2 < 18.4
         assert_eq!(group_bins(&p, 1), vec![0; 5]);
-        assert_eq!(group_bins(&p, 9), vec![0, 1, 2, 3, 4]);
+        // Within half an octave: three groups are enough even when nine are allowed.
+        assert_eq!(group_bins(&p, 9), vec![0, 0, 1, 1, 2]);
+        // Spread wider than that: every point apart.
+        let q = [(1.0, 1.0), (3.0, 1.0), (5.0, 1.0)];
+        assert_eq!(group_bins(&q, 9), vec![0, 1, 2]);
         // Two identical points need no second group.
         assert_eq!(group_bins(&[(3.0, 1.0)], 4), vec![0]);
         assert!(group_bins(&[], 2).is_empty());

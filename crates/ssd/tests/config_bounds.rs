@@ -179,7 +179,7 @@ fn bast_at_128_mib_lowers_its_log_blocks_to_what_the_spare_blocks_hold() {
 fn a_page_ftl_too_small_for_its_open_blocks_states_the_smallest_capacity() {
     let mut cfg = preset();
     cfg.ftl.scheme = FtlKind::Page;
-    cfg.ftl.streams = 32; // 33 open blocks do not fit 19 spare blocks, pooled or per die
+    cfg.ftl.streams = 32; // 64 open blocks (host + GC per stream) do not fit 19 spare blocks
     let e = cfg.clone().with_logical_capacity(128 * MIB).unwrap_err();
     let ConfigError::TooSmall {
         min_logical_bytes, ..

@@ -53,7 +53,11 @@ fn pool() -> impl Strategy<Value = GcPool> {
 }
 
 fn mode() -> impl Strategy<Value = GcStreamMode> {
-    prop_oneof![Just(GcStreamMode::Separate), Just(GcStreamMode::Victim)]
+    prop_oneof![
+        Just(GcStreamMode::Separate),
+        Just(GcStreamMode::Victim),
+        Just(GcStreamMode::PerStream)
+    ]
 }
 
 /// Run `ops` on a device and on the model; every read must agree.

@@ -9,7 +9,8 @@ fn device(streams: u16) -> Ssd {
     cfg.geometry.dies_per_channel = 1;
     cfg.geometry.blocks_per_plane = 24;
     cfg.geometry.pages_per_block = 8;
-    cfg.ftl.op = 0.5;
+    // Room for a host and a GC open block per stream on each die (gc_stream = per_stream).
+    cfg.ftl.op = 0.6;
     cfg.ftl.streams = streams;
     cfg.ftl.data = ssd::DataMode::Payloads;
     Ssd::new(cfg).unwrap()

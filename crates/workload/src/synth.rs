@@ -62,7 +62,7 @@ impl Synthetic {
             Addresses::Zipf { theta } => Gen::Zipf(ZipfSlots::new(slots, theta)),
             Addresses::HotCold { hot_ops, hot_space } => Gen::HotCold {
                 hot_ops,
-                hot_slots: ((hot_space * slots as f64).round() as u64).clamp(1, slots.max(2) - 1),
+                hot_slots: hot_slots(hot_space, slots),
             },
         };
         Ok(Synthetic {
@@ -116,6 +116,27 @@ impl Iterator for Synthetic {
             arrival_ns: None,
         })
     }
+}
+
+/// The hot slots of a hot/cold workload: the first `hot_space` fraction of `slots`, rounded,
+/// at least one and leaving at least one cold slot (when there are two).
+fn hot_slots(hot_space: f64, slots: u64) -> u64 {
+    ((hot_space * slots as f64).round() as u64).clamp(1, slots.max(2) - 1)
+}
+
+/// The hot set of a `hotcold-write:X:Y` workload on `target` with `request_pages`-page
+/// requests: its logical pages are `0..hot_pages` (the rest is cold). `None` for any other
+/// workload, or one with fewer than two slots (no hot/cold split).
+pub fn hot_pages(spec: &WorkloadSpec, target: Target, request_pages: u32) -> Option<u64> {
+    let WorkloadSpec::Synthetic {
+        addresses: Addresses::HotCold { hot_space, .. },
+        ..
+    } = spec
+    else {
+        return None;
+    };
+    let slots = target.logical_pages / request_pages.max(1) as u64;
+    (slots >= 2).then(|| hot_slots(*hot_space, slots) * request_pages.max(1) as u64)
 }
 
 /// Uniformly random page numbers in `0..n`, forever.
@@ -204,6 +225,27 @@ mod tests {
     fn sequential_wraps() {
         let lpns: Vec<u64> = gen("seq-write", 8, 2).take(6).map(|r| r.lpn).collect();
         assert_eq!(lpns, [0, 2, 4, 6, 0, 2]);
+    }
+
+    #[test]
+    fn hot_pages_is_the_generators_hot_set() {
+        let t = |pages| Target {
+            logical_pages: pages,
+            page_bytes: 4096,
+        };
+        let spec = WorkloadSpec::parse("hotcold-write:1:0.3").unwrap();
+        for (pages, req) in [(1000, 1), (1001, 4), (10, 3)] {
+            let hot = hot_pages(&spec, t(pages), req).unwrap();
+            // X = 1: every write is hot, and hits the whole hot set.
+            let max = gen("hotcold-write:1:0.3", pages, req)
+                .take(5_000)
+                .map(|r| r.lpn + r.pages as u64)
+                .max();
+            assert_eq!(max, Some(hot), "{pages} pages, {req}-page requests");
+        }
+        let uniform = WorkloadSpec::parse("uniform-write").unwrap();
+        assert_eq!(hot_pages(&uniform, t(1000), 1), None);
+        assert_eq!(hot_pages(&spec, t(1), 1), None);
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! free-block pool in the shared [`BlockManager`] (oldest-erased first, which spreads wear)
 //! and a [`VictimIndex`] of its closed blocks, ordered by the GC policy type `P`. Foreground GC: before a die opens a new block for host data while it has
 //! `gc_free_blocks_min` free blocks or fewer, GC reclaims victims on that die (policy chooses,
-//! this module applies: copy the victim's valid pages to the GC stream's open block — or back
-//! to the victim's own stream, per `gc_stream` — then erase it) until the die has more. GC
+//! this module applies: copy the victim's valid pages to the GC stream's open block — the
+//! shared one, the victim's stream's own GC stream, or back to the victim's own stream, per
+//! `gc_stream` — then erase it) until the die has more. GC
 //! starts when the host write arrives and occupies the die, so its time is charged to the
 //! die it uses and the host write waits behind it on the die's timeline. With
 //! `gc_pool = "device"` (small devices on many dies) the pools, open blocks, cursor and victim
@@ -55,7 +56,8 @@ pub(crate) struct PageFtl<P> {
     pub(crate) l2p: Vec<u32>,
     pub(crate) p2l: Vec<u32>,
     pub(crate) state: Vec<BlockState>,
-    /// Open-block slot (stream, or `streams` for the GC stream) that owns each block.
+    /// Open-block slot that owns each block: a host stream, or `streams + i` for GC stream `i`
+    /// (one GC stream, or one per host stream with `gc_stream = "per_stream"`).
     owner: Vec<u16>,
     /// Free pools per die and open blocks per (slot, die).
     pub(crate) blocks: BlockManager,
@@ -96,7 +98,7 @@ impl<P: VictimPolicy> PageFtl<P> {
             p2l: crate::hugevec::filled(g.total_pages() as usize, NIL),
             state: vec![BlockState::Free; blocks],
             owner: vec![0; blocks],
-            blocks: BlockManager::per_die(g, streams as usize + 1),
+            blocks: BlockManager::per_die(g, cfg.ftl.open_slots() as usize),
             cursor: (0..streams as u32).map(|s| s % g.dies).collect(),
             victims: VictimIndex::new(g),
             scratch: Vec::with_capacity(g.ppb as usize),
@@ -159,9 +161,13 @@ impl<P: VictimPolicy> PageFtl<P> {
             .take_victim(&g, die)
             .ok_or(SsdError::DeviceFull { die })?;
         flash.stats.gc_invocations += 1;
+        let owner = self.owner[victim as usize];
         let slot = match self.gc_mode {
             GcStreamMode::Separate => self.streams,
-            GcStreamMode::Victim => self.owner[victim as usize],
+            GcStreamMode::Victim => owner,
+            // Host stream s's copies go to GC slot streams + s; a GC block's stay in its slot.
+            GcStreamMode::PerStream if owner < self.streams => self.streams + owner,
+            GcStreamMode::PerStream => owner,
         };
         let mut t = now;
         let ppb = g.ppb as usize;

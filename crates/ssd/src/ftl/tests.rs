@@ -108,7 +108,10 @@ fn page_ftl_with_one_pool_for_the_device_churns_clean_and_its_verify_can_fail() 
     assert!(flash.stats.gc_invocations > 0);
     write_all(&mut ftl, &mut flash, [0]); // one more write: the host slot has an open block
                                           // One pool: one open-block slot per stream, and the host's open block is slot 0.
-    assert_eq!(ftl.blocks.open_blocks().len(), cfg.ftl.streams as usize + 1);
+    assert_eq!(
+        ftl.blocks.open_blocks().len(),
+        cfg.ftl.open_slots() as usize
+    );
     let b = ftl.blocks.open_blocks()[0];
     assert_ne!(b, NIL);
     ftl.blocks.open_mut()[1] = b;
