@@ -44,7 +44,9 @@ use std::rc::Rc;
 /// logical blocks; its geometry is not published).
 pub const PRESET: &str = "tlc-nvme-2024";
 const PAGE_BYTES: usize = 4096;
-/// 256 KiB erase blocks, so that small simulated devices keep hundreds of blocks.
+/// 256 KiB erase blocks (the preset's are 1.5 MiB at 4 KiB pages: too few blocks on a small
+/// device). WAF depends on it: a block holds the pages written close together in time, and
+/// smaller blocks die whole more often.
 const PAGES_PER_BLOCK: u32 = 64;
 /// P5's 32 DB files.
 pub const FILES: u32 = 32;
@@ -84,6 +86,7 @@ pub struct Plan {
     pub value_bytes: usize,
     pub ops_per_commit: u32,
     pub live_share: f64,
+    pub pages_per_block: u32,
     /// The update phase stops at this many capacities written (if WAF was not flat before).
     pub max_host_x: f64,
 }
@@ -91,7 +94,7 @@ pub struct Plan {
 impl Plan {
     pub fn new(opts: &ReproduceOptions) -> Plan {
         let capacity_bytes = opts.capacity.unwrap_or(match opts.scale {
-            Scale::Quick => 64 << 20,
+            Scale::Quick => 128 << 20,
             Scale::Paper => 1 << 30,
         });
         Plan {
@@ -107,6 +110,7 @@ impl Plan {
             value_bytes: VALUE_BYTES,
             ops_per_commit: OPS_PER_COMMIT,
             live_share: LIVE_SHARE,
+            pages_per_block: PAGES_PER_BLOCK,
             max_host_x: MAX_HOST_X,
         }
     }
@@ -126,7 +130,7 @@ impl Plan {
             "max_host_x": self.max_host_x,
             "preset": PRESET,
             "page_bytes": PAGE_BYTES,
-            "pages_per_block": PAGES_PER_BLOCK,
+            "pages_per_block": self.pages_per_block,
             "fill": FILL,
             "sample_share": SAMPLE_SHARE,
             "flat_block_x": FLAT_BLOCK_X,
@@ -159,14 +163,16 @@ impl MapSpec {
     }
 }
 
-/// The SSD's GC placement modes, the default for multi-stream runs first.
-pub const GC_MODES: [GcStreamMode; 2] = [GcStreamMode::Separate, GcStreamMode::Victim];
+/// The SSD's GC placement modes, the SSD's default (`per-stream`) first: its figures are the
+/// rows' unsuffixed columns.
+pub const GC_MODES: [GcStreamMode; 3] = [
+    GcStreamMode::PerStream,
+    GcStreamMode::Separate,
+    GcStreamMode::Victim,
+];
 
 pub fn gc_name(m: GcStreamMode) -> &'static str {
-    match m {
-        GcStreamMode::Separate => "separate",
-        GcStreamMode::Victim => "victim",
-    }
+    m.name()
 }
 
 /// One WAF sample: counters since the update phase began.
@@ -262,7 +268,7 @@ fn is_flat(samples: &[Sample]) -> bool {
 fn device(plan: &Plan, gc: GcStreamMode) -> Result<SimDevice> {
     let mut cfg = SsdConfig::preset(PRESET)?;
     cfg.geometry.page_bytes = PAGE_BYTES as u32;
-    cfg.geometry.pages_per_block = PAGES_PER_BLOCK;
+    cfg.geometry.pages_per_block = plan.pages_per_block;
     cfg.ftl.streams = plan.device_streams;
     cfg.ftl.gc_stream = gc;
     let context = || {
@@ -457,9 +463,13 @@ pub struct MultistreamRow {
     pub erases: u64,
     pub gc_pages_copied: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_gc_per_stream: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waf_gc_separate: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waf_gc_victim: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_reduction_vs_none_gc_per_stream: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waf_reduction_vs_none_gc_separate: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -528,6 +538,7 @@ fn rows(runs: &[Run], plan: &Plan) -> Vec<MultistreamRow> {
         .filter_map(|p| {
             let r = find(runs, p, gc0)?;
             let s = &r.stats;
+            let (per, per_red) = mode(p, GcStreamMode::PerStream);
             let (sep, sep_red) = mode(p, GcStreamMode::Separate);
             let (vic, vic_red) = mode(p, GcStreamMode::Victim);
             Some(MultistreamRow {
@@ -544,8 +555,10 @@ fn rows(runs: &[Run], plan: &Plan) -> Vec<MultistreamRow> {
                 flash_pages_written: s.flash_pages_written,
                 erases: s.erases,
                 gc_pages_copied: s.gc_pages_copied,
+                waf_gc_per_stream: per,
                 waf_gc_separate: sep,
                 waf_gc_victim: vic,
+                waf_reduction_vs_none_gc_per_stream: per_red,
                 waf_reduction_vs_none_gc_separate: sep_red,
                 waf_reduction_vs_none_gc_victim: vic_red,
             })
@@ -699,7 +712,7 @@ fn lifetime_table(rows: &[LifetimeRow]) -> Table {
 fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
     let mut n = vec![
         format!("Scaled down from P5's 480 GB drive with 400 GB in 32 DB files: {} MiB of logical space, {:.1} % of it in {} partitions (one store each; the fill ratio and file count kept)", plan.capacity_bytes >> 20, FILL * 100.0, plan.files),
-        format!("Device: preset {PRESET} with 4 KiB pages, {PAGES_PER_BLOCK}-page blocks and its over-provisioning (7 %); P5's PM953 geometry and OP are not published. The drive is aged (every logical page written once) and the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04), so the SSD counts every page valid until it is overwritten"),
+        format!("Device: preset {PRESET} with 4 KiB pages, {}-page blocks and its over-provisioning (7 %); P5's PM953 geometry and OP are not published; WAF depends on the block size (a block holds pages written close together in time; smaller blocks die whole more often). The drive is aged (every logical page written once) and the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04), so the SSD counts every page valid until it is overwritten", plan.pages_per_block),
         format!("Documents: {KEY_BYTES}-byte keys, {}-byte values, live documents {:.0} % of each file, a commit every {} updates of a file (P5 states neither document size nor commit interval)", plan.value_bytes, plan.live_share * 100.0, plan.ops_per_commit),
         "Our store updates its copy-on-write B+-tree at every commit (ForestDB: HB+-trie behind a write-ahead log, so its index is 1.8 % of writes and header and superblock, one each per commit, 10.6 % each); our write mix is therefore mostly data pages, with fewer headers and superblocks".into(),
         format!("Compaction at {:.0} % stale bytes (ForestDB's default) rewrites a file's live documents in place of its free pages (ForestDB writes a new file)", COMPACT_THRESHOLD * 100.0),

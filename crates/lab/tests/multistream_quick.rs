@@ -13,6 +13,8 @@ fn small() -> (ReproduceOptions, Plan) {
     };
     let mut plan = Plan::new(&opts);
     plan.max_host_x = 1.0;
+    // Small blocks, so that 48 MiB holds the open blocks of 8 streams under per-stream GC.
+    plan.pages_per_block = 16;
     (opts, plan)
 }
 
@@ -45,6 +47,7 @@ fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
             "gc_pages_copied",
             "waf_gc_separate",
             "waf_gc_victim",
+            "waf_gc_per_stream",
         ] {
             assert!(row.contains_key(key), "row lacks {key}: {row:?}");
         }
@@ -62,7 +65,7 @@ fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
         .filter(|s| s.name == "waf_over_time")
         .map(|s| s.label.as_str())
         .collect();
-    assert_eq!(waf_series.len(), 12, "6 policies x 2 GC modes");
+    assert_eq!(waf_series.len(), 18, "6 policies x 3 GC modes");
     assert!(waf_series.contains(&"per-type") && waf_series.contains(&"auto (gc victim)"));
     let hist: Vec<&str> = r
         .series
