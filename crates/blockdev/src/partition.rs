@@ -196,24 +196,35 @@ impl<D: BlockDevice> BlockDevice for Partition<D> {
         self.stats.batches += 1;
         let pb = self.page_bytes();
         let mut out: Vec<Io<'_>> = Vec::with_capacity(batch.len());
+        // An I/O outside the partition fails; the others still run (the submit contract).
+        let mut refused = None;
         for io in batch.iter_mut() {
+            let (page, len) = match io {
+                Io::Read { page, buf } => (*page, buf.len()),
+                Io::Write { page, buf, .. } => (*page, buf.len()),
+            };
+            let pages = match self.check(page, len) {
+                Ok(n) => n,
+                Err(e) => {
+                    refused.get_or_insert(e);
+                    continue;
+                }
+            };
             match io {
-                Io::Read { page, buf } => {
-                    let pages = self.check(*page, buf.len())?;
+                Io::Read { buf, .. } => {
                     self.stats.read_ios += 1;
                     self.stats.pages_read += pages;
                     out.push(Io::Read {
-                        page: self.first_page + *page,
+                        page: self.first_page + page,
                         buf,
                     });
                 }
-                Io::Write { page, buf, hint } => {
-                    let pages = self.check(*page, buf.len())?;
+                Io::Write { buf, hint, .. } => {
                     self.stats.write_ios += 1;
                     self.stats.pages_written += pages;
-                    for (off, n, h) in self.runs(*page, pages, *hint) {
+                    for (off, n, h) in self.runs(page, pages, *hint) {
                         out.push(Io::Write {
-                            page: self.first_page + *page + off,
+                            page: self.first_page + page + off,
                             buf: &buf[off as usize * pb..(off + n) as usize * pb],
                             hint: h,
                         });
@@ -221,7 +232,8 @@ impl<D: BlockDevice> BlockDevice for Partition<D> {
                 }
             }
         }
-        self.shared.dev.borrow_mut().submit(&mut out)
+        let r = self.shared.dev.borrow_mut().submit(&mut out);
+        refused.map_or(r, Err)
     }
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
         check_extent(
@@ -324,6 +336,26 @@ mod tests {
         let mut buf = vec![0u8; 512];
         b.read(3, &mut buf).unwrap();
         assert!(buf.iter().all(|&x| x == 3));
+        // An I/O outside the partition fails the batch, the others still run.
+        let one = [4u8; 512];
+        let mut batch = vec![
+            Io::Write {
+                page: 4,
+                buf: &one,
+                hint: WriteHint::NONE,
+            },
+            Io::Write {
+                page: 0,
+                buf: &one,
+                hint: WriteHint::NONE,
+            },
+        ];
+        assert!(matches!(
+            b.submit(&mut batch),
+            Err(DevError::OutOfRange { page: 4, .. })
+        ));
+        b.read(0, &mut buf).unwrap();
+        assert!(buf.iter().all(|&x| x == 4));
     }
 
     #[test]
