@@ -718,6 +718,7 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         format!("Compaction at {:.0} % stale bytes (ForestDB's default) rewrites a file's live documents in place of its free pages (ForestDB writes a new file)", COMPACT_THRESHOLD * 100.0),
         format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
         "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs)".into(),
+        "P5's WAF is the drive's (SMART) since the start of a 6.5 h or 24 h run and still growing (P5: WAF grows with the data written); ours is the steady-state WAF of the last capacities written once flat (`waf_cumulative`: since the updates began), and equal time is the shortest of our runs in simulated time (queue depth 1), not 24 h".into(),
     ];
     let auto = find(runs, &MapSpec::Policy(StreamPolicy::Auto), plan.gc_modes[0]);
     if let Some(r) = auto {
