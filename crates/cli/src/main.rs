@@ -6,6 +6,7 @@
 
 mod buffer_sim;
 mod kv;
+mod lifetime;
 mod output;
 mod progress;
 mod reproduce;
@@ -40,6 +41,8 @@ enum Command {
     TraceInfo(buffer_sim::TraceInfoArgs),
     /// The key-value store: YCSB load/run, get/put/scan, stat, check.
     Kv(kv::KvArgs),
+    /// Lifetime of written pages per class (P5's Table 1) over a block trace or a workload.
+    Lifetime(Box<lifetime::LifetimeArgs>),
     /// List the shipped SSD presets, or print one as TOML (a starting point for --config).
     Presets {
         /// Print this preset's TOML.
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::TraceInfo(args) => buffer_sim::trace_info(&args),
         Command::Presets { show } => presets(show.as_deref()),
         Command::Kv(args) => return kv::main(&args),
+        Command::Lifetime(args) => lifetime::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

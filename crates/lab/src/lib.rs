@@ -14,6 +14,7 @@ pub mod experiments;
 pub mod ext_buffer;
 pub mod host;
 pub mod ioa_ftl;
+pub mod lifetime;
 pub mod multistream;
 pub mod papers;
 pub mod report;

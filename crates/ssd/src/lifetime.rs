@@ -22,7 +22,7 @@
 //! [`crate::streams::AutoStreams`].
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 const NEVER: u32 = u32::MAX;
@@ -158,14 +158,14 @@ pub struct LifetimeTracker {
 }
 
 /// P5's Table 1 for one run: one row per class, in ascending class order.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LifetimeReport {
     pub total_writes: u64,
     pub classes: Vec<ClassLifetime>,
 }
 
 /// One class's row.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassLifetime {
     pub class: u32,
     /// Pages this class wrote.
