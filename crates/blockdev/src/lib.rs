@@ -8,7 +8,9 @@
 //!
 //! Devices: `FileDevice` (O_DIRECT + io_uring), `SimDevice` (the simulated SSD, data-carrying),
 //! `HddModel` (seek + rotation), `CrashDevice<D>` (wraps any device; durable image; power cuts),
-//! and [`MemDevice`] (RAM, zero cost, for tests).
+//! [`MemDevice`] (RAM, zero cost, for tests), and [`Partition`]s of a [`SharedDevice`] (several
+//! users, e.g. one store per DB file, on one device and its streams; a [`HintRouter`] assigns
+//! the streams of all of them in one place).
 //!
 //! Invariants: a read returns exactly the bytes of the last completed write of each page (or
 //! zeros for a page never written or trimmed); after `flush` returns, every completed write is durable.
@@ -18,6 +20,7 @@ mod error;
 mod file;
 mod hdd;
 mod mem;
+mod partition;
 mod sim;
 
 pub use crash::{CrashDevice, CrashHandle};
@@ -25,6 +28,7 @@ pub use error::DevError;
 pub use file::{FileDevice, FileOptions, WriteLife};
 pub use hdd::{HddConfig, HddModel};
 pub use mem::MemDevice;
+pub use partition::{HintRouter, Partition, SharedDevice};
 pub use sim::SimDevice;
 
 /// Page number on a block device (in units of the device's `page_bytes`).

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
-    /// Experiment: ioa-ftl, as-btree, async-scan, ... (omit to list them; with --json, as
+    /// Experiment: ioa-ftl, as-btree, async-scan, ext-buffer, multistream (omit to list them; with --json, as
     /// JSON), or `all`: every experiment into a report directory (--out) with index.html.
     pub(crate) name: Option<String>,
     /// quick (minutes; CI-sized) or paper (the paper's sizes where this machine allows).
@@ -39,6 +39,16 @@ pub struct ReproduceArgs {
     /// + simulated SSD with --device sim, two real files with --device file).
     #[arg(long)]
     pub(crate) engine: bool,
+    /// multistream: the simulated SSD's logical capacity, e.g. 192MiB, 2GiB [default: quick
+    /// 128MiB, paper 1GiB]; 83 % of it holds the 32 DB files.
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) capacity: Option<String>,
+    /// multistream: the simulated SSD's streams, the default stream included [default: 8].
+    #[arg(long, value_name = "N")]
+    pub(crate) streams: Option<u16>,
+    /// multistream: also run the stream map in this TOML file (format: README, "stream maps").
+    #[arg(long, value_name = "FILE")]
+    pub(crate) stream_map: Option<PathBuf>,
     /// Print exactly one JSON object on stdout.
     #[arg(long)]
     pub(crate) json: bool,
@@ -113,12 +123,34 @@ pub fn execute(name: &str, a: &ReproduceArgs) -> Result<Output> {
             }
         }
     }
+    if name != "multistream" {
+        for (given, flag) in [
+            (a.capacity.is_some(), "--capacity"),
+            (a.streams.is_some(), "--streams"),
+            (a.stream_map.is_some(), "--stream-map"),
+        ] {
+            if given {
+                bail!("{flag} applies to multistream only");
+            }
+        }
+    }
     let opts = options(a, scale)?;
     (experiment.run)(&opts)
 }
 
 /// The options every experiment gets from the flags.
 fn options(a: &ReproduceArgs, scale: Scale) -> Result<ReproduceOptions> {
+    let capacity = match &a.capacity {
+        Some(c) => Some(
+            lab::units::parse_bytes(c)
+                .map_err(anyhow::Error::msg)
+                .context("--capacity")?,
+        ),
+        None => None,
+    };
+    if a.streams == Some(0) {
+        bail!("--streams 0: a device has at least its default stream (1)");
+    }
     let device_name = a.device.as_deref().unwrap_or("sim");
     let Some(device) = DeviceChoice::parse(device_name) else {
         bail!("--device {device_name}: expected file, sim, hdd or all");
@@ -135,6 +167,9 @@ fn options(a: &ReproduceArgs, scale: Scale) -> Result<ReproduceOptions> {
         trace: a.trace.clone(),
         trace_format: a.trace_format.clone(),
         engine: a.engine,
+        capacity,
+        streams: a.streams,
+        stream_map: a.stream_map.clone(),
     })
 }
 

@@ -56,6 +56,13 @@ pub const EXPERIMENTS: &[Experiment] = &[
         devices: crate::ext_buffer::DEVICES,
         run: crate::ext_buffer::run,
     },
+    Experiment {
+        name: "multistream",
+        paper: "P5",
+        about: "32 key-value stores on one multi-stream SSD: stream policies by data type, file, lifetime (auto) x GC modes; WAF over time, lifetimes",
+        devices: &[],
+        run: crate::multistream::run,
+    },
 ];
 
 /// The experiment called `name`.

@@ -15,6 +15,7 @@ pub mod ext_buffer;
 pub mod host;
 pub mod ioa_ftl;
 pub mod lifetime;
+pub mod multistream;
 pub mod papers;
 pub mod report;
 pub mod sim;

@@ -53,6 +53,7 @@ paper!(p1, "p1.toml");
 paper!(p2, "p2.toml");
 paper!(p3, "p3.toml");
 paper!(p4, "p4.toml");
+paper!(p5, "p5.toml");
 
 /// A figure of a row as text for a table cell ("" if absent).
 pub fn cell(row: Option<&Row>, key: &str) -> String {
@@ -70,7 +71,13 @@ mod tests {
 
     #[test]
     fn every_paper_file_parses_and_rows_are_labelled_with_their_table() {
-        for (p, id) in [(p1(), "P1"), (p2(), "P2"), (p3(), "P3"), (p4(), "P4")] {
+        for (p, id) in [
+            (p1(), "P1"),
+            (p2(), "P2"),
+            (p3(), "P3"),
+            (p4(), "P4"),
+            (p5(), "P5"),
+        ] {
             assert_eq!(p.id, id);
             assert!(!p.rows.is_empty());
             for r in &p.rows {

@@ -161,6 +161,12 @@ pub struct ReproduceOptions {
     pub trace: Option<PathBuf>,
     pub trace_format: Option<String>,
     pub engine: bool,
+    /// `multistream`: the simulated SSD's logical bytes (`None`: the scale's default) and its
+    /// streams (`None`: the experiment's default).
+    pub capacity: Option<u64>,
+    pub streams: Option<u16>,
+    /// `multistream`: a user's stream map (TOML), run beside the named policies.
+    pub stream_map: Option<PathBuf>,
 }
 
 impl Default for ReproduceOptions {
@@ -177,6 +183,9 @@ impl Default for ReproduceOptions {
             trace: None,
             trace_format: None,
             engine: false,
+            capacity: None,
+            streams: None,
+            stream_map: None,
         }
     }
 }

@@ -44,6 +44,29 @@ impl DataType {
         StreamPolicy::PerType.hint(self)
     }
 
+    /// The type's per-type label: its stream under `per-type` (1..=4, in [`DataType::ALL`]'s
+    /// order), which a shared device's [`super::StreamRouter`] reads the type back from.
+    pub fn label(self) -> u16 {
+        self.index() as u16 + 1
+    }
+
+    /// The type whose label is `stream` (`None`: the default stream or an unknown label).
+    pub fn from_label(stream: u16) -> Option<DataType> {
+        DataType::ALL
+            .get((stream as usize).wrapping_sub(1))
+            .copied()
+    }
+
+    /// Position in [`DataType::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            DataType::Superblock => 0,
+            DataType::Header => 1,
+            DataType::Index => 2,
+            DataType::Data => 3,
+        }
+    }
+
     /// The Linux write-life hint, ordered by P5's measured lifetimes.
     pub fn write_life(self) -> WriteLife {
         match self {
@@ -55,7 +78,10 @@ impl DataType {
     }
 }
 
-/// P5's four ways of assigning streams to data types.
+/// Ways of assigning streams: P5's four (by data type) and two of our own (by DB file; online
+/// by measured lifetime). A store applies its own policy to its writes with [`StreamPolicy::hint`];
+/// where several stores (DB files) share one device, [`super::StreamMap`] turns a policy into a
+/// table from (DB file, data type) to device stream and [`super::StreamRouter`] applies it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StreamPolicy {
     /// (1) Everything on the default stream.
@@ -66,9 +92,16 @@ pub enum StreamPolicy {
     SimilarMerged,
     /// (4) Different lifetimes merged: data and superblock share a stream; header, index apart.
     DifferentMerged,
+    /// One stream per DB file (a single store: its types carry the per-type labels, which the
+    /// [`super::StreamMap`] of a shared device maps to the file's stream).
+    PerFile,
+    /// Streams decided online from each (file, type)'s measured lifetime (a single store: its
+    /// types carry the per-type labels, which [`super::StreamRouter`] groups).
+    Auto,
 }
 
 impl StreamPolicy {
+    /// P5's four policies.
     pub const ALL: [StreamPolicy; 4] = [
         StreamPolicy::NoStreams,
         StreamPolicy::PerType,
@@ -76,23 +109,48 @@ impl StreamPolicy {
         StreamPolicy::DifferentMerged,
     ];
 
+    /// Every policy, P5's four first.
+    pub const EVERY: [StreamPolicy; 6] = [
+        StreamPolicy::NoStreams,
+        StreamPolicy::PerType,
+        StreamPolicy::SimilarMerged,
+        StreamPolicy::DifferentMerged,
+        StreamPolicy::PerFile,
+        StreamPolicy::Auto,
+    ];
+
+    /// The names (`none`, `per-type`, `merge-similar`, `merge-different`, `per-file`,
+    /// `auto`).
     pub fn name(self) -> &'static str {
         match self {
             StreamPolicy::NoStreams => "none",
             StreamPolicy::PerType => "per-type",
-            StreamPolicy::SimilarMerged => "similar-merged",
-            StreamPolicy::DifferentMerged => "different-merged",
+            StreamPolicy::SimilarMerged => "merge-similar",
+            StreamPolicy::DifferentMerged => "merge-different",
+            StreamPolicy::PerFile => "per-file",
+            StreamPolicy::Auto => "auto",
         }
     }
 
+    /// A policy by name; the older names `similar-merged`, `different-merged` and
+    /// `no-streams` are accepted as aliases.
+    pub fn parse(name: &str) -> Option<StreamPolicy> {
+        match name {
+            "similar-merged" => Some(StreamPolicy::SimilarMerged),
+            "different-merged" => Some(StreamPolicy::DifferentMerged),
+            "no-streams" => Some(StreamPolicy::NoStreams),
+            _ => StreamPolicy::EVERY.into_iter().find(|p| p.name() == name),
+        }
+    }
+
+    /// The stream a store's write of type `t` carries. `PerFile` and `Auto` are decided per
+    /// DB file or online by a shared device's [`super::StreamRouter`]: a store under them tags
+    /// each type with its per-type label.
     pub fn hint(self, t: DataType) -> WriteHint {
         use DataType::*;
         let stream = match (self, t) {
             (StreamPolicy::NoStreams, _) => 0,
-            (StreamPolicy::PerType, Superblock) => 1,
-            (StreamPolicy::PerType, Header) => 2,
-            (StreamPolicy::PerType, Index) => 3,
-            (StreamPolicy::PerType, Data) => 4,
+            (StreamPolicy::PerType | StreamPolicy::PerFile | StreamPolicy::Auto, t) => t.label(),
             (StreamPolicy::SimilarMerged, Header | Index) => 1,
             (StreamPolicy::SimilarMerged, Data) => 2,
             (StreamPolicy::SimilarMerged, Superblock) => 3,
@@ -103,8 +161,8 @@ impl StreamPolicy {
         WriteHint::stream(stream)
     }
 
-    /// Streams a device needs for this policy, the default stream included (the simulated
-    /// SSD's `ftl.streams`).
+    /// Streams a device needs for this policy's hints, the default stream included (the
+    /// simulated SSD's `ftl.streams`).
     pub fn streams(self) -> u16 {
         1 + DataType::ALL
             .iter()
@@ -160,5 +218,31 @@ mod tests {
             .collect();
         assert!(lives.windows(2).all(|w| w[0] < w[1]), "{lives:?}");
         assert!(DataType::ALL.iter().all(|t| t.hint() != WriteHint::NONE));
+    }
+
+    #[test]
+    fn labels_round_trip_and_names_parse_with_their_aliases() {
+        for t in DataType::ALL {
+            assert_eq!(DataType::from_label(t.label()), Some(t));
+            assert_eq!(DataType::ALL[t.index()], t);
+        }
+        assert_eq!(DataType::from_label(0), None);
+        assert_eq!(DataType::from_label(5), None);
+        for p in StreamPolicy::EVERY {
+            assert_eq!(StreamPolicy::parse(p.name()), Some(p));
+        }
+        assert_eq!(
+            StreamPolicy::parse("similar-merged"),
+            Some(StreamPolicy::SimilarMerged)
+        );
+        assert_eq!(
+            StreamPolicy::parse("different-merged"),
+            Some(StreamPolicy::DifferentMerged)
+        );
+        assert_eq!(StreamPolicy::parse("per-lba"), None);
+        assert_eq!(
+            StreamPolicy::PerFile.hint(DataType::Data),
+            DataType::Data.hint()
+        );
     }
 }

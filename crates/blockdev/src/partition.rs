@@ -1,0 +1,377 @@
+//! `SharedDevice` and `Partition`: several users (e.g. one key-value store per DB file) on one
+//! device, each on its own contiguous range of pages — the way files of one file system share
+//! a drive and its streams.
+//!
+//! Model: a [`SharedDevice`] owns one device behind a shared handle and hands out
+//! [`Partition`]s, consecutive non-overlapping page ranges in the order asked for. A partition
+//! is a [`BlockDevice`] of its own: page 0 is the first page of its range; I/Os outside the
+//! range are refused; reads, writes, trims and flushes go to the one device (whose clock every
+//! partition shares). Each partition counts its own I/Os ([`BlockDevice::stats`]).
+//!
+//! Trims pass on to the device unless the shared device is made
+//! [`SharedDevice::without_discard`] (a file system mounted without `discard`).
+//!
+//! Streams: a [`HintRouter`] given to the shared device sees every page written through any
+//! partition (partition index, page on the whole device, the writer's hint) and returns the
+//! hint the page goes out with — so the assignment of streams is decided in one place for all
+//! users of the device (e.g. `engine::kv::StreamRouter`: a table from (DB file, data type) to
+//! stream, or an online lifetime grouping). A write whose pages are routed to different hints
+//! is split into runs of equal hints.
+
+use crate::{check_extent, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint};
+use std::cell::{Ref, RefCell, RefMut};
+use std::rc::Rc;
+
+/// Decides the hint of every page written through a [`SharedDevice`]'s partitions.
+pub trait HintRouter {
+    /// The hint `page` (a page of the whole device) written by partition `part` with the
+    /// writer's `hint` goes out with.
+    fn route(&mut self, part: usize, page: PageNo, hint: WriteHint) -> WriteHint;
+}
+
+/// A router the caller keeps a handle to (to read what it measured after the run).
+impl<R: HintRouter> HintRouter for Rc<RefCell<R>> {
+    fn route(&mut self, part: usize, page: PageNo, hint: WriteHint) -> WriteHint {
+        self.borrow_mut().route(part, page, hint)
+    }
+}
+
+struct Shared<D> {
+    dev: RefCell<D>,
+    /// Pass trims on to the device (false: a file system mounted without `discard`).
+    discard: bool,
+    router: Option<RefCell<Box<dyn HintRouter>>>,
+}
+
+/// One device shared by [`Partition`]s.
+pub struct SharedDevice<D: BlockDevice> {
+    shared: Rc<Shared<D>>,
+    /// First page not yet given to a partition.
+    next_page: PageNo,
+    parts: usize,
+}
+
+impl<D: BlockDevice> SharedDevice<D> {
+    /// Share `dev`; every write keeps its writer's hint.
+    pub fn new(dev: D) -> SharedDevice<D> {
+        SharedDevice::build(dev, None)
+    }
+
+    /// Share `dev`; `router` decides every written page's hint.
+    pub fn with_router(dev: D, router: Box<dyn HintRouter>) -> SharedDevice<D> {
+        SharedDevice::build(dev, Some(RefCell::new(router)))
+    }
+
+    fn build(dev: D, router: Option<RefCell<Box<dyn HintRouter>>>) -> SharedDevice<D> {
+        SharedDevice {
+            shared: Rc::new(Shared {
+                dev: RefCell::new(dev),
+                discard: true,
+                router,
+            }),
+            next_page: 0,
+            parts: 0,
+        }
+    }
+
+    /// Drop the partitions' trims instead of passing them on (as ext4 mounted without
+    /// `discard`: the device keeps counting freed pages as valid until they are overwritten).
+    /// Call before making partitions.
+    pub fn without_discard(mut self) -> SharedDevice<D> {
+        let shared = Rc::get_mut(&mut self.shared).expect("no partition made yet");
+        shared.discard = false;
+        self
+    }
+
+    /// The next `pages` pages of the device as a partition (index: partitions made before it).
+    pub fn partition(&mut self, pages: u64) -> Result<Partition<D>, DevError> {
+        let capacity_pages = self.shared.dev.borrow().capacity_pages();
+        if pages == 0 || self.next_page + pages > capacity_pages {
+            return Err(DevError::OutOfRange {
+                page: self.next_page,
+                pages,
+                capacity_pages,
+            });
+        }
+        let p = Partition {
+            shared: self.shared.clone(),
+            index: self.parts,
+            first_page: self.next_page,
+            pages,
+            stats: DevStats::default(),
+        };
+        self.next_page += pages;
+        self.parts += 1;
+        Ok(p)
+    }
+
+    /// Pages not yet given to a partition.
+    pub fn unallocated_pages(&self) -> u64 {
+        self.shared.dev.borrow().capacity_pages() - self.next_page
+    }
+
+    /// The device (e.g. to read a simulated SSD's counters).
+    pub fn device(&self) -> Ref<'_, D> {
+        self.shared.dev.borrow()
+    }
+
+    pub fn device_mut(&self) -> RefMut<'_, D> {
+        self.shared.dev.borrow_mut()
+    }
+}
+
+/// A contiguous range of a [`SharedDevice`]'s pages, as a device of its own.
+pub struct Partition<D: BlockDevice> {
+    shared: Rc<Shared<D>>,
+    index: usize,
+    first_page: PageNo,
+    pages: u64,
+    stats: DevStats,
+}
+
+impl<D: BlockDevice> Partition<D> {
+    /// Its index among the shared device's partitions (the order they were made in).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Its first page on the whole device.
+    pub fn first_page(&self) -> PageNo {
+        self.first_page
+    }
+
+    fn check(&self, page: PageNo, len: usize) -> Result<u64, DevError> {
+        check_extent(page, len, self.page_bytes(), self.pages)
+    }
+
+    /// Runs of pages of `buf` (written at partition page `page`) with equal routed hints:
+    /// (offset in pages, page count, hint).
+    fn runs(&self, page: PageNo, pages: u64, hint: WriteHint) -> Vec<(u64, u64, WriteHint)> {
+        let Some(router) = &self.shared.router else {
+            return vec![(0, pages, hint)];
+        };
+        let mut router = router.borrow_mut();
+        let mut runs: Vec<(u64, u64, WriteHint)> = Vec::new();
+        for i in 0..pages {
+            let h = router.route(self.index, self.first_page + page + i, hint);
+            match runs.last_mut() {
+                Some(last) if last.2 == h => last.1 += 1,
+                _ => runs.push((i, 1, h)),
+            }
+        }
+        runs
+    }
+}
+
+impl<D: BlockDevice> BlockDevice for Partition<D> {
+    fn page_bytes(&self) -> usize {
+        self.shared.dev.borrow().page_bytes()
+    }
+    fn capacity_pages(&self) -> u64 {
+        self.pages
+    }
+    fn read(&mut self, page: PageNo, buf: &mut [u8]) -> Result<(), DevError> {
+        let pages = self.check(page, buf.len())?;
+        self.stats.read_ios += 1;
+        self.stats.pages_read += pages;
+        self.shared
+            .dev
+            .borrow_mut()
+            .read(self.first_page + page, buf)
+    }
+    fn write(&mut self, page: PageNo, buf: &[u8], hint: WriteHint) -> Result<(), DevError> {
+        let pages = self.check(page, buf.len())?;
+        self.stats.write_ios += 1;
+        self.stats.pages_written += pages;
+        let pb = self.page_bytes();
+        let runs = self.runs(page, pages, hint);
+        let mut dev = self.shared.dev.borrow_mut();
+        for (off, n, h) in runs {
+            let bytes = &buf[off as usize * pb..(off + n) as usize * pb];
+            dev.write(self.first_page + page + off, bytes, h)?;
+        }
+        Ok(())
+    }
+    fn submit(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError> {
+        self.stats.batches += 1;
+        let pb = self.page_bytes();
+        let mut out: Vec<Io<'_>> = Vec::with_capacity(batch.len());
+        // An I/O outside the partition fails; the others still run (the submit contract).
+        let mut refused = None;
+        for io in batch.iter_mut() {
+            let (page, len) = match io {
+                Io::Read { page, buf } => (*page, buf.len()),
+                Io::Write { page, buf, .. } => (*page, buf.len()),
+            };
+            let pages = match self.check(page, len) {
+                Ok(n) => n,
+                Err(e) => {
+                    refused.get_or_insert(e);
+                    continue;
+                }
+            };
+            match io {
+                Io::Read { buf, .. } => {
+                    self.stats.read_ios += 1;
+                    self.stats.pages_read += pages;
+                    out.push(Io::Read {
+                        page: self.first_page + page,
+                        buf,
+                    });
+                }
+                Io::Write { buf, hint, .. } => {
+                    self.stats.write_ios += 1;
+                    self.stats.pages_written += pages;
+                    for (off, n, h) in self.runs(page, pages, *hint) {
+                        out.push(Io::Write {
+                            page: self.first_page + page + off,
+                            buf: &buf[off as usize * pb..(off + n) as usize * pb],
+                            hint: h,
+                        });
+                    }
+                }
+            }
+        }
+        let r = self.shared.dev.borrow_mut().submit(&mut out);
+        refused.map_or(r, Err)
+    }
+    fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
+        check_extent(
+            page,
+            pages as usize * self.page_bytes(),
+            self.page_bytes(),
+            self.pages,
+        )?;
+        self.stats.trims += 1;
+        if !self.shared.discard {
+            return Ok(());
+        }
+        self.shared
+            .dev
+            .borrow_mut()
+            .trim(self.first_page + page, pages)
+    }
+    fn flush(&mut self) -> Result<(), DevError> {
+        self.stats.flushes += 1;
+        self.shared.dev.borrow_mut().flush()
+    }
+    fn now_ns(&self) -> u64 {
+        self.shared.dev.borrow().now_ns()
+    }
+    fn clock_kind(&self) -> ClockKind {
+        self.shared.dev.borrow().clock_kind()
+    }
+    fn stats(&self) -> DevStats {
+        self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemDevice;
+
+    /// Records every routed page and sends partition `p`'s writes to stream `p + 1`.
+    struct ByPartition(Rc<RefCell<Vec<(usize, PageNo, u16)>>>);
+
+    impl HintRouter for ByPartition {
+        fn route(&mut self, part: usize, page: PageNo, hint: WriteHint) -> WriteHint {
+            self.0.borrow_mut().push((part, page, hint.stream));
+            WriteHint::stream(part as u16 + 1)
+        }
+    }
+
+    #[test]
+    fn partitions_are_disjoint_ranges_of_one_device() {
+        let mut shared = SharedDevice::new(MemDevice::new(512, 10));
+        let mut a = shared.partition(4).unwrap();
+        let mut b = shared.partition(6).unwrap();
+        assert!(shared.partition(1).is_err(), "the device is used up");
+        assert_eq!((a.capacity_pages(), b.first_page(), b.index()), (4, 4, 1));
+        a.write(3, &[7u8; 512], WriteHint::NONE).unwrap();
+        b.write(0, &[9u8; 1024], WriteHint::NONE).unwrap();
+        assert!(matches!(
+            a.write(4, &[1u8; 512], WriteHint::NONE),
+            Err(DevError::OutOfRange { .. })
+        ));
+        let mut buf = vec![0u8; 512];
+        shared.device_mut().read(3, &mut buf).unwrap();
+        assert!(buf.iter().all(|&x| x == 7));
+        shared.device_mut().read(5, &mut buf).unwrap();
+        assert!(buf.iter().all(|&x| x == 9));
+        b.read(1, &mut buf).unwrap();
+        assert!(buf.iter().all(|&x| x == 9));
+        assert_eq!(a.stats().pages_written, 1);
+        assert_eq!(b.stats().pages_written, 2);
+        assert_eq!(shared.device().stats().pages_written, 3);
+        assert_eq!(shared.unallocated_pages(), 0);
+    }
+
+    #[test]
+    fn the_router_sees_every_page_and_decides_its_hint() {
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let mut shared =
+            SharedDevice::with_router(MemDevice::new(512, 8), Box::new(ByPartition(seen.clone())));
+        let mut a = shared.partition(4).unwrap();
+        let mut b = shared.partition(4).unwrap();
+        a.write(1, &[1u8; 1024], WriteHint::stream(3)).unwrap();
+        let bufs = [vec![2u8; 512], vec![3u8; 1024]];
+        let mut batch = vec![
+            Io::Write {
+                page: 0,
+                buf: &bufs[0],
+                hint: WriteHint::stream(4),
+            },
+            Io::Write {
+                page: 2,
+                buf: &bufs[1],
+                hint: WriteHint::NONE,
+            },
+        ];
+        b.submit(&mut batch).unwrap();
+        assert_eq!(
+            *seen.borrow(),
+            [(0, 1, 3), (0, 2, 3), (1, 4, 4), (1, 6, 0), (1, 7, 0)]
+        );
+        let mut buf = vec![0u8; 512];
+        b.read(3, &mut buf).unwrap();
+        assert!(buf.iter().all(|&x| x == 3));
+        // An I/O outside the partition fails the batch, the others still run.
+        let one = [4u8; 512];
+        let mut batch = vec![
+            Io::Write {
+                page: 4,
+                buf: &one,
+                hint: WriteHint::NONE,
+            },
+            Io::Write {
+                page: 0,
+                buf: &one,
+                hint: WriteHint::NONE,
+            },
+        ];
+        assert!(matches!(
+            b.submit(&mut batch),
+            Err(DevError::OutOfRange { page: 4, .. })
+        ));
+        b.read(0, &mut buf).unwrap();
+        assert!(buf.iter().all(|&x| x == 4));
+    }
+
+    #[test]
+    fn without_discard_trims_are_counted_but_not_passed_on() {
+        let mut shared = SharedDevice::new(MemDevice::new(512, 4)).without_discard();
+        let mut a = shared.partition(4).unwrap();
+        a.write(0, &[5u8; 512], WriteHint::NONE).unwrap();
+        a.trim(0, 1).unwrap();
+        assert!(a.trim(3, 2).is_err(), "still checked against the partition");
+        assert_eq!(a.stats().trims, 1);
+        assert_eq!(shared.device().stats().trims, 0);
+        let mut buf = vec![0u8; 512];
+        a.read(0, &mut buf).unwrap();
+        assert!(
+            buf.iter().all(|&x| x == 5),
+            "the device still holds the page"
+        );
+    }
+}

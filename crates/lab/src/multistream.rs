@@ -1,0 +1,784 @@
+//! `flashlab reproduce multistream` — paper P5 (data streams of different lifetimes on a
+//! multi-stream SSD).
+//!
+//! Experiment: 32 key-value stores (P5's 32 ForestDB files), each on its own partition of one
+//! simulated multi-stream SSD (`tlc-nvme-2024` with 4 KiB pages; [`blockdev::SharedDevice`]),
+//! the partitions together covering 83 % of the logical space (P5: 400 GB of DB files on a
+//! 480 GB drive; the rest is never written). Load: every file gets its keys (a third of its
+//! partition in live documents, so compaction has room). Then 100 % updates: a uniformly random
+//! file and key, a new value; each file commits every `OPS_PER_COMMIT` updates it received. The
+//! drive is aged first (every logical page written once) and the stores' trims are dropped
+//! (a file system without `discard`), so the SSD sees what P5's drive saw.
+//! The device's streams are assigned by [`engine::kv::StreamRouter`] from the policy's
+//! [`engine::kv::StreamMap`] (none, per-type, merge-similar, merge-different, per-file, auto),
+//! once per GC placement mode of the SSD.
+//!
+//! Measured, over the update phase only: every `SAMPLE_SHARE` of the logical capacity written
+//! by the host, the WAF of that window (flash page writes / host page writes) — the
+//! `waf_over_time` series. A run stops when WAF is flat: the WAF of the last `FLAT_BLOCK_X`
+//! capacities written differs from that of the `FLAT_BLOCK_X` before by at most
+//! `FLAT_TOLERANCE` of it, or at `MAX_HOST_X` capacities (then `waf_flat` = "no"). The final
+//! WAF is that of the last `FLAT_BLOCK_X` capacities. Host bytes "in equal simulated time" are each run's host
+//! bytes by the shortest run's simulated duration (same GC mode), interpolated between
+//! samples. The lifetime table (P5's Table 1) comes from the first policy's run (`none`): per data type, its
+//! share of page writes and the mean and median lifetime in device page writes between two
+//! writes of the same page. The store's write sequence does not depend on the device, so every
+//! run sees the same writes.
+
+use crate::papers;
+use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
+use anyhow::{Context, Result};
+use blockdev::{BlockDevice, SharedDevice, SimDevice};
+use engine::kv::{DataType, Options, Store, StreamMap, StreamMapError, StreamPolicy, StreamRouter};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use ssd::lifetime::LifetimeReport;
+use ssd::{GcStreamMode, SsdConfig};
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+/// The simulated device: a current TLC NVMe drive with 4 KiB pages (P5's PM953 has 4 KiB
+/// logical blocks; its geometry is not published).
+pub const PRESET: &str = "tlc-nvme-2024";
+const PAGE_BYTES: usize = 4096;
+/// 256 KiB erase blocks (the preset's are 1.5 MiB at 4 KiB pages: too few blocks on a small
+/// device). WAF depends on it: a block holds the pages written close together in time, and
+/// smaller blocks die whole more often.
+const PAGES_PER_BLOCK: u32 = 64;
+/// P5's 32 DB files.
+pub const FILES: u32 = 32;
+/// P5: 400 GB of DB files on a 480 GB drive.
+pub const FILL: f64 = 400.0 / 480.0;
+/// Live documents per file, as a share of its partition (the rest: stale pages, compaction).
+const LIVE_SHARE: f64 = 0.25;
+const VALUE_BYTES: usize = 1024;
+const KEY_BYTES: usize = 16;
+/// Updates a file receives between two of its commits.
+const OPS_PER_COMMIT: u32 = 16;
+/// ForestDB's default compaction threshold (30 % stale).
+const COMPACT_THRESHOLD: f64 = 0.3;
+/// Pages each store's pager caches.
+const CACHE_PAGES: usize = 256;
+/// WAF sampled every this share of the logical capacity written by the host.
+pub const SAMPLE_SHARE: f64 = 0.1;
+/// Flatness is judged on blocks of this many capacities written ...
+pub const FLAT_BLOCK_X: f64 = 2.0;
+/// ... : flat when the WAF of the last block differs from the block's before by at most this
+/// share of it.
+pub const FLAT_TOLERANCE: f64 = 0.03;
+/// At most this many capacities written by the host in the update phase.
+const MAX_HOST_X: f64 = 12.0;
+/// Device streams (P5's PM953 offers several; ours: enough for per-type's 5 and auto's groups).
+pub const DEVICE_STREAMS_DEFAULT: u16 = 8;
+
+/// Sizes and switches of one reproduction.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub capacity_bytes: u64,
+    pub files: u32,
+    pub device_streams: u16,
+    /// The stream maps to compare: P5's policies, ours, and maps from TOML files.
+    pub policies: Vec<MapSpec>,
+    pub gc_modes: Vec<GcStreamMode>,
+    pub value_bytes: usize,
+    pub ops_per_commit: u32,
+    pub live_share: f64,
+    pub pages_per_block: u32,
+    /// The update phase stops at this many capacities written (if WAF was not flat before).
+    pub max_host_x: f64,
+}
+
+impl Plan {
+    pub fn new(opts: &ReproduceOptions) -> Plan {
+        let capacity_bytes = opts.capacity.unwrap_or(match opts.scale {
+            Scale::Quick => 128 << 20,
+            Scale::Paper => 1 << 30,
+        });
+        Plan {
+            capacity_bytes,
+            files: FILES,
+            device_streams: opts.streams.unwrap_or(DEVICE_STREAMS_DEFAULT),
+            policies: StreamPolicy::EVERY
+                .into_iter()
+                .map(MapSpec::Policy)
+                .chain(opts.stream_map.iter().cloned().map(MapSpec::File))
+                .collect(),
+            gc_modes: GC_MODES.to_vec(),
+            value_bytes: VALUE_BYTES,
+            ops_per_commit: OPS_PER_COMMIT,
+            live_share: LIVE_SHARE,
+            pages_per_block: PAGES_PER_BLOCK,
+            max_host_x: MAX_HOST_X,
+        }
+    }
+
+    fn config(&self) -> serde_json::Value {
+        json!({
+            "capacity_bytes": self.capacity_bytes,
+            "files": self.files,
+            "device_streams": self.device_streams,
+            "policies": self.policies.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            "gc_modes": self.gc_modes.iter().map(|&m| gc_name(m)).collect::<Vec<_>>(),
+            "value_bytes": self.value_bytes,
+            "key_bytes": KEY_BYTES,
+            "ops_per_commit": self.ops_per_commit,
+            "live_share": self.live_share,
+            "compact_threshold": COMPACT_THRESHOLD,
+            "max_host_x": self.max_host_x,
+            "preset": PRESET,
+            "page_bytes": PAGE_BYTES,
+            "pages_per_block": self.pages_per_block,
+            "fill": FILL,
+            "sample_share": SAMPLE_SHARE,
+            "flat_block_x": FLAT_BLOCK_X,
+            "flat_tolerance": FLAT_TOLERANCE,
+        })
+    }
+}
+
+/// A stream map to run: a named policy or a user's TOML file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MapSpec {
+    Policy(StreamPolicy),
+    File(PathBuf),
+}
+
+impl MapSpec {
+    /// The policy's name, or the file's path.
+    pub fn name(&self) -> String {
+        match self {
+            MapSpec::Policy(p) => p.name().to_string(),
+            MapSpec::File(f) => f.display().to_string(),
+        }
+    }
+
+    fn build(&self, files: u32, device_streams: u16) -> Result<StreamMap, StreamMapError> {
+        match self {
+            MapSpec::Policy(p) => StreamMap::policy(*p, files, device_streams),
+            MapSpec::File(f) => StreamMap::load(f, files, device_streams),
+        }
+    }
+}
+
+/// The SSD's GC placement modes, the SSD's default (`per-stream`) first: its figures are the
+/// rows' unsuffixed columns.
+pub const GC_MODES: [GcStreamMode; 3] = [
+    GcStreamMode::PerStream,
+    GcStreamMode::Separate,
+    GcStreamMode::Victim,
+];
+
+pub fn gc_name(m: GcStreamMode) -> &'static str {
+    m.name()
+}
+
+/// One WAF sample: counters since the update phase began.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sample {
+    host_pages: u64,
+    flash_pages: u64,
+    sim_ns: u64,
+}
+
+/// One (policy, GC mode) run.
+struct Run {
+    policy: MapSpec,
+    gc: GcStreamMode,
+    samples: Vec<Sample>,
+    stats: ssd::Stats,
+    flat: bool,
+    logical_pages: u64,
+    page_bytes: u64,
+    lifetimes: Option<LifetimeReport>,
+    auto_mapping: Vec<(u32, DataType, u16)>,
+}
+
+impl Run {
+    fn sim_ns(&self) -> u64 {
+        self.samples.last().map_or(0, |s| s.sim_ns)
+    }
+    /// WAF of the last flatness block (`FLAT_BLOCK_X` capacities; all if fewer were written).
+    fn final_waf(&self) -> f64 {
+        let n = self.samples.len();
+        let first = n.saturating_sub(block_windows() + 1);
+        let (a, b) = (self.samples[first], self.samples[n - 1]);
+        ratio(b.flash_pages - a.flash_pages, b.host_pages - a.host_pages)
+    }
+    fn window_wafs(&self) -> Vec<(f64, f64)> {
+        self.samples
+            .windows(2)
+            .map(|w| {
+                (
+                    w[1].host_pages as f64 / self.logical_pages as f64,
+                    ratio(
+                        w[1].flash_pages - w[0].flash_pages,
+                        w[1].host_pages - w[0].host_pages,
+                    ),
+                )
+            })
+            .collect()
+    }
+    /// Host pages written by simulated time `t_ns` (linear between samples).
+    fn host_pages_by(&self, t_ns: u64) -> f64 {
+        let mut prev = Sample::default();
+        for &s in &self.samples {
+            if s.sim_ns >= t_ns {
+                let span = (s.sim_ns - prev.sim_ns).max(1) as f64;
+                let f = (t_ns - prev.sim_ns) as f64 / span;
+                return prev.host_pages as f64 + f * (s.host_pages - prev.host_pages) as f64;
+            }
+            prev = s;
+        }
+        prev.host_pages as f64
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Sample windows in one flatness block.
+fn block_windows() -> usize {
+    (FLAT_BLOCK_X / SAMPLE_SHARE).round() as usize
+}
+
+/// Whether WAF is flat after `samples` (cumulative counters, one per window, the first at 0):
+/// the WAF of the last `FLAT_BLOCK_X` capacities written and that of the block before differ
+/// by at most `FLAT_TOLERANCE` of the earlier.
+fn is_flat(samples: &[Sample]) -> bool {
+    let k = block_windows();
+    let n = samples.len();
+    if n < 2 * k + 1 {
+        return false;
+    }
+    let waf =
+        |a: Sample, b: Sample| ratio(b.flash_pages - a.flash_pages, b.host_pages - a.host_pages);
+    let earlier = waf(samples[n - 1 - 2 * k], samples[n - 1 - k]);
+    let last = waf(samples[n - 1 - k], samples[n - 1]);
+    earlier > 0.0 && (last - earlier).abs() <= FLAT_TOLERANCE * earlier
+}
+
+fn device(plan: &Plan, gc: GcStreamMode) -> Result<SimDevice> {
+    let mut cfg = SsdConfig::preset(PRESET)?;
+    cfg.geometry.page_bytes = PAGE_BYTES as u32;
+    cfg.geometry.pages_per_block = plan.pages_per_block;
+    cfg.ftl.streams = plan.device_streams;
+    cfg.ftl.gc_stream = gc;
+    let context = || {
+        format!(
+            "--capacity {} bytes on preset {PRESET} with {} streams",
+            plan.capacity_bytes, plan.device_streams
+        )
+    };
+    let cfg = cfg
+        .with_logical_capacity(plan.capacity_bytes)
+        .with_context(context)?;
+    Ok(SimDevice::new(cfg)?)
+}
+
+/// Age the drive: every logical page written once, sequentially, on the default stream (the
+/// file system's earlier contents; without `discard` the SSD counts them valid until
+/// overwritten, as P5's drive after its 400 GB load and hours of compactions).
+fn precondition(dev: &mut SimDevice) -> Result<()> {
+    const CHUNK_PAGES: u64 = 64;
+    let zeros = vec![0u8; CHUNK_PAGES as usize * PAGE_BYTES];
+    let pages = dev.capacity_pages();
+    let mut p = 0;
+    while p < pages {
+        let n = CHUNK_PAGES.min(pages - p);
+        dev.write(
+            p,
+            &zeros[..n as usize * PAGE_BYTES],
+            blockdev::WriteHint::NONE,
+        )?;
+        p += n;
+    }
+    Ok(())
+}
+
+struct Files {
+    stores: Vec<Store>,
+    keys_per_file: u64,
+    pending: Vec<u32>,
+}
+
+fn store_options(file_pages: u64) -> Options {
+    Options {
+        cache_pages: CACHE_PAGES,
+        compact_threshold: COMPACT_THRESHOLD,
+        compact_min_bytes: file_pages * PAGE_BYTES as u64 / 20,
+        streams: StreamPolicy::PerType,
+        ..Options::default()
+    }
+}
+
+fn key(k: u64) -> [u8; KEY_BYTES] {
+    let mut b = [b'0'; KEY_BYTES];
+    let s = format!("{k:0width$}", width = KEY_BYTES);
+    b.copy_from_slice(&s.as_bytes()[..KEY_BYTES]);
+    b
+}
+
+fn open_files(shared: &mut SharedDevice<SimDevice>, plan: &Plan) -> Result<Files> {
+    let logical = shared.device().capacity_pages();
+    let file_pages = (logical as f64 * FILL / plan.files as f64) as u64;
+    let doc_bytes = (plan.value_bytes + KEY_BYTES + 32) as u64;
+    let keys_per_file = (file_pages as f64 * plan.live_share * PAGE_BYTES as f64 / doc_bytes as f64)
+        .max(1.0) as u64;
+    let mut stores = Vec::with_capacity(plan.files as usize);
+    for f in 0..plan.files {
+        let part = shared.partition(file_pages)?;
+        let s = Store::open(Box::new(part), store_options(file_pages))
+            .with_context(|| format!("DB file {f}"))?;
+        stores.push(s);
+    }
+    Ok(Files {
+        stores,
+        keys_per_file,
+        pending: vec![0; plan.files as usize],
+    })
+}
+
+fn load(files: &mut Files, ops_per_commit: u32, value_bytes: usize, seed: u64) -> Result<()> {
+    let mut value = vec![0u8; value_bytes];
+    for (f, s) in files.stores.iter_mut().enumerate() {
+        for k in 0..files.keys_per_file {
+            value[0] = (k ^ seed) as u8;
+            value[1] = f as u8;
+            s.put(&key(k), &value)?;
+            if (k + 1) % ops_per_commit as u64 == 0 {
+                s.commit()?;
+            }
+        }
+        s.commit()?;
+    }
+    Ok(())
+}
+
+fn sample(shared: &SharedDevice<SimDevice>, base: &ssd::Stats, t0: u64) -> Sample {
+    let d = shared.device();
+    let s = d.ssd().stats().since(base);
+    Sample {
+        host_pages: s.host_pages_written,
+        flash_pages: s.flash_pages_written,
+        sim_ns: d.now_ns() - t0,
+    }
+}
+
+fn run_one(
+    plan: &Plan,
+    policy: &MapSpec,
+    gc: GcStreamMode,
+    seed: u64,
+    lifetimes: bool,
+) -> Result<Run> {
+    let mut dev = device(plan, gc)?;
+    let logical_pages = dev.capacity_pages();
+    precondition(&mut dev)?;
+    let map = policy.build(plan.files, plan.device_streams)?;
+    let router = Rc::new(RefCell::new(StreamRouter::new(map, logical_pages)));
+    let mut shared = SharedDevice::with_router(dev, Box::new(router.clone())).without_discard();
+    let mut files = open_files(&mut shared, plan)?;
+    load(&mut files, plan.ops_per_commit, plan.value_bytes, seed)?;
+    if lifetimes {
+        router.borrow_mut().measure_lifetimes(logical_pages);
+    }
+    let base = shared.device().ssd().stats();
+    let t0 = shared.device().now_ns();
+    let window_pages = ((logical_pages as f64 * SAMPLE_SHARE) as u64).max(1);
+    let max_pages = (logical_pages as f64 * plan.max_host_x) as u64;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut samples = vec![Sample::default()];
+    let mut value = vec![0u8; plan.value_bytes];
+    let mut op = 0u64;
+    let flat = loop {
+        let f = rng.gen_range(0..plan.files as usize);
+        let k = rng.gen_range(0..files.keys_per_file);
+        op += 1;
+        value[..8].copy_from_slice(&op.to_le_bytes());
+        files.stores[f].put(&key(k), &value)?;
+        files.pending[f] += 1;
+        if files.pending[f] < plan.ops_per_commit {
+            continue;
+        }
+        files.pending[f] = 0;
+        files.stores[f].commit()?;
+        let s = sample(&shared, &base, t0);
+        let last = *samples.last().expect("a first sample");
+        if s.host_pages - last.host_pages < window_pages {
+            continue;
+        }
+        samples.push(s);
+        if is_flat(&samples) {
+            break true;
+        }
+        if s.host_pages >= max_pages {
+            break false;
+        }
+    };
+    let stats = shared.device().ssd().stats().since(&base);
+    let r = router.borrow();
+    Ok(Run {
+        policy: policy.clone(),
+        gc,
+        samples,
+        stats,
+        flat,
+        logical_pages,
+        page_bytes: PAGE_BYTES as u64,
+        lifetimes: r.lifetimes(),
+        auto_mapping: r.auto_mapping(),
+    })
+}
+
+/// One row per policy, as `reproduce multistream --json` prints it: the default GC mode's
+/// figures, and each GC mode's final WAF and reduction as flat columns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MultistreamRow {
+    pub policy: String,
+    /// The GC mode of the unsuffixed columns (the plan's first).
+    pub gc_mode: String,
+    /// Final WAF: flash / host page writes over the last `FLAT_BLOCK_X` capacities written.
+    pub waf: f64,
+    /// (1 − waf / waf of `none`) × 100: percent lower than without streams (P5's figure).
+    pub waf_reduction_vs_none: Option<f64>,
+    /// WAF over the whole update phase.
+    pub waf_cumulative: f64,
+    /// Whether WAF was flat when the run stopped ("yes"/"no").
+    pub waf_flat: String,
+    /// Host bytes of the update phase.
+    pub host_bytes_written: u64,
+    /// Host bytes by the simulated time the shortest run of this GC mode took.
+    pub host_bytes_equal_time: u64,
+    pub host_writes_x_capacity: f64,
+    pub sim_seconds: f64,
+    pub flash_pages_written: u64,
+    pub erases: u64,
+    pub gc_pages_copied: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_gc_per_stream: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_gc_separate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_gc_victim: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_reduction_vs_none_gc_per_stream: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_reduction_vs_none_gc_separate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waf_reduction_vs_none_gc_victim: Option<f64>,
+}
+
+/// One line of the lifetime table (also `config.lifetime` in the JSON).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LifetimeRow {
+    #[serde(rename = "type")]
+    pub data_type: String,
+    pub writes: u64,
+    pub share_pct: f64,
+    pub overwritten: u64,
+    pub mean_writes: Option<f64>,
+    pub median_writes: Option<u64>,
+}
+
+fn type_name(class: u32) -> &'static str {
+    DataType::ALL
+        .get(class as usize)
+        .map_or("untyped", |t| t.name())
+}
+
+fn lifetime_rows(r: &LifetimeReport) -> Vec<LifetimeRow> {
+    r.classes
+        .iter()
+        .map(|c| LifetimeRow {
+            data_type: type_name(c.class).to_string(),
+            writes: c.writes,
+            share_pct: c.share * 100.0,
+            overwritten: c.overwritten,
+            mean_writes: c.mean,
+            median_writes: c.median,
+        })
+        .collect()
+}
+
+fn find<'a>(runs: &'a [Run], p: &MapSpec, gc: GcStreamMode) -> Option<&'a Run> {
+    runs.iter().find(|r| r.policy == *p && r.gc == gc)
+}
+
+/// Final WAF of (p, gc) and its reduction against `none` in the same GC mode.
+fn waf_and_reduction(runs: &[Run], p: &MapSpec, gc: GcStreamMode) -> (Option<f64>, Option<f64>) {
+    let waf = find(runs, p, gc).map(Run::final_waf);
+    let none = find(runs, &MapSpec::Policy(StreamPolicy::NoStreams), gc).map(Run::final_waf);
+    let red = waf
+        .zip(none)
+        .filter(|&(_, n)| n > 0.0)
+        .map(|(w, n)| (1.0 - w / n) * 100.0);
+    (waf, red)
+}
+
+fn rows(runs: &[Run], plan: &Plan) -> Vec<MultistreamRow> {
+    let gc0 = plan.gc_modes[0];
+    let equal_time = runs
+        .iter()
+        .filter(|r| r.gc == gc0)
+        .map(Run::sim_ns)
+        .min()
+        .unwrap_or(0);
+    // (None, None) where the plan did not run the mode.
+    let mode = |p: &MapSpec, gc| waf_and_reduction(runs, p, gc);
+    plan.policies
+        .iter()
+        .filter_map(|p| {
+            let r = find(runs, p, gc0)?;
+            let s = &r.stats;
+            let (per, per_red) = mode(p, GcStreamMode::PerStream);
+            let (sep, sep_red) = mode(p, GcStreamMode::Separate);
+            let (vic, vic_red) = mode(p, GcStreamMode::Victim);
+            Some(MultistreamRow {
+                policy: p.name(),
+                gc_mode: gc_name(gc0).into(),
+                waf: r.final_waf(),
+                waf_reduction_vs_none: waf_and_reduction(runs, p, gc0).1,
+                waf_cumulative: s.waf(),
+                waf_flat: if r.flat { "yes" } else { "no" }.into(),
+                host_bytes_written: s.host_pages_written * r.page_bytes,
+                host_bytes_equal_time: (r.host_pages_by(equal_time) * r.page_bytes as f64) as u64,
+                host_writes_x_capacity: ratio(s.host_pages_written, r.logical_pages),
+                sim_seconds: r.sim_ns() as f64 / 1e9,
+                flash_pages_written: s.flash_pages_written,
+                erases: s.erases,
+                gc_pages_copied: s.gc_pages_copied,
+                waf_gc_per_stream: per,
+                waf_gc_separate: sep,
+                waf_gc_victim: vic,
+                waf_reduction_vs_none_gc_per_stream: per_red,
+                waf_reduction_vs_none_gc_separate: sep_red,
+                waf_reduction_vs_none_gc_victim: vic_red,
+            })
+        })
+        .collect()
+}
+
+fn series(runs: &[Run], plan: &Plan, lifetimes: Option<&LifetimeReport>) -> Vec<Series> {
+    let mut out = Vec::new();
+    for r in runs {
+        let label = if r.gc == plan.gc_modes[0] {
+            r.policy.name()
+        } else {
+            format!("{} (gc {})", r.policy.name(), gc_name(r.gc))
+        };
+        out.push(Series {
+            name: "waf_over_time".into(),
+            label,
+            x: "host_writes_x_capacity".into(),
+            y: "waf".into(),
+            points: r.window_wafs(),
+        });
+    }
+    for c in lifetimes.map_or(&[][..], |l| &l.classes[..]) {
+        out.push(Series {
+            name: "lifetime_histogram".into(),
+            label: type_name(c.class).into(),
+            x: "lifetime_writes_bucket_low".into(),
+            y: "pages".into(),
+            points: c
+                .histogram
+                .iter()
+                .map(|&(lo, n)| (lo as f64, n as f64))
+                .collect(),
+        });
+    }
+    out
+}
+
+const P5_FIG: &str = "P5 results (6.5 h run)";
+const P5_TABLE1: &str = "P5 Table 1 (lifetime analysis)";
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or("-".into(), |r| format!("{:+.1} %", -r))
+}
+
+fn opt_f(x: Option<f64>, digits: usize) -> String {
+    x.map_or("-".into(), |v| fmt_f(v, digits))
+}
+
+fn waf_table(runs: &[Run], plan: &Plan) -> Table {
+    let mut headers: Vec<String> = vec!["policy".into()];
+    for &gc in &plan.gc_modes {
+        headers.push(format!("WAF gc {}", gc_name(gc)));
+        headers.push("vs none".into());
+    }
+    headers.extend(["flat".into(), "paper WAF".into(), "paper vs none".into()]);
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let mut t = Table::new(
+        format!(
+            "WAF by stream policy and GC mode: {} stores on one simulated SSD ({} MiB, {:.0} % in DB files, {} streams) — ours beside P5's (6.5 h run)",
+            plan.files,
+            plan.capacity_bytes >> 20,
+            FILL * 100.0,
+            plan.device_streams
+        ),
+        &h,
+    );
+    let p5 = papers::p5();
+    for p in &plan.policies {
+        let paper = p5.find(&[("table", json!(P5_FIG)), ("policy", json!(p.name()))]);
+        let mut cells = vec![p.name()];
+        for &gc in &plan.gc_modes {
+            let (waf, red) = waf_and_reduction(runs, p, gc);
+            cells.push(opt_f(waf, 3));
+            cells.push(pct(red));
+        }
+        let flat =
+            find(runs, p, plan.gc_modes[0]).map_or("-", |r| if r.flat { "yes" } else { "no" });
+        cells.push(flat.into());
+        cells.push(papers::cell(paper, "waf"));
+        cells.push(papers::cell(paper, "vs_none"));
+        t.push(cells);
+    }
+    t.define(format!("WAF = flash page writes / host page writes over the last {FLAT_BLOCK_X} capacities written; vs none = change against `none` in the same GC mode"));
+    t.define("gc separate: GC copies of every stream go to one GC stream; victim: back to the victim block's stream; per-stream: one GC stream per host stream");
+    t.define(format!("flat (first GC mode) = the WAF of the last {FLAT_BLOCK_X} capacities within {:.0} % of the {FLAT_BLOCK_X} before (else stopped at {} capacities); paper = P5's Samsung PM953, ForestDB, 6.5 h (SMART)", FLAT_TOLERANCE * 100.0, plan.max_host_x));
+    t
+}
+
+fn volume_table(rows: &[MultistreamRow], plan: &Plan) -> Table {
+    let mut t = Table::new(
+        format!(
+            "Host writes, erases and GC copies (gc {}; ours, simulated time)",
+            gc_name(plan.gc_modes[0])
+        ),
+        &[
+            "policy",
+            "host GB",
+            "host GB equal time",
+            "sim s",
+            "erases",
+            "GC copies",
+            "cumulative WAF",
+        ],
+    );
+    for r in rows {
+        t.push(vec![
+            r.policy.clone(),
+            fmt_f(r.host_bytes_written as f64 / 1e9, 3),
+            fmt_f(r.host_bytes_equal_time as f64 / 1e9, 3),
+            fmt_f(r.sim_seconds, 1),
+            r.erases.to_string(),
+            r.gc_pages_copied.to_string(),
+            fmt_f(r.waf_cumulative, 3),
+        ]);
+    }
+    t.define("host GB equal time = host bytes each policy wrote by the simulated time the shortest run took (P5 Table 3, 24 h: none 4203.41 GB, per-type 4556.53 GB)");
+    t
+}
+
+fn lifetime_table(rows: &[LifetimeRow]) -> Table {
+    let mut t = Table::new(
+        "Lifetimes per data type (ours: the `none` run's update phase) beside P5 Table 1",
+        &[
+            "type",
+            "share %",
+            "mean",
+            "median",
+            "paper share %",
+            "paper mean",
+        ],
+    );
+    let p5 = papers::p5();
+    for r in rows {
+        let paper = p5.find(&[("table", json!(P5_TABLE1)), ("type", json!(r.data_type))]);
+        t.push(vec![
+            r.data_type.clone(),
+            fmt_f(r.share_pct, 2),
+            opt_f(r.mean_writes, 0),
+            r.median_writes.map_or("-".into(), |m| m.to_string()),
+            papers::cell(paper, "share_pct"),
+            papers::cell(paper, "mean_lifetime_writes"),
+        ]);
+    }
+    t.define("lifetime = device page writes between two writes of the same page (mean, median); share = the type's share of page writes");
+    t.define("paper = P5 Table 1 (ForestDB, ~7.5 GB DB, 4 h overwrite workload; no median given)");
+    t
+}
+
+fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
+    let mut n = vec![
+        format!("Scaled down from P5's 480 GB drive with 400 GB in 32 DB files: {} MiB of logical space, {:.1} % of it in {} partitions (one store each; the fill ratio and file count kept)", plan.capacity_bytes >> 20, FILL * 100.0, plan.files),
+        format!("Device: preset {PRESET} with 4 KiB pages, {}-page blocks and its over-provisioning (7 %); P5's PM953 geometry and OP are not published; WAF depends on the block size (a block holds pages written close together in time; smaller blocks die whole more often). The drive is aged (every logical page written once) and the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04), so the SSD counts every page valid until it is overwritten", plan.pages_per_block),
+        format!("Documents: {KEY_BYTES}-byte keys, {}-byte values, live documents {:.0} % of each file, a commit every {} updates of a file (P5 states neither document size nor commit interval)", plan.value_bytes, plan.live_share * 100.0, plan.ops_per_commit),
+        "Our store updates its copy-on-write B+-tree at every commit (ForestDB: HB+-trie behind a write-ahead log, so its index is 1.8 % of writes and header and superblock, one each per commit, 10.6 % each); our write mix is therefore mostly data pages, with fewer headers and superblocks".into(),
+        format!("Compaction at {:.0} % stale bytes (ForestDB's default) rewrites a file's live documents in place of its free pages (ForestDB writes a new file)", COMPACT_THRESHOLD * 100.0),
+        format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
+        "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs)".into(),
+        "P5's WAF is the drive's (SMART) since the start of a 6.5 h or 24 h run and still growing (P5: WAF grows with the data written); ours is the steady-state WAF of the last capacities written once flat (`waf_cumulative`: since the updates began), and equal time is the shortest of our runs in simulated time (queue depth 1), not 24 h".into(),
+    ];
+    let auto = find(runs, &MapSpec::Policy(StreamPolicy::Auto), plan.gc_modes[0]);
+    if let Some(r) = auto {
+        let mut groups: std::collections::BTreeMap<u16, Vec<&str>> = Default::default();
+        for (_, t, s) in &r.auto_mapping {
+            let g = groups.entry(*s).or_default();
+            if !g.contains(&t.name()) {
+                g.push(t.name());
+            }
+        }
+        let text: Vec<String> = groups
+            .iter()
+            .map(|(s, ts)| format!("stream {s}: {}", ts.join(", ")))
+            .collect();
+        n.push(format!(
+            "auto's final grouping (the types of any file on each stream): {}",
+            text.join("; ")
+        ));
+    }
+    n
+}
+
+pub fn run(opts: &ReproduceOptions) -> Result<Output> {
+    run_with(opts, &Plan::new(opts))
+}
+
+/// Run `plan` (tests use smaller plans than the scales).
+pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
+    anyhow::ensure!(!plan.gc_modes.is_empty(), "multistream: no GC mode to run");
+    anyhow::ensure!(
+        !plan.policies.is_empty(),
+        "multistream: no stream policy to run"
+    );
+    for p in &plan.policies {
+        // A bad map file fails here, before any run.
+        p.build(plan.files, plan.device_streams)?;
+    }
+    let steps = Steps::new(opts, plan.policies.len() * plan.gc_modes.len());
+    let mut runs = Vec::new();
+    for &gc in &plan.gc_modes {
+        for p in &plan.policies {
+            steps.step(format_args!("policy {} gc {}", p.name(), gc_name(gc)));
+            let measure = *p == plan.policies[0] && gc == plan.gc_modes[0];
+            runs.push(run_one(plan, p, gc, opts.seed, measure)?);
+        }
+    }
+    let lifetimes = runs.iter().find_map(|r| r.lifetimes.clone());
+    let lrows = lifetimes.as_ref().map(lifetime_rows).unwrap_or_default();
+    let rows = rows(&runs, plan);
+    let mut config = plan.config();
+    config["lifetime"] = serde_json::to_value(&lrows)?;
+    let mut report = Report::new("multistream", opts, config);
+    report.set_rows(&rows);
+    report.paper = papers::p5().rows.clone();
+    report.notes = notes(plan, &runs);
+    report.series = series(&runs, plan, lifetimes.as_ref());
+    let tables = vec![
+        waf_table(&runs, plan),
+        volume_table(&rows, plan),
+        lifetime_table(&lrows),
+    ];
+    Ok(Output { report, tables })
+}

@@ -1,0 +1,128 @@
+//! `reproduce multistream` on a small device: one row per policy with the keys the issue
+//! names, the WAF-over-time and lifetime series, P5's figures apart from ours, and the same JSON
+//! for the same seed.
+
+use engine::kv::StreamPolicy;
+use lab::multistream::{run_with, MapSpec, MultistreamRow, Plan};
+use lab::ReproduceOptions;
+
+fn small() -> (ReproduceOptions, Plan) {
+    let opts = ReproduceOptions {
+        capacity: Some(48 << 20),
+        ..Default::default()
+    };
+    let mut plan = Plan::new(&opts);
+    plan.max_host_x = 1.0;
+    // Small blocks, so that 48 MiB holds the open blocks of 8 streams under per-stream GC.
+    plan.pages_per_block = 16;
+    (opts, plan)
+}
+
+#[test]
+fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
+    let (opts, plan) = small();
+    let out = run_with(&opts, &plan).unwrap();
+    let r = &out.report;
+    assert_eq!(r.experiment, "multistream");
+    let rows: Vec<MultistreamRow> = r.rows_as().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r.policy.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "none",
+            "per-type",
+            "merge-similar",
+            "merge-different",
+            "per-file",
+            "auto"
+        ]
+    );
+    for row in &r.rows {
+        for key in [
+            "policy",
+            "waf",
+            "waf_reduction_vs_none",
+            "host_bytes_written",
+            "erases",
+            "gc_pages_copied",
+            "waf_gc_separate",
+            "waf_gc_victim",
+            "waf_gc_per_stream",
+        ] {
+            assert!(row.contains_key(key), "row lacks {key}: {row:?}");
+        }
+        assert!(!row.contains_key("table"), "a paper row leaked into rows");
+    }
+    assert_eq!(rows[0].waf_reduction_vs_none, Some(0.0));
+    for row in &rows {
+        assert!(row.waf >= 1.0, "{row:?}");
+        assert!(row.host_bytes_written > 0 && row.host_bytes_equal_time > 0);
+        assert!(row.host_bytes_equal_time <= row.host_bytes_written);
+    }
+    let waf_series: Vec<&str> = r
+        .series
+        .iter()
+        .filter(|s| s.name == "waf_over_time")
+        .map(|s| s.label.as_str())
+        .collect();
+    assert_eq!(waf_series.len(), 18, "6 policies x 3 GC modes");
+    assert!(waf_series.contains(&"per-type") && waf_series.contains(&"auto (gc victim)"));
+    let hist: Vec<&str> = r
+        .series
+        .iter()
+        .filter(|s| s.name == "lifetime_histogram")
+        .map(|s| s.label.as_str())
+        .collect();
+    assert_eq!(hist, ["superblock", "header", "index", "data"]);
+    let lifetime = r.config["lifetime"].as_array().unwrap();
+    assert_eq!(lifetime.len(), 4);
+    let share: f64 = lifetime
+        .iter()
+        .map(|l| l["share_pct"].as_f64().unwrap())
+        .sum();
+    assert!((share - 100.0).abs() < 1e-6, "{share}");
+    assert!(r
+        .paper
+        .iter()
+        .all(|p| p["table"].as_str().unwrap().starts_with("P5")));
+    let text = out.to_string();
+    assert!(text.contains("paper WAF") && text.contains("P5 Table 1"));
+}
+
+#[test]
+fn the_same_seed_gives_the_same_json() {
+    let (opts, mut plan) = small();
+    plan.policies = vec![
+        MapSpec::Policy(StreamPolicy::NoStreams),
+        MapSpec::Policy(StreamPolicy::Auto),
+    ];
+    let a = run_with(&opts, &plan).unwrap().report.to_json();
+    let b = run_with(&opts, &plan).unwrap().report.to_json();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_users_stream_map_runs_beside_the_policies_and_a_bad_one_is_refused_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("mine.toml");
+    std::fs::write(
+        &good,
+        "[types]\nsuperblock = 1\nheader = 1\nindex = 2\ndata = 3\n",
+    )
+    .unwrap();
+    let (opts, mut plan) = small();
+    plan.policies = vec![
+        MapSpec::Policy(StreamPolicy::NoStreams),
+        MapSpec::File(good.clone()),
+    ];
+    plan.gc_modes.truncate(1);
+    let rows: Vec<MultistreamRow> = run_with(&opts, &plan).unwrap().report.rows_as().unwrap();
+    assert_eq!(rows[1].policy, good.display().to_string());
+    assert!(rows[1].waf_reduction_vs_none.is_some());
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[types]\ndata = 99\n").unwrap();
+    plan.policies.push(MapSpec::File(bad.clone()));
+    let e = run_with(&opts, &plan).unwrap_err().to_string();
+    assert!(e.contains("bad.toml:2") && e.contains("types.data"), "{e}");
+}
