@@ -2,8 +2,10 @@
 //!
 //! Subcommands: `sim` (run a workload or trace on a simulated SSD), `reproduce NAME` (a paper's
 //! experiment, our figures beside the paper's), `ftl-memory` (mapping-table memory by scheme),
-//! `presets` (list or show the shipped SSD presets).
+//! `presets` (list or show the shipped SSD presets), `bench device` (a preset's or a file's
+//! MB/s and IOPS).
 
+mod bench;
 mod buffer_sim;
 mod kv;
 mod output;
@@ -40,6 +42,9 @@ enum Command {
     TraceInfo(buffer_sim::TraceInfoArgs),
     /// The key-value store: YCSB load/run, get/put/scan, stat, check.
     Kv(kv::KvArgs),
+    /// Benchmarks: `bench device` (MB/s and IOPS of a preset or a real file, as P1's Table 1).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// List the shipped SSD presets, or print one as TOML (a starting point for --config).
     Presets {
         /// Print this preset's TOML.
@@ -58,6 +63,7 @@ fn main() -> ExitCode {
         Command::BufferSim(args) => buffer_sim::run(&args),
         Command::TraceInfo(args) => buffer_sim::trace_info(&args),
         Command::Presets { show } => presets(show.as_deref()),
+        Command::Bench(c) => bench::run(&c),
         Command::Kv(args) => return kv::main(&args),
     };
     match result {

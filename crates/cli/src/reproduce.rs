@@ -21,7 +21,8 @@ pub struct ReproduceArgs {
     /// Directory for the real files of --device file [default: a temporary directory here].
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// SSD preset for --device sim [default: mlc-sata-2010].
+    /// SSD preset for --device sim [default: the preset calibrated to the experiment's paper's
+    /// device: as-btree and async-scan p1-ssd, ext-buffer x25m].
     #[arg(long)]
     preset: Option<String>,
     /// Run --device file timings on a RAM file system (tmpfs, ramfs) anyway (they are then RAM
@@ -97,7 +98,7 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         seed: a.seed,
         device,
         dir: a.dir.clone(),
-        preset: a.preset.clone().unwrap_or_else(|| "mlc-sata-2010".into()),
+        preset: a.preset.clone(),
         progress: !a.quiet,
         allow_memory_fs: a.allow_memory_fs,
         trace: a.trace.clone(),

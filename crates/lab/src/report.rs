@@ -147,8 +147,9 @@ pub struct ReproduceOptions {
     pub device: DeviceChoice,
     /// Directory for real files (`--device file`); a temporary directory when absent.
     pub dir: Option<PathBuf>,
-    /// SSD preset for `--device sim`.
-    pub preset: String,
+    /// SSD preset for `--device sim` (`--preset`); `None`: the experiment's paper's preset
+    /// (see [`ReproduceOptions::preset_or`]).
+    pub preset: Option<String>,
     /// Print progress lines to stderr.
     pub progress: bool,
     /// Run `--device file` timings on a RAM file system (tmpfs, ramfs) anyway.
@@ -167,7 +168,7 @@ impl Default for ReproduceOptions {
             seed: 1,
             device: DeviceChoice::One(DeviceKind::Sim),
             dir: None,
-            preset: "mlc-sata-2010".into(),
+            preset: None,
             progress: false,
             allow_memory_fs: false,
             trace: None,
@@ -178,6 +179,12 @@ impl Default for ReproduceOptions {
 }
 
 impl ReproduceOptions {
+    /// The simulated SSD preset: `--preset` if given, else the experiment's `default` (the
+    /// preset calibrated to its paper's device).
+    pub fn preset_or<'a>(&'a self, default: &'a str) -> &'a str {
+        self.preset.as_deref().unwrap_or(default)
+    }
+
     pub fn progress(&self, msg: impl fmt::Display) {
         if self.progress {
             eprintln!("[{}] {msg}", chrono_free_elapsed());
