@@ -82,19 +82,43 @@ struct Run {
     page_bytes: u64,
 }
 
-fn device(p: &Plan, scheme: FtlKind) -> Result<Ssd> {
+/// How a page-mapped scheme (DFTL) is given its flash: the preset's (default), or P4's
+/// board's view (`lean`: its spare flash only the log schemes' log space, plus the blocks its
+/// GC and translation pages need, one GC pool; its CMT `cmt_entries`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Variant {
+    lean: bool,
+    cmt_entries: u32,
+}
+
+fn device(p: &Plan, scheme: FtlKind, v: Variant) -> Result<Ssd> {
     let mut cfg = SsdConfig::preset(PRESET)?;
     cfg.ftl.scheme = scheme;
     cfg.ftl.gc_policy = GcPolicy::Greedy;
     let block_bytes = cfg.geometry.pages_per_block as u64 * cfg.geometry.page_bytes as u64;
     cfg.ftl.log_blocks = (p.log_bytes / block_bytes).max(2) as u32;
-    cfg.ftl.cmt_entries = p.cmt_entries;
+    cfg.ftl.cmt_entries = v.cmt_entries;
+    if v.lean {
+        cfg.ftl.gc_pool = ssd::GcPool::Device;
+        let logical_blocks = p.device_bytes.div_ceil(block_bytes);
+        cfg = cfg.with_logical_capacity(p.device_bytes)?;
+        let spare = cfg.ftl.log_blocks as u64 + cfg.spare_blocks_needed();
+        cfg.ftl.op = spare as f64 / logical_blocks as f64;
+    }
     let cfg = cfg.with_logical_capacity(p.device_bytes)?;
     Ok(Ssd::new(cfg)?)
 }
 
 fn run_one(p: &Plan, scheme: FtlKind, cache_mb: u64, seed: u64) -> Result<Run> {
-    let ssd = device(p, scheme)?;
+    let v = Variant {
+        lean: false,
+        cmt_entries: p.cmt_entries,
+    };
+    run_variant(p, scheme, v, cache_mb, seed)
+}
+
+fn run_variant(p: &Plan, scheme: FtlKind, v: Variant, cache_mb: u64, seed: u64) -> Result<Run> {
+    let ssd = device(p, scheme, v)?;
     let target = Target {
         logical_pages: ssd.logical_pages(),
         page_bytes: ssd.page_bytes() as u32,
@@ -355,6 +379,34 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The DFTL probe of issue 14 §5 (not a check: prints DFTL vs BAST per variant).
+    #[test]
+    #[ignore]
+    fn dftl_probe() {
+        let p = plan(Scale::Quick);
+        for (name, lean, cmt) in [
+            ("default", false, p.cmt_entries),
+            ("cmt 46K entries", false, 47_104 / p.factor as u32),
+            ("lean spare", true, p.cmt_entries),
+            ("lean + 46K", true, 47_104 / p.factor as u32),
+        ] {
+            for &cache in &p.caches_mb {
+                let v = Variant {
+                    lean,
+                    cmt_entries: cmt,
+                };
+                let d = to_row(&run_variant(&p, FtlKind::Dftl, v, cache, 1).unwrap());
+                let b = to_row(&run_one(&p, FtlKind::Bast, cache, 1).unwrap());
+                let i = to_row(&run_one(&p, FtlKind::Ioa, cache, 1).unwrap());
+                eprintln!(
+                    "{name:16} cache {cache:3}: dftl {:6.2} MB/s (copied {}, erases {}, tr.w {}, tr.r {}, waf {:.2}) bast {:6.2} ioa {:6.2}  dftl/bast {:.2}",
+                    d.throughput_mb_s, d.pages_copied, d.erases, d.translation_writes, d.translation_reads, d.waf,
+                    b.throughput_mb_s, i.throughput_mb_s, d.throughput_mb_s / b.throughput_mb_s
+                );
+            }
+        }
+    }
 
     #[test]
     fn tables_define_their_columns_and_name_the_preset() {
