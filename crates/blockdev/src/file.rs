@@ -520,10 +520,7 @@ impl FileDevice {
         let mut first_err = None;
         let mut failures_in_row = 0;
         while done.len() < sqes.len() {
-            // One enter waits for the whole wave (a wave is awaited whole anyway): a syscall
-            // per wave, not per completion.
-            let want = sqes.len() - done.len();
-            match faults.apply(|| ring.submit_and_wait(want)) {
+            match faults.apply(|| ring.submit_and_wait(1)) {
                 Ok(_) => failures_in_row = 0,
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}

@@ -621,9 +621,11 @@ pub fn p1_deviation(rows: &[BenchRow]) -> Vec<(Pattern, u64, f64, f64, f64)> {
     out
 }
 
-/// QD1 and QD-`depth` random reads of one page on `dev` (its own page size), `ios` each,
+/// QD1 and QD-`depth` random reads of one page on `dev` (its own page size), about `ios` each,
 /// through `read` and `submit` — the I/O paths of the synchronous and batched scans; returns
-/// (IOPS at QD1, IOPS at QD `depth`). Pages are drawn from the first `span_pages`.
+/// (IOPS at QD1, IOPS at QD `depth`). Pages are drawn from the first `span_pages`. The two
+/// alternate in `CEILING_ROUNDS` rounds, so a disk whose speed drifts (other tenants, its own
+/// state) weighs on both alike.
 pub fn read_ceiling(
     dev: &mut dyn BlockDevice,
     span_pages: u64,
@@ -633,32 +635,41 @@ pub fn read_ceiling(
 ) -> Result<(f64, f64)> {
     let pb = dev.page_bytes();
     let span = span_pages.min(dev.capacity_pages()).max(1);
+    let depth = depth.max(1);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut bufs = vec![vec![0u8; pb]; depth.max(1)];
+    let mut bufs = vec![vec![0u8; pb]; depth];
     let clock = dev.clock_kind();
-    let (t0, wall) = (dev.now_ns(), Instant::now());
-    for _ in 0..ios {
-        dev.read(rng.gen_range(0..span), &mut bufs[0])?;
+    let per_round = ios.div_ceil(CEILING_ROUNDS).max(1);
+    let batches = per_round.div_ceil(depth as u64);
+    let (mut s1, mut sn) = (0.0, 0.0);
+    for _ in 0..CEILING_ROUNDS {
+        let (t0, wall) = (dev.now_ns(), Instant::now());
+        for _ in 0..per_round {
+            dev.read(rng.gen_range(0..span), &mut bufs[0])?;
+        }
+        s1 += devices::phase_seconds(clock, wall.elapsed().as_secs_f64(), dev.now_ns() - t0);
+        let (t0, wall) = (dev.now_ns(), Instant::now());
+        for _ in 0..batches {
+            let mut batch: Vec<Io> = bufs
+                .iter_mut()
+                .map(|buf| Io::Read {
+                    page: rng.gen_range(0..span),
+                    buf,
+                })
+                .collect();
+            dev.submit(&mut batch)?;
+        }
+        sn += devices::phase_seconds(clock, wall.elapsed().as_secs_f64(), dev.now_ns() - t0);
     }
-    let s1 = devices::phase_seconds(clock, wall.elapsed().as_secs_f64(), dev.now_ns() - t0);
-    let batches = ios.div_ceil(depth as u64);
-    let (t0, wall) = (dev.now_ns(), Instant::now());
-    for _ in 0..batches {
-        let mut batch: Vec<Io> = bufs
-            .iter_mut()
-            .map(|buf| Io::Read {
-                page: rng.gen_range(0..span),
-                buf,
-            })
-            .collect();
-        dev.submit(&mut batch)?;
-    }
-    let sn = devices::phase_seconds(clock, wall.elapsed().as_secs_f64(), dev.now_ns() - t0);
+    let rounds = CEILING_ROUNDS as f64;
     Ok((
-        ios as f64 / s1.max(1e-12),
-        (batches * depth as u64) as f64 / sn.max(1e-12),
+        per_round as f64 * rounds / f64::max(s1, 1e-12),
+        (batches * depth as u64) as f64 * rounds / f64::max(sn, 1e-12),
     ))
 }
+
+/// Rounds of QD1 then QD-N reads in [`read_ceiling`].
+const CEILING_ROUNDS: u64 = 8;
 
 #[cfg(test)]
 mod tests {
