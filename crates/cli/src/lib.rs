@@ -5,6 +5,7 @@
 //! does not depend on which of them started it.
 
 pub mod api;
+pub mod bench;
 pub mod buffer_sim;
 pub mod lifetime;
 pub mod output;

@@ -3,13 +3,14 @@
 //! Subcommands: `sim` (run a workload or trace on a simulated SSD), `reproduce NAME` (a paper's
 //! experiment, our figures beside the paper's; `reproduce all` every one, into an HTML report),
 //! `report DIR` (re-render that report), `ftl-memory` (mapping-table memory by scheme),
-//! `presets` (list or show the shipped SSD presets).
+//! `presets` (list or show the shipped SSD presets), `bench device` (a preset's or a file's
+//! MB/s and IOPS).
 
 mod kv;
 mod signals;
 
 // The subcommands live in the library (src/lib.rs), which the Python package shares.
-use flashlab::{buffer_sim, error_chain, lifetime, reproduce, reproduce_all, sim, sweep};
+use flashlab::{bench, buffer_sim, error_chain, lifetime, reproduce, reproduce_all, sim, sweep};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -45,6 +46,9 @@ enum Command {
     Lifetime(Box<lifetime::LifetimeArgs>),
     /// Run a grid of `sim` runs from a spec (TOML or JSON) into a JSON-lines file, locally or on Ray.
     Sweep(sweep::SweepArgs),
+    /// Benchmarks: `bench device` (MB/s and IOPS of a preset or a real file, as P1's Table 1).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// List the shipped SSD presets, or print one as TOML (a starting point for --config).
     Presets {
         /// Print this preset's TOML.
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Command::BufferSim(args) => buffer_sim::run(&args),
         Command::TraceInfo(args) => buffer_sim::trace_info(&args),
         Command::Presets { show } => presets(show.as_deref()),
+        Command::Bench(c) => bench::run(&c),
         Command::Kv(args) => return kv::main(&args),
         Command::Lifetime(args) => lifetime::run(&args),
         Command::Sweep(args) => sweep::main(&args),

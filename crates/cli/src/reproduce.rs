@@ -22,7 +22,8 @@ pub struct ReproduceArgs {
     /// Directory for the real files of --device file [default: a temporary directory here].
     #[arg(long)]
     pub(crate) dir: Option<PathBuf>,
-    /// SSD preset for --device sim [default: mlc-sata-2010].
+    /// SSD preset for --device sim [default: the preset calibrated to the experiment's paper's
+    /// device: as-btree and async-scan p1-ssd, ext-buffer x25m].
     #[arg(long)]
     pub(crate) preset: Option<String>,
     /// Run --device file timings on a RAM file system (tmpfs, ramfs) anyway (they are then RAM
@@ -160,7 +161,7 @@ fn options(a: &ReproduceArgs, scale: Scale) -> Result<ReproduceOptions> {
         seed: a.seed,
         device,
         dir: a.dir.clone(),
-        preset: a.preset.clone().unwrap_or_else(|| "mlc-sata-2010".into()),
+        preset: a.preset.clone(),
         progress: !a.quiet,
         progress_sink: None,
         allow_memory_fs: a.allow_memory_fs,

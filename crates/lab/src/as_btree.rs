@@ -149,7 +149,7 @@ fn open_device(
         page_bytes: NODE_BYTES,
         pages: p.device_bytes / NODE_BYTES as u64,
         sim_min_bytes: p.device_bytes,
-        sim_preset: &opts.preset,
+        sim_preset: opts.preset_or(DEFAULT_PRESET),
         queue_depth: 32,
         file_name: file_name(n),
     };
@@ -448,6 +448,8 @@ fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
 
 /// The devices P1's experiment runs on (it measures SSDs only).
 pub const DEVICES: &[DeviceKind] = &[DeviceKind::File, DeviceKind::Sim];
+/// The simulated SSD unless `--preset` says otherwise: calibrated to P1's Table 1.
+pub const DEFAULT_PRESET: &str = "p1-ssd";
 
 pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let p = plan(opts.scale);
@@ -477,7 +479,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         "node_bytes": NODE_BYTES, "preload_keys": p.preload, "measured_ops": p.measured,
         "keys_per_node": p.fanouts, "write_buffer_nodes": p.buffers, "cache_nodes": p.caches,
         "device_bytes": p.device_bytes, "segment_bytes": p.segment_bytes, "window_segments": p.window,
-        "sim_preset": opts.preset,
+        "sim_preset": opts.preset_or(DEFAULT_PRESET),
     });
     if let Some(fs) = file_system {
         // Only runs with a file device have one (sim-only JSON stays as it was).
@@ -488,7 +490,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     report.paper = papers::p1().rows.clone();
     report.notes = notes(&measured, &p);
     Ok(Output {
-        tables: tables(&measured, &p, &opts.preset),
+        tables: tables(&measured, &p, opts.preset_or(DEFAULT_PRESET)),
         report,
     })
 }

@@ -7,6 +7,12 @@
 //! then a batch-size sweep of the batched mode (1, 2, 4, ... 256) at 20 %. Seconds are wall
 //! time on `file` (O_DIRECT, io_uring batches), device time on `sim` (simulated SSD, all misses
 //! of a batch overlapping on its dies/channels) and `hdd` (the disk model, for contrast).
+//!
+//! The ceiling: right after its selectivity sweep, each device's heap pages are read at
+//! random, one at a time
+//! (`read`, the sync scan's path) and `PAPER_BATCH` at a time (`submit`, the batched scan's),
+//! as many reads as the sync scan at 20 % missed; QD-N IOPS / QD1 IOPS is the most a batched
+//! scan can gain on that device, printed beside its speedup (same run, same file).
 
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;
@@ -89,7 +95,7 @@ fn device(
         page_bytes: PAGE_BYTES,
         pages,
         sim_min_bytes: (pages * PAGE_BYTES as u64).max(512 << 20),
-        sim_preset: &opts.preset,
+        sim_preset: opts.preset_or(DEFAULT_PRESET),
         queue_depth: 64,
         file_name: "async-scan.dev".into(),
     };
@@ -129,14 +135,32 @@ fn timed_scan(
     })
 }
 
-/// All queries on one device: the selectivity sweep (every mode), then the batch sweep.
+/// Random reads of one heap page at QD1 and QD `depth` on a device, after its selectivity
+/// sweep (in the JSON's `config.read_ceiling`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+struct Ceiling {
+    device: DeviceKind,
+    depth: usize,
+    ios: u64,
+    iops_qd1: f64,
+    iops_qdn: f64,
+}
+
+impl Ceiling {
+    fn ratio(&self) -> f64 {
+        self.iops_qdn / self.iops_qd1.max(1e-12)
+    }
+}
+
+/// All queries on one device: the selectivity sweep (every mode), then the batch sweep, then
+/// the device's read ceiling.
 fn run_device(
     kind: DeviceKind,
     p: &Plan,
     opts: &ReproduceOptions,
     dir: &Path,
     steps: &Steps,
-) -> Result<(Vec<Query>, Vec<Query>)> {
+) -> Result<(Vec<Query>, Vec<Query>, Ceiling)> {
     let records = p.db_bytes / RECORD_BYTES as u64;
     let heap_pages = records.div_ceil(records_per_page(PAGE_BYTES));
     let pages = heap_pages + 2 * records.div_ceil(LEAF_KEYS as u64) + 64;
@@ -165,6 +189,31 @@ fn run_device(
             sweep.push(q);
         }
     }
+    // The ceiling right after the 20 % queries (the disk's state drifts over a run).
+    let ios = sweep
+        .iter()
+        .find(|q| q.selectivity == 0.20 && q.mode == ScanMode::Sync)
+        .map_or(0, |q| q.pages_read)
+        .max(PAPER_BATCH as u64);
+    steps.step(format!(
+        "async-scan: {kind}: read ceiling, {ios} random page reads at QD1 and QD{PAPER_BATCH}"
+    ));
+    let mut dev = pool.into_device();
+    let (iops_qd1, iops_qdn) = crate::bench_device::read_ceiling(
+        dev.as_mut(),
+        db.heap_pages,
+        PAPER_BATCH,
+        ios,
+        seed.fork("ceiling").value(),
+    )?;
+    let ceiling = Ceiling {
+        device: kind,
+        depth: PAPER_BATCH,
+        ios,
+        iops_qd1,
+        iops_qdn,
+    };
+    let mut pool = Pager::new(dev, (p.pool_bytes / PAGE_BYTES as u64) as usize);
     let range = key_range(&mut rng, 0.20);
     let mut batches = vec![timed_scan(
         &mut pool,
@@ -185,7 +234,7 @@ fn run_device(
             0.20,
         )?);
     }
-    Ok((sweep, batches))
+    Ok((sweep, batches, ceiling))
 }
 
 fn speedup(qs: &[Query], q: &Query) -> f64 {
@@ -212,9 +261,21 @@ pub struct ScanRow {
     pub speedup_vs_sync: f64,
     /// `selectivity` or `batch`: which sweep the query belongs to.
     pub sweep: String,
+    /// This device's read ceiling in this run: IOPS of random heap-page reads at QD 50
+    /// (`submit`) over IOPS at QD1 (`read`), measured after the scans on the same device.
+    #[serde(default)]
+    pub ceiling_x: f64,
+    /// `speedup_vs_sync` / `ceiling_x`: the share of the ceiling this query reached.
+    #[serde(default)]
+    pub share_of_ceiling: f64,
 }
 
-fn to_row(q: &Query, all: &[Query], sweep: &str) -> ScanRow {
+fn to_row(q: &Query, all: &[Query], sweep: &str, ceilings: &[Ceiling]) -> ScanRow {
+    let ceiling_x = ceilings
+        .iter()
+        .find(|c| c.device == q.device)
+        .map_or(0.0, Ceiling::ratio);
+    let speedup_vs_sync = speedup(all, q);
     ScanRow {
         device: q.device,
         mode: q.mode.name().into(),
@@ -223,8 +284,10 @@ fn to_row(q: &Query, all: &[Query], sweep: &str) -> ScanRow {
         seconds: q.seconds,
         rows_returned: q.rows,
         pages_read: q.pages_read,
-        speedup_vs_sync: speedup(all, q),
+        speedup_vs_sync,
         sweep: sweep.into(),
+        ceiling_x,
+        share_of_ceiling: speedup_vs_sync / ceiling_x.max(1e-12),
     }
 }
 
@@ -285,6 +348,40 @@ fn tables(sel: &[Query], bat: &[Query], sim_preset: &str) -> Vec<Table> {
     vec![t, b]
 }
 
+/// Each device's read ceiling beside the batched(50) scan's speedup at 20 %, and the page
+/// rates of the scans against the raw rates (where the rest of the ceiling goes).
+fn ceiling_table(sel: &[Query], ceilings: &[Ceiling]) -> Table {
+    let mut t = Table::new(
+        format!("Read ceiling (random heap-page reads, same device, same run) beside batched({PAPER_BATCH}) at 20 %"),
+        &["device", "QD1 IOPS", "QD50 IOPS", "ceiling", "speedup", "share", "sync pages/s", "batched pages/s"],
+    );
+    for c in ceilings {
+        let find = |m: ScanMode| {
+            sel.iter()
+                .find(|q| q.device == c.device && q.selectivity == 0.20 && q.mode == m)
+        };
+        let (Some(s), Some(b)) = (find(ScanMode::Sync), find(ScanMode::Batched(PAPER_BATCH)))
+        else {
+            continue;
+        };
+        let rate = |q: &Query| q.pages_read as f64 / q.seconds.max(1e-12);
+        let sp = speedup(sel, b);
+        t.push(vec![
+            c.device.name().into(),
+            fmt_f(c.iops_qd1, 0),
+            fmt_f(c.iops_qdn, 0),
+            format!("{:.2}x", c.ratio()),
+            format!("{sp:.2}x"),
+            format!("{:.0} %", 100.0 * sp / c.ratio().max(1e-12)),
+            fmt_f(rate(s), 0),
+            fmt_f(rate(b), 0),
+        ]);
+    }
+    t.define(format!("QD1 / QD50 IOPS = random heap-page reads one at a time (read) / {PAPER_BATCH} at once (submit), as many as the sync scan at 20 % missed, right after the selectivity sweep; ceiling = QD50 / QD1 IOPS"));
+    t.define("speedup = batched(50) at 20 % over sync (the selectivity sweep); share = speedup / ceiling; sync / batched pages/s = pages read per second by those scans (compare with QD1 / QD50 IOPS)");
+    t
+}
+
 /// P2's batched speedup (`key` of its result row) as a table cell: "6.5x", ">= 5.7x".
 fn paper_speedup(key: &str, prefix: &str) -> String {
     let row = papers::p2()
@@ -295,6 +392,9 @@ fn paper_speedup(key: &str, prefix: &str) -> String {
 
 /// The devices P2's experiment runs on.
 pub const DEVICES: &[DeviceKind] = &[DeviceKind::File, DeviceKind::Sim, DeviceKind::Hdd];
+/// The simulated SSD unless `--preset` says otherwise. P2 reports no figures of its Samsung
+/// 470; P1's SSD (same class and years, its Table 1 measured) is the nearest calibrated one.
+pub const DEFAULT_PRESET: &str = "p1-ssd";
 
 pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let p = plan(opts.scale);
@@ -304,18 +404,20 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         true => Some(devices::check_timing_dir(tmp.path(), opts.allow_memory_fs)?),
         false => None,
     };
-    let (mut sel, mut bat) = (Vec::new(), Vec::new());
-    let per_device = 1 + SELECTIVITIES.len() * modes().len() + p.sweep.len();
+    let (mut sel, mut bat, mut ceilings) = (Vec::new(), Vec::new(), Vec::new());
+    let per_device = 2 + SELECTIVITIES.len() * modes().len() + p.sweep.len();
     let steps = Steps::new(opts, devices.len() * per_device);
     for d in devices {
-        let (s, b) = run_device(d, &p, opts, tmp.path(), &steps)?;
+        let (s, b, c) = run_device(d, &p, opts, tmp.path(), &steps)?;
         sel.extend(s);
         bat.extend(b);
+        ceilings.push(c);
     }
     let mut config = json!({
         "db_bytes": p.db_bytes, "pool_bytes": p.pool_bytes, "page_bytes": PAGE_BYTES, "record_bytes": RECORD_BYTES,
-        "leaf_keys": LEAF_KEYS, "selectivities": SELECTIVITIES, "batch_sweep": p.sweep, "sim_preset": opts.preset,
+        "leaf_keys": LEAF_KEYS, "selectivities": SELECTIVITIES, "batch_sweep": p.sweep, "sim_preset": opts.preset_or(DEFAULT_PRESET),
     });
+    config["read_ceiling"] = json!(ceilings);
     if let Some(fs) = file_system {
         // Only runs with a file device have one (sim-only JSON stays as it was).
         config["file_system"] = json!(fs);
@@ -323,8 +425,8 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let mut report = Report::new("async-scan", opts, config);
     let rows: Vec<ScanRow> = sel
         .iter()
-        .map(|q| to_row(q, &sel, "selectivity"))
-        .chain(bat.iter().map(|q| to_row(q, &bat, "batch")))
+        .map(|q| to_row(q, &sel, "selectivity", &ceilings))
+        .chain(bat.iter().map(|q| to_row(q, &bat, "batch", &ceilings)))
         .collect();
     report.set_rows(&rows);
     report.paper = papers::p2().rows.clone();
@@ -334,10 +436,9 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         "file: O_DIRECT, batches through io_uring (queue depth 64); sim: all misses of a batch issued at once on the simulated SSD; hdd: elevator-ordered batches on the disk model".into(),
         "P2 ran PostgreSQL 8.4 with Linux AIO on a Samsung 470; ours is flashlab's engine — compare speedups, not seconds".into(),
     ];
-    Ok(Output {
-        tables: tables(&sel, &bat, &opts.preset),
-        report,
-    })
+    let mut tables = tables(&sel, &bat, opts.preset_or(DEFAULT_PRESET));
+    tables.push(ceiling_table(&sel, &ceilings));
+    Ok(Output { tables, report })
 }
 
 #[cfg(test)]
@@ -370,7 +471,11 @@ mod tests {
         let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         for kind in [DeviceKind::Sim, DeviceKind::Hdd, DeviceKind::File] {
             let steps = Steps::new(&opts, 0);
-            let (sel, bat) = run_device(kind, &p, &opts, dir.path(), &steps).unwrap();
+            let (sel, bat, ceiling) = run_device(kind, &p, &opts, dir.path(), &steps).unwrap();
+            assert!(
+                ceiling.iops_qd1 > 0.0 && ceiling.iops_qdn > 0.0,
+                "{ceiling:?}"
+            );
             for s in SELECTIVITIES {
                 let rows: Vec<usize> = sel
                     .iter()
@@ -390,7 +495,8 @@ mod tests {
                 assert!(speedup(&sel, q) > 2.0, "sim speedup {}", speedup(&sel, q));
                 assert!(bat.len() == 3);
             }
-            let r = to_row(&sel[1], &sel, "selectivity");
+            let r = to_row(&sel[1], &sel, "selectivity", &[ceiling]);
+            assert!(r.ceiling_x > 0.0);
             assert_eq!((r.device, r.sweep.as_str()), (kind, "selectivity"));
             let json = serde_json::to_value(&r).unwrap();
             assert_eq!(serde_json::from_value::<ScanRow>(json).unwrap(), r);

@@ -8,7 +8,12 @@ use blockdev::SimDevice;
 use ssd::SsdConfig;
 
 pub fn sim_device(preset: &str, page_bytes: usize, min_bytes: u64) -> Result<SimDevice> {
-    let mut cfg = SsdConfig::preset(preset)?;
+    sim_device_of(SsdConfig::preset(preset)?, page_bytes, min_bytes)
+}
+
+/// [`sim_device`] of a config (a preset, or a `--config` file).
+pub fn sim_device_of(mut cfg: SsdConfig, page_bytes: usize, min_bytes: u64) -> Result<SimDevice> {
+    let preset = cfg.name.clone();
     cfg.geometry.page_bytes = page_bytes as u32;
     let context = || format!("preset {preset} with {page_bytes}-byte pages");
     let bytes = min_bytes

@@ -37,6 +37,9 @@ use workload::tpcc::{Tpcc, TpccConfig};
 
 /// Devices of `--engine`: HDD model + simulated SSD (`sim`), or two real files (`file`).
 pub const DEVICES: &[DeviceKind] = &[DeviceKind::Sim, DeviceKind::File];
+/// The flash device of `--engine` on `--device sim` unless `--preset` says otherwise: P3's
+/// Intel X25-M, calibrated to P3's device times.
+pub const DEFAULT_PRESET: &str = "x25m";
 const PAGE_BYTES: u32 = 4096;
 const MAIN_PCT: f64 = 4.0;
 /// 2Q-Flash's Amout share of the flash outside the Figure 2 sweep (P3: 6:4).
@@ -258,6 +261,7 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
             "cost_model": ctx.sim_opts(PolicyKind::Lru, AMOUT, false).cost,
             "price_model": PriceModel::default(),
             "engine": ext.engine,
+            "sim_preset": ext.engine.then(|| opts.preset_or(DEFAULT_PRESET)),
         }),
     );
     report.rows = rows;
@@ -684,7 +688,7 @@ fn engine_one(
         page_bytes: pb,
         pages,
         sim_min_bytes: pages * pb as u64,
-        sim_preset: &opts.preset,
+        sim_preset: opts.preset_or(DEFAULT_PRESET),
         queue_depth: 1,
         file_name: name,
     };

@@ -8,6 +8,7 @@
 
 pub mod as_btree;
 pub mod async_scan;
+pub mod bench_device;
 pub mod buffer_sim;
 pub mod devices;
 pub mod experiments;

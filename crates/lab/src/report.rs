@@ -148,8 +148,9 @@ pub struct ReproduceOptions {
     pub device: DeviceChoice,
     /// Directory for real files (`--device file`); a temporary directory when absent.
     pub dir: Option<PathBuf>,
-    /// SSD preset for `--device sim`.
-    pub preset: String,
+    /// SSD preset for `--device sim` (`--preset`); `None`: the experiment's paper's preset
+    /// (see [`ReproduceOptions::preset_or`]).
+    pub preset: Option<String>,
     /// Print progress lines to stderr.
     pub progress: bool,
     /// Where progress lines go instead of stderr (e.g. one display for `reproduce all`).
@@ -176,7 +177,7 @@ impl Default for ReproduceOptions {
             seed: 1,
             device: DeviceChoice::One(DeviceKind::Sim),
             dir: None,
-            preset: "mlc-sata-2010".into(),
+            preset: None,
             progress: false,
             progress_sink: None,
             allow_memory_fs: false,
@@ -191,6 +192,12 @@ impl Default for ReproduceOptions {
 }
 
 impl ReproduceOptions {
+    /// The simulated SSD preset: `--preset` if given, else the experiment's `default` (the
+    /// preset calibrated to its paper's device).
+    pub fn preset_or<'a>(&'a self, default: &'a str) -> &'a str {
+        self.preset.as_deref().unwrap_or(default)
+    }
+
     pub fn progress(&self, msg: impl fmt::Display) {
         if !self.progress {
             return;

@@ -20,6 +20,9 @@ pub const PRESETS: &[(&str, &str)] = &[
         "jasmine-openssd",
         include_str!("../presets/jasmine-openssd.toml"),
     ),
+    ("p1-ssd", include_str!("../presets/p1-ssd.toml")),
+    ("x25m", include_str!("../presets/x25m.toml")),
+    ("pm953", include_str!("../presets/pm953.toml")),
 ];
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -75,6 +78,29 @@ pub struct Timing {
     /// Host requests in flight at once (1 = synchronous).
     #[serde(default = "one")]
     pub host_queue_depth: u32,
+    /// The host link (SATA, PCIe) rate, MB/s; 0 (the default) models no link: requests reach
+    /// the flash at once and complete when the flash is done. With a rate, the link carries
+    /// each request's command and data one request at a time, busy `t_cmd_ns` plus its bytes
+    /// at this rate (writes cross it before the flash, reads after).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub host_mb_per_s: f64,
+    /// Link time of each request's command (frames, handshake), ns; only with `host_mb_per_s`.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub t_cmd_ns: u64,
+    /// The controller's DRAM write cache, in pages: a write completes when its data is in the
+    /// cache (a page's slot frees when its program ends); 0 (the default): when programmed.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub write_cache_pages: u32,
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
+}
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -622,6 +648,7 @@ impl SsdConfig {
         }
         bytes += logical.div_ceil(64) * 8 + crate::device::latency_histogram_bytes();
         bytes += (self.timing.host_queue_depth as u64 + 1) * 8;
+        bytes += self.timing.write_cache_pages as u64 * 8;
         let live_bits = phys.div_ceil(64) * 8;
         let words = ppb.div_ceil(64) * 8;
         bytes += match self.ftl.scheme {
@@ -731,6 +758,29 @@ impl SsdConfig {
                 "timing.channel_mb_per_s",
                 Compact(t.channel_mb_per_s),
                 "must be from 0.1 to 1000000 MB/s",
+            ));
+        }
+        if t.host_mb_per_s != 0.0
+            && !(MIN_CHANNEL_MB_PER_S..=MAX_CHANNEL_MB_PER_S).contains(&t.host_mb_per_s)
+        {
+            return Err(invalid(
+                "timing.host_mb_per_s",
+                Compact(t.host_mb_per_s),
+                "must be 0 (no link) or from 0.1 to 1000000 MB/s",
+            ));
+        }
+        if t.t_cmd_ns > MAX_OP_NS {
+            return Err(invalid(
+                "timing.t_cmd_ns",
+                t.t_cmd_ns,
+                "at most 10000000000 (10 s per command)",
+            ));
+        }
+        if t.write_cache_pages > MAX_QUEUE_DEPTH * 16 {
+            return Err(invalid(
+                "timing.write_cache_pages",
+                t.write_cache_pages,
+                "at most 1048576 pages",
             ));
         }
         if !(1..=MAX_QUEUE_DEPTH).contains(&t.host_queue_depth) {

@@ -5,6 +5,7 @@ use crate::config::SsdConfig;
 use crate::error::{ConfigError, InvariantError, SsdError};
 use crate::flash::{Flash, TAG_EMPTY};
 use crate::ftl::{self, Ftl, HostWrite};
+use crate::host::HostInterface;
 use crate::stats::Stats;
 use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
 use hdrhistogram::Histogram;
@@ -43,6 +44,8 @@ pub struct Ssd {
     /// Host pages written per stream (indexed by `StreamId`, `ftl.streams` long): one add per
     /// accepted write request.
     host_pages_by_stream: Vec<u64>,
+    /// The host link and write cache (no-ops unless the config's timing has them).
+    iface: HostInterface,
 }
 
 impl Ssd {
@@ -53,7 +56,6 @@ impl Ssd {
         let words = ftl.logical_pages().div_ceil(64) as usize;
         let streams = cfg.ftl.streams as usize;
         Ok(Ssd {
-            cfg,
             flash,
             ftl,
             trimmed: vec![0; words],
@@ -61,6 +63,8 @@ impl Ssd {
             next_tag: 0,
             latency_ns: latency_histogram(),
             host_pages_by_stream: vec![0; streams],
+            iface: HostInterface::new(&cfg.timing),
+            cfg,
         })
     }
 
@@ -109,11 +113,16 @@ impl Ssd {
     ) -> Result<SimTime, SsdError> {
         self.check(lpn, pages as u64, stream)?;
         self.host_pages_by_stream[stream.0 as usize] += pages as u64;
+        let data_in = self
+            .iface
+            .write_in(at, pages as u64 * self.page_bytes() as u64);
         let mut done = at;
         for i in 0..pages as u64 {
             let tag = self.next_tag;
             self.next_tag += 1;
-            done = done.max(self.write_page(Lpn(lpn.0 + i), stream, PageWrite::tag(tag), at)?);
+            let slot = self.iface.page_slot(data_in);
+            let t = self.write_page(Lpn(lpn.0 + i), stream, PageWrite::tag(tag), slot)?;
+            done = done.max(self.iface.page_done(slot, t));
         }
         self.finish(at, done)?;
         Ok(done)
@@ -129,14 +138,14 @@ impl Ssd {
     ) -> Result<SimTime, SsdError> {
         self.check(lpn, tags.len() as u64, stream)?;
         self.host_pages_by_stream[stream.0 as usize] += tags.len() as u64;
+        let data_in = self
+            .iface
+            .write_in(at, tags.len() as u64 * self.page_bytes() as u64);
         let mut done = at;
         for (i, &tag) in tags.iter().enumerate() {
-            done = done.max(self.write_page(
-                Lpn(lpn.0 + i as u64),
-                stream,
-                PageWrite::tag(tag),
-                at,
-            )?);
+            let slot = self.iface.page_slot(data_in);
+            let t = self.write_page(Lpn(lpn.0 + i as u64), stream, PageWrite::tag(tag), slot)?;
+            done = done.max(self.iface.page_done(slot, t));
         }
         self.finish(at, done)?;
         Ok(done)
@@ -154,6 +163,7 @@ impl Ssd {
         let pages = self.payload_pages(data.len())?;
         self.check(lpn, pages, stream)?;
         self.host_pages_by_stream[stream.0 as usize] += pages;
+        let data_in = self.iface.write_in(at, data.len() as u64);
         let mut done = at;
         for (i, chunk) in data.chunks_exact(pb).enumerate() {
             let tag = self.next_tag;
@@ -162,7 +172,9 @@ impl Ssd {
                 tag,
                 payload: Some(chunk.into()),
             };
-            done = done.max(self.write_page(Lpn(lpn.0 + i as u64), stream, w, at)?);
+            let slot = self.iface.page_slot(data_in);
+            let t = self.write_page(Lpn(lpn.0 + i as u64), stream, w, slot)?;
+            done = done.max(self.iface.page_done(slot, t));
         }
         self.finish(at, done)?;
         Ok(done)
@@ -176,6 +188,9 @@ impl Ssd {
             let (t, _) = self.ftl_read(Lpn(lpn.0 + i), at)?;
             done = done.max(t);
         }
+        let done = self
+            .iface
+            .read_out(done, pages as u64 * self.page_bytes() as u64);
         self.flash.stats.host_pages_read += pages as u64;
         self.finish(at, done)?;
         Ok(done)
@@ -195,6 +210,9 @@ impl Ssd {
             done = done.max(t);
             *slot = state;
         }
+        let done = self
+            .iface
+            .read_out(done, out.len() as u64 * self.page_bytes() as u64);
         self.flash.stats.host_pages_read += out.len() as u64;
         self.finish(at, done)?;
         Ok(done)
@@ -224,6 +242,7 @@ impl Ssd {
                 s[i] = state;
             }
         }
+        let done = self.iface.read_out(done, buf.len() as u64);
         self.flash.stats.host_pages_read += n;
         self.finish(at, done)?;
         Ok(done)
