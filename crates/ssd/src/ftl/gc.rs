@@ -68,12 +68,15 @@ pub(crate) struct Greedy {
     stacks: Vec<Vec<Vec<u32>>>,
     /// Per die, entries in its stacks (live and stale).
     entries: Vec<usize>,
+    /// Per die, a valid count below which every stack is empty (where `choose` starts).
+    low: Vec<usize>,
 }
 
 impl Greedy {
     #[inline]
     fn push(&mut self, layout: &Layout, blocks: &ClosedBlocks, d: usize, block: u32, valid: u32) {
         self.stacks[d][valid as usize].push(block);
+        self.low[d] = self.low[d].min(valid as usize);
         self.entries[d] += 1;
         if self.entries[d] > 4 * blocks.count[d] as usize + 64 {
             self.rebuild(layout, blocks, d);
@@ -83,6 +86,7 @@ impl Greedy {
     /// Drop a die's stale entries: one entry per closed block, at its count.
     fn rebuild(&mut self, layout: &Layout, blocks: &ClosedBlocks, d: usize) {
         self.stacks[d].iter_mut().for_each(Vec::clear);
+        self.low[d] = 0;
         for b in layout.blocks_of_die(d as u32) {
             let m = blocks.meta[b as usize];
             if m.member {
@@ -99,6 +103,7 @@ impl VictimPolicy for Greedy {
         Greedy {
             stacks: vec![vec![Vec::new(); layout.ppb as usize + 1]; d],
             entries: vec![0; d],
+            low: vec![0; d],
         }
     }
     fn closed(&mut self, layout: &Layout, blocks: &ClosedBlocks, die: u32, block: u32, valid: u32) {
@@ -118,15 +123,18 @@ impl VictimPolicy for Greedy {
     fn choose(&mut self, _layout: &Layout, blocks: &ClosedBlocks, die: u32) -> Option<u32> {
         let d = die as usize;
         let entries = &mut self.entries[d];
-        for (v, stack) in self.stacks[d].iter_mut().enumerate() {
+        let low = self.low[d];
+        for (v, stack) in self.stacks[d].iter_mut().enumerate().skip(low) {
             while let Some(b) = stack.pop() {
                 *entries -= 1;
                 let m = blocks.meta[b as usize];
                 if m.member && m.valid as usize == v {
+                    self.low[d] = v;
                     return Some(b);
                 }
             }
         }
+        self.low[d] = self.stacks[d].len();
         None
     }
     fn can_choose(&self, die: u32, block: u32, valid: u32) -> bool {
