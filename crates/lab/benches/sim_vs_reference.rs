@@ -17,7 +17,10 @@
 //! Run: `cargo bench -p lab --bench sim_vs_reference` (env: `SIM_REF_GIB`, comma-separated
 //! logical sizes, default `1,4,16`; `SIM_REF_OPS` default `0.07,0.28`; `SIM_REF_RUNS` runs of
 //! each per case, default 3; `SIM_REF_VOLUME` measured volume in capacities, default 2).
-//! `cargo test --benches` runs one tiny case.
+//! `cargo test --benches` runs one tiny case. On a shared machine, count instructions instead
+//! of time: `valgrind --tool=callgrind` on the bench binary with `--bench` and a small
+//! `SIM_REF_GIB`, then compare the inclusive costs of `run_reference` and `run_flashlab`
+//! (both do the same fill, preconditioning and measured writes).
 
 use lab::sim::{Precondition, SimOptions};
 use ssd::SsdConfig;
@@ -188,6 +191,7 @@ fn config(gib: f64, op: f64) -> SsdConfig {
 }
 
 /// One flashlab run: (host writes per wall second of the measured phase, WAF).
+#[inline(never)]
 fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> (f64, f64) {
     let opts = SimOptions {
         config: cfg.clone(),
@@ -208,6 +212,7 @@ fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> (f64, f64) {
 }
 
 /// One reference run on the same geometry and volumes.
+#[inline(never)]
 fn run_reference(cfg: &SsdConfig, volume: f64, seed: u64) -> (f64, f64) {
     let ppb = cfg.geometry.pages_per_block;
     let mut sim = reference::Sim::new(cfg.total_blocks() as u32, cfg.logical_pages(), ppb, seed);

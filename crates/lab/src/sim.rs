@@ -137,6 +137,14 @@ pub struct SimResult {
     /// RAM the device was estimated to need before it was built
     /// (`SsdConfig::memory_bytes_estimate`, checked against `--max-memory`).
     pub memory_bytes_estimate: u64,
+    /// Peak resident memory of the process while the device existed (Linux `VmHWM`, reset
+    /// before the device was built); null where unavailable.
+    pub peak_rss_bytes: Option<u64>,
+    /// Peak resident memory beyond what the process held before the device was built, per
+    /// logical page: what simulating a page costs (maps, block records, workload, host
+    /// queue). Includes the allocator's and the workload's overhead, so small devices show
+    /// more; null where unavailable.
+    pub bytes_per_logical_page: Option<f64>,
     pub sim_seconds: f64,
     pub throughput_mb_per_sim_second: f64,
     pub iops_per_sim_second: f64,
@@ -177,8 +185,10 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
             bail!("--write-volume {v}x: expected a positive multiple of the capacity, e.g. 0.5x or 5x");
         }
     }
-    check_memory(&opts.config, opts.max_memory_bytes)?;
-    let ssd = Ssd::new(opts.config.clone())?;
+    let config = device_config(&opts.config);
+    check_memory(&config, opts.max_memory_bytes)?;
+    let rss_before = memory::reset_peak_rss();
+    let ssd = Ssd::new(config)?;
     let target = Target {
         logical_pages: ssd.logical_pages(),
         page_bytes: ssd.page_bytes() as u32,
@@ -205,6 +215,10 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     let count = d.run(reqs, limit, writes_only, &mut |p| progress("measure", p))?;
     let wall_s = measured_wall.elapsed().as_secs_f64();
     let mut r = summarize(opts, &d, before, t0, wall_s, pre_wall);
+    r.peak_rss_bytes = memory::peak_rss_bytes();
+    r.bytes_per_logical_page = rss_before.zip(r.peak_rss_bytes).map(|(before, peak)| {
+        peak.saturating_sub(before) as f64 / d.ssd.logical_pages().max(1) as f64
+    });
     r.requests_clipped = wopts.clipped.get();
     if r.requests_clipped > 0 {
         r.notes.push(format!(
@@ -236,6 +250,44 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
             .push("WAF is undefined (null): no host page was written in the measured phase".into());
     }
     Ok(r)
+}
+
+/// The device `flashlab sim` builds: the config as given, except that a device asked to keep
+/// tags keeps no data (`data = "none"`): sim reads nothing back, so the 8-byte tag per
+/// physical page would cost memory and time for nothing (invariant checks do not need it).
+pub fn device_config(cfg: &SsdConfig) -> SsdConfig {
+    let mut c = cfg.clone();
+    if c.ftl.data == ssd::DataMode::Tags {
+        c.ftl.data = ssd::DataMode::None;
+    }
+    c
+}
+
+/// The process's memory as Linux reports it (`/proc/self/status`; `None` elsewhere).
+mod memory {
+    fn status_bytes(key: &str) -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with(key))?;
+        let kib: u64 = line[key.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kib * 1024)
+    }
+
+    /// Reset the peak RSS to the current RSS (`/proc/self/clear_refs`, "5") and return the
+    /// current RSS: what the process held before the device.
+    pub fn reset_peak_rss() -> Option<u64> {
+        std::fs::write("/proc/self/clear_refs", "5").ok()?;
+        status_bytes("VmRSS:")
+    }
+
+    /// Peak RSS since the last reset (or the process's start).
+    pub fn peak_rss_bytes() -> Option<u64> {
+        status_bytes("VmHWM:")
+    }
 }
 
 /// Refuse, before allocating, a device whose estimated memory exceeds `limit_bytes`.
@@ -334,6 +386,8 @@ fn summarize(
         translation_writes: s.translation_writes,
         mapping_bytes: d.ssd.mapping_bytes(),
         memory_bytes_estimate: cfg.memory_bytes_estimate(),
+        peak_rss_bytes: None,
+        bytes_per_logical_page: None,
         sim_seconds: sim_s,
         throughput_mb_per_sim_second: per_s(bytes_moved / 1e6, sim_s),
         iops_per_sim_second: per_s(s.host_ios as f64, sim_s),

@@ -188,6 +188,11 @@ impl Ssd {
         out: &mut [ReadPage],
         at: SimTime,
     ) -> Result<SimTime, SsdError> {
+        if !self.flash.has_tags() {
+            return Err(SsdError::NoData {
+                mode: self.cfg.ftl.data.name(),
+            });
+        }
         self.check(lpn, out.len() as u64, StreamId(0))?;
         let mut done = at;
         for (i, slot) in out.iter_mut().enumerate() {

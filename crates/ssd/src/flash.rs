@@ -12,6 +12,7 @@
 //! Time saturates at `u64::MAX` ns instead of wrapping; the device turns that into an error.
 
 use crate::config::{DataMode, SsdConfig};
+use crate::ftl::LivePages;
 use crate::stats::Stats;
 use crate::types::{BlockId, DieId, PageWrite, Ppn, SimTime};
 
@@ -110,7 +111,11 @@ pub struct Flash {
     xfer_ns: u64,
     write_pointer: Vec<u32>,
     erase_count: Vec<u32>,
+    /// A tag per page (empty with `data = "none"`).
     tags: Vec<u64>,
+    /// With `data = "none"` (no tags to tell): pages below their block's write pointer that
+    /// were skipped unprogrammed (block-mapped schemes place pages at their offset).
+    skipped: Option<LivePages>,
     payloads: Option<Vec<Option<Box<[u8]>>>>,
     die_free_ns: Vec<u64>,
     channel_free_ns: Vec<u64>,
@@ -133,7 +138,11 @@ impl Flash {
             xfer_ns,
             write_pointer: vec![0; blocks],
             erase_count: vec![0; blocks],
-            tags: crate::hugevec::filled(pages, TAG_EMPTY),
+            tags: match cfg.ftl.data {
+                DataMode::None => Vec::new(),
+                DataMode::Tags | DataMode::Payloads => crate::hugevec::filled(pages, TAG_EMPTY),
+            },
+            skipped: (cfg.ftl.data == DataMode::None).then(|| LivePages::new(pages as u64)),
             payloads: (cfg.ftl.data == DataMode::Payloads).then(|| vec![None; pages]),
             die_free_ns: vec![0; cfg.dies() as usize],
             channel_free_ns: vec![0; g.channels as usize],
@@ -152,6 +161,10 @@ impl Flash {
     }
     pub fn has_payloads(&self) -> bool {
         self.payloads.is_some()
+    }
+    /// Whether the flash keeps a tag per page (`data` is not `"none"`).
+    pub fn has_tags(&self) -> bool {
+        !self.tags.is_empty()
     }
     pub fn timing_enabled(&self) -> bool {
         self.timing
@@ -189,9 +202,20 @@ impl Flash {
     pub fn erase_counts(&self) -> &[u32] {
         &self.erase_count
     }
-    /// The tag stored at `ppn` (TAG_EMPTY if not programmed since its block's erase).
+    /// The tag stored at `ppn` (TAG_EMPTY if not programmed since its block's erase, or if
+    /// the device keeps no tags: see [`Flash::has_tags`]).
     pub fn tag(&self, ppn: Ppn) -> u64 {
-        self.tags[ppn.0 as usize]
+        self.tags.get(ppn.0 as usize).copied().unwrap_or(TAG_EMPTY)
+    }
+    /// Whether `ppn` holds data programmed since its block's erase.
+    pub fn programmed(&self, ppn: Ppn) -> bool {
+        match &self.skipped {
+            None => self.tags[ppn.0 as usize] != TAG_EMPTY,
+            Some(skipped) => {
+                self.page_in_block(ppn) < self.write_pointer(self.block_of(ppn))
+                    && !skipped.get(ppn.0)
+            }
+        }
     }
     /// The payload stored at `ppn`, in payload mode.
     pub fn payload(&self, ppn: Ppn) -> Option<&[u8]> {
@@ -203,12 +227,41 @@ impl Flash {
     pub(crate) fn program(&mut self, ppn: Ppn, data: PageWrite, now: SimTime) -> SimTime {
         let block = self.block_of(ppn);
         self.advance_write_pointer(block, ppn);
-        self.tags[ppn.0 as usize] = data.tag;
+        self.store(ppn, data);
+        self.stats.flash_pages_written += 1;
+        self.time_program(block, now)
+    }
+
+    /// Program the next page of `block`: [`Flash::program`] for a caller that knows the
+    /// block. Returns the page programmed and the completion time.
+    #[inline(always)]
+    pub(crate) fn program_next(
+        &mut self,
+        block: u32,
+        data: PageWrite,
+        now: SimTime,
+    ) -> (Ppn, SimTime) {
+        let wp = &mut self.write_pointer[block as usize];
+        assert!(
+            *wp < self.layout.ppb,
+            "NAND pages are programmed in order: block {block} is full"
+        );
+        let ppn = Ppn(block as u64 * self.layout.ppb as u64 + *wp as u64);
+        *wp += 1;
+        self.store(ppn, data);
+        self.stats.flash_pages_written += 1;
+        (ppn, self.time_program(BlockId(block), now))
+    }
+
+    /// Keep what a program writes at `ppn`: its tag, and its payload in payload mode.
+    #[inline(always)]
+    fn store(&mut self, ppn: Ppn, data: PageWrite) {
+        if let Some(t) = self.tags.get_mut(ppn.0 as usize) {
+            *t = data.tag;
+        }
         if let Some(p) = self.payloads.as_mut() {
             p[ppn.0 as usize] = data.payload;
         }
-        self.stats.flash_pages_written += 1;
-        self.time_program(block, now)
     }
 
     /// Program page `ppn` of its block, skipping any pages below it that are still free (they
@@ -236,6 +289,10 @@ impl Flash {
             "NAND pages are programmed in order: block {} page {page} is below the write pointer {wp}",
             block.0
         );
+        if let Some(skipped) = self.skipped.as_mut() {
+            let first = ppn.0 - (page - *wp) as u64;
+            (first..ppn.0).for_each(|p| skipped.set(p, true));
+        }
         *wp = page;
     }
 
@@ -258,7 +315,9 @@ impl Flash {
     pub(crate) fn copy(&mut self, src: Ppn, dst: Ppn, now: SimTime) -> SimTime {
         let dst_block = self.block_of(dst);
         self.advance_write_pointer(dst_block, dst);
-        self.tags[dst.0 as usize] = self.tags[src.0 as usize];
+        if !self.tags.is_empty() {
+            self.tags[dst.0 as usize] = self.tags[src.0 as usize];
+        }
         if let Some(p) = self.payloads.as_mut() {
             p[dst.0 as usize] = p[src.0 as usize].clone();
         }
@@ -338,7 +397,12 @@ impl Flash {
         self.erase_count[b] += 1;
         let first = b * self.layout.ppb as usize;
         let range = first..first + self.layout.ppb as usize;
-        self.tags[range.clone()].fill(TAG_EMPTY);
+        if let Some(tags) = self.tags.get_mut(range.clone()) {
+            tags.fill(TAG_EMPTY);
+        }
+        if let Some(skipped) = self.skipped.as_mut() {
+            skipped.clear_range(range.start as u64, range.end as u64);
+        }
         if let Some(p) = self.payloads.as_mut() {
             p[range].iter_mut().for_each(|x| *x = None);
         }

@@ -24,7 +24,7 @@ use super::gc::{VictimIndex, VictimPolicy};
 use super::{Done, Found, Ftl, HostWrite};
 use crate::config::{GcPool, GcStreamMode, SsdConfig};
 use crate::error::{InvariantError, SsdError};
-use crate::flash::{DivU32, Flash, Layout, TAG_EMPTY};
+use crate::flash::{DivU32, Flash, Layout};
 use crate::types::{BlockId, Lpn, Ppn, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -247,7 +247,7 @@ impl<P: VictimPolicy> PageFtl<P> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn map(&mut self, lpn: u32, ppn: u32, block: u32) {
         self.l2p[lpn as usize] = ppn;
         self.p2l[ppn as usize] = lpn;
@@ -255,7 +255,7 @@ impl<P: VictimPolicy> PageFtl<P> {
     }
 
     /// Drop the current mapping of `lpn`, if any.
-    #[inline]
+    #[inline(always)]
     fn unmap(&mut self, g: &Layout, lpn: u64) {
         let old = self.l2p[lpn as usize];
         if old == NIL {
@@ -298,7 +298,7 @@ impl<P: VictimPolicy> PageFtl<P> {
             }
             let p = Ppn(ppn as u64);
             if flash.page_in_block(p) >= flash.write_pointer(flash.block_of(p))
-                || flash.tag(p) == TAG_EMPTY
+                || !flash.programmed(p)
             {
                 return Err(InvariantError::MappedToDeadPage {
                     lpn: lpn as u64,
@@ -364,7 +364,7 @@ impl<P: VictimPolicy> PageFtl<P> {
         let free = pooled + open;
         let valid = self.l2p.iter().filter(|&&p| p != NIL).count() as u64;
         let invalid = (0..g.total_pages())
-            .filter(|&p| flash.tag(Ppn(p)) != TAG_EMPTY && self.p2l[p as usize] == NIL)
+            .filter(|&p| flash.programmed(Ppn(p)) && self.p2l[p as usize] == NIL)
             .count() as u64;
         let total = g.total_pages();
         if free + valid + invalid != total {
@@ -428,8 +428,7 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
             }
         };
         self.unmap(&g, lpn.0);
-        let ppn = flash.ppn(BlockId(block), flash.write_pointer(BlockId(block)));
-        let done = flash.program(ppn, data, now);
+        let (ppn, done) = flash.program_next(block, data, now);
         self.map(lpn.0 as u32, ppn.0 as u32, block);
         self.close_if_full(flash, stream.0, die, block);
         Ok(done)
