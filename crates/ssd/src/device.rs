@@ -34,6 +34,8 @@ pub struct Ssd {
     cfg: SsdConfig,
     flash: Flash,
     ftl: Box<dyn Ftl>,
+    /// `ftl.logical_pages()`, kept here: every request checks its range against it.
+    logical_pages: u64,
     /// One bit per logical page: trimmed since its last write (to tell Trimmed from Unwritten).
     trimmed: Vec<u64>,
     /// No trim yet: writes can skip clearing `trimmed` bits (a hot-path saving).
@@ -55,6 +57,7 @@ impl Ssd {
         Ok(Ssd {
             cfg,
             flash,
+            logical_pages: ftl.logical_pages(),
             ftl,
             trimmed: vec![0; words],
             any_trimmed: false,
@@ -68,7 +71,7 @@ impl Ssd {
         &self.cfg
     }
     pub fn logical_pages(&self) -> u64 {
-        self.ftl.logical_pages()
+        self.logical_pages
     }
     pub fn page_bytes(&self) -> usize {
         self.cfg.geometry.page_bytes as usize
