@@ -111,13 +111,19 @@ pub struct SimResult {
     pub alpha: f64,
     /// Flash page writes per host page write; null where no host page was written.
     pub waf: Option<f64>,
-    /// Closed-form steady-state WAF (an infinite device's) for the modelled case: uniform
-    /// random single-page writes, page mapping, greedy or FIFO GC, one stream; else null.
+    /// Closed-form steady-state WAF for the modelled case (uniform random single-page writes,
+    /// page mapping, greedy or FIFO GC, one stream; else null): Desnoyers' Eq. 12 (greedy) or
+    /// the FIFO fixed point at `waf_model_alpha`, which counts the open blocks.
     pub waf_model: Option<f64>,
+    /// The alpha `waf_model` is evaluated at: `alpha` less the free pages the open blocks hold,
+    /// `alpha - 0.6 x GC pools / logical blocks` (`ssd::analytic::open_block_alpha`).
+    pub waf_model_alpha: Option<f64>,
+    /// The same model at `alpha` (Desnoyers' Eq. 12 without the open-block correction).
+    pub waf_model_uncorrected: Option<f64>,
     /// Whether this device is large enough for `waf_model` (spare blocks per die at least
     /// `ssd::analytic::MODEL_MIN_SPARE_BLOCKS_PER_DIE`); null where no model exists.
     pub waf_model_applies: Option<bool>,
-    /// Expected relative excess of the measured WAF over `waf_model` on this finite device.
+    /// Expected relative deviation of the measured WAF from `waf_model` on this finite device.
     pub waf_model_expected_excess: Option<f64>,
     pub host_ios: u64,
     pub host_pages_written: u64,
@@ -238,10 +244,10 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     }
     if let Some(m) = waf_model(opts).filter(|m| !m.applies) {
         r.notes.push(format!(
-            "waf_model ({:.4}) is an infinite device's limit; with {:.1} spare blocks per die (the model holds from about {}) expect this device's WAF about {:+.1} % above it",
+            "waf_model ({:.4}) holds within about 1 % from {} spare blocks per GC pool; this device has {:.1}, so expect its WAF about {:.1} % off the model",
             m.waf,
-            m.spare_blocks_per_die,
             ssd::analytic::MODEL_MIN_SPARE_BLOCKS_PER_DIE,
+            m.spare_blocks_per_die,
             m.expected_excess * 100.0
         ));
     }
@@ -363,6 +369,8 @@ fn summarize(
         alpha: cfg.alpha(),
         waf: (s.host_pages_written > 0).then(|| s.waf()),
         waf_model: model.map(|m| m.waf),
+        waf_model_alpha: model.map(|m| m.alpha),
+        waf_model_uncorrected: model.map(|m| m.waf_uncorrected),
         waf_model_applies: model.map(|m| m.applies),
         waf_model_expected_excess: model.map(|m| m.expected_excess),
         host_ios: s.host_ios,
@@ -448,12 +456,18 @@ fn config_hash(cfg: &SsdConfig, setup: &Setup) -> String {
 /// The closed-form WAF for this run, with where it applies.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
 pub struct WafModel {
-    /// The model's steady-state WAF (an infinite device's).
+    /// The model's steady-state WAF at `alpha` (Eq. 12 for greedy, the fixed point for FIFO).
     pub waf: f64,
-    /// Spare blocks per die, `(alpha - 1) x logical blocks / dies`: what the finite-size
-    /// excess depends on.
+    /// The alpha the model is evaluated at: the config's, less the free pages the open blocks
+    /// hold (`ssd::analytic::open_block_alpha`: `alpha - 0.6 x GC pools / logical blocks`).
+    pub alpha: f64,
+    /// The model at the config's alpha, without the open-block correction.
+    pub waf_uncorrected: f64,
+    /// Spare blocks per GC pool (die, or the device), `(alpha - 1) x logical blocks / pools`:
+    /// what the finite-size residual depends on.
     pub spare_blocks_per_die: f64,
-    /// Expected relative excess of this device's WAF over `waf` (`ssd::analytic::finite_size_excess`).
+    /// Expected relative deviation of this device's WAF from `waf`
+    /// (`ssd::analytic::finite_size_excess`).
     pub expected_excess: f64,
     /// Whether the device is large enough for the model (`expected_excess` about 1 % or less).
     pub applies: bool,
@@ -461,7 +475,7 @@ pub struct WafModel {
 
 /// The closed-form WAF for uniform random single-page writes on page mapping with greedy or
 /// FIFO GC and one stream (the cases `ssd::analytic` models), else `None`; `applies` says
-/// whether the device has the spare blocks per die for the model's infinite-device limit.
+/// whether the device has the spare blocks per GC pool for the model to hold within ~1 %.
 pub fn waf_model(opts: &SimOptions) -> Option<WafModel> {
     let cfg = &opts.config;
     let modelled = opts.workload == "uniform-write"
@@ -472,17 +486,25 @@ pub fn waf_model(opts: &SimOptions) -> Option<WafModel> {
     if !modelled {
         return None;
     }
-    let waf = match cfg.ftl.gc_policy {
-        ssd::GcPolicy::Greedy => {
-            ssd::analytic::greedy_waf(cfg.alpha(), cfg.geometry.pages_per_block)
-        }
-        ssd::GcPolicy::Fifo => ssd::analytic::fifo_waf(cfg.alpha()),
-        _ => return None,
-    };
     let logical_blocks = cfg.logical_pages() as f64 / cfg.geometry.pages_per_block as f64;
-    let spare = (cfg.alpha() - 1.0) * logical_blocks / cfg.dies() as f64;
+    let pools = cfg.gc_pools();
+    let alpha = ssd::analytic::open_block_alpha(cfg.alpha(), pools, logical_blocks);
+    let model = |alpha: f64| match cfg.ftl.gc_policy {
+        ssd::GcPolicy::Greedy => Some(ssd::analytic::greedy_waf(
+            alpha,
+            cfg.geometry.pages_per_block,
+        )),
+        ssd::GcPolicy::Fifo => Some(ssd::analytic::fifo_waf(alpha)),
+        _ => None,
+    };
+    if alpha <= 1.0 {
+        return None;
+    }
+    let spare = (cfg.alpha() - 1.0) * logical_blocks / pools as f64;
     Some(WafModel {
-        waf,
+        waf: model(alpha)?,
+        alpha,
+        waf_uncorrected: model(cfg.alpha())?,
         spare_blocks_per_die: spare,
         expected_excess: ssd::analytic::finite_size_excess(spare),
         applies: spare >= ssd::analytic::MODEL_MIN_SPARE_BLOCKS_PER_DIE,
