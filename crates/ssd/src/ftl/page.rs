@@ -194,7 +194,8 @@ impl<P: VictimPolicy> PageFtl<P> {
             std::mem::take(&mut self.moved_offs),
             std::mem::take(&mut self.moved_lpns),
         );
-        // Branch-free gather into buffers a block long: write every page, keep the valid.
+        // Branch-free gather into buffers a block long (sized once): write every page, keep
+        // the valid ones.
         offs.resize(ppb, 0);
         lpns.resize(ppb, 0);
         let mut valid = 0;
@@ -203,20 +204,19 @@ impl<P: VictimPolicy> PageFtl<P> {
             lpns[valid] = lpn;
             valid += (lpn != NIL) as usize;
         }
-        offs.truncate(valid);
-        lpns.truncate(valid);
-        for &lpn in &lpns {
+        let (offs_v, lpns_v) = (&offs[..valid], &lpns[..valid]);
+        for &lpn in lpns_v {
             prefetch(&self.l2p, lpn as usize);
         }
         self.p2l[first..first + ppb].fill(NIL);
         let mut i = 0;
-        while i < offs.len() {
+        while i < offs_v.len() {
             let (dst_block, _) = self.open_block(flash, slot, die, t, true)?;
             let wp = flash.write_pointer(BlockId(dst_block));
-            let n = (g.ppb - wp).min((offs.len() - i) as u32) as usize;
+            let n = (g.ppb - wp).min((offs_v.len() - i) as u32) as usize;
             let dst0 = dst_block as usize * ppb + wp as usize;
-            t = flash.copy_run(victim, &offs[i..i + n], dst_block, t);
-            let run = &lpns[i..i + n];
+            t = flash.copy_run(victim, &offs_v[i..i + n], dst_block, t);
+            let run = &lpns_v[i..i + n];
             for (p2l, (&lpn, ppn)) in self.p2l[dst0..dst0 + n]
                 .iter_mut()
                 .zip(run.iter().zip(dst0 as u32..))
