@@ -86,7 +86,9 @@ pub struct Setup {
 }
 
 /// Everything `flashlab sim --json` prints. Wall-clock keys: `wall_seconds`,
-/// `host_ios_per_wall_second`, `host_pages_per_wall_second`, `precondition_wall_seconds`.
+/// `host_ios_per_wall_second`, `host_pages_per_wall_second`, `precondition_wall_seconds`;
+/// memory of the process (not a function of the seed either): `peak_rss_bytes`,
+/// `bytes_per_logical_page`.
 #[derive(Clone, Debug, Serialize)]
 pub struct SimResult {
     /// The preset used, or `custom` when the config differs from it (flags, --capacity, a file).
