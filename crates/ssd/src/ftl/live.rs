@@ -30,7 +30,7 @@ impl LivePages {
     pub fn clear_range(&mut self, start: u64, end: u64) {
         let mut p = start;
         while p < end {
-            if p % 64 == 0 && p + 64 <= end {
+            if p.is_multiple_of(64) && p + 64 <= end {
                 self.words[(p / 64) as usize] = 0;
                 p += 64;
             } else {
