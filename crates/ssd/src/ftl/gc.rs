@@ -86,6 +86,8 @@ impl Greedy {
     }
 
     /// Drop a die's stale entries: one entry per closed block, at its count.
+    #[cold]
+    #[inline(never)]
     fn rebuild(&mut self, layout: &Layout, blocks: &ClosedBlocks, d: usize) {
         let counts = self.counts;
         self.stacks[d * counts..(d + 1) * counts]
@@ -116,7 +118,7 @@ impl VictimPolicy for Greedy {
     fn closed(&mut self, layout: &Layout, blocks: &ClosedBlocks, die: u32, block: u32, valid: u32) {
         self.push(layout, blocks, die as usize, block, valid);
     }
-    #[inline]
+    #[inline(always)]
     fn invalidated(
         &mut self,
         layout: &Layout,
