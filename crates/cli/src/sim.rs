@@ -387,7 +387,7 @@ fn summary(r: &SimResult) -> String {
         ),
         (Some(w), Some(m), Some(x)) => line!(
             o,
-            "  WAF               {w:.4} (closed-form model {m:.4} is for a larger device: expect about {:+.1} % here, see note)",
+            "  WAF               {w:.4} (closed-form model {m:.4} is for a larger device: expect it within about {:.1} % here, see note)",
             x * 100.0
         ),
         (Some(w), _, _) => line!(o, "  WAF               {w:.4}"),

@@ -460,10 +460,11 @@ fn a_device_larger_than_the_memory_limit_is_refused_before_allocating() {
             "--capacity",
             "256MiB",
             "--max-memory",
-            "1MiB",
+            "512KiB",
             "--quiet",
         ],
-        &["needs about 1.3 MiB", "--max-memory is 1.0 MiB"],
+        // sim keeps no page tags (data = "none"): maps, block records and bitmaps only.
+        &["needs about 835.8 KiB", "--max-memory is 512.0 KiB"],
     );
     refused(&["sim", "--max-memory", "0", "--quiet"], &["--max-memory"]);
     // Queue depths of 2^32 - 1 (34 GB of queue) are refused by name, from a file or a flag.
@@ -528,8 +529,9 @@ fn json_of(args: &[&str]) -> Value {
 
 #[test]
 fn the_waf_model_says_where_it_applies() {
-    // mlc-sata-2010 at 256 MiB: 8 dies of 2.6 spare blocks each, far from the model's
-    // infinite-device limit (measured WAF is about +30 % above it).
+    // mlc-sata-2010 at 256 MiB: 8 dies of 2.6 spare blocks each, below where the model holds
+    // within 1 % even with the open blocks counted (measured WAF is about +5 % above it, +30 %
+    // above Eq. 12 without the correction).
     let mut args = vec!["sim", "--capacity", "256MiB", "--timing", "off"];
     args.extend(["--write-volume", "1x", "--json", "--quiet"]);
     let small = json_of(&args);
@@ -539,11 +541,15 @@ fn the_waf_model_says_where_it_applies() {
     );
     let excess = small["waf_model_expected_excess"].as_f64().unwrap();
     assert_eq!(small["waf_model_applies"], false, "{small}");
-    assert!(small["notes"].to_string().contains("spare blocks per die"));
+    assert!(small["notes"]
+        .to_string()
+        .contains("spare blocks per GC pool"));
     assert!(
-        waf > model * 1.1,
+        waf > model * 1.02,
         "the gap is real: waf {waf}, model {model}"
     );
+    let eq12 = small["waf_model_uncorrected"].as_f64().unwrap();
+    assert!(waf > eq12 * 1.2, "waf {waf}, Eq. 12 {eq12}");
     let measured = waf / model - 1.0;
     assert!(
         excess > measured / 2.0 && excess < measured * 2.0,

@@ -95,7 +95,9 @@ pub struct Setup {
 }
 
 /// Everything `flashlab sim --json` prints. Wall-clock keys: `wall_seconds`,
-/// `host_ios_per_wall_second`, `host_pages_per_wall_second`, `precondition_wall_seconds`.
+/// `host_ios_per_wall_second`, `host_pages_per_wall_second`, `precondition_wall_seconds`;
+/// memory of the process (not a function of the seed either): `peak_rss_bytes`,
+/// `bytes_per_logical_page`.
 #[derive(Clone, Debug, Serialize)]
 pub struct SimResult {
     /// The preset used, or `custom` when the config differs from it (flags, --capacity, a file).
@@ -120,13 +122,19 @@ pub struct SimResult {
     pub alpha: f64,
     /// Flash page writes per host page write; null where no host page was written.
     pub waf: Option<f64>,
-    /// Closed-form steady-state WAF (an infinite device's) for the modelled case: uniform
-    /// random single-page writes, page mapping, greedy or FIFO GC, one stream; else null.
+    /// Closed-form steady-state WAF for the modelled case (uniform random single-page writes,
+    /// page mapping, greedy or FIFO GC, one stream; else null): Desnoyers' Eq. 12 (greedy) or
+    /// the FIFO fixed point at `waf_model_alpha`, which counts the open blocks.
     pub waf_model: Option<f64>,
+    /// The alpha `waf_model` is evaluated at: `alpha` less the free pages the open blocks hold,
+    /// `alpha - 0.6 x GC pools / logical blocks` (`ssd::analytic::open_block_alpha`).
+    pub waf_model_alpha: Option<f64>,
+    /// The same model at `alpha` (Desnoyers' Eq. 12 without the open-block correction).
+    pub waf_model_uncorrected: Option<f64>,
     /// Whether this device is large enough for `waf_model` (spare blocks per die at least
     /// `ssd::analytic::MODEL_MIN_SPARE_BLOCKS_PER_DIE`); null where no model exists.
     pub waf_model_applies: Option<bool>,
-    /// Expected relative excess of the measured WAF over `waf_model` on this finite device.
+    /// Expected relative deviation of the measured WAF from `waf_model` on this finite device.
     pub waf_model_expected_excess: Option<f64>,
     pub host_ios: u64,
     pub host_pages_written: u64,
@@ -151,6 +159,14 @@ pub struct SimResult {
     /// RAM the device was estimated to need before it was built
     /// (`SsdConfig::memory_bytes_estimate`, checked against `--max-memory`).
     pub memory_bytes_estimate: u64,
+    /// Peak resident memory of the process while the device existed (Linux `VmHWM`, reset
+    /// before the device was built); null where unavailable.
+    pub peak_rss_bytes: Option<u64>,
+    /// Peak resident memory beyond what the process held before the device was built, per
+    /// logical page: what simulating a page costs (maps, block records, workload, host
+    /// queue). Includes the allocator's and the workload's overhead, so small devices show
+    /// more; null where unavailable.
+    pub bytes_per_logical_page: Option<f64>,
     pub sim_seconds: f64,
     pub throughput_mb_per_sim_second: f64,
     pub iops_per_sim_second: f64,
@@ -214,8 +230,10 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
             bail!("--write-volume {v}x: expected a positive multiple of the capacity, e.g. 0.5x or 5x");
         }
     }
-    check_memory(&opts.config, opts.max_memory_bytes)?;
-    let ssd = Ssd::new(opts.config.clone())?;
+    let config = device_config(&opts.config);
+    check_memory(&config, opts.max_memory_bytes)?;
+    let rss_before = memory::reset_peak_rss();
+    let ssd = Ssd::new(config)?;
     let target = Target {
         logical_pages: ssd.logical_pages(),
         page_bytes: ssd.page_bytes() as u32,
@@ -239,11 +257,23 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         mapping: opts.mapping,
         clipped: workload::ClipCount::default(),
     };
-    let reqs = with_streams(workload::build(&spec, target, &wopts)?, policy.as_mut());
     let limit = planned_pages(opts);
     let writes_only = spec.is_write_only() || opts.write_volume.is_some() && spec.writes();
     let measured_wall = Instant::now();
-    let (count, timeline) = run_sampled(&mut d, reqs, limit, writes_only, (before, t0), progress)?;
+    let sampled = (before, t0);
+    let (count, timeline) = match spec {
+        // A synthetic workload by its concrete type: the request loop is compiled around it
+        // (no boxed iterator per request); the same requests as `build`'s.
+        WorkloadSpec::Synthetic { .. } => {
+            let reqs = workload::synth::Synthetic::new(&spec, target, &wopts)?.map(Ok);
+            let reqs = with_streams(reqs, policy.as_mut());
+            run_sampled(&mut d, reqs, limit, writes_only, sampled, progress)?
+        }
+        WorkloadSpec::Trace { .. } => {
+            let reqs = with_streams(workload::build(&spec, target, &wopts)?, policy.as_mut());
+            run_sampled(&mut d, reqs, limit, writes_only, sampled, progress)?
+        }
+    };
     let wall_s = measured_wall.elapsed().as_secs_f64();
     let mut r = summarize(opts, &d, before, t0, wall_s, pre_wall);
     r.host_pages_written_by_stream = d
@@ -255,6 +285,10 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         .collect();
     r.stream_mapping = policy.mapping();
     r.timeline = timeline;
+    r.peak_rss_bytes = memory::peak_rss_bytes();
+    r.bytes_per_logical_page = rss_before.zip(r.peak_rss_bytes).map(|(before, peak)| {
+        peak.saturating_sub(before) as f64 / d.ssd.logical_pages().max(1) as f64
+    });
     r.requests_clipped = wopts.clipped.get();
     if r.requests_clipped > 0 {
         r.notes.push(format!(
@@ -274,10 +308,10 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     }
     if let Some(m) = waf_model(opts).filter(|m| !m.applies) {
         r.notes.push(format!(
-            "waf_model ({:.4}) is an infinite device's limit; with {:.1} spare blocks per die (the model holds from about {}) expect this device's WAF about {:+.1} % above it",
+            "waf_model ({:.4}) holds within about 1 % from {} spare blocks per GC pool; this device has {:.1}, so expect its WAF about {:.1} % off the model",
             m.waf,
-            m.spare_blocks_per_die,
             ssd::analytic::MODEL_MIN_SPARE_BLOCKS_PER_DIE,
+            m.spare_blocks_per_die,
             m.expected_excess * 100.0
         ));
     }
@@ -352,6 +386,44 @@ fn run_sampled(
         limit_reached,
     };
     Ok((count, timeline))
+}
+
+/// The device `flashlab sim` builds: the config as given, except that a device asked to keep
+/// tags keeps no data (`data = "none"`): sim reads nothing back, so the 8-byte tag per
+/// physical page would cost memory and time for nothing (invariant checks do not need it).
+pub fn device_config(cfg: &SsdConfig) -> SsdConfig {
+    let mut c = cfg.clone();
+    if c.ftl.data == ssd::DataMode::Tags {
+        c.ftl.data = ssd::DataMode::None;
+    }
+    c
+}
+
+/// The process's memory as Linux reports it (`/proc/self/status`; `None` elsewhere).
+mod memory {
+    fn status_bytes(key: &str) -> Option<u64> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let line = status.lines().find(|l| l.starts_with(key))?;
+        let kib: u64 = line[key.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kib * 1024)
+    }
+
+    /// Reset the peak RSS to the current RSS (`/proc/self/clear_refs`, "5") and return the
+    /// current RSS: what the process held before the device.
+    pub fn reset_peak_rss() -> Option<u64> {
+        std::fs::write("/proc/self/clear_refs", "5").ok()?;
+        status_bytes("VmRSS:")
+    }
+
+    /// Peak RSS since the last reset (or the process's start).
+    pub fn peak_rss_bytes() -> Option<u64> {
+        status_bytes("VmHWM:")
+    }
 }
 
 /// Refuse, before allocating, a device whose estimated memory exceeds `limit_bytes`.
@@ -443,6 +515,8 @@ fn summarize(
         alpha: cfg.alpha(),
         waf: (s.host_pages_written > 0).then(|| s.waf()),
         waf_model: model.map(|m| m.waf),
+        waf_model_alpha: model.map(|m| m.alpha),
+        waf_model_uncorrected: model.map(|m| m.waf_uncorrected),
         waf_model_applies: model.map(|m| m.applies),
         waf_model_expected_excess: model.map(|m| m.expected_excess),
         host_ios: s.host_ios,
@@ -468,6 +542,8 @@ fn summarize(
         translation_writes: s.translation_writes,
         mapping_bytes: d.ssd.mapping_bytes(),
         memory_bytes_estimate: cfg.memory_bytes_estimate(),
+        peak_rss_bytes: None,
+        bytes_per_logical_page: None,
         sim_seconds: sim_s,
         throughput_mb_per_sim_second: per_s(bytes_moved / 1e6, sim_s),
         iops_per_sim_second: per_s(s.host_ios as f64, sim_s),
@@ -531,12 +607,18 @@ fn config_hash(cfg: &SsdConfig, setup: &Setup) -> String {
 /// The closed-form WAF for this run, with where it applies.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
 pub struct WafModel {
-    /// The model's steady-state WAF (an infinite device's).
+    /// The model's steady-state WAF at `alpha` (Eq. 12 for greedy, the fixed point for FIFO).
     pub waf: f64,
-    /// Spare blocks per die, `(alpha - 1) x logical blocks / dies`: what the finite-size
-    /// excess depends on.
+    /// The alpha the model is evaluated at: the config's, less the free pages the open blocks
+    /// hold (`ssd::analytic::open_block_alpha`: `alpha - 0.6 x GC pools / logical blocks`).
+    pub alpha: f64,
+    /// The model at the config's alpha, without the open-block correction.
+    pub waf_uncorrected: f64,
+    /// Spare blocks per GC pool (die, or the device), `(alpha - 1) x logical blocks / pools`:
+    /// what the finite-size residual depends on.
     pub spare_blocks_per_die: f64,
-    /// Expected relative excess of this device's WAF over `waf` (`ssd::analytic::finite_size_excess`).
+    /// Expected relative deviation of this device's WAF from `waf`
+    /// (`ssd::analytic::finite_size_excess`).
     pub expected_excess: f64,
     /// Whether the device is large enough for the model (`expected_excess` about 1 % or less).
     pub applies: bool,
@@ -544,7 +626,7 @@ pub struct WafModel {
 
 /// The closed-form WAF for uniform random single-page writes on page mapping with greedy or
 /// FIFO GC and one stream (the cases `ssd::analytic` models), else `None`; `applies` says
-/// whether the device has the spare blocks per die for the model's infinite-device limit.
+/// whether the device has the spare blocks per GC pool for the model to hold within ~1 %.
 pub fn waf_model(opts: &SimOptions) -> Option<WafModel> {
     let cfg = &opts.config;
     let modelled = opts.workload == "uniform-write"
@@ -555,17 +637,25 @@ pub fn waf_model(opts: &SimOptions) -> Option<WafModel> {
     if !modelled {
         return None;
     }
-    let waf = match cfg.ftl.gc_policy {
-        ssd::GcPolicy::Greedy => {
-            ssd::analytic::greedy_waf(cfg.alpha(), cfg.geometry.pages_per_block)
-        }
-        ssd::GcPolicy::Fifo => ssd::analytic::fifo_waf(cfg.alpha()),
-        _ => return None,
-    };
     let logical_blocks = cfg.logical_pages() as f64 / cfg.geometry.pages_per_block as f64;
-    let spare = (cfg.alpha() - 1.0) * logical_blocks / cfg.dies() as f64;
+    let pools = cfg.gc_pools();
+    let alpha = ssd::analytic::open_block_alpha(cfg.alpha(), pools, logical_blocks);
+    let model = |alpha: f64| match cfg.ftl.gc_policy {
+        ssd::GcPolicy::Greedy => Some(ssd::analytic::greedy_waf(
+            alpha,
+            cfg.geometry.pages_per_block,
+        )),
+        ssd::GcPolicy::Fifo => Some(ssd::analytic::fifo_waf(alpha)),
+        _ => None,
+    };
+    if alpha <= 1.0 {
+        return None;
+    }
+    let spare = (cfg.alpha() - 1.0) * logical_blocks / pools as f64;
     Some(WafModel {
-        waf,
+        waf: model(alpha)?,
+        alpha,
+        waf_uncorrected: model(cfg.alpha())?,
         spare_blocks_per_die: spare,
         expected_excess: ssd::analytic::finite_size_excess(spare),
         applies: spare >= ssd::analytic::MODEL_MIN_SPARE_BLOCKS_PER_DIE,

@@ -233,6 +233,11 @@ pub enum DataMode {
     Tags,
     /// Full page payloads (engines run on the device).
     Payloads,
+    /// No data at all: for runs that never read data back (`flashlab sim`'s WAF, GC and
+    /// timing studies), 8 bytes less per physical page. Reads that return data (`read_tags`,
+    /// `read_data`) are refused; timing-only reads (`read`), TRIM and every invariant check
+    /// still work (the flash keeps which pages are programmed).
+    None,
 }
 
 impl DataMode {
@@ -240,6 +245,7 @@ impl DataMode {
         match self {
             DataMode::Tags => "tags",
             DataMode::Payloads => "payloads",
+            DataMode::None => "none",
         }
     }
 }
@@ -642,7 +648,12 @@ impl SsdConfig {
         let blocks = self.total_blocks();
         let ppb = self.geometry.pages_per_block as u64;
         let lbns = logical / ppb;
-        let mut bytes = phys * 8 + blocks * 8;
+        // Per page a tag (8 B), or with data = "none" a bit for pages skipped unprogrammed.
+        let mut bytes = blocks * 8
+            + match self.ftl.data {
+                DataMode::None => phys.div_ceil(64) * 8,
+                DataMode::Tags | DataMode::Payloads => phys * 8,
+            };
         if self.ftl.data == DataMode::Payloads {
             bytes += phys * (16 + self.geometry.page_bytes as u64);
         }

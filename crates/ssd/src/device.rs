@@ -35,6 +35,8 @@ pub struct Ssd {
     cfg: SsdConfig,
     flash: Flash,
     ftl: Box<dyn Ftl>,
+    /// `ftl.logical_pages()`, kept here: every request checks its range against it.
+    logical_pages: u64,
     /// One bit per logical page: trimmed since its last write (to tell Trimmed from Unwritten).
     trimmed: Vec<u64>,
     /// No trim yet: writes can skip clearing `trimmed` bits (a hot-path saving).
@@ -57,6 +59,7 @@ impl Ssd {
         let streams = cfg.ftl.streams as usize;
         Ok(Ssd {
             flash,
+            logical_pages: ftl.logical_pages(),
             ftl,
             trimmed: vec![0; words],
             any_trimmed: false,
@@ -72,7 +75,7 @@ impl Ssd {
         &self.cfg
     }
     pub fn logical_pages(&self) -> u64 {
-        self.ftl.logical_pages()
+        self.logical_pages
     }
     pub fn page_bytes(&self) -> usize {
         self.cfg.geometry.page_bytes as usize
@@ -203,6 +206,11 @@ impl Ssd {
         out: &mut [ReadPage],
         at: SimTime,
     ) -> Result<SimTime, SsdError> {
+        if !self.flash.has_tags() {
+            return Err(SsdError::NoData {
+                mode: self.cfg.ftl.data.name(),
+            });
+        }
         self.check(lpn, out.len() as u64, StreamId(0))?;
         let mut done = at;
         for (i, slot) in out.iter_mut().enumerate() {

@@ -44,6 +44,8 @@ pub enum SsdError {
     PayloadSize { expected: usize, got: usize },
     #[error("the device was created without payloads (data mode `{mode}`); enable `data = \"payloads\"`")]
     NoPayloads { mode: &'static str },
+    #[error("the device keeps no page data (data mode `{mode}`), so reads cannot return it; use `data = \"tags\"` or `\"payloads\"`")]
+    NoData { mode: &'static str },
     #[error("this run needs about {estimate_bytes} bytes of memory (estimate) but the limit is {limit_bytes} bytes; shrink the device or raise the limit (flashlab: --max-memory)")]
     MemoryLimit {
         estimate_bytes: u64,

@@ -12,6 +12,7 @@
 //! Time saturates at `u64::MAX` ns instead of wrapping; the device turns that into an error.
 
 use crate::config::{DataMode, SsdConfig};
+use crate::ftl::LivePages;
 use crate::stats::Stats;
 use crate::types::{BlockId, DieId, PageWrite, Ppn, SimTime};
 
@@ -71,6 +72,35 @@ impl Layout {
     }
 }
 
+/// Division of `u32`s by a divisor fixed at construction, by one widening multiply instead of
+/// a hardware divide (Lemire, Kaser & Kurz, "Faster remainder by direct computation", 2019:
+/// exact for every `u32` numerator with `m = floor(2^64 / d) + 1`). The page FTL divides on
+/// every write (page -> block, block -> die) by numbers that are not powers of two (384 pages
+/// per block), where a divide costs tens of cycles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DivU32 {
+    m: u64,
+    d: u32,
+}
+
+impl DivU32 {
+    pub fn new(d: u32) -> DivU32 {
+        assert!(d > 0, "division by zero");
+        DivU32 {
+            m: (u64::MAX / d as u64).wrapping_add(1),
+            d,
+        }
+    }
+    /// `n / d`.
+    #[inline(always)]
+    pub fn div(self, n: u32) -> u32 {
+        if self.d == 1 {
+            return n;
+        }
+        ((self.m as u128 * n as u128) >> 64) as u32
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Flash {
     pub(crate) layout: Layout,
@@ -81,7 +111,11 @@ pub struct Flash {
     xfer_ns: u64,
     write_pointer: Vec<u32>,
     erase_count: Vec<u32>,
+    /// A tag per page (empty with `data = "none"`).
     tags: Vec<u64>,
+    /// With `data = "none"` (no tags to tell): pages below their block's write pointer that
+    /// were skipped unprogrammed (block-mapped schemes place pages at their offset).
+    skipped: Option<LivePages>,
     payloads: Option<Vec<Option<Box<[u8]>>>>,
     die_free_ns: Vec<u64>,
     channel_free_ns: Vec<u64>,
@@ -104,7 +138,11 @@ impl Flash {
             xfer_ns,
             write_pointer: vec![0; blocks],
             erase_count: vec![0; blocks],
-            tags: crate::hugevec::filled(pages, TAG_EMPTY),
+            tags: match cfg.ftl.data {
+                DataMode::None => Vec::new(),
+                DataMode::Tags | DataMode::Payloads => crate::hugevec::filled(pages, TAG_EMPTY),
+            },
+            skipped: (cfg.ftl.data == DataMode::None).then(|| LivePages::new(pages as u64)),
             payloads: (cfg.ftl.data == DataMode::Payloads).then(|| vec![None; pages]),
             die_free_ns: vec![0; cfg.dies() as usize],
             channel_free_ns: vec![0; g.channels as usize],
@@ -123,6 +161,10 @@ impl Flash {
     }
     pub fn has_payloads(&self) -> bool {
         self.payloads.is_some()
+    }
+    /// Whether the flash keeps a tag per page (`data` is not `"none"`).
+    pub fn has_tags(&self) -> bool {
+        !self.tags.is_empty()
     }
     pub fn timing_enabled(&self) -> bool {
         self.timing
@@ -160,9 +202,20 @@ impl Flash {
     pub fn erase_counts(&self) -> &[u32] {
         &self.erase_count
     }
-    /// The tag stored at `ppn` (TAG_EMPTY if not programmed since its block's erase).
+    /// The tag stored at `ppn` (TAG_EMPTY if not programmed since its block's erase, or if
+    /// the device keeps no tags: see [`Flash::has_tags`]).
     pub fn tag(&self, ppn: Ppn) -> u64 {
-        self.tags[ppn.0 as usize]
+        self.tags.get(ppn.0 as usize).copied().unwrap_or(TAG_EMPTY)
+    }
+    /// Whether `ppn` holds data programmed since its block's erase.
+    pub fn programmed(&self, ppn: Ppn) -> bool {
+        match &self.skipped {
+            None => self.tags[ppn.0 as usize] != TAG_EMPTY,
+            Some(skipped) => {
+                self.page_in_block(ppn) < self.write_pointer(self.block_of(ppn))
+                    && !skipped.get(ppn.0)
+            }
+        }
     }
     /// The payload stored at `ppn`, in payload mode.
     pub fn payload(&self, ppn: Ppn) -> Option<&[u8]> {
@@ -174,12 +227,41 @@ impl Flash {
     pub(crate) fn program(&mut self, ppn: Ppn, data: PageWrite, now: SimTime) -> SimTime {
         let block = self.block_of(ppn);
         self.advance_write_pointer(block, ppn);
-        self.tags[ppn.0 as usize] = data.tag;
+        self.store(ppn, data);
+        self.stats.flash_pages_written += 1;
+        self.time_program(block, now)
+    }
+
+    /// Program the next page of `block`: [`Flash::program`] for a caller that knows the
+    /// block. Returns the page programmed and the completion time.
+    #[inline(always)]
+    pub(crate) fn program_next(
+        &mut self,
+        block: u32,
+        data: PageWrite,
+        now: SimTime,
+    ) -> (Ppn, SimTime) {
+        let wp = &mut self.write_pointer[block as usize];
+        assert!(
+            *wp < self.layout.ppb,
+            "NAND pages are programmed in order: block {block} is full"
+        );
+        let ppn = Ppn(block as u64 * self.layout.ppb as u64 + *wp as u64);
+        *wp += 1;
+        self.store(ppn, data);
+        self.stats.flash_pages_written += 1;
+        (ppn, self.time_program(BlockId(block), now))
+    }
+
+    /// Keep what a program writes at `ppn`: its tag, and its payload in payload mode.
+    #[inline(always)]
+    fn store(&mut self, ppn: Ppn, data: PageWrite) {
+        if let Some(t) = self.tags.get_mut(ppn.0 as usize) {
+            *t = data.tag;
+        }
         if let Some(p) = self.payloads.as_mut() {
             p[ppn.0 as usize] = data.payload;
         }
-        self.stats.flash_pages_written += 1;
-        self.time_program(block, now)
     }
 
     /// Program page `ppn` of its block, skipping any pages below it that are still free (they
@@ -207,6 +289,10 @@ impl Flash {
             "NAND pages are programmed in order: block {} page {page} is below the write pointer {wp}",
             block.0
         );
+        if let Some(skipped) = self.skipped.as_mut() {
+            let first = ppn.0 - (page - *wp) as u64;
+            (first..ppn.0).for_each(|p| skipped.set(p, true));
+        }
         *wp = page;
     }
 
@@ -229,7 +315,9 @@ impl Flash {
     pub(crate) fn copy(&mut self, src: Ppn, dst: Ppn, now: SimTime) -> SimTime {
         let dst_block = self.block_of(dst);
         self.advance_write_pointer(dst_block, dst);
-        self.tags[dst.0 as usize] = self.tags[src.0 as usize];
+        if !self.tags.is_empty() {
+            self.tags[dst.0 as usize] = self.tags[src.0 as usize];
+        }
         if let Some(p) = self.payloads.as_mut() {
             p[dst.0 as usize] = p[src.0 as usize].clone();
         }
@@ -239,15 +327,67 @@ impl Flash {
         if !self.timing {
             return now;
         }
-        let src_die = self.die_of(self.block_of(src));
-        let dst_die = self.die_of(dst_block);
+        self.time_copy(src.0 as usize, dst_block.0, now)
+    }
+
+    /// The timing of a copy from page `src` to a page of `dst_block`: sense on the source die,
+    /// then program on-chip (copyback) on the same die, or transfer and program on another.
+    #[inline]
+    fn time_copy(&mut self, src: usize, dst_block: u32, now: SimTime) -> SimTime {
+        let src_die = self.die_of(self.block_of(Ppn(src as u64)));
+        let dst_die = self.die_of(BlockId(dst_block));
         let sensed = self.occupy_die(src_die, now, self.t_read_ns);
         if src_die == dst_die {
             self.occupy_die(dst_die, sensed, self.t_prog_ns)
         } else {
             let out = self.occupy_channel(src_die, sensed);
-            self.time_program(dst_block, out)
+            self.time_program(BlockId(dst_block), out)
         }
+    }
+
+    /// Copy pages `offs` of `src_block` (ascending or not) to the next `offs.len()` pages of
+    /// `dst_block`, in order: the same effect, counters and timing as one [`Flash::copy`] per
+    /// page (each copy starting when the previous one finished), in one pass — one write
+    /// pointer check for the run, the data moved in a tight loop, counters added once.
+    #[inline]
+    pub(crate) fn copy_run(
+        &mut self,
+        src_block: u32,
+        offs: &[u32],
+        dst_block: u32,
+        now: SimTime,
+    ) -> SimTime {
+        let ppb = self.layout.ppb as usize;
+        let n = offs.len();
+        let wp = self.write_pointer[dst_block as usize] as usize;
+        assert!(
+            wp + n <= ppb,
+            "NAND pages are programmed in order: {n} pages at write pointer {wp} overflow block {dst_block}"
+        );
+        self.write_pointer[dst_block as usize] = (wp + n) as u32;
+        let (src0, dst0) = (src_block as usize * ppb, dst_block as usize * ppb + wp);
+        if !self.tags.is_empty() {
+            let tags = &mut self.tags[..];
+            for (j, &off) in offs.iter().enumerate() {
+                tags[dst0 + j] = tags[src0 + off as usize];
+            }
+        }
+        if let Some(p) = self.payloads.as_mut() {
+            for (j, &off) in offs.iter().enumerate() {
+                p[dst0 + j] = p[src0 + off as usize].clone();
+            }
+        }
+        self.stats.flash_pages_read += n as u64;
+        self.stats.flash_pages_written += n as u64;
+        self.stats.gc_pages_copied += n as u64;
+        if !self.timing {
+            return now;
+        }
+        let mut t = now;
+        for &off in offs {
+            t = self.time_copy(src0 + off as usize, dst_block, t);
+        }
+        t
     }
 
     /// Erase a block: all its pages become free. Returns the completion time.
@@ -257,7 +397,12 @@ impl Flash {
         self.erase_count[b] += 1;
         let first = b * self.layout.ppb as usize;
         let range = first..first + self.layout.ppb as usize;
-        self.tags[range.clone()].fill(TAG_EMPTY);
+        if let Some(tags) = self.tags.get_mut(range.clone()) {
+            tags.fill(TAG_EMPTY);
+        }
+        if let Some(skipped) = self.skipped.as_mut() {
+            skipped.clear_range(range.start as u64, range.end as u64);
+        }
         if let Some(p) = self.payloads.as_mut() {
             p[range].iter_mut().for_each(|x| *x = None);
         }
@@ -306,5 +451,49 @@ impl Flash {
         let c = &mut self.channel_free_ns[ch];
         *c = now.0.max(*c).saturating_add(self.xfer_ns);
         SimTime(*c)
+    }
+}
+
+#[cfg(test)]
+mod div_tests {
+    use super::DivU32;
+
+    #[test]
+    fn div_u32_is_exact() {
+        for d in [
+            1u32,
+            2,
+            3,
+            7,
+            64,
+            128,
+            255,
+            256,
+            384,
+            1000,
+            4095,
+            65_536,
+            1 << 31,
+            u32::MAX,
+        ] {
+            let f = DivU32::new(d);
+            for n in [
+                0u32,
+                1,
+                2,
+                d - 1,
+                d,
+                d.wrapping_add(1),
+                12_345_678,
+                u32::MAX - 1,
+                u32::MAX,
+            ] {
+                assert_eq!(f.div(n), n / d, "{n} / {d}");
+            }
+            for i in 0..10_000u32 {
+                let n = i.wrapping_mul(2_654_435_761);
+                assert_eq!(f.div(n), n / d, "{n} / {d}");
+            }
+        }
     }
 }

@@ -14,6 +14,8 @@ pub struct HostQueue {
     qd: usize,
     floor: SimTime,
     in_flight: BinaryHeap<Reverse<u64>>,
+    /// Depth 1 (a closed loop): the one request in flight's completion, without the heap.
+    in_flight_one: Option<u64>,
 }
 
 impl HostQueue {
@@ -29,12 +31,22 @@ impl HostQueue {
             floor: t,
             // Grows with the requests really in flight; a huge depth allocates nothing up front.
             in_flight: BinaryHeap::with_capacity((qd as usize).min(1024) + 1),
+            in_flight_one: None,
         }
     }
 
     /// When a request arriving at `arrival` is issued to the device.
+    #[inline]
     pub fn issue_time(&mut self, arrival: SimTime) -> SimTime {
         let mut t = arrival.max(self.floor);
+        if self.qd == 1 {
+            // Issued when the one request in flight (if any) has completed.
+            if let Some(done) = self.in_flight_one.take() {
+                t = t.max(SimTime(done));
+            }
+            self.floor = t;
+            return t;
+        }
         // Requests finished by the arrival free their slots.
         while self.in_flight.peek().is_some_and(|r| r.0 <= t.0) {
             self.in_flight.pop();
@@ -49,7 +61,12 @@ impl HostQueue {
     }
 
     /// The request issued last completes at `done`.
+    #[inline]
     pub fn complete(&mut self, done: SimTime) {
+        if self.qd == 1 {
+            self.in_flight_one = Some(done.0);
+            return;
+        }
         self.in_flight.push(Reverse(done.0));
     }
 }

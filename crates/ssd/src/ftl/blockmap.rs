@@ -12,7 +12,7 @@ use super::live::LivePages;
 use super::{Done, Found, Ftl, HostWrite};
 use crate::config::SsdConfig;
 use crate::error::{InvariantError, SsdError};
-use crate::flash::{Flash, Layout, TAG_EMPTY};
+use crate::flash::{Flash, Layout};
 use crate::types::{Lpn, Ppn, SimTime};
 
 /// What the skeleton owns and lends to its scheme: logical size, free pool, live bits.
@@ -119,7 +119,7 @@ impl<S: BlockScheme> BlockMapped<S> {
         for lpn in 0..self.core.logical {
             if let Some(p) = self.scheme.lookup(&self.core, g, lpn) {
                 found += 1;
-                if flash.tag(Ppn(p)) == TAG_EMPTY || !self.core.live.get(p) {
+                if !flash.programmed(Ppn(p)) || !self.core.live.get(p) {
                     return Err(InvariantError::MappedToDeadPage { lpn, ppn: p });
                 }
             }

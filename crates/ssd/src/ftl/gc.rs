@@ -64,16 +64,21 @@ pub(crate) trait VictimPolicy: Send + Sized {
 /// a bound and are rebuilt from the counts (amortised O(1)).
 #[derive(Clone, Debug)]
 pub(crate) struct Greedy {
-    /// Per die, per valid count, candidate blocks (possibly stale).
-    stacks: Vec<Vec<Vec<u32>>>,
+    /// Per die, per valid count (`die * counts + valid`), candidate blocks (possibly stale).
+    stacks: Vec<Vec<u32>>,
+    /// Valid counts a block can have: pages per block + 1.
+    counts: usize,
     /// Per die, entries in its stacks (live and stale).
     entries: Vec<usize>,
+    /// Per die, a valid count below which every stack is empty (where `choose` starts).
+    low: Vec<usize>,
 }
 
 impl Greedy {
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, layout: &Layout, blocks: &ClosedBlocks, d: usize, block: u32, valid: u32) {
-        self.stacks[d][valid as usize].push(block);
+        self.stacks[d * self.counts + valid as usize].push(block);
+        self.low[d] = self.low[d].min(valid as usize);
         self.entries[d] += 1;
         if self.entries[d] > 4 * blocks.count[d] as usize + 64 {
             self.rebuild(layout, blocks, d);
@@ -81,12 +86,18 @@ impl Greedy {
     }
 
     /// Drop a die's stale entries: one entry per closed block, at its count.
+    #[cold]
+    #[inline(never)]
     fn rebuild(&mut self, layout: &Layout, blocks: &ClosedBlocks, d: usize) {
-        self.stacks[d].iter_mut().for_each(Vec::clear);
+        let counts = self.counts;
+        self.stacks[d * counts..(d + 1) * counts]
+            .iter_mut()
+            .for_each(Vec::clear);
+        self.low[d] = 0;
         for b in layout.blocks_of_die(d as u32) {
             let m = blocks.meta[b as usize];
             if m.member {
-                self.stacks[d][m.valid as usize].push(b);
+                self.stacks[d * counts + m.valid as usize].push(b);
             }
         }
         self.entries[d] = blocks.count[d] as usize;
@@ -96,15 +107,18 @@ impl Greedy {
 impl VictimPolicy for Greedy {
     fn new(layout: &Layout) -> Greedy {
         let d = layout.dies as usize;
+        let counts = layout.ppb as usize + 1;
         Greedy {
-            stacks: vec![vec![Vec::new(); layout.ppb as usize + 1]; d],
+            stacks: vec![Vec::new(); counts * d],
+            counts,
             entries: vec![0; d],
+            low: vec![0; d],
         }
     }
     fn closed(&mut self, layout: &Layout, blocks: &ClosedBlocks, die: u32, block: u32, valid: u32) {
         self.push(layout, blocks, die as usize, block, valid);
     }
-    #[inline]
+    #[inline(always)]
     fn invalidated(
         &mut self,
         layout: &Layout,
@@ -118,19 +132,24 @@ impl VictimPolicy for Greedy {
     fn choose(&mut self, _layout: &Layout, blocks: &ClosedBlocks, die: u32) -> Option<u32> {
         let d = die as usize;
         let entries = &mut self.entries[d];
-        for (v, stack) in self.stacks[d].iter_mut().enumerate() {
+        let low = self.low[d];
+        let counts = self.counts;
+        let stacks = &mut self.stacks[d * counts..(d + 1) * counts];
+        for (v, stack) in stacks.iter_mut().enumerate().skip(low) {
             while let Some(b) = stack.pop() {
                 *entries -= 1;
                 let m = blocks.meta[b as usize];
                 if m.member && m.valid as usize == v {
+                    self.low[d] = v;
                     return Some(b);
                 }
             }
         }
+        self.low[d] = counts;
         None
     }
     fn can_choose(&self, die: u32, block: u32, valid: u32) -> bool {
-        self.stacks[die as usize][valid as usize].contains(&block)
+        self.stacks[die as usize * self.counts + valid as usize].contains(&block)
     }
 }
 
@@ -273,7 +292,7 @@ impl<P: VictimPolicy> VictimIndex<P> {
     }
 
     /// A block (closed or open) lost one valid page (overwrite or trim).
-    #[inline]
+    #[inline(always)]
     pub fn invalidate_one(&mut self, layout: &Layout, die: u32, block: u32) {
         let m = &mut self.blocks.meta[block as usize];
         m.valid -= 1;

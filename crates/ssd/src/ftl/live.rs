@@ -26,7 +26,41 @@ impl LivePages {
             *w &= !(1 << (p % 64));
         }
     }
+    /// Clear bits `start..end`.
+    pub fn clear_range(&mut self, start: u64, end: u64) {
+        let mut p = start;
+        while p < end {
+            if p.is_multiple_of(64) && p + 64 <= end {
+                self.words[(p / 64) as usize] = 0;
+                p += 64;
+            } else {
+                self.set(p, false);
+                p += 1;
+            }
+        }
+    }
     pub fn count(&self) -> u64 {
         self.words.iter().map(|w| w.count_ones() as u64).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LivePages;
+
+    #[test]
+    fn clear_range_clears_exactly_the_range() {
+        for (start, end) in [(0, 0), (3, 5), (0, 64), (60, 200), (64, 128), (1, 255)] {
+            let mut l = LivePages::new(256);
+            (0..256).for_each(|p| l.set(p, true));
+            l.clear_range(start, end);
+            for p in 0..256 {
+                assert_eq!(
+                    l.get(p),
+                    !(start..end).contains(&p),
+                    "{start}..{end} at {p}"
+                );
+            }
+        }
     }
 }

@@ -28,6 +28,7 @@ mod dftl;
 mod fast;
 mod gc;
 mod live;
+pub(crate) use live::LivePages;
 mod logblock;
 pub mod memory;
 mod merge;

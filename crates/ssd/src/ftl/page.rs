@@ -25,7 +25,7 @@ use super::gc::{VictimIndex, VictimPolicy};
 use super::{Done, Found, Ftl, HostWrite};
 use crate::config::{GcPool, GcStreamMode, SsdConfig};
 use crate::error::{InvariantError, SsdError};
-use crate::flash::{Flash, Layout, TAG_EMPTY};
+use crate::flash::{DivU32, Flash, Layout};
 use crate::types::{BlockId, Lpn, Ppn, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,8 +64,12 @@ pub(crate) struct PageFtl<P> {
     /// Per host stream: the die its next page goes to.
     cursor: Vec<u32>,
     pub(crate) victims: VictimIndex<P>,
-    /// Reused buffer of (page offset, lpn) of a victim's valid pages.
-    scratch: Vec<(u32, u32)>,
+    /// Reused buffers: page offsets and logical pages of a victim's valid pages.
+    moved_offs: Vec<u32>,
+    moved_lpns: Vec<u32>,
+    /// Division by pages per block and by blocks per die (of `g`) without a divide.
+    per_block: DivU32,
+    per_die: DivU32,
     /// When set, logical pages GC moved are appended here (DFTL must fix their mappings).
     pub gc_moved: Option<Vec<u32>>,
 }
@@ -101,13 +105,17 @@ impl<P: VictimPolicy> PageFtl<P> {
             blocks: BlockManager::per_die(g, cfg.ftl.open_slots() as usize),
             cursor: (0..streams as u32).map(|s| s % g.dies).collect(),
             victims: VictimIndex::new(g),
-            scratch: Vec::with_capacity(g.ppb as usize),
+            moved_offs: Vec::with_capacity(g.ppb as usize),
+            moved_lpns: Vec::with_capacity(g.ppb as usize),
+            per_block: DivU32::new(g.ppb),
+            per_die: DivU32::new(g.blocks_per_die),
             gc_moved: None,
         }
     }
 
     /// The open block of `slot` on `die`, opening one if needed (with foreground GC first
     /// unless `in_gc`). Returns the block and the time GC finished (or `now`).
+    #[inline(always)]
     fn open_block(
         &mut self,
         flash: &mut Flash,
@@ -121,6 +129,22 @@ impl<P: VictimPolicy> PageFtl<P> {
         if b != NIL {
             return Ok((b, now));
         }
+        self.open_new_block(flash, slot, die, now, in_gc)
+    }
+
+    /// [`PageFtl::open_block`] when `slot` has no open block on `die` (once per block: kept
+    /// out of line so the per-page path stays small).
+    #[cold]
+    #[inline(never)]
+    fn open_new_block(
+        &mut self,
+        flash: &mut Flash,
+        slot: u16,
+        die: u32,
+        now: SimTime,
+        in_gc: bool,
+    ) -> Result<(u32, SimTime), SsdError> {
+        let g = self.g;
         let mut t = now;
         if !in_gc {
             t = self.collect(flash, die, now)?;
@@ -161,57 +185,75 @@ impl<P: VictimPolicy> PageFtl<P> {
             .take_victim(&g, die)
             .ok_or(SsdError::DeviceFull { die })?;
         flash.stats.gc_invocations += 1;
-        let owner = self.owner[victim as usize];
-        let slot = match self.gc_mode {
-            GcStreamMode::Separate => self.streams,
-            GcStreamMode::Victim => owner,
-            // Host stream s's copies go to GC slot streams + s; a GC block's stay in its slot.
-            GcStreamMode::PerStream if owner < self.streams => self.streams + owner,
-            GcStreamMode::PerStream => owner,
-        };
+        let slot = self.gc_slot(victim);
         let mut t = now;
         let ppb = g.ppb as usize;
         let first = victim as usize * ppb;
-        // Gather the victim's valid pages, then move them in runs that fill destination
-        // blocks: tight loops over contiguous pages (the maps' random stores overlap).
-        let mut moved = std::mem::take(&mut self.scratch);
-        moved.clear();
+        // Gather the victim's valid pages (prefetching their L2P entries, which the copy
+        // rewrites), then move them in runs that fill destination blocks: one flash call
+        // and one tight loop over the maps per run.
+        let (mut offs, mut lpns) = (
+            std::mem::take(&mut self.moved_offs),
+            std::mem::take(&mut self.moved_lpns),
+        );
+        // Branch-free gather into buffers a block long (sized once): write every page, keep
+        // the valid ones.
+        offs.resize(ppb, 0);
+        lpns.resize(ppb, 0);
+        let mut valid = 0;
         for (off, &lpn) in self.p2l[first..first + ppb].iter().enumerate() {
-            if lpn != NIL {
-                moved.push((off as u32, lpn));
-                prefetch(&self.l2p, lpn as usize);
-            }
+            offs[valid] = off as u32;
+            lpns[valid] = lpn;
+            valid += (lpn != NIL) as usize;
+        }
+        let (offs_v, lpns_v) = (&offs[..valid], &lpns[..valid]);
+        for &lpn in lpns_v {
+            prefetch(&self.l2p, lpn as usize);
         }
         self.p2l[first..first + ppb].fill(NIL);
         let mut i = 0;
-        while i < moved.len() {
+        while i < offs_v.len() {
             let (dst_block, _) = self.open_block(flash, slot, die, t, true)?;
             let wp = flash.write_pointer(BlockId(dst_block));
-            let n = (g.ppb - wp).min((moved.len() - i) as u32) as usize;
+            let n = (g.ppb - wp).min((offs_v.len() - i) as u32) as usize;
             let dst0 = dst_block as usize * ppb + wp as usize;
-            for (j, &(off, lpn)) in moved[i..i + n].iter().enumerate() {
-                t = flash.copy(
-                    Ppn((first + off as usize) as u64),
-                    Ppn((dst0 + j) as u64),
-                    t,
-                );
-                self.l2p[lpn as usize] = (dst0 + j) as u32;
-                self.p2l[dst0 + j] = lpn;
+            t = flash.copy_run(victim, &offs_v[i..i + n], dst_block, t);
+            let run = &lpns_v[i..i + n];
+            for (p2l, (&lpn, ppn)) in self.p2l[dst0..dst0 + n]
+                .iter_mut()
+                .zip(run.iter().zip(dst0 as u32..))
+            {
+                self.l2p[lpn as usize] = ppn;
+                *p2l = lpn;
             }
             self.victims.add_valid_n(dst_block, n as u32);
             if let Some(m) = self.gc_moved.as_mut() {
-                m.extend(moved[i..i + n].iter().map(|&(_, lpn)| lpn));
+                m.extend_from_slice(run);
             }
             self.close_if_full(flash, slot, die, dst_block);
             i += n;
         }
-        self.scratch = moved;
+        (self.moved_offs, self.moved_lpns) = (offs, lpns);
         self.victims.reset(victim);
         self.state[victim as usize] = BlockState::Free;
         Ok(self.blocks.release(flash, die, victim, t))
     }
 
+    /// The open-block slot GC copies `victim`'s valid pages to: the GC stream's
+    /// (`gc_stream = "separate"`) or the victim's own stream's (`"victim"`).
     #[inline]
+    fn gc_slot(&self, victim: u32) -> u16 {
+        let owner = self.owner[victim as usize];
+        match self.gc_mode {
+            GcStreamMode::Separate => self.streams,
+            GcStreamMode::Victim => owner,
+            // Host stream s's copies go to GC slot streams + s; a GC block's stay in its slot.
+            GcStreamMode::PerStream if owner < self.streams => self.streams + owner,
+            GcStreamMode::PerStream => owner,
+        }
+    }
+
+    #[inline(always)]
     fn map(&mut self, lpn: u32, ppn: u32, block: u32) {
         self.l2p[lpn as usize] = ppn;
         self.p2l[ppn as usize] = lpn;
@@ -219,7 +261,7 @@ impl<P: VictimPolicy> PageFtl<P> {
     }
 
     /// Drop the current mapping of `lpn`, if any.
-    #[inline]
+    #[inline(always)]
     fn unmap(&mut self, g: &Layout, lpn: u64) {
         let old = self.l2p[lpn as usize];
         if old == NIL {
@@ -227,8 +269,9 @@ impl<P: VictimPolicy> PageFtl<P> {
         }
         self.l2p[lpn as usize] = NIL;
         self.p2l[old as usize] = NIL;
-        let block = old / g.ppb;
-        self.victims.invalidate_one(g, g.die_of(block), block);
+        let block = self.per_block.div(old);
+        self.victims
+            .invalidate_one(g, self.per_die.div(block), block);
     }
 
     #[inline]
@@ -261,7 +304,7 @@ impl<P: VictimPolicy> PageFtl<P> {
             }
             let p = Ppn(ppn as u64);
             if flash.page_in_block(p) >= flash.write_pointer(flash.block_of(p))
-                || flash.tag(p) == TAG_EMPTY
+                || !flash.programmed(p)
             {
                 return Err(InvariantError::MappedToDeadPage {
                     lpn: lpn as u64,
@@ -327,7 +370,7 @@ impl<P: VictimPolicy> PageFtl<P> {
         let free = pooled + open;
         let valid = self.l2p.iter().filter(|&&p| p != NIL).count() as u64;
         let invalid = (0..g.total_pages())
-            .filter(|&p| flash.tag(Ppn(p)) != TAG_EMPTY && self.p2l[p as usize] == NIL)
+            .filter(|&p| flash.programmed(Ppn(p)) && self.p2l[p as usize] == NIL)
             .count() as u64;
         let total = g.total_pages();
         if free + valid + invalid != total {
@@ -391,8 +434,7 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
             }
         };
         self.unmap(&g, lpn.0);
-        let ppn = flash.ppn(BlockId(block), flash.write_pointer(BlockId(block)));
-        let done = flash.program(ppn, data, now);
+        let (ppn, done) = flash.program_next(block, data, now);
         self.map(lpn.0 as u32, ppn.0 as u32, block);
         self.close_if_full(flash, stream.0, die, block);
         Ok(done)

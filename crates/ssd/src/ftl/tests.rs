@@ -197,3 +197,42 @@ fn fast_verify_fails_when_a_data_block_is_also_free() {
         "{e}"
     );
 }
+
+#[test]
+fn without_tags_verify_still_sees_a_mapping_to_an_unprogrammed_page() {
+    // data = "none": programmed pages are told from the write pointers (and skipped bits),
+    // not from tags. Point a valid lpn at a free page of its open block: verify refuses it.
+    let mut cfg = small(FtlKind::Page);
+    cfg.ftl.data = crate::config::DataMode::None;
+    let mut flash = Flash::new(&cfg);
+    assert!(!flash.has_tags());
+    let mut ftl = PageFtl::<Greedy>::new(&cfg, &flash);
+    write_all(&mut ftl, &mut flash, [0, 1]);
+    let (old, free) = (ftl.l2p[0], ftl.l2p[1] + 2);
+    assert!(!flash.programmed(crate::types::Ppn(free as u64)));
+    ftl.l2p[0] = free;
+    ftl.p2l[old as usize] = NIL;
+    ftl.p2l[free as usize] = 0;
+    let e = ftl.verify(&flash).unwrap_err();
+    assert!(matches!(e, InvariantError::MappedToDeadPage { .. }), "{e}");
+}
+
+#[test]
+fn without_tags_a_block_mapped_scheme_still_sees_a_skipped_page_as_unprogrammed() {
+    // Block mapping places a page at its offset, skipping the pages below it: with no tags,
+    // the skipped bits say those pages hold nothing.
+    let mut cfg = small(FtlKind::Block);
+    cfg.ftl.data = crate::config::DataMode::None;
+    let mut flash = Flash::new(&cfg);
+    let mut ftl = BlockMapped::new(
+        &cfg,
+        &flash,
+        BlockMap::new(&flash.layout, cfg.logical_pages()),
+    );
+    write_all(&mut ftl, &mut flash, [5]);
+    let programmed: Vec<u64> = (0..flash.total_pages())
+        .filter(|&p| flash.programmed(crate::types::Ppn(p)))
+        .collect();
+    assert_eq!(programmed.len(), 1, "only the page written: {programmed:?}");
+    assert_eq!(flash.page_in_block(crate::types::Ppn(programmed[0])), 5);
+}

@@ -1,0 +1,290 @@
+//! `flashlab sim --timing off` against a minimal reference simulator, side by side in one
+//! process (issue 14 §1).
+//!
+//! The REFERENCE (`reference::Sim` below) is a minimal page-mapped greedy-GC simulator written
+//! for this benchmark only: one stream, one die, flat `u32` arrays (L2P, P2L, valid counts),
+//! bucketed greedy victim lists (a doubly linked list per valid count), one write frontier that
+//! host writes and GC copies share, a xorshift RNG. It has none of flashlab's features (dies,
+//! streams, tags, TRIM, verify, timing, host queue) and is the speed to beat.
+//!
+//! flashlab runs through `lab::sim::run`, the engine of `flashlab sim`: preset `mlc-sata-2010`
+//! (8 dies), page FTL, greedy GC, timing off, uniform 4 KiB writes, `--precondition full`
+//! (sequential fill + 1x random), then `--write-volume` Nx measured. The reference gets the
+//! same physical and logical blocks, pages per block and volumes, and is timed on the same
+//! measured phase. Runs alternate (reference, flashlab, reference, ...) and the table gives
+//! medians of host writes per wall second and their ratio (flashlab / reference).
+//!
+//! Run: `cargo bench -p lab --bench sim_vs_reference` (env: `SIM_REF_GIB`, comma-separated
+//! logical sizes, default `1,4,16`; `SIM_REF_OPS` default `0.07,0.28`; `SIM_REF_RUNS` runs of
+//! each per case, default 3; `SIM_REF_VOLUME` measured volume in capacities, default 2).
+//! `cargo test --benches` runs one tiny case. On a shared machine, count instructions instead
+//! of time: `valgrind --tool=callgrind` on the bench binary with `--bench` and a small
+//! `SIM_REF_GIB`, then compare the inclusive costs of `run_reference` and `run_flashlab`
+//! (both do the same fill, preconditioning and measured writes).
+
+use lab::sim::{Precondition, SimOptions};
+use ssd::SsdConfig;
+use std::time::Instant;
+use workload::LbaMapping;
+
+/// The minimal reference simulator.
+mod reference {
+    use std::collections::VecDeque;
+
+    const NIL: u32 = u32::MAX;
+
+    /// Page-mapped flash with greedy GC over valid-count buckets.
+    pub struct Sim {
+        ppb: u32,
+        l2p: Vec<u32>,
+        p2l: Vec<u32>,
+        valid: Vec<u32>,
+        /// Doubly linked lists of closed blocks, one per valid count (heads in `bucket`).
+        next: Vec<u32>,
+        prev: Vec<u32>,
+        bucket: Vec<u32>,
+        /// Free blocks, erased longest ago first.
+        free: VecDeque<u32>,
+        /// Free blocks kept back for GC (GC runs when the pool falls to this).
+        reserve: usize,
+        open: u32,
+        wp: u32,
+        pub host_writes: u64,
+        pub flash_writes: u64,
+        rng: u64,
+    }
+
+    impl Sim {
+        pub fn new(physical_blocks: u32, logical_pages: u64, ppb: u32, seed: u64) -> Sim {
+            let mut free: VecDeque<u32> = (0..physical_blocks).collect();
+            let open = free.pop_front().expect("at least one block");
+            Sim {
+                ppb,
+                l2p: vec![NIL; logical_pages as usize],
+                p2l: vec![NIL; physical_blocks as usize * ppb as usize],
+                valid: vec![0; physical_blocks as usize],
+                next: vec![NIL; physical_blocks as usize],
+                prev: vec![NIL; physical_blocks as usize],
+                bucket: vec![NIL; ppb as usize + 1],
+                free,
+                reserve: 2,
+                open,
+                wp: 0,
+                host_writes: 0,
+                flash_writes: 0,
+                rng: seed.max(1),
+            }
+        }
+
+        pub fn logical_pages(&self) -> u64 {
+            self.l2p.len() as u64
+        }
+
+        /// xorshift64*, then a multiply-shift into `0..n`.
+        #[inline]
+        pub fn random(&mut self, n: u64) -> u64 {
+            self.rng ^= self.rng >> 12;
+            self.rng ^= self.rng << 25;
+            self.rng ^= self.rng >> 27;
+            let r = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            ((r as u128 * n as u128) >> 64) as u64
+        }
+
+        #[inline]
+        fn unlink(&mut self, b: u32) {
+            let (p, n) = (self.prev[b as usize], self.next[b as usize]);
+            if p == NIL {
+                self.bucket[self.valid[b as usize] as usize] = n;
+            } else {
+                self.next[p as usize] = n;
+            }
+            if n != NIL {
+                self.prev[n as usize] = p;
+            }
+        }
+
+        #[inline]
+        fn link(&mut self, b: u32) {
+            let v = self.valid[b as usize] as usize;
+            let h = self.bucket[v];
+            self.prev[b as usize] = NIL;
+            self.next[b as usize] = h;
+            if h != NIL {
+                self.prev[h as usize] = b;
+            }
+            self.bucket[v] = b;
+        }
+
+        /// Program one page at the frontier; close and replace the open block when full.
+        #[inline]
+        fn program(&mut self, lpn: u32) {
+            let ppn = self.open * self.ppb + self.wp;
+            self.l2p[lpn as usize] = ppn;
+            self.p2l[ppn as usize] = lpn;
+            self.valid[self.open as usize] += 1;
+            self.flash_writes += 1;
+            self.wp += 1;
+            if self.wp == self.ppb {
+                self.link(self.open);
+                self.open = self.free.pop_front().expect("GC keeps a reserve");
+                self.wp = 0;
+            }
+        }
+
+        pub fn write(&mut self, lpn: u64) {
+            while self.free.len() <= self.reserve {
+                self.collect();
+            }
+            let old = self.l2p[lpn as usize];
+            if old != NIL {
+                self.p2l[old as usize] = NIL;
+                let b = old / self.ppb;
+                if b == self.open {
+                    self.valid[b as usize] -= 1;
+                } else {
+                    self.unlink(b);
+                    self.valid[b as usize] -= 1;
+                    self.link(b);
+                }
+            }
+            self.host_writes += 1;
+            self.program(lpn as u32);
+        }
+
+        /// Greedy: the closed block with fewest valid pages; copy them to the frontier, free it.
+        fn collect(&mut self) {
+            let v = (0..self.bucket.len())
+                .find(|&v| self.bucket[v] != NIL)
+                .expect("a closed block");
+            let victim = self.bucket[v];
+            self.unlink(victim);
+            let first = (victim * self.ppb) as usize;
+            for i in first..first + self.ppb as usize {
+                let lpn = self.p2l[i];
+                if lpn != NIL {
+                    self.p2l[i] = NIL;
+                    self.program(lpn);
+                }
+            }
+            self.valid[victim as usize] = 0;
+            self.free.push_back(victim);
+        }
+    }
+}
+
+fn env_list(name: &str, default: &[f64]) -> Vec<f64> {
+    match std::env::var(name) {
+        Ok(v) => v
+            .split(',')
+            .map(|x| x.trim().parse().expect("a number"))
+            .collect(),
+        Err(_) => default.to_vec(),
+    }
+}
+
+fn config(gib: f64, op: f64) -> SsdConfig {
+    let mut cfg = SsdConfig::preset("mlc-sata-2010").expect("shipped preset");
+    cfg.ftl.op = op;
+    cfg.timing.enabled = false;
+    cfg.with_logical_capacity((gib * (1u64 << 30) as f64) as u64)
+        .expect("capacity")
+}
+
+/// One flashlab run: (host writes per wall second of the measured phase, WAF).
+#[inline(never)]
+fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> (f64, f64) {
+    let opts = SimOptions {
+        config: cfg.clone(),
+        preset: Some("mlc-sata-2010".into()),
+        config_path: None,
+        workload: "uniform-write".into(),
+        trace_format: None,
+        mapping: LbaMapping::Wrap,
+        request_pages: 1,
+        write_volume: Some(volume),
+        precondition: Precondition::Full { passes: 1.0 },
+        replay_trace_timing: false,
+        seed,
+        max_memory_bytes: u64::MAX,
+    };
+    let r = lab::sim::run(&opts, &mut |_, _| {}).expect("flashlab sim");
+    (r.host_pages_per_wall_second, r.waf.unwrap_or(0.0))
+}
+
+/// One reference run on the same geometry and volumes.
+#[inline(never)]
+fn run_reference(cfg: &SsdConfig, volume: f64, seed: u64) -> (f64, f64) {
+    let ppb = cfg.geometry.pages_per_block;
+    let mut sim = reference::Sim::new(cfg.total_blocks() as u32, cfg.logical_pages(), ppb, seed);
+    let n = sim.logical_pages();
+    for l in 0..n {
+        sim.write(l);
+    }
+    for _ in 0..n {
+        let l = sim.random(n);
+        sim.write(l);
+    }
+    let (h0, f0) = (sim.host_writes, sim.flash_writes);
+    let writes = (volume * n as f64).ceil() as u64;
+    let wall = Instant::now();
+    for _ in 0..writes {
+        let l = sim.random(n);
+        sim.write(l);
+    }
+    let secs = wall.elapsed().as_secs_f64();
+    let waf = (sim.flash_writes - f0) as f64 / (sim.host_writes - h0) as f64;
+    (writes as f64 / secs, waf)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+fn main() {
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let (sizes, ops, runs, volume) = if quick {
+        (vec![0.0625], vec![0.07], 1, 0.2)
+    } else {
+        (
+            env_list("SIM_REF_GIB", &[1.0, 4.0, 16.0]),
+            env_list("SIM_REF_OPS", &[0.07, 0.28]),
+            env_list("SIM_REF_RUNS", &[3.0])[0] as usize,
+            env_list("SIM_REF_VOLUME", &[2.0])[0],
+        )
+    };
+    println!("uniform 4 KiB writes, timing off, mlc-sata-2010 geometry (flashlab: 8 dies; reference: 1), seed 1..{runs}, medians of {runs} alternated runs, measured volume {volume}x");
+    println!(
+        "{:>6} {:>5} {:>14} {:>14} {:>7} {:>9} {:>9}",
+        "GiB", "OP", "ref M w/s", "flashlab M w/s", "ratio", "ref WAF", "fl WAF"
+    );
+    for &gib in &sizes {
+        for &op in &ops {
+            let cfg = config(gib, op);
+            let (mut r, mut f) = (Vec::new(), Vec::new());
+            let (mut rw, mut fw) = (0.0, 0.0);
+            for i in 0..runs {
+                let seed = 1 + i as u64;
+                let (s, w) = run_reference(&cfg, volume, seed);
+                r.push(s);
+                rw = w;
+                let (s, w) = run_flashlab(&cfg, volume, seed);
+                f.push(s);
+                fw = w;
+            }
+            let (rm, fm) = (median(&mut r), median(&mut f));
+            println!(
+                "{gib:>6} {:>4.0}% {:>14.2} {:>14.2} {:>7.2} {rw:>9.3} {fw:>9.3}",
+                op * 100.0,
+                rm / 1e6,
+                fm / 1e6,
+                fm / rm
+            );
+        }
+    }
+}
