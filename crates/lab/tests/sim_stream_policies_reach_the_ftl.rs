@@ -94,7 +94,10 @@ fn without_wall_clock(v: serde_json::Value) -> serde_json::Value {
     match v {
         serde_json::Value::Object(m) => m
             .into_iter()
-            .filter(|(k, _)| !k.contains("wall"))
+            // Measurements of the process (wall clock, resident memory), not of the run.
+            .filter(|(k, _)| {
+                !k.contains("wall") && k != "peak_rss_bytes" && k != "bytes_per_logical_page"
+            })
             .map(|(k, v)| (k, without_wall_clock(v)))
             .collect(),
         serde_json::Value::Array(a) => a.into_iter().map(without_wall_clock).collect(),

@@ -13,10 +13,15 @@ ROOT = Path(__file__).resolve().parents[3]
 TINY = {"capacity": "32MiB", "timing": "off", "write_volume": "1x"}
 
 
+# Measurements of the process, not of the run: wall clock (any key with `wall` in its name) and
+# resident memory (`peak_rss_bytes`, `bytes_per_logical_page`).
+PROCESS_KEYS = ("peak_rss_bytes", "bytes_per_logical_page")
+
+
 def strip_wall(value):
-    """`value` without wall-clock keys (any key with `wall` in its name), recursively."""
+    """`value` without the process's measurements (wall clock, resident memory), recursively."""
     if isinstance(value, dict):
-        return {k: strip_wall(v) for k, v in value.items() if "wall" not in k}
+        return {k: strip_wall(v) for k, v in value.items() if "wall" not in k and k not in PROCESS_KEYS}
     if isinstance(value, list):
         return [strip_wall(v) for v in value]
     return value
