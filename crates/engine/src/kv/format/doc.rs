@@ -51,12 +51,25 @@ impl<'a> Document<'a> {
 
     /// Decode the document at the start of `buf`; returns it and its encoded length.
     pub fn decode(buf: &'a [u8]) -> Result<(Document<'a>, usize), FormatError> {
+        Self::decode_checked(buf, true)
+    }
+
+    /// [`Document::decode`], checking the document's own crc32c only when `verify_crc` (a page
+    /// whose seal was verified needs no second checksum); head, lengths and bounds always.
+    fn decode_checked(
+        buf: &'a [u8],
+        verify_crc: bool,
+    ) -> Result<(Document<'a>, usize), FormatError> {
         let head = DocHead::decode(buf)?;
         let mut r = Reader::new(buf, "document");
         r.bytes(DOC_HEAD_BYTES)?;
         let key = r.bytes(head.key_len)?;
         let value = r.bytes(head.value_len)?;
-        r.crc()?;
+        if verify_crc {
+            r.crc()?;
+        } else {
+            r.bytes(CRC_BYTES)?;
+        }
         let value = (!head.tombstone).then_some(value);
         Ok((
             Document {
@@ -87,24 +100,7 @@ pub fn document_in_verified_page(payload: &[u8], ptr: DocPtr) -> Result<Document
             found: format!("offset {start} len {len}"),
         });
     };
-    let decode = |buf| -> Result<(Document<'_>, usize), FormatError> {
-        let head = DocHead::decode(buf)?;
-        let mut r = Reader::new(buf, "document");
-        r.bytes(DOC_HEAD_BYTES)?;
-        let key = r.bytes(head.key_len)?;
-        let value = r.bytes(head.value_len)?;
-        r.bytes(CRC_BYTES)?;
-        let value = (!head.tombstone).then_some(value);
-        Ok((
-            Document {
-                key,
-                value,
-                seq: head.seq,
-            },
-            r.at,
-        ))
-    };
-    checked_len(decode(buf), len, start)
+    checked_len(Document::decode_checked(buf, false), len, start)
 }
 
 /// The fixed head of a document: enough to know its length before reading the rest.
