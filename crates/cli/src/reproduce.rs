@@ -76,7 +76,9 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
         return all(a);
     }
     if a.out.is_some() {
-        bail!("--out applies to `reproduce all` only (a single experiment writes to --output FILE)");
+        bail!(
+            "--out applies to `reproduce all` only (a single experiment writes to --output FILE)"
+        );
     }
     let out = execute(name, a)?;
     let text = if a.json {
