@@ -746,15 +746,23 @@ fn a_compaction_without_room_gives_up_and_loses_nothing() {
 #[test]
 fn a_small_store_a_quarter_live_takes_endless_random_updates() {
     const PAGES: u64 = 498;
-    const VALUE: usize = 1024;
     let opts = Options {
         cache_pages: 256,
         compact_threshold: 0.3,
         compact_min_bytes: PAGES * 4096 / 20,
         ..Options::default()
     };
-    let mut s = Store::open(mem(PAGES), opts).unwrap();
-    let keys = (PAGES * 4096 / 4 / (VALUE as u64 + 16 + 32)) as u32;
+    // Seeds that ran out of space (fragmented free pages) before commits could cut their data
+    // into several runs.
+    for seed in [1u64, 3, 5] {
+        endless_random_updates(PAGES, opts, seed);
+    }
+}
+
+fn endless_random_updates(pages: u64, opts: Options, seed: u64) {
+    const VALUE: usize = 1024;
+    let mut s = Store::open(mem(pages), opts).unwrap();
+    let keys = (pages * 4096 / 4 / (VALUE as u64 + 16 + 32)) as u32;
     let mut model = Model::new();
     for k in 0..keys {
         s.put(&key(k), &[0u8; VALUE]).unwrap();
@@ -764,12 +772,9 @@ fn a_small_store_a_quarter_live_takes_endless_random_updates() {
         }
     }
     s.commit().unwrap();
-    let seed: u64 = std::env::var("SEED")
-        .map(|v| v.parse().unwrap())
-        .unwrap_or(11);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     // 20 device-fulls of updated documents.
-    let updates = 20 * PAGES * 4096 / VALUE as u64;
+    let updates = 20 * pages * 4096 / VALUE as u64;
     for i in 0..updates {
         let k = key(rng.gen_range(0..keys));
         let v = vec![i as u8; VALUE];
@@ -777,14 +782,16 @@ fn a_small_store_a_quarter_live_takes_endless_random_updates() {
         model.insert(k, v);
         if i % 16 == 15 {
             if let Err(e) = s.commit() {
-                panic!("update {i} of {updates}: {e}; {:?}", s.stat());
+                panic!("seed {seed}, update {i} of {updates}: {e}; {:?}", s.stat());
             }
         }
     }
     s.commit().unwrap();
     let st = s.stat();
     assert!(st.generation > 10, "compaction passes ran: {st:?}");
-    assert!(st.footprint_pages <= PAGES, "{st:?}");
+    // Live data is a quarter of the device; with 30 % stale allowed, data in use stays near a
+    // third of it.
+    assert!(st.pages_in_use.data <= pages / 2, "{st:?}");
     assert_eq!(all(&mut s), model);
     assert!(s.check().unwrap().is_empty());
     let mut s = Store::open(s.into_device(), opts).unwrap();
