@@ -47,8 +47,9 @@ pub struct Options {
     pub compact_threshold: f64,
     /// ... and at least this many bytes are stale.
     pub compact_min_bytes: u64,
-    /// Document bytes one compaction batch moves (at least; and at least twice what the
-    /// commit it rides on writes, so a pass outruns the updates). Readers and writers wait at
+    /// Document bytes one compaction batch moves (at least; at most a sixteenth of the
+    /// store's capacity, and at least twice what the commit it rides on writes, so a pass
+    /// outruns the updates). Readers and writers wait at
     /// most one batch: a pass is cut into batches, one per commit.
     pub compact_batch_bytes: u64,
     /// How data types map to write streams.
