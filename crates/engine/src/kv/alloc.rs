@@ -71,6 +71,11 @@ impl Alloc {
     pub fn free_pages(&self) -> u64 {
         self.capacity - self.end + self.free.values().sum::<u64>()
     }
+    /// The longest run of consecutive pages an allocation can take now.
+    pub fn largest_run(&self) -> u64 {
+        let above = self.capacity.saturating_sub(self.end);
+        self.free.values().copied().max().unwrap_or(0).max(above)
+    }
     /// Whether `page` is a data page in use.
     pub fn is_data(&self, page: u64) -> bool {
         self.refs(page) > 0 && self.data[page as usize]

@@ -47,8 +47,9 @@ pub struct Options {
     pub compact_threshold: f64,
     /// ... and at least this many bytes are stale.
     pub compact_min_bytes: u64,
-    /// Document bytes one compaction batch moves (at least; and at least twice what the
-    /// commit it rides on writes, so a pass outruns the updates). Readers and writers wait at
+    /// Document bytes one compaction batch moves (at least; at most a sixteenth of the
+    /// store's capacity, and at least twice what the commit it rides on writes, so a pass
+    /// outruns the updates). Readers and writers wait at
     /// most one batch: a pass is cut into batches, one per commit.
     pub compact_batch_bytes: u64,
     /// How data types map to write streams.
@@ -790,12 +791,29 @@ impl Store {
     }
 
     fn commit_ops(&mut self, ops: Vec<PendingOp>, kind: CommitKind) -> Result<u64, EngineError> {
-        // 1. documents, as one run of data pages.
+        // 1. documents, as runs of data pages: one run while the free space has room for it
+        // in one piece, else cut to the longest free runs (on a small store the free space is
+        // fragmented by the pages compaction gave back; a document never straddles two runs).
+        let room = (self.payload - format::DATA_PAGE_HEAD_BYTES) as u64;
         let mut dp = DataPages::new(self.payload).map_err(|e| self.kv_err(0, "data page", e))?;
         let mut tree_ops: Vec<(Vec<u8>, Option<DocPtr>)> = Vec::with_capacity(ops.len());
+        let mut run_from = 0;
+        let mut target = self.alloc.largest_run();
         for (k, v) in &ops {
             let ptr = match v {
                 Some(v) => {
+                    let bytes = (format::DOC_MIN_BYTES + k.len() + v.len()) as u64;
+                    let open = dp.pages().len() as u64;
+                    if open > 0 && open + bytes / room + 1 > target {
+                        let full = std::mem::replace(
+                            &mut dp,
+                            DataPages::new(self.payload)
+                                .map_err(|e| self.kv_err(0, "data page", e))?,
+                        );
+                        self.place_run(full, &mut tree_ops[run_from..])?;
+                        run_from = tree_ops.len();
+                        target = self.alloc.largest_run();
+                    }
                     self.doc_seq += 1;
                     let d = Document {
                         key: k,
@@ -809,6 +827,17 @@ impl Store {
             tree_ops.push((k.clone(), ptr));
         }
         drop(ops);
+        self.place_run(dp, &mut tree_ops[run_from..])?;
+        self.finish_commit(&tree_ops, kind)
+    }
+
+    /// Allocate and write one run of data pages; turn its documents' pointers (`tree_ops`,
+    /// page indexes in the run) into page numbers and count them.
+    fn place_run(
+        &mut self,
+        dp: DataPages,
+        tree_ops: &mut [(Vec<u8>, Option<DocPtr>)],
+    ) -> Result<(), EngineError> {
         let pages = dp.into_pages();
         let base = if pages.is_empty() {
             0
@@ -823,7 +852,7 @@ impl Store {
                 self.alloc.add_ref(p.page, p.pages(self.payload), true);
             }
         }
-        self.finish_commit(&tree_ops, kind)
+        Ok(())
     }
 
     /// Commit documents already written: the index (`tree_ops` applied), header, superblock.

@@ -88,8 +88,15 @@ impl Store {
             .iter()
             .map(|(k, v)| (format::DOC_MIN_BYTES + k.len() + v.as_ref().map_or(0, Vec::len)) as u64)
             .sum();
-        let budget = self.opts.compact_batch_bytes.max(2 * own).max(1);
         let pb = self.pager.page_bytes() as u64;
+        // A batch is at most a sixteenth of the store: on a small one a fixed MiB would be the
+        // whole store in one commit (and one wait).
+        let budget = self
+            .opts
+            .compact_batch_bytes
+            .min(self.alloc.capacity() * pb / 16)
+            .max(2 * own)
+            .max(1);
         // Pages only read count too: a long clean stretch is not read in one batch.
         let look_max = (budget / pb).max(16) * 4;
         let room = (self.payload - format::DATA_PAGE_HEAD_BYTES - format::DOC_HEAD_BYTES) as u64;
