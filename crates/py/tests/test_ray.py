@@ -53,6 +53,10 @@ def cluster(tmp_path_factory):
     # Keep every Ray connection on the loopback: without this, Ray replaces 127.0.0.1 by the
     # machine's network address (its "multi-node cluster" mode; this switch turns it off).
     env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    # The test's own cluster, loopback only: no token authentication, whatever token a user's
+    # ~/.ray/auth_token holds (Ray turns token auth on when that file exists, and a cluster and
+    # a client that disagree on it cannot talk).
+    env["RAY_AUTH_MODE"] = "disabled"
     head = subprocess.Popen(
         [str(ray_bin), "start", "--head", "--block", "--node-ip-address=127.0.0.1",
          f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
