@@ -358,10 +358,12 @@ fn ext_buffer(r: &Report) -> Lines {
 }
 
 fn multistream(r: &Report) -> Lines {
+    // The first row of `policy` that has a `waf` (P5's paper rows also hold Table 4's WAFs
+    // under other keys, for the same policies).
     let waf = |rows: &[Row], policy: &str| {
         rows.iter()
-            .find(|q| is(q, "policy", policy))
-            .and_then(|q| num(q, "waf"))
+            .filter(|q| is(q, "policy", policy))
+            .find_map(|q| num(q, "waf"))
     };
     let mut out = Lines::new();
     for policy in ["per-type", "merge-similar", "merge-different"] {
@@ -392,5 +394,29 @@ mod tests {
         assert_eq!(pct(0.62), "−38 %");
         assert_eq!(pct(1.3), "+30 %");
         assert!(same_sign(0.9, 0.5) && !same_sign(0.9, 1.2));
+    }
+
+    #[test]
+    fn p5s_paper_wafs_are_found_past_rows_of_the_same_policy_without_one() {
+        let row = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let mut r: Report = serde_json::from_value(serde_json::json!({
+            "experiment": "multistream", "scale": "quick", "seed": 1, "config": {},
+            "rows": [], "paper": [], "notes": []
+        }))
+        .unwrap();
+        r.paper = vec![
+            row(serde_json::json!({"table": "Table 4", "policy": "none", "waf_same_time": 2.4})),
+            row(serde_json::json!({"table": "6.5 h", "policy": "none", "waf": 2.0})),
+            row(serde_json::json!({"table": "6.5 h", "policy": "per-type", "waf": 1.5})),
+        ];
+        r.rows = vec![
+            row(serde_json::json!({"policy": "none", "waf": 4.0})),
+            row(serde_json::json!({"policy": "per-type", "waf": 3.0})),
+        ];
+        let lines = multistream(&r);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].1, "−25 %");
+        assert_eq!(lines[0].2, "−25 %");
+        assert_eq!(lines[0].3, Some(true));
     }
 }
