@@ -14,17 +14,10 @@ use ssd::{GcPolicy, GcStreamMode, Lpn, SimTime, Ssd, SsdConfig, StreamId};
 const BLOCKS: u32 = 4096;
 const PPB: u32 = 64;
 
+mod common;
+
 fn config(policy: GcPolicy, op: f64) -> SsdConfig {
-    let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
-    cfg.geometry.channels = 1;
-    cfg.geometry.dies_per_channel = 1;
-    cfg.geometry.planes_per_die = 1;
-    cfg.geometry.blocks_per_plane = BLOCKS;
-    cfg.geometry.pages_per_block = PPB;
-    cfg.timing.enabled = false;
-    cfg.ftl.op = op;
-    cfg.ftl.gc_policy = policy;
-    cfg.ftl.gc_free_blocks_min = 1;
+    let mut cfg = common::one_die(BLOCKS, PPB, op, policy);
     cfg.ftl.gc_stream = GcStreamMode::Victim;
     cfg
 }

@@ -7,19 +7,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use ssd::{DataMode, FtlKind, Lpn, ReadPage, SimTime, Ssd, SsdConfig, SsdError, StreamId};
 
+mod common;
+
 fn config(kind: FtlKind, data: DataMode) -> SsdConfig {
-    let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
-    cfg.geometry.channels = 2;
-    cfg.geometry.dies_per_channel = 1;
-    cfg.geometry.blocks_per_plane = 32;
-    cfg.geometry.pages_per_block = 8;
-    cfg.geometry.page_bytes = 512;
-    cfg.ftl.scheme = kind;
-    cfg.ftl.op = 0.5;
-    cfg.ftl.gc_free_blocks_min = 1;
-    cfg.ftl.log_blocks = 4;
-    cfg.ftl.cmt_entries = 16;
-    cfg.ftl.check_invariants = true;
+    let mut cfg = common::tiny(kind);
     cfg.ftl.data = data;
     cfg
 }

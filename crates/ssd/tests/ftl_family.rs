@@ -7,20 +7,10 @@ use proptest::prelude::*;
 use ssd::{FtlKind, Lpn, ReadPage, SimTime, Ssd, SsdConfig, StreamId};
 use std::collections::HashMap;
 
+mod common;
+
 fn config(kind: FtlKind) -> SsdConfig {
-    let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
-    cfg.geometry.channels = 2;
-    cfg.geometry.dies_per_channel = 1;
-    cfg.geometry.blocks_per_plane = 32;
-    cfg.geometry.pages_per_block = 8;
-    cfg.geometry.page_bytes = 512;
-    cfg.ftl.scheme = kind;
-    cfg.ftl.op = 0.5;
-    cfg.ftl.gc_free_blocks_min = 1;
-    cfg.ftl.log_blocks = 4;
-    cfg.ftl.cmt_entries = 16;
-    cfg.ftl.check_invariants = true;
-    cfg
+    common::tiny(kind)
 }
 
 #[derive(Clone, Debug)]

@@ -33,17 +33,10 @@ const PPB: u32 = 64;
 const HOT_WRITES: f64 = 0.9;
 const HOT_SPACE: f64 = 0.1;
 
+mod common;
+
 fn config(op: f64, streams: u16, mode: GcStreamMode) -> SsdConfig {
-    let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
-    cfg.geometry.channels = 1;
-    cfg.geometry.dies_per_channel = 1;
-    cfg.geometry.planes_per_die = 1;
-    cfg.geometry.blocks_per_plane = BLOCKS;
-    cfg.geometry.pages_per_block = PPB;
-    cfg.timing.enabled = false;
-    cfg.ftl.op = op;
-    cfg.ftl.gc_policy = GcPolicy::Greedy;
-    cfg.ftl.gc_free_blocks_min = 1;
+    let mut cfg = common::one_die(BLOCKS, PPB, op, GcPolicy::Greedy);
     cfg.ftl.streams = streams;
     cfg.ftl.gc_stream = mode;
     cfg
