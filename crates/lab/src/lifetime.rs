@@ -35,7 +35,10 @@ impl ClassBy {
             None if s == "stream" => Ok(ClassBy::Stream),
             Some(("lba-range", n)) => match n.parse::<u32>() {
                 Ok(n) if n >= 1 => Ok(ClassBy::LbaRange(n)),
-                _ => bail!("--class {s}: the number of ranges `{n}` must be a whole number from 1"),
+                _ => bail!(
+                    "--class {s}: the number of ranges `{n}` must be a whole number from 1 to {}",
+                    u32::MAX
+                ),
             },
             _ => bail!("--class {s}: expected stream or lba-range:N"),
         }

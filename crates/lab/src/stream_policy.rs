@@ -44,7 +44,10 @@ impl StreamPolicySpec {
         let (kind, arg) = s.split_once(':').map_or((s, None), |(k, a)| (k, Some(a)));
         let count = |a: &str, what: &str| -> Result<u32> {
             let n: u32 = a.parse().ok().filter(|&n| n >= 1).with_context(|| {
-                format!("--stream-policy {s}: {what} `{a}` must be a whole number from 1")
+                format!(
+                    "--stream-policy {s}: {what} `{a}` must be a whole number from 1 to {}",
+                    u32::MAX
+                )
             })?;
             Ok(n)
         };
