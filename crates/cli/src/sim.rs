@@ -140,9 +140,18 @@ fn physical_memory_bytes() -> Option<u64> {
 }
 
 pub fn run(a: &SimArgs) -> Result<()> {
+    // Open the plot file before the run, so a path that cannot be written fails at once
+    // rather than after a long simulation.
+    let plot = match &a.plot {
+        Some(path) => Some(
+            std::fs::File::create(path).with_context(|| format!("--plot {}", path.display()))?,
+        ),
+        None => None,
+    };
     let result = execute(a)?;
-    if let Some(path) = &a.plot {
-        std::fs::write(path, report::sim_plot::svg(&result)?)
+    if let (Some(mut file), Some(path)) = (plot, &a.plot) {
+        use std::io::Write;
+        file.write_all(report::sim_plot::svg(&result)?.as_bytes())
             .with_context(|| format!("--plot {}", path.display()))?;
     }
     let text = if a.json {
