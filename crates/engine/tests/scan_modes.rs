@@ -17,7 +17,8 @@ fn setup(
     pool_pages: usize,
     seed: u64,
 ) -> (Pager, Database, BTreeMap<u64, u64>) {
-    let mut pool = Pager::new(Box::new(MemDevice::new(PB, 2048)), pool_pages);
+    // Room for the largest case: 4,000 records with 4 keys a leaf need about 2,100 pages.
+    let mut pool = Pager::new(Box::new(MemDevice::new(PB, 4096)), pool_pages);
     let db = load(&mut pool, records, leaf_keys, seed).unwrap();
     let model = (0..records).map(|id| (db.key_of(id), id)).collect();
     (pool, db, model)
