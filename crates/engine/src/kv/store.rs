@@ -14,7 +14,7 @@
 use super::alloc::{Alloc, FIRST_LOG_PAGE};
 use super::format::{
     self, data_page_docs, gather_document, gather_node, DataPages, DbHeader, DocPtr, Document,
-    FormatError, KvStats, Node, NodePtr, Recovered, Superblock, NO_PAGE,
+    FormatError, KvStats, NodeBuilder, NodePtr, NodeView, Recovered, Superblock, NO_PAGE,
 };
 use super::{DataType, StreamPolicy};
 use crate::error::{Corruption, EngineError};
@@ -138,12 +138,34 @@ pub struct Damage {
 
 /// A decoded page in the pager's cache.
 enum Cached {
-    /// An index node and its encoded length (what a pointer to it must say).
-    Node(Rc<Node>, u32),
+    /// An index node, searched in place (its encoded length is what a pointer must say).
+    Node(NodeView),
     Raw {
         kind: PageKind,
         payload: Vec<u8>,
     },
+}
+
+/// An index node held by its cache entry (one `Rc`, the node inline: one pointer to follow
+/// per level of a lookup).
+#[derive(Clone)]
+struct NodeRef(Rc<Cached>);
+
+impl NodeRef {
+    fn new(view: NodeView) -> NodeRef {
+        NodeRef(Rc::new(Cached::Node(view)))
+    }
+}
+
+impl std::ops::Deref for NodeRef {
+    type Target = NodeView;
+    fn deref(&self) -> &NodeView {
+        match &*self.0 {
+            Cached::Node(v) => v,
+            // Every NodeRef is made of a `Cached::Node` (`new`, `Store::node`).
+            Cached::Raw { .. } => unreachable!("a NodeRef holds an index node"),
+        }
+    }
 }
 
 pub struct Store {
@@ -161,8 +183,8 @@ pub struct Store {
     pending: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     /// Whether a failed write left the in-memory state ahead of the device.
     broken: bool,
-    /// Staged index nodes of the commit being built: (page, encoded node).
-    staged: Vec<(u64, Vec<u8>, Rc<Node>)>,
+    /// Staged index nodes of the commit being built: (page, node).
+    staged: Vec<(u64, NodeRef)>,
     /// The compaction pass under way (in memory: a pass cut by a crash starts over).
     compaction: Option<compaction::Pass>,
     compaction_batches: u64,
@@ -328,16 +350,12 @@ impl Store {
     fn ref_tree(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<(), EngineError> {
         let node = self.node_at(ptr, level)?;
         self.alloc.add_ref(ptr.page, ptr.pages(self.payload), false);
-        match &*node {
-            Node::Leaf(e) => {
-                for (_, d) in e {
-                    self.alloc.add_ref(d.page, d.pages(self.payload), true);
-                }
-            }
-            Node::Inner { children, level } => {
-                for (_, c) in children {
-                    self.ref_tree(*c, Some(level - 1))?;
-                }
+        for i in 0..node.len() {
+            if node.level() == 0 {
+                let d = node.doc(i);
+                self.alloc.add_ref(d.page, d.pages(self.payload), true);
+            } else {
+                self.ref_tree(node.child(i), Some(node.level() - 1))?;
             }
         }
         Ok(())
@@ -470,7 +488,7 @@ impl Store {
 
     /// The node at `ptr`, which must be at `level` (a child is one level below its parent:
     /// a damaged pointer can neither loop nor skip levels).
-    fn node_at(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<Rc<Node>, EngineError> {
+    fn node_at(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<NodeRef, EngineError> {
         let node = self.node(ptr)?;
         match level {
             Some(l) if node.level() != l => Err(self.kv_err(
@@ -488,23 +506,21 @@ impl Store {
         }
     }
 
-    fn node(&mut self, ptr: NodePtr) -> Result<Rc<Node>, EngineError> {
+    fn node(&mut self, ptr: NodePtr) -> Result<NodeRef, EngineError> {
         let n = ptr.pages(self.payload);
         if n == 1 {
             let c = self.raw(ptr.page, PageKind::KvIndex, "index node")?;
-            let (node, len) = match &*c {
-                Cached::Node(node, len) => (node.clone(), *len),
+            let node = match &*c {
+                Cached::Node(_) => NodeRef(c),
                 Cached::Raw { payload, .. } => {
-                    let node = gather_node(&[payload], ptr)
+                    let view = gather_node(&[payload], ptr)
                         .map_err(|e| self.kv_err(ptr.page, "index node", e))?;
-                    let node = Rc::new(node);
-                    let len = node.encoded_len() as u32;
-                    self.pager
-                        .keep(ptr.page, Rc::new(Cached::Node(node.clone(), len)))?;
-                    (node, len)
+                    let node = NodeRef::new(view);
+                    self.pager.keep(ptr.page, node.0.clone())?;
+                    node
                 }
             };
-            if len != ptr.len {
+            if node.encoded_len() != ptr.len as usize {
                 return Err(self.kv_err(
                     ptr.page,
                     "index node",
@@ -512,7 +528,7 @@ impl Store {
                         structure: "node pointer",
                         field: "len",
                         offset: 0,
-                        expected: len.to_string(),
+                        expected: node.encoded_len().to_string(),
                         found: ptr.len.to_string(),
                     },
                 ));
@@ -523,17 +539,12 @@ impl Store {
         for p in ptr.page..ptr.page + n {
             match &*self.raw(p, PageKind::KvIndex, "index node")? {
                 Cached::Raw { payload, .. } => pages.push(payload.clone()),
-                Cached::Node(node, _) => {
-                    let mut b = Vec::new();
-                    node.encode(&mut b)
-                        .map_err(|e| self.kv_err(p, "index node", e))?;
-                    pages.push(b);
-                }
+                Cached::Node(node) => pages.push(node.bytes().to_vec()),
             }
         }
         let slices: Vec<&[u8]> = pages.iter().map(|p| p.as_slice()).collect();
-        let node = gather_node(&slices, ptr).map_err(|e| self.kv_err(ptr.page, "index node", e))?;
-        Ok(Rc::new(node))
+        let view = gather_node(&slices, ptr).map_err(|e| self.kv_err(ptr.page, "index node", e))?;
+        Ok(NodeRef::new(view))
     }
 
     /// The document at `ptr`, handed to `f` (borrowed from the cached pages where it lies in
@@ -639,15 +650,11 @@ impl Store {
         let mut level = None;
         loop {
             let node = self.node_at(ptr, level)?;
-            match &*node {
-                Node::Leaf(e) => {
-                    return Ok(node.search(key).ok().map(|i| e[i].1));
-                }
-                Node::Inner { children, level: l } => {
-                    ptr = children[node.child_index(key)].1;
-                    level = Some(l - 1);
-                }
+            if node.level() == 0 {
+                return Ok(node.search(key).ok().map(|i| node.doc(i)));
             }
+            ptr = node.child(node.child_index(key));
+            level = Some(node.level() - 1);
         }
     }
 
@@ -955,15 +962,15 @@ impl Store {
         }
         let (mut pieces, mut level) = match self.root {
             None => {
-                let mut entries = Vec::new();
+                let mut b = NodeBuilder::new(0);
                 for (k, p) in ops {
                     if let Some(p) = p {
                         self.stats.live_keys += 1;
                         self.stats.live_bytes += p.len as u64;
-                        entries.push((k.clone(), *p));
+                        b.push_doc(k, *p).map_err(|e| self.encode_err(e))?;
                     }
                 }
-                (self.write_split(Node::Leaf(entries))?, 0)
+                (self.write_split(b)?, 0)
             }
             Some(r) => {
                 let level = self.node(r)?.level();
@@ -972,35 +979,40 @@ impl Store {
         };
         while pieces.len() > 1 {
             level += 1;
-            pieces = self.write_split(Node::Inner {
-                level,
-                children: pieces,
-            })?;
+            let mut b = NodeBuilder::new(level);
+            for (k, p) in &pieces {
+                b.push_child(k, *p).map_err(|e| self.encode_err(e))?;
+            }
+            pieces = self.write_split(b)?;
         }
         self.root = pieces.first().map(|p| p.1);
         // A root with one child is no root: its child is.
         while let Some(r) = self.root {
             let node = self.staged_or_read(r)?;
-            match &*node {
-                Node::Inner { children, .. } if children.len() == 1 => {
-                    self.alloc.drop_ref(r.page, r.pages(self.payload));
-                    self.staged.retain(|(p, _, _)| *p != r.page);
-                    self.root = Some(children[0].1);
-                }
-                _ => break,
+            if node.level() > 0 && node.len() == 1 {
+                self.alloc.drop_ref(r.page, r.pages(self.payload));
+                self.staged.retain(|(p, _)| *p != r.page);
+                self.root = Some(node.child(0));
+            } else {
+                break;
             }
         }
         Ok(())
     }
 
-    fn staged_or_read(&mut self, ptr: NodePtr) -> Result<Rc<Node>, EngineError> {
-        if let Some((_, _, n)) = self.staged.iter().find(|(p, _, _)| *p == ptr.page) {
+    fn encode_err(&self, e: FormatError) -> EngineError {
+        self.kv_err(0, "index node (encoding)", e)
+    }
+
+    fn staged_or_read(&mut self, ptr: NodePtr) -> Result<NodeRef, EngineError> {
+        if let Some((_, n)) = self.staged.iter().find(|(p, _)| *p == ptr.page) {
             return Ok(n.clone());
         }
         self.node(ptr)
     }
 
     /// Merge sorted `ops` into the subtree at `ptr`; its replacement as (least key, node)s.
+    /// Entries the ops leave alone are copied as they are encoded.
     fn apply_node(
         &mut self,
         ptr: NodePtr,
@@ -1009,98 +1021,65 @@ impl Store {
     ) -> Result<Vec<(Vec<u8>, NodePtr)>, EngineError> {
         let node = self.node_at(ptr, level)?;
         self.alloc.drop_ref(ptr.page, ptr.pages(self.payload));
-        match &*node {
-            Node::Leaf(entries) => {
-                let mut out = Vec::with_capacity(entries.len() + ops.len());
-                let mut i = 0;
-                for (k, p) in ops {
-                    while i < entries.len() && entries[i].0.as_slice() < k.as_slice() {
-                        out.push(entries[i].clone());
-                        i += 1;
-                    }
-                    let old = (i < entries.len() && entries[i].0 == *k).then(|| {
-                        i += 1;
-                        entries[i - 1].1
-                    });
-                    if let Some(o) = old {
-                        self.alloc.drop_ref(o.page, o.pages(self.payload));
-                        self.stats.live_keys -= 1;
-                        self.stats.live_bytes -= o.len as u64;
-                    }
-                    if let Some(p) = p {
-                        self.stats.live_keys += 1;
-                        self.stats.live_bytes += p.len as u64;
-                        out.push((k.clone(), *p));
-                    }
+        let mut b = NodeBuilder::new(node.level());
+        if node.level() == 0 {
+            let mut i = 0;
+            for (k, p) in ops {
+                let at = match node.search(k) {
+                    Ok(j) | Err(j) => j.max(i),
+                };
+                b.push_entries(&node, i, at)
+                    .map_err(|e| self.encode_err(e))?;
+                i = at;
+                if i < node.len() && node.key(i) == k.as_slice() {
+                    let o = node.doc(i);
+                    i += 1;
+                    self.alloc.drop_ref(o.page, o.pages(self.payload));
+                    self.stats.live_keys -= 1;
+                    self.stats.live_bytes -= o.len as u64;
                 }
-                out.extend_from_slice(&entries[i..]);
-                self.write_split(Node::Leaf(out))
+                if let Some(p) = p {
+                    self.stats.live_keys += 1;
+                    self.stats.live_bytes += p.len as u64;
+                    b.push_doc(k, *p).map_err(|e| self.encode_err(e))?;
+                }
             }
-            Node::Inner { level, children } => {
-                let mut out = Vec::with_capacity(children.len() + 1);
-                let mut at = 0;
-                for (ci, (ck, cp)) in children.iter().enumerate() {
-                    let mut to = at;
-                    while to < ops.len()
-                        && children
-                            .get(ci + 1)
-                            .is_none_or(|(nk, _)| ops[to].0.as_slice() < nk.as_slice())
-                    {
-                        to += 1;
-                    }
-                    if to == at {
-                        out.push((ck.clone(), *cp));
-                    } else {
-                        out.extend(self.apply_node(*cp, Some(level - 1), &ops[at..to])?);
-                    }
-                    at = to;
+            b.push_entries(&node, i, node.len())
+                .map_err(|e| self.encode_err(e))?;
+        } else {
+            let mut at = 0;
+            for ci in 0..node.len() {
+                let mut to = at;
+                while to < ops.len()
+                    && (ci + 1 == node.len() || ops[to].0.as_slice() < node.key(ci + 1))
+                {
+                    to += 1;
                 }
-                self.write_split(Node::Inner {
-                    level: *level,
-                    children: out,
-                })
+                if to == at {
+                    b.push_entry(&node, ci).map_err(|e| self.encode_err(e))?;
+                } else {
+                    let pieces = self.apply_node(node.child(ci), Some(node.level() - 1), &ops[at..to])?;
+                    for (k, p) in &pieces {
+                        b.push_child(k, *p).map_err(|e| self.encode_err(e))?;
+                    }
+                }
+                at = to;
             }
         }
+        self.write_split(b)
     }
 
-    /// Stage `node` (split into halves until each fits a page) for writing.
-    fn write_split(&mut self, node: Node) -> Result<Vec<(Vec<u8>, NodePtr)>, EngineError> {
-        if node.is_empty() {
-            return Ok(vec![]);
-        }
-        let mut todo = vec![node];
-        let mut done = Vec::new();
-        while let Some(mut n) = todo.pop() {
-            // An inner node keeps at least two children (a one-child node would not shrink
-            // the level above): nodes of huge keys span pages instead.
-            let min = if n.level() == 0 { 2 } else { 4 };
-            if n.encoded_len() > self.payload && n.len() >= min {
-                if let Some(right) = n.split_off_half() {
-                    todo.push(right);
-                    todo.push(n);
-                    continue;
-                }
-            }
-            done.push(n);
-        }
-        let mut out = Vec::with_capacity(done.len());
-        for n in done {
-            let mut bytes = Vec::with_capacity(n.encoded_len());
-            n.encode(&mut bytes)
-                .map_err(|e| self.kv_err(0, "index node (encoding)", e))?;
-            let ptr = NodePtr {
-                page: 0,
-                len: bytes.len() as u32,
-            };
-            let pages = ptr.pages(self.payload);
+    /// Stage the nodes `b` makes (cut to pages) for writing: their (least key, pointer)s.
+    fn write_split(&mut self, b: NodeBuilder) -> Result<Vec<(Vec<u8>, NodePtr)>, EngineError> {
+        let pieces = b.finish(self.payload).map_err(|e| self.encode_err(e))?;
+        let mut out = Vec::with_capacity(pieces.len());
+        for (key, view) in pieces {
+            let len = view.encoded_len() as u32;
+            let pages = NodePtr { page: 0, len }.pages(self.payload);
             let page = self.alloc.alloc(pages)?;
             self.alloc.add_ref(page, pages, false);
-            let key = match &n {
-                Node::Leaf(e) => e[0].0.clone(),
-                Node::Inner { children, .. } => children[0].0.clone(),
-            };
-            self.staged.push((page, bytes, Rc::new(n)));
-            out.push((key, NodePtr { page, len: ptr.len }));
+            self.staged.push((page, NodeRef::new(view)));
+            out.push((key, NodePtr { page, len }));
         }
         Ok(out)
     }
@@ -1112,12 +1091,12 @@ impl Store {
         // Consecutive nodes go out as one I/O (of up to 256 pages), every I/O at once.
         let mut buf: Vec<u8> = Vec::new();
         let mut runs: Vec<(u64, usize, usize)> = Vec::new(); // (first page, from, to) in buf
-        for (page, bytes, _) in &staged {
+        for (page, node) in &staged {
             let at = buf.len();
             let follows = runs.last().is_some_and(|&(first, from, to)| {
                 first + ((to - from) / pb) as u64 == *page && to - from < 256 * pb
             });
-            for (i, chunk) in bytes.chunks(self.payload).enumerate() {
+            for (i, chunk) in node.bytes().chunks(self.payload).enumerate() {
                 let at = buf.len();
                 buf.resize(at + pb, 0);
                 self.seal(&mut buf[at..], PageKind::KvIndex, page + i as u64, chunk);
@@ -1132,10 +1111,9 @@ impl Store {
             self.write_runs(&ios, DataType::Index)?;
         }
         // Write-through: the nodes just written are the ones the next commit walks.
-        for (page, bytes, node) in staged {
-            if bytes.len() <= self.payload {
-                let len = bytes.len() as u32;
-                self.pager.keep(page, Rc::new(Cached::Node(node, len)))?;
+        for (page, node) in staged {
+            if node.encoded_len() <= self.payload {
+                self.pager.keep(page, node.0)?;
             }
         }
         Ok(())
@@ -1276,16 +1254,10 @@ impl Store {
                 return Ok(());
             }
         };
-        let first = match &*node {
-            Node::Leaf(e) => e.first().map(|x| x.0.clone()),
-            Node::Inner { children, .. } => children.first().map(|x| x.0.clone()),
-        };
-        let last = match &*node {
-            Node::Leaf(e) => e.last().map(|x| x.0.clone()),
-            Node::Inner { children, .. } => children.last().map(|x| x.0.clone()),
-        };
-        let out_of_bounds = first.as_deref().zip(lo).is_some_and(|(f, l)| f < l)
-            || last.as_deref().zip(hi).is_some_and(|(l, h)| l >= h);
+        let first = (!node.is_empty()).then(|| node.key(0));
+        let last = node.len().checked_sub(1).map(|i| node.key(i));
+        let out_of_bounds = first.zip(lo).is_some_and(|(f, l)| f < l)
+            || last.zip(hi).is_some_and(|(l, h)| l >= h);
         if out_of_bounds {
             damage.push(Damage {
                 offset: ptr.page * pb,
@@ -1295,42 +1267,42 @@ impl Store {
                 ),
             });
         }
-        match &*node {
-            Node::Leaf(e) => {
-                for (k, d) in e {
-                    *keys += 1;
-                    if let Err(err) = self.doc_value(k, *d) {
-                        damage.push(Damage {
-                            offset: d.page * pb + HEADER_BYTES as u64 + d.offset as u64,
-                            what: err.to_string(),
-                        });
-                    }
-                    for p in d.page..d.page + d.pages(self.payload) {
-                        data_pages.insert(p);
-                    }
+        if node.level() == 0 {
+            for i in 0..node.len() {
+                let (k, d) = (node.key(i), node.doc(i));
+                *keys += 1;
+                if let Err(err) = self.doc_value(k, d) {
+                    damage.push(Damage {
+                        offset: d.page * pb + HEADER_BYTES as u64 + d.offset as u64,
+                        what: err.to_string(),
+                    });
+                }
+                for p in d.page..d.page + d.pages(self.payload) {
+                    data_pages.insert(p);
                 }
             }
-            Node::Inner { level, children } => {
-                for (i, (k, c)) in children.iter().enumerate() {
-                    let next_hi = children.get(i + 1).map(|x| x.0.as_slice()).or(hi);
-                    let child_lo = if i == 0 { lo } else { Some(k.as_slice()) };
-                    let child_level = self.node(*c).map(|n| n.level()).ok();
-                    if child_level.is_some_and(|l| l + 1 != *level) {
-                        damage.push(Damage {
-                            offset: c.page * pb,
-                            what: format!(
-                                "{}: index node at page {} has level {:?}, expected {}",
-                                self.name,
-                                c.page,
-                                child_level,
-                                level - 1
-                            ),
-                        });
-                        continue;
-                    }
-                    self.check_node(*c, child_lo, next_hi, damage, keys, data_pages)?;
-                }
+            return Ok(());
+        }
+        let level = node.level();
+        for i in 0..node.len() {
+            let c = node.child(i);
+            let next_hi = (i + 1 < node.len()).then(|| node.key(i + 1)).or(hi);
+            let child_lo = if i == 0 { lo } else { Some(node.key(i)) };
+            let child_level = self.node(c).map(|n| n.level()).ok();
+            if child_level.is_some_and(|l| l + 1 != level) {
+                damage.push(Damage {
+                    offset: c.page * pb,
+                    what: format!(
+                        "{}: index node at page {} has level {:?}, expected {}",
+                        self.name,
+                        c.page,
+                        child_level,
+                        level - 1
+                    ),
+                });
+                continue;
             }
+            self.check_node(c, child_lo, next_hi, damage, keys, data_pages)?;
         }
         Ok(())
     }
@@ -1358,7 +1330,7 @@ struct CommitKind {
 pub struct Scan<'a> {
     store: &'a mut Store,
     /// Path from the root: node and the index of the next entry to visit.
-    stack: Vec<(Rc<Node>, usize)>,
+    stack: Vec<(NodeRef, usize)>,
     end: Bound<Vec<u8>>,
     pending: std::iter::Peekable<std::vec::IntoIter<PendingOp>>,
     tree_next: Option<(Vec<u8>, DocPtr)>,
@@ -1377,22 +1349,18 @@ impl Scan<'_> {
         let mut level = None;
         loop {
             let node = self.store.node_at(ptr, level)?;
-            match &*node {
-                Node::Inner { children, level: l } => {
-                    let i = node.child_index(key);
-                    ptr = children[i].1;
-                    level = Some(l - 1);
-                    self.stack.push((node.clone(), i + 1));
-                }
-                Node::Leaf(_) => {
-                    let i = match (node.search(key), start) {
-                        (Ok(i), Bound::Excluded(_)) => i + 1,
-                        (Ok(i), _) | (Err(i), _) => i,
-                    };
-                    self.stack.push((node, i));
-                    return self.advance();
-                }
+            if node.level() == 0 {
+                let i = match (node.search(key), start) {
+                    (Ok(i), Bound::Excluded(_)) => i + 1,
+                    (Ok(i), _) | (Err(i), _) => i,
+                };
+                self.stack.push((node, i));
+                return self.advance();
             }
+            let i = node.child_index(key);
+            ptr = node.child(i);
+            level = Some(node.level() - 1);
+            self.stack.push((node, i + 1));
         }
     }
 
@@ -1400,32 +1368,29 @@ impl Scan<'_> {
     fn advance(&mut self) -> Result<(), EngineError> {
         self.tree_next = None;
         while let Some((node, i)) = self.stack.last_mut() {
-            match &**node {
-                Node::Leaf(e) if *i < e.len() => {
-                    let (k, p) = e[*i].clone();
-                    *i += 1;
-                    let within = match &self.end {
-                        Bound::Included(end) => k <= *end,
-                        Bound::Excluded(end) => k < *end,
-                        Bound::Unbounded => true,
-                    };
-                    if within {
-                        self.tree_next = Some((k, p));
-                    } else {
-                        self.stack.clear();
-                    }
-                    return Ok(());
-                }
-                Node::Inner { children, level } if *i < children.len() => {
-                    let c = children[*i].1;
-                    *i += 1;
-                    let child = self.store.node_at(c, Some(level - 1))?;
-                    self.stack.push((child, 0));
-                }
-                _ => {
-                    self.stack.pop();
-                }
+            if *i >= node.len() {
+                self.stack.pop();
+                continue;
             }
+            if node.level() == 0 {
+                let (k, p) = (node.key(*i).to_vec(), node.doc(*i));
+                *i += 1;
+                let within = match &self.end {
+                    Bound::Included(end) => k <= *end,
+                    Bound::Excluded(end) => k < *end,
+                    Bound::Unbounded => true,
+                };
+                if within {
+                    self.tree_next = Some((k, p));
+                } else {
+                    self.stack.clear();
+                }
+                return Ok(());
+            }
+            let (c, level) = (node.child(*i), node.level());
+            *i += 1;
+            let child = self.store.node_at(c, Some(level - 1))?;
+            self.stack.push((child, 0));
         }
         Ok(())
     }

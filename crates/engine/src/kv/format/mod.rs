@@ -29,7 +29,7 @@ pub use doc::{
     DocPtr, DocStart, Document,
 };
 pub use meta::{recover, DbHeader, KvStats, PagesByType, Recovered, Superblock};
-pub use node::{gather_node, Node, NodePtr};
+pub use node::{gather_node, Node, NodeBuilder, NodePtr, NodeView};
 
 /// Longest key, in bytes.
 pub const KEY_BYTES_MAX: usize = 4096;

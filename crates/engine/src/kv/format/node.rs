@@ -210,60 +210,7 @@ impl Node {
 
     /// Decode the node at the start of `buf` (which may hold more bytes after it).
     pub fn decode(buf: &[u8]) -> Result<Node, FormatError> {
-        let mut r = Reader::new(buf, "index node");
-        let tag = r.u8()?;
-        if tag != NODE_TAG {
-            return Err(r.field("tag", 1, format!("{NODE_TAG:#04x}"), format!("{tag:#04x}")));
-        }
-        let level = r.u8()?;
-        if level > NODE_LEVEL_MAX {
-            return Err(r.field("level", 1, format!("at most {NODE_LEVEL_MAX}"), level));
-        }
-        let count = r.u16()? as usize;
-        if level > 0 && count == 0 {
-            return Err(r.field("count", 2, "at least 1 in an inner node", 0));
-        }
-        let len = r.u32()? as usize;
-        if len < NODE_MIN_BYTES || len > buf.len() {
-            let expected = format!("{NODE_MIN_BYTES}..={}", buf.len());
-            return Err(r.field("len", 4, expected, len));
-        }
-        let mut r = Reader {
-            buf: &buf[..len],
-            ..r
-        };
-        let node = if level == 0 {
-            Node::Leaf(decode_entries(&mut r, count, |r| {
-                let p = DocPtr {
-                    page: r.u64()?,
-                    offset: r.u32()?,
-                    len: r.u32()?,
-                };
-                match p.invalid() {
-                    None => Ok(p),
-                    Some(found) => Err(r.field("doc pointer", DOC_PTR_BYTES, DOC_PTR_RULE, found)),
-                }
-            })?)
-        } else {
-            let children = decode_entries(&mut r, count, |r| {
-                let p = NodePtr {
-                    page: r.u64()?,
-                    len: r.u32()?,
-                };
-                match p.invalid() {
-                    None => Ok(p),
-                    Some(found) => {
-                        Err(r.field("child pointer", NODE_PTR_BYTES, NODE_PTR_RULE, found))
-                    }
-                }
-            })?;
-            Node::Inner { level, children }
-        };
-        r.crc()?;
-        if r.at != len {
-            return Err(field_at("index node", "len", 4, r.at, len));
-        }
-        Ok(node)
+        NodeView::decode(buf).map(|v| v.to_node())
     }
 }
 
@@ -282,39 +229,10 @@ fn balanced_cut(sizes: &[usize]) -> usize {
     best.1
 }
 
-fn decode_entries<P>(
-    r: &mut Reader<'_>,
-    count: usize,
-    ptr: impl Fn(&mut Reader<'_>) -> Result<P, FormatError>,
-) -> Result<Vec<(Vec<u8>, P)>, FormatError> {
-    let mut entries: Vec<(Vec<u8>, P)> = Vec::with_capacity(count.min(r.buf.len() / 14));
-    for _ in 0..count {
-        let key_len = r.u16()? as usize;
-        if key_len > KEY_BYTES_MAX {
-            return Err(r.field("key_len", 2, format!("at most {KEY_BYTES_MAX}"), key_len));
-        }
-        let key = r.bytes(key_len)?;
-        if entries
-            .last()
-            .is_some_and(|(prev, _)| prev.as_slice() >= key)
-        {
-            return Err(r.field(
-                "key",
-                key_len,
-                "a key above the previous one",
-                "a repeat or descent",
-            ));
-        }
-        let p = ptr(r)?;
-        entries.push((key.to_vec(), p));
-    }
-    Ok(entries)
-}
-
 /// Read the node at `ptr` from its pages' payloads (`pages[0]` is `ptr.page`, then the
 /// following pages, each a whole payload). The node must be exactly `ptr.len` bytes; a stale
 /// page in the middle fails the node's crc.
-pub fn gather_node(pages: &[&[u8]], ptr: NodePtr) -> Result<Node, FormatError> {
+pub fn gather_node(pages: &[&[u8]], ptr: NodePtr) -> Result<NodeView, FormatError> {
     let len = ptr.len as usize;
     let mut bytes = Vec::with_capacity(len.min(pages.iter().map(|p| p.len()).sum()));
     for page in pages {
@@ -332,10 +250,503 @@ pub fn gather_node(pages: &[&[u8]], ptr: NodePtr) -> Result<Node, FormatError> {
             available_bytes: bytes.len() as u64,
         });
     }
-    let node = Node::decode(&bytes)?;
+    let node = NodeView::decode_vec(bytes)?;
     if node.encoded_len() != len {
         let found = node.encoded_len();
         return Err(field_at("node pointer", "len", 0, found, len));
     }
     Ok(node)
+}
+
+/// The 8 bytes of `suffix` from its start, big-endian, zero-padded: ordered as the suffixes
+/// are, except that suffixes equal in their first 8 bytes tie.
+fn head(suffix: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = suffix.len().min(8);
+    b[..n].copy_from_slice(&suffix[..n]);
+    u64::from_be_bytes(b)
+}
+
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// An index node as the cache holds it: the encoded node kept whole and searched in place
+/// (no allocation per key). Search runs over `heads`, one `u64` per key: the 8 bytes after
+/// the prefix every key of the node shares, so a lookup touches one small array and reads a
+/// key only when two heads tie or to confirm a match.
+#[derive(Clone, Debug)]
+pub struct NodeView {
+    level: u8,
+    /// Bytes every key starts with (the first and last key's common prefix).
+    prefix: usize,
+    heads: Box<[u64]>,
+    /// Where entry i starts in `bytes` (at its `key_len`), and where the entries end.
+    offs: Box<[u32]>,
+    bytes: Box<[u8]>,
+}
+
+impl PartialEq for NodeView {
+    fn eq(&self, other: &NodeView) -> bool {
+        self.bytes == other.bytes
+    }
+}
+
+impl Eq for NodeView {}
+
+impl NodeView {
+    /// Decode and check the node at the start of `buf` (which may hold more bytes after it):
+    /// everything `Node::decode` checks (they are one decoder).
+    pub fn decode(buf: &[u8]) -> Result<NodeView, FormatError> {
+        let len = NodeView::check_len(buf)?;
+        NodeView::decode_vec(buf[..len].to_vec())
+    }
+
+    /// The length field of the node at the start of `buf`, checked against `buf`.
+    fn check_len(buf: &[u8]) -> Result<usize, FormatError> {
+        let mut r = Reader::new(buf, "index node");
+        let tag = r.u8()?;
+        if tag != NODE_TAG {
+            return Err(r.field("tag", 1, format!("{NODE_TAG:#04x}"), format!("{tag:#04x}")));
+        }
+        let level = r.u8()?;
+        if level > NODE_LEVEL_MAX {
+            return Err(r.field("level", 1, format!("at most {NODE_LEVEL_MAX}"), level));
+        }
+        let count = r.u16()? as usize;
+        if level > 0 && count == 0 {
+            return Err(r.field("count", 2, "at least 1 in an inner node", 0));
+        }
+        let len = r.u32()? as usize;
+        if len < NODE_MIN_BYTES || len > buf.len() {
+            let expected = format!("{NODE_MIN_BYTES}..={}", buf.len());
+            return Err(r.field("len", 4, expected, len));
+        }
+        Ok(len)
+    }
+
+    /// Decode and check the node at the start of `bytes`, keeping the buffer (cut to the node).
+    pub fn decode_vec(mut bytes: Vec<u8>) -> Result<NodeView, FormatError> {
+        let len = NodeView::check_len(&bytes)?;
+        bytes.truncate(len);
+        let level = bytes[1];
+        let count = u16::from_le_bytes([bytes[2], bytes[3]]) as usize;
+        let mut r = Reader::new(&bytes, "index node");
+        r.at = NODE_HEAD_BYTES;
+        let mut offs: Vec<u32> = Vec::with_capacity(count.min(len / 14) + 1);
+        let mut prev: Option<&[u8]> = None;
+        for _ in 0..count {
+            offs.push(r.at as u32);
+            let key_len = r.u16()? as usize;
+            if key_len > KEY_BYTES_MAX {
+                return Err(r.field("key_len", 2, format!("at most {KEY_BYTES_MAX}"), key_len));
+            }
+            let key = r.bytes(key_len)?;
+            if prev.is_some_and(|p| p >= key) {
+                return Err(r.field(
+                    "key",
+                    key_len,
+                    "a key above the previous one",
+                    "a repeat or descent",
+                ));
+            }
+            prev = Some(key);
+            if level == 0 {
+                let p = DocPtr {
+                    page: r.u64()?,
+                    offset: r.u32()?,
+                    len: r.u32()?,
+                };
+                if let Some(found) = p.invalid() {
+                    return Err(r.field("doc pointer", DOC_PTR_BYTES, DOC_PTR_RULE, found));
+                }
+            } else {
+                let p = NodePtr {
+                    page: r.u64()?,
+                    len: r.u32()?,
+                };
+                if let Some(found) = p.invalid() {
+                    return Err(r.field("child pointer", NODE_PTR_BYTES, NODE_PTR_RULE, found));
+                }
+            }
+        }
+        offs.push(r.at as u32);
+        r.crc()?;
+        if r.at != len {
+            return Err(field_at("index node", "len", 4, r.at, len));
+        }
+        Ok(NodeView::index(level, offs, bytes.into_boxed_slice()))
+    }
+
+    /// A view of encoded, checked bytes with their entries' offsets (`offs`: one per entry
+    /// and the end of the entries).
+    fn index(level: u8, offs: Vec<u32>, bytes: Box<[u8]>) -> NodeView {
+        let key = |i: usize| {
+            let at = offs[i] as usize;
+            let n = u16::from_le_bytes([bytes[at], bytes[at + 1]]) as usize;
+            &bytes[at + 2..at + 2 + n]
+        };
+        let count = offs.len() - 1;
+        let prefix = match count {
+            0 => 0,
+            n => common_prefix(key(0), key(n - 1)),
+        };
+        let heads = (0..count).map(|i| head(&key(i)[prefix..])).collect();
+        NodeView {
+            level,
+            prefix,
+            heads,
+            offs: offs.into_boxed_slice(),
+            bytes,
+        }
+    }
+
+    pub fn level(&self) -> u8 {
+        self.level
+    }
+
+    pub fn len(&self) -> usize {
+        self.heads.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heads.is_empty()
+    }
+
+    /// Bytes of the encoded node.
+    pub fn encoded_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The encoded node.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Key `i` (< `len`).
+    pub fn key(&self, i: usize) -> &[u8] {
+        let at = self.offs[i] as usize;
+        let n = u16::from_le_bytes([self.bytes[at], self.bytes[at + 1]]) as usize;
+        &self.bytes[at + 2..at + 2 + n]
+    }
+
+    /// The pointer bytes of entry `i` (after its key).
+    fn ptr_bytes(&self, i: usize) -> &[u8] {
+        let at = self.offs[i] as usize;
+        let n = u16::from_le_bytes([self.bytes[at], self.bytes[at + 1]]) as usize;
+        &self.bytes[at + 2 + n..self.offs[i + 1] as usize]
+    }
+
+    /// Entry `i`'s encoded bytes (`key_len | key | pointer`), as a builder of the same
+    /// level takes them.
+    pub fn entry(&self, i: usize) -> &[u8] {
+        &self.bytes[self.offs[i] as usize..self.offs[i + 1] as usize]
+    }
+
+    /// The document of entry `i` of a leaf (an inner node's entry reads as garbage: callers
+    /// check `level`).
+    pub fn doc(&self, i: usize) -> DocPtr {
+        let b = self.ptr_bytes(i);
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
+        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4]));
+        if b.len() < DOC_PTR_BYTES {
+            return DocPtr {
+                page: NO_PAGE,
+                offset: 0,
+                len: 0,
+            };
+        }
+        DocPtr {
+            page: u64_at(0),
+            offset: u32_at(8),
+            len: u32_at(12),
+        }
+    }
+
+    /// The child of entry `i` of an inner node.
+    pub fn child(&self, i: usize) -> NodePtr {
+        let b = self.ptr_bytes(i);
+        if b.len() < NODE_PTR_BYTES {
+            return NodePtr { page: NO_PAGE, len: 0 };
+        }
+        NodePtr {
+            page: u64::from_le_bytes(b[0..8].try_into().unwrap_or([0; 8])),
+            len: u32::from_le_bytes(b[8..12].try_into().unwrap_or([0; 4])),
+        }
+    }
+
+    /// Where `key` is among the node's keys: `Ok(i)` at entry i, `Err(i)` where it would go.
+    pub fn search(&self, key: &[u8]) -> Result<usize, usize> {
+        let n = self.len();
+        if n == 0 {
+            return Err(0);
+        }
+        let p = self.prefix;
+        if p > 0 {
+            // Every key starts with the prefix: below it, `key` goes first; above, last.
+            let shared = &self.key(0)[..p];
+            match key[..p.min(key.len())].cmp(shared) {
+                std::cmp::Ordering::Less => return Err(0),
+                std::cmp::Ordering::Greater => return Err(n),
+                std::cmp::Ordering::Equal if key.len() < p => return Err(0),
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+        let suffix = &key[p..];
+        let h = head(suffix);
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let ord = match self.heads[mid].cmp(&h) {
+                std::cmp::Ordering::Equal => self.key(mid)[p..].cmp(suffix),
+                o => o,
+            };
+            match ord {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+
+    /// The entry to follow for `key` in an inner node: the last whose least key is ≤ `key`
+    /// (the first child when `key` is below them all, e.g. after its least key was deleted).
+    pub fn child_index(&self, key: &[u8]) -> usize {
+        match self.search(key) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
+        }
+    }
+
+    /// The node as owned entries.
+    pub fn to_node(&self) -> Node {
+        if self.level == 0 {
+            Node::Leaf(
+                (0..self.len())
+                    .map(|i| (self.key(i).to_vec(), self.doc(i)))
+                    .collect(),
+            )
+        } else {
+            Node::Inner {
+                level: self.level,
+                children: (0..self.len())
+                    .map(|i| (self.key(i).to_vec(), self.child(i)))
+                    .collect(),
+            }
+        }
+    }
+}
+
+/// Builds index nodes entry by entry, encoding as it goes (no allocation per key), then cuts
+/// them to pages: the copy-on-write tree's writer.
+#[derive(Clone, Debug, Default)]
+pub struct NodeBuilder {
+    level: u8,
+    /// Encoded entries, back to back.
+    body: Vec<u8>,
+    /// Where each entry starts in `body`.
+    offs: Vec<u32>,
+    /// Where the last key starts and ends in `body` (to check that keys ascend).
+    last_key: (usize, usize),
+}
+
+impl NodeBuilder {
+    /// An empty node of `level` (0: a leaf).
+    pub fn new(level: u8) -> NodeBuilder {
+        NodeBuilder {
+            level,
+            ..NodeBuilder::default()
+        }
+    }
+
+    pub fn level(&self) -> u8 {
+        self.level
+    }
+
+    pub fn len(&self) -> usize {
+        self.offs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.offs.is_empty()
+    }
+
+    /// Bytes the entries would take as one node.
+    pub fn encoded_len(&self) -> usize {
+        NODE_HEAD_BYTES + self.body.len() + CRC_BYTES
+    }
+
+    fn bad(field: &'static str, expected: impl ToString, found: impl ToString) -> FormatError {
+        FormatError::Field {
+            structure: "index node (encoding)",
+            field,
+            offset: 0,
+            expected: expected.to_string(),
+            found: found.to_string(),
+        }
+    }
+
+    /// Start an entry for `key`, which must be above the last one.
+    fn push_key(&mut self, key: &[u8]) -> Result<(), FormatError> {
+        if key.len() > KEY_BYTES_MAX {
+            return Err(too_large("key", key.len(), KEY_BYTES_MAX));
+        }
+        if !self.offs.is_empty() && &self.body[self.last_key.0..self.last_key.1] >= key {
+            return Err(NodeBuilder::bad(
+                "keys",
+                "strictly ascending",
+                "a repeat or descent",
+            ));
+        }
+        self.offs.push(self.body.len() as u32);
+        self.body
+            .extend_from_slice(&(key.len() as u16).to_le_bytes());
+        let at = self.body.len();
+        self.body.extend_from_slice(key);
+        self.last_key = (at, self.body.len());
+        Ok(())
+    }
+
+    /// Append a leaf entry.
+    pub fn push_doc(&mut self, key: &[u8], doc: DocPtr) -> Result<(), FormatError> {
+        if self.level != 0 {
+            return Err(NodeBuilder::bad("level", "a leaf", self.level));
+        }
+        if let Some(found) = doc.invalid() {
+            return Err(NodeBuilder::bad("pointer", DOC_PTR_RULE, found));
+        }
+        self.push_key(key)?;
+        self.body.extend_from_slice(&doc.page.to_le_bytes());
+        self.body.extend_from_slice(&doc.offset.to_le_bytes());
+        self.body.extend_from_slice(&doc.len.to_le_bytes());
+        Ok(())
+    }
+
+    /// Append an inner entry: `child`, whose least key is `key`.
+    pub fn push_child(&mut self, key: &[u8], child: NodePtr) -> Result<(), FormatError> {
+        if self.level == 0 {
+            return Err(NodeBuilder::bad("level", "an inner node", 0));
+        }
+        if let Some(found) = child.invalid() {
+            return Err(NodeBuilder::bad("pointer", NODE_PTR_RULE, found));
+        }
+        self.push_key(key)?;
+        self.body.extend_from_slice(&child.page.to_le_bytes());
+        self.body.extend_from_slice(&child.len.to_le_bytes());
+        Ok(())
+    }
+
+    /// Append entry `i` of `view`, a checked node of the same level, as it is encoded.
+    pub fn push_entry(&mut self, view: &NodeView, i: usize) -> Result<(), FormatError> {
+        if view.level() != self.level {
+            return Err(NodeBuilder::bad("level", self.level, view.level()));
+        }
+        self.push_key(view.key(i))?;
+        self.body.extend_from_slice(view.ptr_bytes(i));
+        Ok(())
+    }
+
+    /// Append entries `from..to` of `view` (checked, same level), as they are encoded.
+    pub fn push_entries(
+        &mut self,
+        view: &NodeView,
+        from: usize,
+        to: usize,
+    ) -> Result<(), FormatError> {
+        if from >= to {
+            return Ok(());
+        }
+        self.push_entry(view, from)?;
+        if to > from + 1 {
+            // The view's keys ascend (it was checked): the rest go in as one copy.
+            let (a, b) = (
+                view.offs[from + 1] as usize,
+                view.offs[to] as usize,
+            );
+            let base = self.body.len() as u32;
+            self.offs
+                .extend(view.offs[from + 1..to].iter().map(|&o| o - a as u32 + base));
+            self.body.extend_from_slice(&view.bytes[a..b]);
+            let last = *self.offs.last().unwrap_or(&0) as usize;
+            let n = u16::from_le_bytes([self.body[last], self.body[last + 1]]) as usize;
+            self.last_key = (last + 2, last + 2 + n);
+        }
+        Ok(())
+    }
+
+    /// The first key of entry `i`.
+    fn key(&self, i: usize) -> &[u8] {
+        let at = self.offs[i] as usize;
+        let n = u16::from_le_bytes([self.body[at], self.body[at + 1]]) as usize;
+        &self.body[at + 2..at + 2 + n]
+    }
+
+    /// Cut the entries into nodes that fit `payload` bytes where they can — halves of about
+    /// equal bytes, halved again until each fits (a leaf needs two entries to split, an inner
+    /// node four, so an inner node keeps at least two children; a node that cannot split spans
+    /// pages) — and encode each: (least key, encoded node, its view), in key order.
+    pub fn finish(self, payload: usize) -> Result<Vec<(Vec<u8>, NodeView)>, FormatError> {
+        let n = self.len();
+        if n == 0 {
+            return Ok(vec![]);
+        }
+        let end = |i: usize| {
+            if i == n {
+                self.body.len()
+            } else {
+                self.offs[i] as usize
+            }
+        };
+        let bytes_of = |a: usize, b: usize| NODE_HEAD_BYTES + end(b) - end(a) + CRC_BYTES;
+        let min = if self.level == 0 { 2 } else { 4 };
+        let mut todo = vec![(0usize, n)];
+        let mut done = Vec::new();
+        while let Some((a, b)) = todo.pop() {
+            if bytes_of(a, b) > payload && b - a >= min {
+                let sizes: Vec<usize> = (a..b).map(|i| end(i + 1) - end(i)).collect();
+                let at = a + balanced_cut(&sizes);
+                todo.push((at, b));
+                todo.push((a, at));
+                continue;
+            }
+            done.push((a, b));
+        }
+        let mut out = Vec::with_capacity(done.len());
+        for (a, b) in done {
+            let count = b - a;
+            if count > u16::MAX as usize {
+                return Err(NodeBuilder::bad(
+                    "count",
+                    format!("at most {}", u16::MAX),
+                    count,
+                ));
+            }
+            let len = bytes_of(a, b);
+            if len > u32::MAX as usize {
+                return Err(too_large("index node", len, u32::MAX as usize));
+            }
+            let mut bytes = Vec::with_capacity(len);
+            bytes.push(NODE_TAG);
+            bytes.push(self.level);
+            bytes.extend_from_slice(&(count as u16).to_le_bytes());
+            bytes.extend_from_slice(&(len as u32).to_le_bytes());
+            bytes.extend_from_slice(&self.body[end(a)..end(b)]);
+            push_crc(&mut bytes, 0);
+            let base = end(a) as u32;
+            let mut offs: Vec<u32> = Vec::with_capacity(count + 1);
+            offs.extend(
+                self.offs[a..b]
+                    .iter()
+                    .map(|&o| o - base + NODE_HEAD_BYTES as u32),
+            );
+            offs.push((NODE_HEAD_BYTES + end(b) - end(a)) as u32);
+            let key = self.key(a).to_vec();
+            out.push((
+                key,
+                NodeView::index(self.level, offs, bytes.into_boxed_slice()),
+            ));
+        }
+        Ok(out)
+    }
 }
