@@ -91,6 +91,27 @@ impl<K: Copy + Eq + Hash, V> Lru<K, V> {
         }
     }
 
+    /// The slot holding `key`: a handle [`Lru::touch_slot`] takes, valid until `key` is
+    /// removed.
+    pub fn slot_of(&self, key: &K) -> Option<u32> {
+        self.index.get(key).copied()
+    }
+
+    /// Make `key`, held at `slot` (from [`Lru::slot_of`]), most recent without looking it
+    /// up; a slot that does not hold `key` (a stale handle) falls back to the lookup.
+    /// False if `key` is absent.
+    pub fn touch_slot(&mut self, key: &K, slot: u32) -> bool {
+        let held = self
+            .slots
+            .get(slot as usize)
+            .is_some_and(|e| e.key == *key && e.value.is_some());
+        if held {
+            self.move_to_tail(slot);
+            return true;
+        }
+        self.touch(key)
+    }
+
     /// Insert or replace as most recent; returns the old value if the key was present.
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
         if let Some(&s) = self.index.get(&key) {
@@ -264,6 +285,31 @@ impl<K: Copy + Eq + Hash, V> Lru<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn touch_by_slot_is_touch_by_key_and_a_stale_slot_falls_back() {
+        let (mut a, mut b) = (Lru::new(), Lru::new());
+        for k in 1..=5u64 {
+            a.insert(k, ());
+            b.insert(k, ());
+        }
+        for k in [2u64, 4, 1, 2, 5] {
+            a.touch(&k);
+            let s = b.slot_of(&k).unwrap();
+            assert!(b.touch_slot(&k, s));
+        }
+        let order = |l: &Lru<u64, ()>| l.iter().map(|(k, _)| *k).collect::<Vec<_>>();
+        assert_eq!(order(&a), order(&b));
+        // A slot reused by another key after a removal: the key is looked up instead.
+        let s3 = b.slot_of(&3).unwrap();
+        b.remove(&3);
+        b.insert(9, ());
+        assert_eq!(b.slot_of(&9), Some(s3));
+        assert!(b.touch_slot(&4, s3));
+        assert_eq!(order(&b).last(), Some(&4));
+        assert!(!b.touch_slot(&3, s3));
+        b.check();
+    }
 
     #[test]
     fn evicts_in_recency_order() {

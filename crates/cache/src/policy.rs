@@ -16,6 +16,17 @@ pub trait Replacement<K> {
     fn admit(&mut self, key: K);
     /// `key` was referenced while resident.
     fn touch(&mut self, key: K);
+    /// A handle to `key`'s entry (tracked since `admit`) that `touch_handle` takes instead of
+    /// looking the key up — for a mechanism that keeps it beside its frame. None: this policy
+    /// has none.
+    fn handle(&self, _key: K) -> Option<u32> {
+        None
+    }
+    /// `touch(key)` through `handle`, from `handle(key)` since `key` was admitted (a stale
+    /// handle costs a lookup, never a wrong entry).
+    fn touch_handle(&mut self, key: K, _handle: u32) {
+        self.touch(key)
+    }
     /// `key` left the cache (evicted or dropped).
     fn forget(&mut self, key: K);
     /// The key to evict next among those `evictable` accepts; `None` if there is none.
@@ -58,6 +69,12 @@ impl<K: Copy + Eq + Hash> Replacement<K> for LruPolicy<K> {
     }
     fn touch(&mut self, key: K) {
         self.order.touch(&key);
+    }
+    fn handle(&self, key: K) -> Option<u32> {
+        self.order.slot_of(&key)
+    }
+    fn touch_handle(&mut self, key: K, handle: u32) {
+        self.order.touch_slot(&key, handle);
     }
     fn forget(&mut self, key: K) {
         self.order.remove(&key);

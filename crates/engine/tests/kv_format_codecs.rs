@@ -4,9 +4,8 @@
 use engine::kv::format::{
     data_page_docs, document_in_verified_page, gather_document, gather_node, recover, DataPages,
     DbHeader, DocPtr, Document, FormatError, KvStats, Node, NodeBuilder, NodePtr, NodeView,
-    PagesByType, Recovered,
-    Superblock, DB_HEADER_BYTES, DOC_HEAD_BYTES, KEY_BYTES_MAX, NO_PAGE, SUPERBLOCK_BYTES,
-    VALUE_BYTES_MAX,
+    PagesByType, Recovered, Superblock, DB_HEADER_BYTES, DOC_HEAD_BYTES, KEY_BYTES_MAX, NO_PAGE,
+    SUPERBLOCK_BYTES, VALUE_BYTES_MAX,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;

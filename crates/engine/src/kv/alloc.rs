@@ -16,8 +16,13 @@ pub const FIRST_LOG_PAGE: u64 = 2;
 pub struct Alloc {
     refs: Vec<u32>,
     data: Vec<bool>,
-    /// Free extents below `end`: start -> pages.
+    /// Free extents below `end`: start -> pages. Change it only through `add_extent` and
+    /// `take_extent`, which keep the two summaries below.
     free: BTreeMap<u64, u64>,
+    /// Pages in `free` (compaction asks for it once per page it looks at).
+    free_total: u64,
+    /// How many extents of `free` have each length (the longest run in O(log n)).
+    lengths: BTreeMap<u64, u64>,
     end: u64,
     capacity: u64,
     released: Vec<u64>,
@@ -31,6 +36,8 @@ impl Alloc {
             refs: vec![0; capacity as usize],
             data: vec![false; capacity as usize],
             free: BTreeMap::new(),
+            free_total: 0,
+            lengths: BTreeMap::new(),
             end: end.clamp(FIRST_LOG_PAGE, capacity.max(FIRST_LOG_PAGE)),
             capacity,
             released: Vec::new(),
@@ -41,6 +48,8 @@ impl Alloc {
     /// After references were rebuilt (at open): every unreferenced page below `end` is free.
     pub fn rebuild_free(&mut self) {
         self.free.clear();
+        self.free_total = 0;
+        self.lengths.clear();
         let mut p = FIRST_LOG_PAGE;
         while p < self.end {
             if self.refs[p as usize] == 0 {
@@ -48,7 +57,7 @@ impl Alloc {
                 while p < self.end && self.refs[p as usize] == 0 {
                     p += 1;
                 }
-                self.free.insert(s, p - s);
+                self.add_extent(s, p - s);
             } else {
                 p += 1;
             }
@@ -69,12 +78,13 @@ impl Alloc {
     }
     /// Pages an allocation can take now (free extents and the room above the mark).
     pub fn free_pages(&self) -> u64 {
-        self.capacity - self.end + self.free.values().sum::<u64>()
+        self.capacity - self.end + self.free_total
     }
     /// The longest run of consecutive pages an allocation can take now.
     pub fn largest_run(&self) -> u64 {
         let above = self.capacity.saturating_sub(self.end);
-        self.free.values().copied().max().unwrap_or(0).max(above)
+        let longest = self.lengths.keys().next_back().copied().unwrap_or(0);
+        longest.max(above)
     }
     /// Whether `page` is a data page in use.
     pub fn is_data(&self, page: u64) -> bool {
@@ -93,9 +103,9 @@ impl Alloc {
             .find(|(_, &len)| len >= n)
             .map(|(&s, &len)| (s, len));
         if let Some((s, len)) = fit {
-            self.free.remove(&s);
+            self.take_extent(s);
             if len > n {
-                self.free.insert(s + n, len - n);
+                self.add_extent(s + n, len - n);
             }
             return Ok(s);
         }
@@ -173,16 +183,15 @@ impl Alloc {
     fn insert_free(&mut self, mut s: u64, mut n: u64) {
         if let Some((&ps, &pn)) = self.free.range(..s).next_back() {
             if ps + pn == s {
-                self.free.remove(&ps);
+                self.take_extent(ps);
                 s = ps;
                 n += pn;
             }
         }
-        if let Some(&nn) = self.free.get(&(s + n)) {
-            self.free.remove(&(s + n));
-            n += nn;
+        if self.free.contains_key(&(s + n)) {
+            n += self.take_extent(s + n);
         }
-        self.free.insert(s, n);
+        self.add_extent(s, n);
     }
 
     fn shrink_end(&mut self) {
@@ -190,9 +199,41 @@ impl Alloc {
             if s + n != self.end {
                 break;
             }
-            self.free.remove(&s);
+            self.take_extent(s);
             self.end = s;
         }
+    }
+
+    fn add_extent(&mut self, s: u64, n: u64) {
+        self.free.insert(s, n);
+        self.free_total += n;
+        *self.lengths.entry(n).or_insert(0) += 1;
+    }
+
+    /// Remove the extent starting at `s`; its length (0 if there is none).
+    fn take_extent(&mut self, s: u64) -> u64 {
+        let Some(n) = self.free.remove(&s) else {
+            return 0;
+        };
+        self.free_total -= n;
+        if let Some(c) = self.lengths.get_mut(&n) {
+            *c -= 1;
+            if *c == 0 {
+                self.lengths.remove(&n);
+            }
+        }
+        n
+    }
+
+    /// Check the summaries against the extents (tests).
+    #[cfg(test)]
+    fn check(&self) {
+        assert_eq!(self.free_total, self.free.values().sum::<u64>());
+        let mut lengths = BTreeMap::new();
+        for &n in self.free.values() {
+            *lengths.entry(n).or_insert(0u64) += 1;
+        }
+        assert_eq!(lengths, self.lengths);
     }
 }
 
@@ -216,5 +257,44 @@ mod tests {
         assert_eq!(a.alloc(2).unwrap(), 2);
         assert_eq!(a.data_pages(), 0);
         assert!(a.alloc(1000).is_err());
+        a.check();
+    }
+
+    /// Random allocations, references and commits: the free-page count and the longest run
+    /// agree with the extents they summarize.
+    #[test]
+    fn free_summaries_follow_the_extents() {
+        let mut a = Alloc::new(400, FIRST_LOG_PAGE);
+        let mut held: Vec<(u64, u64)> = Vec::new();
+        let mut x = 7u64;
+        for step in 0..3000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (x >> 33) as usize;
+            if r % 3 != 0 || held.is_empty() {
+                let n = 1 + (r % 9) as u64;
+                if let Ok(s) = a.alloc(n) {
+                    a.add_ref(s, n, r % 2 == 0);
+                    held.push((s, n));
+                }
+            } else {
+                let (s, n) = held.swap_remove(r % held.len());
+                a.drop_ref(s, n);
+            }
+            if step % 7 == 0 {
+                a.commit_done();
+            }
+            a.check();
+            let longest = a.free.values().copied().max().unwrap_or(0);
+            assert_eq!(a.largest_run(), longest.max(a.capacity() - a.end()));
+            assert_eq!(
+                a.free_pages(),
+                a.capacity() - a.end() + a.free.values().sum::<u64>()
+            );
+        }
+        // A summary out of step with the extents is caught.
+        a.free_total += 1;
+        assert!(std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| a.check())).is_err());
     }
 }

@@ -1058,7 +1058,8 @@ impl Store {
                 if to == at {
                     b.push_entry(&node, ci).map_err(|e| self.encode_err(e))?;
                 } else {
-                    let pieces = self.apply_node(node.child(ci), Some(node.level() - 1), &ops[at..to])?;
+                    let pieces =
+                        self.apply_node(node.child(ci), Some(node.level() - 1), &ops[at..to])?;
                     for (k, p) in &pieces {
                         b.push_child(k, *p).map_err(|e| self.encode_err(e))?;
                     }
@@ -1256,8 +1257,8 @@ impl Store {
         };
         let first = (!node.is_empty()).then(|| node.key(0));
         let last = node.len().checked_sub(1).map(|i| node.key(i));
-        let out_of_bounds = first.zip(lo).is_some_and(|(f, l)| f < l)
-            || last.zip(hi).is_some_and(|(l, h)| l >= h);
+        let out_of_bounds =
+            first.zip(lo).is_some_and(|(f, l)| f < l) || last.zip(hi).is_some_and(|(l, h)| l >= h);
         if out_of_bounds {
             damage.push(Damage {
                 offset: ptr.page * pb,

@@ -30,6 +30,8 @@ pub type FrameId = usize;
 
 /// A frame's device page when it has none (a decoded form the structure built itself).
 const NO_PAGE: u64 = u64::MAX;
+/// A frame's policy handle when the policy gave none.
+const NO_HANDLE: u32 = u32::MAX;
 
 struct Frame {
     key: u64,
@@ -43,6 +45,8 @@ struct Frame {
     dirty: bool,
     /// The policy tracks this key (the frame was released at least once).
     admitted: bool,
+    /// The policy's handle to the key's entry, if it gives one (`NO_HANDLE`: touch by key).
+    handle: u32,
     /// Where the image was read from (the policy admits flash read-backs to its `Am`).
     source: Source,
 }
@@ -89,7 +93,7 @@ pub(super) struct Frames {
     capacity: usize,
     slots: Vec<Frame>,
     free: Vec<FrameId>,
-    map: FxHashMap<u64, FrameId>,
+    map: FrameMap,
     policy: PoolPolicy,
 }
 
@@ -99,7 +103,7 @@ impl Frames {
             capacity,
             slots: Vec::new(),
             free: Vec::new(),
-            map: FxHashMap::default(),
+            map: FrameMap::default(),
             policy,
         }
     }
@@ -114,18 +118,24 @@ impl Frames {
         let key = self
             .policy
             .get()
-            .victim(&mut |k| map.get(&k).is_some_and(|&f| slots[f].pins == 0))?;
-        Some(self.map[&key])
+            .victim(&mut |k| map.get(k).is_some_and(|f| slots[f].pins == 0))?;
+        self.map.get(key)
     }
 
     /// A reference to `f` ended: the policy learns of it.
     fn released(&mut self, f: FrameId) {
         let fr = &mut self.slots[f];
         if fr.admitted {
-            self.policy.get().touch(fr.key);
+            // The handle saves the policy its own lookup of the key (a hit's biggest cost
+            // after the frame's).
+            match fr.handle {
+                NO_HANDLE => self.policy.get().touch(fr.key),
+                h => self.policy.get().touch_handle(fr.key, h),
+            }
         } else {
             fr.admitted = true;
             self.policy.admit_from(fr.key, fr.source);
+            fr.handle = self.policy.get().handle(fr.key).unwrap_or(NO_HANDLE);
         }
     }
 
@@ -147,11 +157,11 @@ impl Frames {
 
 impl Pager {
     pub fn contains(&self, key: u64) -> bool {
-        self.frames.map.contains_key(&key)
+        self.frames.map.get(key).is_some()
     }
     pub fn pinned_count(&self) -> usize {
         let fr = &self.frames;
-        fr.map.values().filter(|&&f| fr.slots[f].pins > 0).count()
+        fr.map.values().filter(|&f| fr.slots[f].pins > 0).count()
     }
     pub fn resident(&self) -> usize {
         self.frames.map.len()
@@ -213,6 +223,7 @@ impl Pager {
                     pins: 0,
                     dirty: false,
                     admitted: false,
+                    handle: NO_HANDLE,
                     source: Source::Disk,
                 });
                 fr.slots.len() - 1
@@ -220,6 +231,7 @@ impl Pager {
         };
         let s = &mut fr.slots[f];
         (s.key, s.page, s.pins, s.dirty, s.image, s.admitted) = (key, page, 1, false, false, false);
+        s.handle = NO_HANDLE;
         s.decoded = None;
         s.source = Source::Disk;
         if s.data.len() != self.page_bytes && page != NO_PAGE {
@@ -246,9 +258,9 @@ impl Pager {
             }
         }
         fr.decoded = None;
-        (fr.image, fr.admitted) = (false, false);
+        (fr.image, fr.admitted, fr.handle) = (false, false, NO_HANDLE);
         self.frames.policy.get().forget(key);
-        self.frames.map.remove(&key);
+        self.frames.map.remove(key);
         self.frames.free.push(f);
         self.io.stats.evictions += 1;
         Ok(())
@@ -257,7 +269,7 @@ impl Pager {
     /// Pin `page`, reading it if it is not resident. (`fetch` and `fetch_many` serve keys that
     /// are device pages; a key a structure `keep`s decoded-only is not fetched.)
     pub fn fetch(&mut self, page: u64) -> Result<FrameId, EngineError> {
-        if let Some(&f) = self.frames.map.get(&page) {
+        if let Some(f) = self.frames.map.get(page) {
             self.pin_hit(f);
             return Ok(f);
         }
@@ -280,8 +292,8 @@ impl Pager {
         let mut out: Vec<Option<FrameId>> = Vec::with_capacity(pages.len());
         let mut missing = Vec::new();
         for &p in pages {
-            match self.frames.map.get(&p) {
-                Some(&f) => {
+            match self.frames.map.get(p) {
+                Some(f) => {
                     self.pin_hit(f);
                     out.push(Some(f));
                 }
@@ -306,7 +318,9 @@ impl Pager {
             let f = match f {
                 Some(f) => f,
                 None => {
-                    let f = self.frames.map[&p];
+                    let Some(f) = self.frames.map.get(p) else {
+                        unreachable!("page {p} was read into a frame above")
+                    };
                     match first_use.get_mut(&p) {
                         Some(first) if *first => *first = false,
                         _ => self.pin_hit(f),
@@ -423,7 +437,7 @@ impl Pager {
     /// The decoded form of `key` if a frame holds one of type `T` (a hit, referenced);
     /// otherwise a miss and `None`.
     pub fn cached<T: Any>(&mut self, key: u64) -> Option<Rc<T>> {
-        let hit = self.frames.map.get(&key).and_then(|&f| {
+        let hit = self.frames.map.get(key).and_then(|f| {
             let d = self.frames.slots[f].decoded.clone()?;
             Some((f, d.downcast::<T>().ok()?))
         });
@@ -448,7 +462,7 @@ impl Pager {
         page: u64,
         decode: impl FnOnce(&[u8]) -> Result<T, EngineError>,
     ) -> Result<Rc<T>, EngineError> {
-        if let Some(&f) = self.frames.map.get(&key) {
+        if let Some(f) = self.frames.map.get(key) {
             self.io.stats.hits += 1;
             let fr = &mut self.frames.slots[f];
             let d = match fr.decoded.clone().and_then(|d| d.downcast::<T>().ok()) {
@@ -491,7 +505,7 @@ impl Pager {
     /// Keep `value` as `key`'s current decoded form (a newer version than any image: the
     /// structure writes it later, if ever).
     pub fn keep<T: Any>(&mut self, key: u64, value: Rc<T>) -> Result<(), EngineError> {
-        if let Some(&f) = self.frames.map.get(&key) {
+        if let Some(f) = self.frames.map.get(key) {
             let fr = &mut self.frames.slots[f];
             assert!(!fr.dirty, "key {key} kept over a dirty page image");
             fr.decoded = Some(value);
@@ -513,7 +527,7 @@ impl Pager {
     pub fn flush_all(&mut self) -> Result<(), EngineError> {
         for f in 0..self.frames.slots.len() {
             let fr = &mut self.frames.slots[f];
-            if fr.dirty && self.frames.map.get(&fr.key) == Some(&f) {
+            if fr.dirty && self.frames.map.get(fr.key) == Some(f) {
                 write_back(&mut self.io, fr)?;
             }
         }
@@ -534,4 +548,119 @@ fn write_back(io: &mut Device, fr: &mut Frame) -> Result<(), EngineError> {
     fr.dirty = false;
     io.stats.writebacks += 1;
     Ok(())
+}
+
+/// Keys to frames: an array indexed by key while the keys are dense (device pages and node
+/// ids: one memory access per lookup, where a hash table takes two), a hash map for keys far
+/// beyond the resident count.
+#[derive(Default)]
+struct FrameMap {
+    /// `dense[k]`: key k's frame + 1 (0: none), for k below `dense.len()`.
+    dense: Vec<u32>,
+    /// The keys at or above `dense.len()`.
+    sparse: FxHashMap<u64, FrameId>,
+    len: usize,
+}
+
+impl FrameMap {
+    /// The array may span this many keys per resident key (and a floor): keys spread wider
+    /// go to the hash map.
+    const SPREAD: usize = 8;
+    const FLOOR: usize = 1 << 16;
+
+    fn get(&self, key: u64) -> Option<FrameId> {
+        match self.dense.get(key as usize) {
+            Some(&f) if f > 0 => Some(f as FrameId - 1),
+            _ => self.sparse.get(&key).copied(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Map `key` to `f` (not yet mapped).
+    fn insert(&mut self, key: u64, f: FrameId) {
+        self.len += 1;
+        let dense_ok =
+            f < u32::MAX as usize && key < (Self::SPREAD * (self.len + 1) + Self::FLOOR) as u64;
+        if dense_ok && key >= self.dense.len() as u64 {
+            // Grow the array over `key` and move the keys it now spans out of the hash map.
+            let n = (key as usize + 1).next_power_of_two().max(1024);
+            self.dense.resize(n, 0);
+            let moved: Vec<u64> = self
+                .sparse
+                .keys()
+                .copied()
+                .filter(|&k| k < n as u64)
+                .collect();
+            for k in moved {
+                if let Some(g) = self.sparse.remove(&k) {
+                    self.dense[k as usize] = g as u32 + 1;
+                }
+            }
+        }
+        match self.dense.get_mut(key as usize) {
+            Some(slot) if f < u32::MAX as usize => *slot = f as u32 + 1,
+            _ => {
+                self.sparse.insert(key, f);
+            }
+        }
+    }
+
+    fn remove(&mut self, key: u64) -> Option<FrameId> {
+        let f = match self.dense.get_mut(key as usize) {
+            Some(slot) if *slot > 0 => Some(std::mem::take(slot) as FrameId - 1),
+            _ => self.sparse.remove(&key),
+        };
+        if f.is_some() {
+            self.len -= 1;
+        }
+        f
+    }
+
+    fn values(&self) -> impl Iterator<Item = FrameId> + '_ {
+        let dense = self.dense.iter().filter_map(|&f| f.checked_sub(1));
+        dense
+            .map(|f| f as FrameId)
+            .chain(self.sparse.values().copied())
+    }
+}
+
+#[cfg(test)]
+mod frame_map_tests {
+    use super::FrameMap;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    proptest! {
+        /// The map agrees with a HashMap model, for dense keys, far keys and keys the array
+        /// grows over after they went to the hash map.
+        #[test]
+        fn frame_map_agrees_with_a_model(
+            ops in proptest::collection::vec((0u8..3, prop_oneof![0u64..3000, 0u64..300_000, any::<u64>()]), 1..400)
+        ) {
+            let (mut m, mut model) = (FrameMap::default(), HashMap::new());
+            for (i, (op, key)) in ops.into_iter().enumerate() {
+                match op {
+                    0 if !model.contains_key(&key) => {
+                        m.insert(key, i);
+                        model.insert(key, i);
+                    }
+                    1 => prop_assert_eq!(m.remove(key), model.remove(&key)),
+                    _ => {}
+                }
+                prop_assert_eq!(m.get(key), model.get(&key).copied());
+                prop_assert_eq!(m.len(), model.len());
+            }
+            for (k, f) in &model {
+                prop_assert_eq!(m.get(*k), Some(*f));
+            }
+            let mut got: Vec<_> = m.values().collect();
+            let mut want: Vec<_> = model.values().copied().collect();
+            got.sort_unstable();
+            want.sort_unstable();
+            prop_assert_eq!(got, want);
+        }
+    }
 }

@@ -272,18 +272,33 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 }
 
 /// An index node as the cache holds it: the encoded node kept whole and searched in place
-/// (no allocation per key). Search runs over `heads`, one `u64` per key: the 8 bytes after
-/// the prefix every key of the node shares, so a lookup touches one small array and reads a
-/// key only when two heads tie or to confirm a match.
+/// (no allocation per key). Search runs over `slots`, one per key: the 8 bytes after the
+/// prefix every key of the node shares and where the entry lies, so a lookup touches one
+/// small array and reads the encoded bytes only where two heads tie, to confirm a match and
+/// to take the pointer. The prefix is kept inline when short (no pointer to follow for it).
 #[derive(Clone, Debug)]
 pub struct NodeView {
     level: u8,
-    /// Bytes every key starts with (the first and last key's common prefix).
-    prefix: usize,
-    heads: Box<[u64]>,
-    /// Where entry i starts in `bytes` (at its `key_len`), and where the entries end.
-    offs: Box<[u32]>,
+    /// Bytes every key starts with (the first and last key's common prefix)...
+    prefix: u32,
+    /// ... and the first of them (all of them when `prefix <= PREFIX_INLINE`).
+    prefix_bytes: [u8; PREFIX_INLINE],
+    slots: Box<[Slot]>,
+    /// Where the entries end in `bytes` (the crc follows).
+    end: u32,
     bytes: Box<[u8]>,
+}
+
+/// Prefix bytes a [`NodeView`] keeps inline.
+const PREFIX_INLINE: usize = 16;
+
+/// One entry of a [`NodeView`]: its key's head and where the entry lies in the bytes.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    head: u64,
+    /// Where the entry starts (at its `key_len`).
+    off: u32,
+    key_len: u32,
 }
 
 impl PartialEq for NodeView {
@@ -391,13 +406,36 @@ impl NodeView {
             0 => 0,
             n => common_prefix(key(0), key(n - 1)),
         };
-        let heads = (0..count).map(|i| head(&key(i)[prefix..])).collect();
+        let mut prefix_bytes = [0u8; PREFIX_INLINE];
+        if count > 0 {
+            let n = prefix.min(PREFIX_INLINE);
+            prefix_bytes[..n].copy_from_slice(&key(0)[..n]);
+        }
+        let slots = (0..count)
+            .map(|i| {
+                let k = key(i);
+                Slot {
+                    head: head(&k[prefix..]),
+                    off: offs[i],
+                    key_len: k.len() as u32,
+                }
+            })
+            .collect();
         NodeView {
             level,
-            prefix,
-            heads,
-            offs: offs.into_boxed_slice(),
+            prefix: prefix as u32,
+            prefix_bytes,
+            slots,
+            end: offs[count],
             bytes,
+        }
+    }
+
+    /// Where entry `i` starts (`len`: where the entries end).
+    fn off(&self, i: usize) -> usize {
+        match self.slots.get(i) {
+            Some(s) => s.off as usize,
+            None => self.end as usize,
         }
     }
 
@@ -406,11 +444,11 @@ impl NodeView {
     }
 
     pub fn len(&self) -> usize {
-        self.heads.len()
+        self.slots.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heads.is_empty()
+        self.slots.is_empty()
     }
 
     /// Bytes of the encoded node.
@@ -425,22 +463,22 @@ impl NodeView {
 
     /// Key `i` (< `len`).
     pub fn key(&self, i: usize) -> &[u8] {
-        let at = self.offs[i] as usize;
-        let n = u16::from_le_bytes([self.bytes[at], self.bytes[at + 1]]) as usize;
-        &self.bytes[at + 2..at + 2 + n]
+        let s = self.slots[i];
+        let at = s.off as usize + 2;
+        &self.bytes[at..at + s.key_len as usize]
     }
 
     /// The pointer bytes of entry `i` (after its key).
     fn ptr_bytes(&self, i: usize) -> &[u8] {
-        let at = self.offs[i] as usize;
-        let n = u16::from_le_bytes([self.bytes[at], self.bytes[at + 1]]) as usize;
-        &self.bytes[at + 2 + n..self.offs[i + 1] as usize]
+        let s = self.slots[i];
+        let at = s.off as usize + 2 + s.key_len as usize;
+        &self.bytes[at..self.off(i + 1)]
     }
 
     /// Entry `i`'s encoded bytes (`key_len | key | pointer`), as a builder of the same
     /// level takes them.
     pub fn entry(&self, i: usize) -> &[u8] {
-        &self.bytes[self.offs[i] as usize..self.offs[i + 1] as usize]
+        &self.bytes[self.off(i)..self.off(i + 1)]
     }
 
     /// The document of entry `i` of a leaf (an inner node's entry reads as garbage: callers
@@ -467,7 +505,10 @@ impl NodeView {
     pub fn child(&self, i: usize) -> NodePtr {
         let b = self.ptr_bytes(i);
         if b.len() < NODE_PTR_BYTES {
-            return NodePtr { page: NO_PAGE, len: 0 };
+            return NodePtr {
+                page: NO_PAGE,
+                len: 0,
+            };
         }
         NodePtr {
             page: u64::from_le_bytes(b[0..8].try_into().unwrap_or([0; 8])),
@@ -481,10 +522,13 @@ impl NodeView {
         if n == 0 {
             return Err(0);
         }
-        let p = self.prefix;
+        let p = self.prefix as usize;
         if p > 0 {
             // Every key starts with the prefix: below it, `key` goes first; above, last.
-            let shared = &self.key(0)[..p];
+            let shared = match p <= PREFIX_INLINE {
+                true => &self.prefix_bytes[..p],
+                false => &self.key(0)[..p],
+            };
             match key[..p.min(key.len())].cmp(shared) {
                 std::cmp::Ordering::Less => return Err(0),
                 std::cmp::Ordering::Greater => return Err(n),
@@ -497,7 +541,7 @@ impl NodeView {
         let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let ord = match self.heads[mid].cmp(&h) {
+            let ord = match self.slots[mid].head.cmp(&h) {
                 std::cmp::Ordering::Equal => self.key(mid)[p..].cmp(suffix),
                 o => o,
             };
@@ -660,13 +704,13 @@ impl NodeBuilder {
         self.push_entry(view, from)?;
         if to > from + 1 {
             // The view's keys ascend (it was checked): the rest go in as one copy.
-            let (a, b) = (
-                view.offs[from + 1] as usize,
-                view.offs[to] as usize,
-            );
+            let (a, b) = (view.off(from + 1), view.off(to));
             let base = self.body.len() as u32;
-            self.offs
-                .extend(view.offs[from + 1..to].iter().map(|&o| o - a as u32 + base));
+            self.offs.extend(
+                view.slots[from + 1..to]
+                    .iter()
+                    .map(|s| s.off - a as u32 + base),
+            );
             self.body.extend_from_slice(&view.bytes[a..b]);
             let last = *self.offs.last().unwrap_or(&0) as usize;
             let n = u16::from_le_bytes([self.body[last], self.body[last + 1]]) as usize;
