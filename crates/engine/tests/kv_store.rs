@@ -335,6 +335,97 @@ fn endless_overwrites_keep_the_footprint_bounded_and_compaction_trims() {
     assert_eq!(all(&mut s), got);
 }
 
+/// Counts the pages trimmed through it.
+struct TrimCount {
+    inner: Box<dyn BlockDevice>,
+    pages: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl BlockDevice for TrimCount {
+    fn page_bytes(&self) -> usize {
+        self.inner.page_bytes()
+    }
+    fn capacity_pages(&self) -> u64 {
+        self.inner.capacity_pages()
+    }
+    fn read(&mut self, page: u64, buf: &mut [u8]) -> Result<(), DevError> {
+        self.inner.read(page, buf)
+    }
+    fn write(&mut self, page: u64, buf: &[u8], hint: blockdev::WriteHint) -> Result<(), DevError> {
+        self.inner.write(page, buf, hint)
+    }
+    fn submit(&mut self, batch: &mut [blockdev::Io<'_>]) -> Result<(), DevError> {
+        self.inner.submit(batch)
+    }
+    fn trim(&mut self, page: u64, pages: u64) -> Result<(), DevError> {
+        self.pages.set(self.pages.get() + pages);
+        self.inner.trim(page, pages)
+    }
+    fn flush(&mut self) -> Result<(), DevError> {
+        self.inner.flush()
+    }
+    fn now_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+    fn clock_kind(&self) -> blockdev::ClockKind {
+        self.inner.clock_kind()
+    }
+    fn stats(&self) -> blockdev::DevStats {
+        self.inner.stats()
+    }
+}
+
+/// Compaction's freed pages are trimmed later, only those still free: with a delay no live
+/// page is ever trimmed (the device zeroes trimmed pages, so `check` and every read would
+/// see it), fewer pages are trimmed than at once, and `close` trims what is still waiting.
+#[test]
+fn deferred_trims_skip_reused_pages_and_never_hit_live_ones() {
+    let run = |delay: u64| {
+        let opts = Options {
+            compact_min_bytes: 32 << 10,
+            compact_threshold: 0.25,
+            trim_after_commits: delay,
+            ..small_opts()
+        };
+        let pages = std::rc::Rc::new(std::cell::Cell::new(0));
+        let dev = TrimCount {
+            inner: mem(4096),
+            pages: pages.clone(),
+        };
+        let mut s = Store::open(Box::new(dev), opts).unwrap();
+        let mut model = Model::new();
+        for round in 0..12u32 {
+            for k in 0..200u32 {
+                if round == 0 || k % 2 == 1 {
+                    let v = vec![round as u8; 900 + (k as usize % 7) * 30];
+                    s.put(&key(k), &v).unwrap();
+                    model.insert(key(k), v);
+                }
+                if k % 40 == 39 {
+                    s.commit().unwrap();
+                    assert!(s.check().unwrap().is_empty(), "delay {delay} round {round}");
+                }
+            }
+        }
+        assert_eq!(all(&mut s), model);
+        let before_close = pages.get();
+        let dev = s.close().unwrap();
+        let after_close = pages.get();
+        let mut s = Store::open(dev, opts).unwrap();
+        assert_eq!(all(&mut s), model, "delay {delay}");
+        assert!(s.check().unwrap().is_empty());
+        (before_close, after_close)
+    };
+    let (now, _) = run(0);
+    let (later, later_closed) = run(8);
+    let (never, never_closed) = run(1_000_000);
+    assert!(now > 0, "compaction trimmed: {now}");
+    assert!(later < now, "a delay skips reused pages: {later} vs {now}");
+    assert!(later_closed >= later);
+    assert_eq!(never, 0, "nothing is due before close");
+    assert!(never_closed > 0, "close trims what waits and is still free");
+}
+
 fn image(commits: u32) -> Vec<u8> {
     let mut s = Store::open(mem(256), small_opts()).unwrap();
     for k in 0..300u32 {

@@ -94,6 +94,31 @@ impl Alloc {
         self.refs.get(page as usize).copied().unwrap_or(0)
     }
 
+    /// The parts of pages `first..first + n` that are free now, as extents.
+    pub fn free_parts(&self, first: u64, n: u64) -> Vec<(u64, u64)> {
+        let last = first.saturating_add(n);
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        let mut push = |s: u64, e: u64| {
+            let (s, e) = (s.max(first), e.min(last));
+            if s < e {
+                match out.last_mut() {
+                    Some((ps, pn)) if *ps + *pn == s => *pn += e - s,
+                    _ => out.push((s, e - s)),
+                }
+            }
+        };
+        let from = self
+            .free
+            .range(..=first)
+            .next_back()
+            .map_or(first, |(&s, _)| s);
+        for (&s, &len) in self.free.range(from..last) {
+            push(s, s + len);
+        }
+        push(self.end, self.capacity);
+        out
+    }
+
     /// `n` consecutive pages, first fit.
     pub fn alloc(&mut self, n: u64) -> Result<u64, EngineError> {
         let n = n.max(1);
@@ -292,6 +317,21 @@ mod tests {
                 a.free_pages(),
                 a.capacity() - a.end() + a.free.values().sum::<u64>()
             );
+        }
+        // The free parts of any range are exactly its pages an allocation could take.
+        for (first, n) in [(0u64, 400u64), (5, 17), (100, 1), (390, 30)] {
+            let parts = a.free_parts(first, n);
+            let pages: Vec<u64> = parts.iter().flat_map(|&(s, n)| s..s + n).collect();
+            let want: Vec<u64> = (first..(first + n).min(400))
+                .filter(|&p| {
+                    p >= a.end()
+                        || a.free
+                            .range(..=p)
+                            .next_back()
+                            .is_some_and(|(&s, &l)| p < s + l)
+                })
+                .collect();
+            assert_eq!(pages, want, "range {first}+{n}");
         }
         // A summary out of step with the extents is caught.
         a.free_total += 1;

@@ -52,6 +52,11 @@ pub struct Options {
     /// outruns the updates). Readers and writers wait at
     /// most one batch: a pass is cut into batches, one per commit.
     pub compact_batch_bytes: u64,
+    /// Pages compaction frees are trimmed this many commits later — those still free then
+    /// (0: at once). Pages reused sooner cost no trim: on a file a trim is a punched hole (a
+    /// synchronous discard where ext4 mounts with `discard`, and a block allocation when the
+    /// page is written again); on a simulated SSD it is a TRIM command.
+    pub trim_after_commits: u64,
     /// How data types map to write streams.
     pub streams: StreamPolicy,
     /// Make an empty store on a blank device (false: a blank device is an error, and opening
@@ -70,6 +75,7 @@ impl Default for Options {
             compact_threshold: 0.5,
             compact_min_bytes: 4 << 20,
             compact_batch_bytes: 1 << 20,
+            trim_after_commits: 8,
             streams: StreamPolicy::PerType,
             create: true,
         }
@@ -188,6 +194,8 @@ pub struct Store {
     /// The compaction pass under way (in memory: a pass cut by a crash starts over).
     compaction: Option<compaction::Pass>,
     compaction_batches: u64,
+    /// Extents compaction freed, by the commit that freed them, not yet trimmed.
+    trims: std::collections::VecDeque<(u64, Vec<(u64, u64)>)>,
 }
 
 impl Store {
@@ -250,6 +258,7 @@ impl Store {
             staged: Vec::new(),
             compaction: None,
             compaction_batches: 0,
+            trims: std::collections::VecDeque::new(),
         };
         s.recover()?;
         s.fit_cache();
@@ -904,13 +913,27 @@ impl Store {
         self.header_page = hp;
         self.commit_seq = seq;
         let freed = self.alloc.commit_done();
-        if kind.trim {
-            for (s, n) in freed {
-                self.pager.trim(s, n)?;
-            }
+        if kind.trim && !freed.is_empty() {
+            self.trims.push_back((seq, freed));
         }
+        self.trim_due(seq.saturating_sub(self.opts.trim_after_commits))?;
         self.fit_cache();
         Ok(seq)
+    }
+
+    /// Trim what commits up to `upto` freed and is free still.
+    fn trim_due(&mut self, upto: u64) -> Result<(), EngineError> {
+        while self.trims.front().is_some_and(|(seq, _)| *seq <= upto) {
+            let Some((_, extents)) = self.trims.pop_front() else {
+                break;
+            };
+            for (s, n) in extents {
+                for (s, n) in self.alloc.free_parts(s, n) {
+                    self.pager.trim(s, n)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Grow the cache to the footprint, within `cache_pages..=cache_max_pages`.
@@ -1123,6 +1146,7 @@ impl Store {
     /// Commit what is pending and give the device back.
     pub fn close(mut self) -> Result<Box<dyn BlockDevice>, EngineError> {
         self.commit()?;
+        self.trim_due(u64::MAX)?;
         Ok(self.pager.into_device())
     }
 
