@@ -284,6 +284,10 @@ pub struct NodeView {
     /// ... and the first of them (all of them when `prefix <= PREFIX_INLINE`).
     prefix_bytes: [u8; PREFIX_INLINE],
     slots: Box<[Slot]>,
+    /// The heads of entries `fence_at(0..fences)`, inline: a search narrows to the slots
+    /// between two fences before it reads the slot array (one small block of it).
+    fence_heads: [u64; FENCES],
+    fences: u8,
     /// Where the entries end in `bytes` (the crc follows).
     end: u32,
     bytes: Box<[u8]>,
@@ -291,6 +295,8 @@ pub struct NodeView {
 
 /// Prefix bytes a [`NodeView`] keeps inline.
 const PREFIX_INLINE: usize = 16;
+/// Heads a [`NodeView`] keeps inline as fences.
+const FENCES: usize = 16;
 
 /// One entry of a [`NodeView`]: its key's head and where the entry lies in the bytes.
 #[derive(Clone, Copy, Debug)]
@@ -411,7 +417,7 @@ impl NodeView {
             let n = prefix.min(PREFIX_INLINE);
             prefix_bytes[..n].copy_from_slice(&key(0)[..n]);
         }
-        let slots = (0..count)
+        let slots: Box<[Slot]> = (0..count)
             .map(|i| {
                 let k = key(i);
                 Slot {
@@ -421,11 +427,18 @@ impl NodeView {
                 }
             })
             .collect();
+        let fences = count.min(FENCES);
+        let mut fence_heads = [0u64; FENCES];
+        for (j, f) in fence_heads.iter_mut().enumerate().take(fences) {
+            *f = slots[j * count / fences].head;
+        }
         NodeView {
             level,
             prefix: prefix as u32,
             prefix_bytes,
             slots,
+            fence_heads,
+            fences: fences as u8,
             end: offs[count],
             bytes,
         }
@@ -538,7 +551,22 @@ impl NodeView {
         }
         let suffix = &key[p..];
         let h = head(suffix);
-        let (mut lo, mut hi) = (0, n);
+        // Heads ascend: the entries at or before the last fence below `h` are below `key`,
+        // those from the first fence above `h` on are above it.
+        let nf = self.fences as usize;
+        let fences = &self.fence_heads[..nf];
+        let below = fences.iter().take_while(|&&f| f < h).count();
+        let not_above = below + fences[below..].iter().take_while(|&&f| f == h).count();
+        let fence_at = |j: usize| j * n / nf;
+        let mut lo = match below {
+            0 => 0,
+            j => fence_at(j - 1) + 1,
+        };
+        let mut hi = if not_above < nf {
+            fence_at(not_above)
+        } else {
+            n
+        };
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let ord = match self.slots[mid].head.cmp(&h) {
