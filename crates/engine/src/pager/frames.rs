@@ -33,20 +33,23 @@ const NO_PAGE: u64 = u64::MAX;
 /// A frame's policy handle when the policy gave none.
 const NO_HANDLE: u32 = u32::MAX;
 
+/// Laid out for a hit: the fields a cached lookup reads come first, in the frame's first
+/// cache line (frames are cache-line aligned), the image's fields after.
+#[repr(C, align(64))]
 struct Frame {
+    decoded: Option<Rc<dyn Any>>,
     key: u64,
+    pins: u32,
+    /// The policy's handle to the key's entry, if it gives one (`NO_HANDLE`: touch by key).
+    handle: u32,
+    /// The policy tracks this key (the frame was released at least once).
+    admitted: bool,
+    image: bool,
+    dirty: bool,
     /// The device page the image was read from and is written back to.
     page: u64,
     /// The page image (allocated on first use; valid while `image`).
     data: Vec<u8>,
-    image: bool,
-    decoded: Option<Rc<dyn Any>>,
-    pins: u32,
-    dirty: bool,
-    /// The policy tracks this key (the frame was released at least once).
-    admitted: bool,
-    /// The policy's handle to the key's entry, if it gives one (`NO_HANDLE`: touch by key).
-    handle: u32,
     /// Where the image was read from (the policy admits flash read-backs to its `Am`).
     source: Source,
 }
