@@ -103,6 +103,10 @@ struct YcsbArgs {
     /// Compact when this share of the data bytes is stale (1: never).
     #[arg(long, default_value_t = 0.5)]
     compact_threshold: f64,
+    /// Trim the pages compaction frees this many commits later, those still free (0: at
+    /// once; a file punches holes, a simulated SSD gets TRIMs).
+    #[arg(long, default_value_t = Options::default().trim_after_commits)]
+    trim_after_commits: u64,
     /// Pages the store caches.
     #[arg(long, default_value_t = 8192)]
     cache_pages: usize,
@@ -284,6 +288,7 @@ fn open_store(a: &YcsbArgs) -> Result<(Store, String)> {
     let opts = Options {
         file_pages: a.file_mib * 256,
         compact_threshold: a.compact_threshold,
+        trim_after_commits: a.trim_after_commits,
         cache_pages: a.cache_pages,
         ..Options::default()
     };
