@@ -166,6 +166,8 @@ pub struct Store {
     /// The compaction pass under way (in memory: a pass cut by a crash starts over).
     compaction: Option<compaction::Pass>,
     compaction_batches: u64,
+    /// Staging buffer of the data pages' images, kept from commit to commit.
+    data_buf: Vec<u8>,
 }
 
 impl Store {
@@ -228,6 +230,7 @@ impl Store {
             staged: Vec::new(),
             compaction: None,
             compaction_batches: 0,
+            data_buf: Vec::new(),
         };
         s.recover()?;
         s.fit_cache();
@@ -365,8 +368,12 @@ impl Store {
     }
 
     /// Write runs of whole page images, (first page, images), all in flight at once, with the
-    /// type's hint; cached copies are kept current (the callers of data and index pages cache
-    /// every page they write: a commit's pages are the ones read next).
+    /// type's hint; no cached copy is left stale. The callers of data and index pages cache
+    /// the new forms themselves (a commit's pages are the ones read next): `write_data_run`
+    /// keeps every data page it writes, so those are left alone; `write_staged` keeps
+    /// single-page nodes only, so an index page's old form is discarded (rebuilding it from
+    /// the image would cost a crc and a copy, and be replaced at once). Other pages (header,
+    /// superblock) get their cached copy rebuilt from the image.
     fn write_runs(&mut self, runs: &[(u64, &[u8])], t: DataType) -> Result<(), EngineError> {
         // The type's write life rides along for real files (fcntl(F_SET_RW_HINT) on a change
         // of type); the `none` policy gives no hints at all.
@@ -390,6 +397,13 @@ impl Store {
         for &(first, images) in runs {
             for (i, img) in images.chunks(pb).enumerate() {
                 let p = first + i as u64;
+                if t == DataType::Data {
+                    continue;
+                }
+                if t == DataType::Index {
+                    self.pager.discard(p);
+                    continue;
+                }
                 if self.pager.contains(p) {
                     let h = page::open(img, p)?;
                     let c = Cached::Raw {
@@ -799,8 +813,8 @@ impl Store {
         let mut tree_ops: Vec<(Vec<u8>, Option<DocPtr>)> = Vec::with_capacity(ops.len());
         let mut run_from = 0;
         let mut target = self.alloc.largest_run();
-        for (k, v) in &ops {
-            let ptr = match v {
+        for (k, v) in ops {
+            let ptr = match &v {
                 Some(v) => {
                     let bytes = (format::DOC_MIN_BYTES + k.len() + v.len()) as u64;
                     let open = dp.pages().len() as u64;
@@ -816,7 +830,7 @@ impl Store {
                     }
                     self.doc_seq += 1;
                     let d = Document {
-                        key: k,
+                        key: &k,
                         value: Some(v),
                         seq: self.doc_seq,
                     };
@@ -824,9 +838,8 @@ impl Store {
                 }
                 None => None,
             };
-            tree_ops.push((k.clone(), ptr));
+            tree_ops.push((k, ptr));
         }
-        drop(ops);
         self.place_run(dp, &mut tree_ops[run_from..])?;
         self.finish_commit(&tree_ops, kind)
     }
@@ -844,8 +857,7 @@ impl Store {
         } else {
             self.alloc.alloc(pages.len() as u64)?
         };
-        self.write_data_run(base, &pages)?;
-        drop(pages);
+        self.write_data_run(base, pages)?;
         for (_, p) in tree_ops.iter_mut() {
             if let Some(p) = p {
                 p.page += base;
@@ -921,28 +933,41 @@ impl Store {
             .saturating_sub(self.stats.live_bytes)
     }
 
-    fn write_data_run(&mut self, base: u64, pages: &[Vec<u8>]) -> Result<(), EngineError> {
+    /// Seal and write data-page payloads to pages `base..`, then cache every one of them
+    /// (`write_runs` relies on that: it leaves data pages' cached forms to this function).
+    fn write_data_run(&mut self, base: u64, pages: Vec<Vec<u8>>) -> Result<(), EngineError> {
         // In I/Os of up to 1 MiB, all in flight at once.
         const CHUNK: usize = 256;
+        if pages.is_empty() {
+            return Ok(());
+        }
         let pb = self.pager.page_bytes();
-        let mut buf = vec![0u8; pb * pages.len()];
+        let bytes = pb * pages.len();
+        // The staging buffer lives in the store: a fresh megabyte per commit would be a fresh
+        // mapping, paid again in page faults and kernel zeroing. Sealing overwrites every
+        // byte of each page (header, payload, zeroed tail), so old contents never leak.
+        let mut buf = std::mem::take(&mut self.data_buf);
+        if buf.len() < bytes {
+            buf.resize(bytes, 0);
+        }
         for (i, (p, img)) in pages.iter().zip(buf.chunks_mut(pb)).enumerate() {
             self.seal(img, PageKind::KvData, base + i as u64, p);
         }
-        let runs: Vec<(u64, &[u8])> = buf
+        let runs: Vec<(u64, &[u8])> = buf[..bytes]
             .chunks(CHUNK * pb)
             .enumerate()
             .map(|(c, b)| (base + (c * CHUNK) as u64, b))
             .collect();
-        if runs.is_empty() {
-            return Ok(());
-        }
-        self.write_runs(&runs, DataType::Data)?;
-        // Write-through: the payloads just sealed are what a read of these pages would find.
-        for (i, p) in pages.iter().enumerate() {
+        let r = self.write_runs(&runs, DataType::Data);
+        drop(runs);
+        self.data_buf = buf;
+        r?;
+        // Write-through: the payloads just sealed are what a read of these pages would find
+        // (moved into the cache, not copied).
+        for (i, payload) in pages.into_iter().enumerate() {
             let c = Cached::Raw {
                 kind: PageKind::KvData,
-                payload: p.clone(),
+                payload,
             };
             self.pager.keep(base + i as u64, Rc::new(c))?;
         }
