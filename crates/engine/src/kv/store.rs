@@ -857,7 +857,8 @@ impl Store {
         } else {
             self.alloc.alloc(pages.len() as u64)?
         };
-        self.write_data_run(base, pages)?;
+        self.write_data_run(base, &pages)?;
+        drop(pages);
         for (_, p) in tree_ops.iter_mut() {
             if let Some(p) = p {
                 p.page += base;
@@ -935,7 +936,7 @@ impl Store {
 
     /// Seal and write data-page payloads to pages `base..`, then cache every one of them
     /// (`write_runs` relies on that: it leaves data pages' cached forms to this function).
-    fn write_data_run(&mut self, base: u64, pages: Vec<Vec<u8>>) -> Result<(), EngineError> {
+    fn write_data_run(&mut self, base: u64, pages: &[Vec<u8>]) -> Result<(), EngineError> {
         // In I/Os of up to 1 MiB, all in flight at once.
         const CHUNK: usize = 256;
         if pages.is_empty() {
@@ -962,12 +963,15 @@ impl Store {
         drop(runs);
         self.data_buf = buf;
         r?;
-        // Write-through: the payloads just sealed are what a read of these pages would find
-        // (moved into the cache, not copied).
-        for (i, payload) in pages.into_iter().enumerate() {
+        // Write-through: the payloads just sealed are what a read of these pages would find.
+        // Copied, not moved: the cached copies are allocated together and the builder's pages
+        // freed together, which glibc's malloc serves much faster than long-lived pages
+        // allocated in between a commit's short-lived buffers (measured: moving them cost
+        // ~20 % more CPU in the update phase).
+        for (i, payload) in pages.iter().enumerate() {
             let c = Cached::Raw {
                 kind: PageKind::KvData,
-                payload,
+                payload: payload.clone(),
             };
             self.pager.keep(base + i as u64, Rc::new(c))?;
         }
