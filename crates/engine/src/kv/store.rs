@@ -181,6 +181,11 @@ impl Store {
         let fo = FileOptions {
             buffered: opts.buffered,
             page_bytes: opts.page_bytes,
+            // A commit writes about a thousand scattered index pages (the free space is
+            // fragmented into single pages): in waves of the default 64 the device idles
+            // between waves. 256 (the block queue's depth here) cut the update phase's wall
+            // time by about a sixth at 1 M records; 1024 was no better.
+            queue_depth: 256,
             ..FileOptions::default()
         };
         let dev = if path.exists() {
