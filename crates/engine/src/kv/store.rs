@@ -966,7 +966,10 @@ impl Store {
             .collect();
         let r = self.write_runs(&runs, DataType::Data);
         drop(runs);
-        self.data_buf = buf;
+        // Kept for the next commit unless one huge batch made it large.
+        if buf.len() <= DATA_BUF_KEEP_BYTES {
+            self.data_buf = buf;
+        }
         r?;
         // Write-through: the payloads just sealed are what a read of these pages would find.
         // Copied, not moved: the cached copies are allocated together and the builder's pages
@@ -1373,6 +1376,10 @@ impl Store {
         &self.name
     }
 }
+
+/// The data-page staging buffer is kept between commits up to this size (a commit of the
+/// usual thousand 1-KiB documents stages about 1 MiB).
+const DATA_BUF_KEEP_BYTES: usize = 16 << 20;
 
 /// A key and its value.
 pub type KeyValue = (Vec<u8>, Vec<u8>);
