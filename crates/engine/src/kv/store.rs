@@ -186,7 +186,6 @@ impl Store {
             // between waves. 256 (the block queue's depth here) cut the update phase's wall
             // time by about a sixth at 1 M records; 1024 was no better.
             queue_depth: 256,
-            ..FileOptions::default()
         };
         let dev = if path.exists() {
             FileDevice::open(path, fo)?
