@@ -526,6 +526,24 @@ impl Pager {
         Ok(())
     }
 
+    /// Drop `key`'s frame (image and decoded form) without writing it back: the structure
+    /// rewrote the page past the cache, so what the frame holds is stale. Cheaper than
+    /// `keep`ing a form the structure would replace at once. Nothing happens when `key` is not
+    /// resident.
+    pub fn discard(&mut self, key: u64) {
+        let Some(f) = self.frames.map.get(key) else {
+            return;
+        };
+        let fr = &mut self.frames.slots[f];
+        assert_eq!(fr.pins, 0, "key {key} discarded while pinned");
+        assert!(!fr.dirty, "key {key} discarded over a dirty page image");
+        fr.decoded = None;
+        (fr.image, fr.admitted, fr.handle) = (false, false, NO_HANDLE);
+        self.frames.policy.get().forget(key);
+        self.frames.map.remove(key);
+        self.frames.free.push(f);
+    }
+
     /// Write back every dirty frame and flush the device.
     pub fn flush_all(&mut self) -> Result<(), EngineError> {
         for f in 0..self.frames.slots.len() {

@@ -120,6 +120,28 @@ fn decoded_forms_are_cached_beside_the_page_and_count_hits() {
 }
 
 #[test]
+fn a_discarded_page_is_read_again_from_the_device() {
+    let mut bp = pager(4);
+    let decode = |b: &[u8]| Ok::<u64, EngineError>(b[0] as u64);
+    assert_eq!(*bp.load(3, 3, decode).unwrap(), 3);
+    bp.keep(3, Rc::new(77u64)).unwrap();
+    // The page is rewritten past the cache: the kept form is stale and must go.
+    bp.write(3, &[33; PB]).unwrap();
+    bp.discard(3);
+    bp.discard(40); // not resident: nothing happens
+    assert!(!bp.contains(3));
+    assert_eq!(bp.resident(), 0);
+    let read_before = bp.stats().pages_read;
+    assert_eq!(*bp.load(3, 3, decode).unwrap(), 33);
+    assert_eq!(bp.stats().pages_read, read_before + 1);
+    // The freed frame is reused and the policy still evicts correctly.
+    for p in 10..16 {
+        assert_eq!(*bp.load(p, p, decode).unwrap(), p);
+    }
+    assert_eq!(bp.resident(), 4);
+}
+
+#[test]
 fn a_page_that_fails_to_decode_is_not_kept() {
     let mut bp = pager(4);
     let r: Result<Rc<u8>, _> = bp.load(3, 3, |b| crate::page::open(b, 3).map(|_| 0u8));
