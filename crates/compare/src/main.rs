@@ -54,10 +54,6 @@ struct Args {
     keep: bool,
 }
 
-/// Every engine in the process allocates through mimalloc (see Cargo.toml for why).
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> Result<()> {
     let a = Args::parse();
     let base = YcsbConfig {
