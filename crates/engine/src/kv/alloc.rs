@@ -292,22 +292,22 @@ mod tests {
         let mut a = Alloc::new(400, FIRST_LOG_PAGE);
         let mut held: Vec<(u64, u64)> = Vec::new();
         let mut x = 7u64;
-        for step in 0..3000 {
+        for step in 0..3000u32 {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let r = (x >> 33) as usize;
-            if r % 3 != 0 || held.is_empty() {
+            if !r.is_multiple_of(3) || held.is_empty() {
                 let n = 1 + (r % 9) as u64;
                 if let Ok(s) = a.alloc(n) {
-                    a.add_ref(s, n, r % 2 == 0);
+                    a.add_ref(s, n, r.is_multiple_of(2));
                     held.push((s, n));
                 }
             } else {
                 let (s, n) = held.swap_remove(r % held.len());
                 a.drop_ref(s, n);
             }
-            if step % 7 == 0 {
+            if step.is_multiple_of(7) {
                 a.commit_done();
             }
             a.check();
