@@ -335,46 +335,6 @@ fn endless_overwrites_keep_the_footprint_bounded_and_compaction_trims() {
     assert_eq!(all(&mut s), got);
 }
 
-/// Counts the pages trimmed through it.
-struct TrimCount {
-    inner: Box<dyn BlockDevice>,
-    pages: std::rc::Rc<std::cell::Cell<u64>>,
-}
-
-impl BlockDevice for TrimCount {
-    fn page_bytes(&self) -> usize {
-        self.inner.page_bytes()
-    }
-    fn capacity_pages(&self) -> u64 {
-        self.inner.capacity_pages()
-    }
-    fn read(&mut self, page: u64, buf: &mut [u8]) -> Result<(), DevError> {
-        self.inner.read(page, buf)
-    }
-    fn write(&mut self, page: u64, buf: &[u8], hint: blockdev::WriteHint) -> Result<(), DevError> {
-        self.inner.write(page, buf, hint)
-    }
-    fn submit(&mut self, batch: &mut [blockdev::Io<'_>]) -> Result<(), DevError> {
-        self.inner.submit(batch)
-    }
-    fn trim(&mut self, page: u64, pages: u64) -> Result<(), DevError> {
-        self.pages.set(self.pages.get() + pages);
-        self.inner.trim(page, pages)
-    }
-    fn flush(&mut self) -> Result<(), DevError> {
-        self.inner.flush()
-    }
-    fn now_ns(&self) -> u64 {
-        self.inner.now_ns()
-    }
-    fn clock_kind(&self) -> blockdev::ClockKind {
-        self.inner.clock_kind()
-    }
-    fn stats(&self) -> blockdev::DevStats {
-        self.inner.stats()
-    }
-}
-
 /// Compaction's freed pages are trimmed later, only those still free: with a delay no live
 /// page is ever trimmed (the device zeroes trimmed pages, so `check` and every read would
 /// see it), fewer pages are trimmed than at once, and `close` trims what is still waiting.
@@ -388,9 +348,10 @@ fn deferred_trims_skip_reused_pages_and_never_hit_live_ones() {
             ..small_opts()
         };
         let pages = std::rc::Rc::new(std::cell::Cell::new(0));
-        let dev = TrimCount {
+        let dev = Recorder {
             inner: mem(4096),
-            pages: pages.clone(),
+            seen: Default::default(),
+            trimmed: pages.clone(),
         };
         let mut s = Store::open(Box::new(dev), opts).unwrap();
         let mut model = Model::new();
@@ -521,10 +482,12 @@ fn a_torn_newest_header_falls_back_and_a_flipped_document_names_its_page() {
     );
 }
 
-/// Records the hint of every write by the page kind it carries, then passes it on.
+/// Records the hint of every write by the page kind it carries, and counts the pages
+/// trimmed, then passes each call on.
 struct Recorder {
-    inner: blockdev::SimDevice,
+    inner: Box<dyn BlockDevice>,
     seen: std::rc::Rc<std::cell::RefCell<Vec<(u8, u16)>>>,
+    trimmed: std::rc::Rc<std::cell::Cell<u64>>,
 }
 
 impl BlockDevice for Recorder {
@@ -554,6 +517,7 @@ impl BlockDevice for Recorder {
         self.inner.submit(batch)
     }
     fn trim(&mut self, page: u64, pages: u64) -> Result<(), DevError> {
+        self.trimmed.set(self.trimmed.get() + pages);
         self.inner.trim(page, pages)
     }
     fn flush(&mut self) -> Result<(), DevError> {
@@ -581,8 +545,9 @@ fn every_write_carries_its_data_types_hint_to_the_simulated_ssd() {
         let cfg = cfg.with_logical_capacity(bytes).unwrap();
         let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let dev = Recorder {
-            inner: blockdev::SimDevice::new(cfg).unwrap(),
+            inner: Box::new(blockdev::SimDevice::new(cfg).unwrap()),
             seen: seen.clone(),
+            trimmed: Default::default(),
         };
         let opts = Options {
             streams: policy,
