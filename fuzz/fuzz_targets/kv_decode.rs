@@ -4,7 +4,7 @@
 #![no_main]
 use engine::kv::format::{
     data_page_docs, gather_document, gather_node, DbHeader, DocPtr, Document, Node, NodePtr,
-    Superblock, DB_HEADER_BYTES, SUPERBLOCK_BYTES,
+    NodeView, Superblock, DB_HEADER_BYTES, SUPERBLOCK_BYTES,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -19,6 +19,13 @@ fuzz_target!(|data: &[u8]| {
         let mut again = Vec::new();
         node.encode(&mut again).expect("a decoded node re-encodes");
         assert_eq!(&again[..], &data[..again.len()]);
+    }
+    if let Ok(view) = NodeView::decode(data) {
+        // The in-place search finds every key of a decoded node at its own entry.
+        assert_eq!(view.bytes(), &data[..view.encoded_len()]);
+        for i in 0..view.len() {
+            assert_eq!(view.search(view.key(i)), Ok(i));
+        }
     }
     if let Ok(h) = DbHeader::decode(data) {
         assert_eq!(&h.encode()[..], &data[..DB_HEADER_BYTES]);

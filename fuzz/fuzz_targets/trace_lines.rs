@@ -1,7 +1,7 @@
 //! Every trace parser on arbitrary bytes: never a panic; records map inside the device.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use workload::trace::{map_record, parse_line};
+use workload::trace::{map_record, parse_line, Mapped};
 use workload::{LbaMapping, Target, TraceFormat};
 
 fuzz_target!(|data: &[u8]| {
@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
                 page_bytes: 4096,
             };
             for m in [LbaMapping::Wrap, LbaMapping::Scale { max_byte: 1 << 40 }] {
-                let (lpn, pages) = map_record(&r, t, m);
+                let Mapped { lpn, pages, .. } = map_record(&r, t, m);
                 assert!(pages >= 1 && lpn + pages as u64 <= 4096);
             }
         }
