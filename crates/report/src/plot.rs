@@ -154,16 +154,21 @@ impl Plot {
     }
 }
 
-/// `lo..hi` padded, including zero when every value is positive and close enough to it.
-fn y_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+/// The least and greatest finite values; None when there is none.
+fn finite_bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite()) {
         lo = lo.min(v);
         hi = hi.max(v);
     }
-    if !lo.is_finite() {
+    lo.is_finite().then_some((lo, hi))
+}
+
+/// `lo..hi` padded, including zero when every value is positive and close enough to it.
+fn y_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let Some((mut lo, mut hi)) = finite_bounds(values) else {
         return (0.0, 1.0);
-    }
+    };
     if lo >= 0.0 {
         lo = 0.0;
     }
@@ -175,14 +180,9 @@ fn y_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
 }
 
 fn x_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in values.filter(|v| v.is_finite()) {
-        lo = lo.min(v);
-        hi = hi.max(v);
-    }
-    if !lo.is_finite() {
+    let Some((lo, hi)) = finite_bounds(values) else {
         return (0.0, 1.0);
-    }
+    };
     if hi <= lo {
         return (lo - 1.0, hi + 1.0);
     }
@@ -390,22 +390,17 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
         Some(k) if palette.iter().any(|(p, _)| p == k) => color_of(&palette, k),
         _ => marker_color(m.source),
     };
-    for m in &c.y_markers {
+    // Each marker is a dashed rule across the plot: horizontal at a y value, vertical at an x.
+    let y_rules = c
+        .y_markers
+        .iter()
+        .map(|m| (m, [(x0, m.value), (x1, m.value)]));
+    let x_rules = c
+        .x_markers
+        .iter()
+        .filter_map(|m| fx(log, m.value).map(|x| (m, [(x, y0), (x, y1)])));
+    for (m, seg) in y_rules.chain(x_rules) {
         let color = marker_color(m);
-        let seg = [(x0, m.value), (x1, m.value)];
-        chart
-            .draw_series(DashedLineSeries::new(seg, 4, 4, color.stroke_width(1)))
-            .map_err(err)?;
-        entries.push(Entry {
-            label: m.label.clone(),
-            color,
-            sample: Sample::Rule,
-        });
-    }
-    for m in &c.x_markers {
-        let Some(x) = fx(log, m.value) else { continue };
-        let color = marker_color(m);
-        let seg = [(x, y0), (x, y1)];
         chart
             .draw_series(DashedLineSeries::new(seg, 4, 4, color.stroke_width(1)))
             .map_err(err)?;

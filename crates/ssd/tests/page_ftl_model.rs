@@ -4,6 +4,8 @@
 //! or "unwritten"/"trimmed"). The FTL's invariant verifier runs after every GC
 //! (`check_invariants`) and once more at the end.
 
+mod common;
+
 use proptest::prelude::*;
 use ssd::{GcPolicy, GcPool, GcStreamMode, Lpn, ReadPage, SimTime, Ssd, SsdConfig, StreamId};
 use std::collections::HashMap;
@@ -16,11 +18,7 @@ enum Op {
 }
 
 fn config(policy: GcPolicy, mode: GcStreamMode, streams: u16, timing: bool) -> SsdConfig {
-    let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
-    cfg.geometry.channels = 2;
-    cfg.geometry.dies_per_channel = 1;
-    cfg.geometry.blocks_per_plane = 24;
-    cfg.geometry.pages_per_block = 8;
+    let mut cfg = common::two_dies(24, 8);
     cfg.timing.enabled = timing;
     cfg.ftl.op = 0.5;
     cfg.ftl.gc_policy = policy;

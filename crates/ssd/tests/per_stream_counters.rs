@@ -1,14 +1,12 @@
 //! Host pages written are counted per stream, through every write entry point, and a refused
 //! write (out of range, no such stream) counts nothing.
 
-use ssd::{Lpn, SimTime, Ssd, SsdConfig, StreamId};
+mod common;
+
+use ssd::{Lpn, SimTime, Ssd, StreamId};
 
 fn device(streams: u16) -> Ssd {
-    let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
-    cfg.geometry.channels = 2;
-    cfg.geometry.dies_per_channel = 1;
-    cfg.geometry.blocks_per_plane = 24;
-    cfg.geometry.pages_per_block = 8;
+    let mut cfg = common::two_dies(24, 8);
     // Room for a host and a GC open block per stream on each die (gc_stream = per_stream).
     cfg.ftl.op = 0.6;
     cfg.ftl.streams = streams;

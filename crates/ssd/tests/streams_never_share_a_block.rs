@@ -5,19 +5,17 @@
 //! Each page's tag records the stream it was written on (GC copies keep the tag), so every
 //! programmed page of a block tells which stream's data it holds.
 
+mod common;
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use ssd::flash::TAG_EMPTY;
-use ssd::{BlockId, GcStreamMode, Lpn, SimTime, Ssd, SsdConfig, StreamId};
+use ssd::{BlockId, GcStreamMode, Lpn, SimTime, Ssd, StreamId};
 
 const STREAMS: u16 = 4;
 
 fn device(mode: GcStreamMode) -> Ssd {
-    let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
-    cfg.geometry.channels = 2;
-    cfg.geometry.dies_per_channel = 1;
-    cfg.geometry.blocks_per_plane = 64;
-    cfg.geometry.pages_per_block = 16;
+    let mut cfg = common::two_dies(64, 16);
     cfg.timing.enabled = false;
     cfg.ftl.op = 0.3;
     cfg.ftl.streams = STREAMS;

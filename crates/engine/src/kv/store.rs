@@ -196,8 +196,9 @@ pub struct Store {
     compaction_batches: u64,
     /// Extents compaction freed, by the commit that freed them, not yet trimmed.
     trims: std::collections::VecDeque<(u64, Vec<(u64, u64)>)>,
-    /// Staging buffer of the data pages' images, kept from commit to commit.
-    data_buf: Vec<u8>,
+    /// Staging buffer of a commit's page images (data pages, then index pages), kept from
+    /// commit to commit.
+    page_buf: Vec<u8>,
 }
 
 impl Store {
@@ -265,7 +266,7 @@ impl Store {
             compaction: None,
             compaction_batches: 0,
             trims: std::collections::VecDeque::new(),
-            data_buf: Vec::new(),
+            page_buf: Vec::new(),
         };
         s.recover()?;
         s.fit_cache();
@@ -981,7 +982,7 @@ impl Store {
         // The staging buffer lives in the store: a fresh megabyte per commit would be a fresh
         // mapping, paid again in page faults and kernel zeroing. Sealing overwrites every
         // byte of each page (header, payload, zeroed tail), so old contents never leak.
-        let mut buf = std::mem::take(&mut self.data_buf);
+        let mut buf = std::mem::take(&mut self.page_buf);
         if buf.len() < bytes {
             buf.resize(bytes, 0);
         }
@@ -996,8 +997,8 @@ impl Store {
         let r = self.write_runs(&runs, DataType::Data);
         drop(runs);
         // Kept for the next commit unless one huge batch made it large.
-        if buf.len() <= DATA_BUF_KEEP_BYTES {
-            self.data_buf = buf;
+        if buf.capacity() <= PAGE_BUF_KEEP_BYTES {
+            self.page_buf = buf;
         }
         r?;
         // Write-through: the payloads just sealed are what a read of these pages would find.
@@ -1148,8 +1149,10 @@ impl Store {
         let mut staged = std::mem::take(&mut self.staged);
         staged.sort_by_key(|s| s.0);
         let pb = self.pager.page_bytes();
-        // Consecutive nodes go out as one I/O (of up to 256 pages), every I/O at once.
-        let mut buf: Vec<u8> = Vec::new();
+        // Consecutive nodes go out as one I/O (of up to 256 pages), every I/O at once, from the
+        // store's staging buffer (as the data pages: no fresh mapping per commit).
+        let mut buf = std::mem::take(&mut self.page_buf);
+        buf.clear();
         let mut runs: Vec<(u64, usize, usize)> = Vec::new(); // (first page, from, to) in buf
         for (page, node) in &staged {
             let at = buf.len();
@@ -1167,9 +1170,15 @@ impl Store {
             }
         }
         let ios: Vec<(u64, &[u8])> = runs.iter().map(|&(p, f, t)| (p, &buf[f..t])).collect();
-        if !ios.is_empty() {
-            self.write_runs(&ios, DataType::Index)?;
+        let r = match ios.is_empty() {
+            true => Ok(()),
+            false => self.write_runs(&ios, DataType::Index),
+        };
+        drop(ios);
+        if buf.capacity() <= PAGE_BUF_KEEP_BYTES {
+            self.page_buf = buf;
         }
+        r?;
         // Write-through: the nodes just written are the ones the next commit walks.
         for (page, node) in staged {
             if node.encoded_len() <= self.payload {
@@ -1375,7 +1384,7 @@ impl Store {
 
 /// The data-page staging buffer is kept between commits up to this size (a commit of the
 /// usual thousand 1-KiB documents stages about 1 MiB).
-const DATA_BUF_KEEP_BYTES: usize = 16 << 20;
+const PAGE_BUF_KEEP_BYTES: usize = 16 << 20;
 
 /// A key and its value.
 pub type KeyValue = (Vec<u8>, Vec<u8>);

@@ -19,14 +19,21 @@ pub fn one_die(blocks: u32, ppb: u32, op: f64, gc_policy: GcPolicy) -> SsdConfig
     cfg
 }
 
-/// A tiny two-die device of `kind` (32 blocks of 8 pages of 512 B per die, OP 50 %, 4 log
-/// blocks, 16 cached map entries) with invariant checks after every GC and merge.
-pub fn tiny(kind: FtlKind) -> SsdConfig {
+/// Two dies (two channels of one die) of `blocks` blocks of `ppb` pages, the preset's other
+/// settings: the small devices the stream and model tests start from.
+pub fn two_dies(blocks: u32, ppb: u32) -> SsdConfig {
     let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
     cfg.geometry.channels = 2;
     cfg.geometry.dies_per_channel = 1;
-    cfg.geometry.blocks_per_plane = 32;
-    cfg.geometry.pages_per_block = 8;
+    cfg.geometry.blocks_per_plane = blocks;
+    cfg.geometry.pages_per_block = ppb;
+    cfg
+}
+
+/// A tiny two-die device of `kind` (32 blocks of 8 pages of 512 B per die, OP 50 %, 4 log
+/// blocks, 16 cached map entries) with invariant checks after every GC and merge.
+pub fn tiny(kind: FtlKind) -> SsdConfig {
+    let mut cfg = two_dies(32, 8);
     cfg.geometry.page_bytes = 512;
     cfg.ftl.scheme = kind;
     cfg.ftl.op = 0.5;
