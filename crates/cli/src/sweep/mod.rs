@@ -129,7 +129,7 @@ fn from_ticket(ticket: &Value) -> Result<(Spec, Run)> {
     };
     let command = field("command")?
         .as_str()
-        .and_then(crate::api::Command::parse)
+        .and_then(lab::spec::Command::parse)
         .context("sweep ticket: `command` is not sim or buffer-sim")?;
     let spec = Spec {
         name: field("sweep")?.as_str().unwrap_or_default().to_string(),
