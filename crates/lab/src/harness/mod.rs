@@ -2,6 +2,7 @@
 //! sweeps of runs.
 
 pub mod sim_summary;
+pub mod sweep;
 
 /// An error and its causes, `: `-separated, each cause printed once: a cause whose text its
 /// parent already shows (an OS error inside "open on PATH failed: ...") is not repeated.

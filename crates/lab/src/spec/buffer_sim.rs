@@ -57,7 +57,11 @@ impl PageTraceSpec {
             ));
         };
         let format = PageTraceFormat::parse(f).ok_or_else(|| {
-            SpecError::value("--trace-format", f, format!("expected {}", PageTraceFormat::HELP))
+            SpecError::value(
+                "--trace-format",
+                f,
+                format!("expected {}", PageTraceFormat::HELP),
+            )
         })?;
         if self.page_bytes == 0 {
             return Err(SpecError::refused("--page-bytes", "must be at least 1"));
@@ -210,7 +214,11 @@ impl RunSpec for BufferSimSpec {
             }
         }
         if !(self.flash_gb.is_finite() && self.flash_gb > 0.0) {
-            return Err(SpecError::value("--flash-gb", self.flash_gb, "expected a positive number"));
+            return Err(SpecError::value(
+                "--flash-gb",
+                self.flash_gb,
+                "expected a positive number",
+            ));
         }
         if let Some(l) = &self.grid_main {
             sizes(l, "--grid-main")?;
@@ -225,14 +233,22 @@ impl RunSpec for BufferSimSpec {
 impl BufferSimSpec {
     fn policy(&self) -> Result<PolicyKind, SpecError> {
         PolicyKind::parse(&self.policy).ok_or_else(|| {
-            SpecError::value("--policy", &self.policy, "expected lru, 2q, lru-ext, 2q-ext or 2q-flash")
+            SpecError::value(
+                "--policy",
+                &self.policy,
+                "expected lru, 2q, lru-ext, 2q-ext or 2q-flash",
+            )
         })
     }
 
     /// The options of one simulation (progress lines on stderr when `progress`).
     pub fn resolve(&self, progress: bool) -> anyhow::Result<BufferSimOptions> {
         self.validate()?;
-        let mut o = BufferSimOptions::new(self.trace.resolve()?, self.policy()?, size(&self.size, "--size")?);
+        let mut o = BufferSimOptions::new(
+            self.trace.resolve()?,
+            self.policy()?,
+            size(&self.size, "--size")?,
+        );
         o.ext = size(&self.ext_size, "--ext-size")?;
         (o.kin, o.kout, o.amout_ratio) = (self.kin, self.kout, self.amout_ratio);
         o.cost = CostModel {

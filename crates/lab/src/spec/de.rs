@@ -14,7 +14,9 @@ fn text(v: Value) -> Result<String, String> {
         Value::String(s) => Ok(s),
         Value::Number(n) => Ok(n.to_string()),
         Value::Bool(b) => Ok(b.to_string()),
-        other => Err(format!("expected a string, a number or a boolean, got {other}")),
+        other => Err(format!(
+            "expected a string, a number or a boolean, got {other}"
+        )),
     }
 }
 

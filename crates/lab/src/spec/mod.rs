@@ -10,10 +10,12 @@
 pub mod buffer_sim;
 pub mod command;
 pub mod de;
+pub mod reproduce;
 pub mod sim;
 
 pub use buffer_sim::{BufferSimSpec, PageTraceSpec};
 pub use command::Command;
+pub use reproduce::ReproduceSpec;
 pub use sim::SimSpec;
 
 use anyhow::{anyhow, bail, Result};
@@ -171,7 +173,9 @@ fn text_of(v: &Value) -> String {
 /// (its JSON is canonical: a sweep hashes it). Values read as typed: `true`/`false` as
 /// booleans, decimal numbers as numbers, the rest (`256MiB`, `1x`, `greedy`) as text, so
 /// `op = 1` and `op = "1"` are one run.
-pub fn effective_config<S: RunSpec>(options: &Map<String, Value>) -> Result<BTreeMap<String, Value>> {
+pub fn effective_config<S: RunSpec>(
+    options: &Map<String, Value>,
+) -> Result<BTreeMap<String, Value>> {
     from_options::<S>(options)?;
     let mut config: BTreeMap<String, Value> = defaults::<S>()
         .into_iter()
@@ -258,8 +262,10 @@ mod tests {
 
     #[test]
     fn numbers_and_their_text_are_the_same_option() {
-        let a: SimSpec = from_options(&map(json!({"op": "0.28", "seed": "3", "capacity": 65536}))).unwrap();
-        let b: SimSpec = from_options(&map(json!({"op": 0.28, "seed": 3, "capacity": "65536"}))).unwrap();
+        let a: SimSpec =
+            from_options(&map(json!({"op": "0.28", "seed": "3", "capacity": 65536}))).unwrap();
+        let b: SimSpec =
+            from_options(&map(json!({"op": 0.28, "seed": 3, "capacity": "65536"}))).unwrap();
         assert_eq!(a, b);
         assert_eq!(a.op, Some(0.28));
         assert_eq!(a.capacity.as_deref(), Some("65536"));
@@ -267,8 +273,8 @@ mod tests {
 
     #[test]
     fn the_effective_config_holds_defaults_and_typed_values() {
-        let c = effective_config::<SimSpec>(&map(json!({"op": 0.28, "capacity": "64MiB"})))
-            .unwrap();
+        let c =
+            effective_config::<SimSpec>(&map(json!({"op": 0.28, "capacity": "64MiB"}))).unwrap();
         assert_eq!(c["op"], json!(0.28));
         assert_eq!(c["capacity"], json!("64MiB"));
         assert_eq!(c["seed"], json!(1));

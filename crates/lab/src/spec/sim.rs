@@ -201,7 +201,11 @@ impl RunSpec for SimSpec {
             .map_err(|e| SpecError::stated("--stream-policy", e))?;
         match self.trace_mapping.as_deref() {
             None | Some("wrap" | "scale") => Ok(()),
-            Some(m) => Err(SpecError::value("--trace-mapping", m, "expected wrap or scale")),
+            Some(m) => Err(SpecError::value(
+                "--trace-mapping",
+                m,
+                "expected wrap or scale",
+            )),
         }
     }
 }
@@ -278,7 +282,11 @@ impl SimSpec {
         }
         cfg.validate()?;
         let request_pages = self.request_pages(&cfg)?;
-        let trace_format = self.trace_format.as_deref().map(parse_trace_format).transpose()?;
+        let trace_format = self
+            .trace_format
+            .as_deref()
+            .map(parse_trace_format)
+            .transpose()?;
         Ok(SimOptions {
             config: cfg,
             preset,
@@ -379,8 +387,9 @@ fn physical_memory_bytes() -> Option<u64> {
 }
 
 fn parse_ftl(s: &str) -> Result<FtlKind, SpecError> {
-    FtlKind::parse(s)
-        .ok_or_else(|| SpecError::value("--ftl", s, "expected page, block, bast, fast, dftl or ioa"))
+    FtlKind::parse(s).ok_or_else(|| {
+        SpecError::value("--ftl", s, "expected page, block, bast, fast, dftl or ioa")
+    })
 }
 
 fn parse_gc(s: &str) -> Result<GcPolicy, SpecError> {
@@ -412,7 +421,11 @@ fn trace_formats() -> String {
 
 fn parse_trace_format(f: &str) -> Result<TraceFormat, SpecError> {
     TraceFormat::parse(f).ok_or_else(|| {
-        SpecError::value("--trace-format", f, format!("expected one of {}", trace_formats()))
+        SpecError::value(
+            "--trace-format",
+            f,
+            format!("expected one of {}", trace_formats()),
+        )
     })
 }
 
@@ -455,16 +468,28 @@ mod tests {
             f(&mut s);
             s.validate().unwrap_err()
         };
-        assert_eq!(bad(|s| s.write_volume = Some("0x".into())).field(), "--write-volume");
+        assert_eq!(
+            bad(|s| s.write_volume = Some("0x".into())).field(),
+            "--write-volume"
+        );
         assert_eq!(
             bad(|s| s.gc = Some("bogus".into())).to_string(),
             "--gc bogus: expected greedy, cost-benefit or fifo"
         );
         assert_eq!(bad(|s| s.trace_timing = true).field(), "--trace-timing");
         assert_eq!(bad(|s| s.payloads = true).field(), "--payloads");
-        assert_eq!(bad(|s| s.capacity = Some("12 parsecs".into())).field(), "--capacity");
-        assert_eq!(bad(|s| s.precondition = "half".into()).field(), "--precondition");
-        assert_eq!(bad(|s| s.stream_policy = "auto:0".into()).field(), "--stream-policy");
+        assert_eq!(
+            bad(|s| s.capacity = Some("12 parsecs".into())).field(),
+            "--capacity"
+        );
+        assert_eq!(
+            bad(|s| s.precondition = "half".into()).field(),
+            "--precondition"
+        );
+        assert_eq!(
+            bad(|s| s.stream_policy = "auto:0".into()).field(),
+            "--stream-policy"
+        );
         assert_eq!(bad(|s| s.timing = Some("maybe".into())).field(), "--timing");
         assert_eq!(
             bad(|s| s.workload = "trace:x.csv".into()).field(),

@@ -47,12 +47,10 @@ pub fn row(spec: &Spec, run: &Run, outcome: Result<Value, String>, wall_seconds:
 /// error: the sweep goes on.
 pub fn execute(spec: &Spec, run: &Run) -> Value {
     let t0 = Instant::now();
-    let outcome = std::panic::catch_unwind(|| -> Result<Value> {
-        spec.command.run(&run.options)
-    });
+    let outcome = std::panic::catch_unwind(|| -> Result<Value> { spec.command.run(&run.options) });
     let outcome = match outcome {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(crate::error_chain(&e)),
+        Ok(Err(e)) => Err(crate::harness::error_chain(&e)),
         Err(panic) => Err(format!("panicked: {}", panic_message(&panic))),
     };
     row(spec, run, outcome, t0.elapsed().as_secs_f64())

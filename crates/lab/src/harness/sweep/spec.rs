@@ -18,7 +18,7 @@
 //! defaulted) and `config_hash`, the FNV-1a 64 of the canonical JSON of command and config: two
 //! runs with one hash are the same run, whichever sweep or spelling described them.
 
-use lab::spec::Command;
+use crate::spec::Command;
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -213,7 +213,6 @@ impl Spec {
         }
         Ok(runs)
     }
-
 }
 
 /// Options are single values: lists belong under [vary].
