@@ -1,6 +1,7 @@
 //! What runs the tools beyond a single call: `sim`'s summary, the YCSB key-value bench and
 //! sweeps of runs.
 
+pub mod kv_bench;
 pub mod sim_summary;
 pub mod sweep;
 
