@@ -7,14 +7,18 @@
 //! Field names are the command line's long flags with `_` for `-`; errors name the flag
 //! (`--write-volume 0x: ...`), the text the command line prints.
 
+pub mod bench_device;
 pub mod buffer_sim;
 pub mod command;
 pub mod de;
+pub mod lifetime;
 pub mod reproduce;
 pub mod sim;
 
+pub use bench_device::BenchDeviceSpec;
 pub use buffer_sim::{BufferSimSpec, PageTraceSpec};
 pub use command::Command;
+pub use lifetime::LifetimeSpec;
 pub use reproduce::ReproduceSpec;
 pub use sim::SimSpec;
 
