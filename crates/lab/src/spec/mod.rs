@@ -260,7 +260,7 @@ mod tests {
             e.to_string(),
             "invalid value 'abc' for '--op <OP>': invalid float literal"
         );
-        let e = from_options::<SimSpec>(&map(json!({"max_memory": true}))).unwrap_err();
+        let e = from_options::<SimSpec>(&map(json!({"max_memory": [1]}))).unwrap_err();
         assert!(e.to_string().contains("'--max-memory <SIZE>'"), "{e}");
     }
 
