@@ -288,6 +288,29 @@ mod tests {
         assert!(!c.contains_key("ftl"), "no value and no default: left out");
     }
 
+    /// The command line's defaults are the specs' `Default`s (a sweep's config hash and a
+    /// Python run's defaults depend on it).
+    #[cfg(feature = "clap")]
+    #[test]
+    fn every_spec_s_flag_defaults_are_its_default() {
+        use clap::{Args, FromArgMatches};
+        fn parsed<S: Args + FromArgMatches>(argv: &[&str]) -> S {
+            let cmd = S::augment_args(clap::Command::new("t").no_binary_name(true));
+            S::from_arg_matches(&cmd.get_matches_from(argv)).unwrap()
+        }
+        assert_eq!(parsed::<LifetimeSpec>(&[]), LifetimeSpec::default());
+        assert_eq!(parsed::<BenchDeviceSpec>(&[]), BenchDeviceSpec::default());
+        assert_eq!(
+            parsed::<crate::harness::kv_bench::KvBenchSpec>(&[]),
+            Default::default()
+        );
+        let trace = ["--trace", "t.txt", "--trace-format", "text"];
+        let mut b = BufferSimSpec::default();
+        b.trace.trace = Some("t.txt".into());
+        b.trace.trace_format = Some("text".into());
+        assert_eq!(parsed::<BufferSimSpec>(&trace), b);
+    }
+
     #[test]
     fn typed_reads_numbers_booleans_and_text() {
         assert_eq!(typed("3"), json!(3));
