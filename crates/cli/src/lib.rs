@@ -1,10 +1,7 @@
-//! The flashlab command line as a library: the subcommands' flag definitions (clap) and the
-//! functions that turn parsed flags into a run. The `flashlab` binary, the Python package
-//! (`crates/py`) and `flashlab sweep` all go through the same path — option names → the CLI's
-//! long flags → the same clap definitions → the same run function (`api`) — so a run's result
-//! does not depend on which of them started it.
+//! The flashlab command line as a library: clap parsing (the flags derive from `lab::spec`'s
+//! run specs), progress display, signals and output formatting. The runs themselves are
+//! `lab`'s, which the Python package (`crates/py`) calls with the same specs.
 
-pub mod api;
 pub mod bench;
 pub mod buffer_sim;
 pub mod lifetime;
@@ -15,20 +12,4 @@ pub mod reproduce_all;
 pub mod sim;
 pub mod sweep;
 
-/// An error and its causes, `: `-separated, each cause printed once: a cause whose text its
-/// parent already shows (an OS error inside "open on PATH failed: ...") is not repeated.
-/// The CLI prints it after `error: `; the Python package raises it.
-pub fn error_chain(e: &anyhow::Error) -> String {
-    let mut out = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if out.contains(&text) {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(": ");
-        }
-        out.push_str(&text);
-    }
-    out
-}
+pub use lab::harness::error_chain;

@@ -2,7 +2,8 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use lab::{DeviceChoice, Output, ReproduceOptions, Scale};
+use lab::spec::ReproduceSpec;
+use lab::{Output, ReproduceOptions, Scale};
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -91,89 +92,33 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
     crate::output::emit(a.output.as_deref(), &text)
 }
 
-/// The experiment `name` as the flags describe it: the one path from flags to a result, for
-/// the command line and the Python package alike.
+/// The experiment `name` as the flags describe it (`lab::spec::ReproduceSpec`, the spec the
+/// Python package fills too).
 pub fn execute(name: &str, a: &ReproduceArgs) -> Result<Output> {
-    let Some(experiment) = lab::experiments::find(name) else {
-        bail!(
-            "unknown experiment `{name}`; available: {}",
-            lab::experiments::names().join(", ")
-        )
-    };
-    let Some(scale) = Scale::parse(&a.scale) else {
-        bail!("--scale {}: expected quick or paper", a.scale);
-    };
-    if !experiment.takes_devices() {
-        for (given, flag) in [
-            (a.device.is_some(), "--device"),
-            (a.preset.is_some(), "--preset"),
-            (a.dir.is_some(), "--dir"),
-            (a.allow_memory_fs, "--allow-memory-fs"),
-        ] {
-            if given {
-                bail!("{flag} does not apply to {name}: it builds its own simulated SSD (see `flashlab reproduce` for the experiments that take a device)");
-            }
-        }
-    }
-    if name != "ext-buffer" {
-        for (given, flag) in [
-            (a.trace.is_some(), "--trace"),
-            (a.trace_format.is_some(), "--trace-format"),
-            (a.engine, "--engine"),
-        ] {
-            if given {
-                bail!("{flag} applies to ext-buffer only");
-            }
-        }
-    }
-    if name != "multistream" {
-        for (given, flag) in [
-            (a.capacity.is_some(), "--capacity"),
-            (a.streams.is_some(), "--streams"),
-            (a.stream_map.is_some(), "--stream-map"),
-        ] {
-            if given {
-                bail!("{flag} applies to multistream only");
-            }
-        }
-    }
-    let opts = options(a, scale)?;
-    (experiment.run)(&opts)
+    spec(a).execute(name, !a.quiet)
 }
 
-/// The options every experiment gets from the flags.
-fn options(a: &ReproduceArgs, scale: Scale) -> Result<ReproduceOptions> {
-    let capacity = match &a.capacity {
-        Some(c) => Some(
-            lab::units::parse_bytes(c)
-                .map_err(anyhow::Error::msg)
-                .context("--capacity")?,
-        ),
-        None => None,
-    };
-    if a.streams == Some(0) {
-        bail!("--streams 0: a device has at least its default stream (1)");
-    }
-    let device_name = a.device.as_deref().unwrap_or("sim");
-    let Some(device) = DeviceChoice::parse(device_name) else {
-        bail!("--device {device_name}: expected file, sim, hdd or all");
-    };
-    Ok(ReproduceOptions {
-        scale,
+/// The run spec of the flags.
+fn spec(a: &ReproduceArgs) -> ReproduceSpec {
+    ReproduceSpec {
+        scale: a.scale.clone(),
         seed: a.seed,
-        device,
+        device: a.device.clone(),
         dir: a.dir.clone(),
         preset: a.preset.clone(),
-        progress: !a.quiet,
-        progress_sink: None,
         allow_memory_fs: a.allow_memory_fs,
         trace: a.trace.clone(),
         trace_format: a.trace_format.clone(),
         engine: a.engine,
-        capacity,
+        capacity: a.capacity.clone(),
         streams: a.streams,
         stream_map: a.stream_map.clone(),
-    })
+    }
+}
+
+/// The options every experiment gets from the flags.
+fn options(a: &ReproduceArgs, _scale: Scale) -> Result<ReproduceOptions> {
+    Ok(spec(a).options(!a.quiet)?)
 }
 
 /// `flashlab reproduce all`: the flags that apply to every experiment, then the run.

@@ -2,8 +2,8 @@
 //! (`engine::kv::Store`) against redb and LMDB (through `heed`), on real files, in one run.
 //!
 //! Every engine sits behind the one adapter trait the `flashlab kv` command uses too,
-//! `workload::driver::Engine` (get / put / delete / scan / commit), and runs through its one
-//! driver loop, `workload::driver::drive` (each operation timed into an HDR histogram, a
+//! `lab::harness::kv_bench::driver::Engine` (get / put / delete / scan / commit), and runs through its one
+//! driver loop, `lab::harness::kv_bench::driver::drive` (each operation timed into an HDR histogram, a
 //! durable commit closing every `commit_every` operations). [`measure`] wraps that loop with
 //! the bytes written, measured two ways around each phase:
 //! - **host bytes**: what the engine handed to the kernel — `wchar` of `/proc/self/io` (bytes
@@ -18,8 +18,8 @@
 //! build needs neither crate (nor LMDB's C source).
 
 use anyhow::Result;
+use lab::harness::kv_bench::driver::{self, Engine};
 use std::path::PathBuf;
-use workload::driver::{self, Engine};
 use workload::ycsb::{YcsbConfig, YcsbOp};
 
 /// A field of `/proc/self/io` (`wchar`, `write_bytes`, ...); None where the kernel does not
@@ -103,9 +103,9 @@ pub use others::{Lmdb, Redb};
 #[cfg(feature = "compare")]
 mod others {
     use anyhow::{Context, Result};
+    use lab::harness::kv_bench::driver::{Engine, EngineError};
     use redb::ReadableTable;
     use std::path::Path;
-    use workload::driver::{Engine, EngineError};
 
     const TABLE: redb::TableDefinition<&[u8], &[u8]> = redb::TableDefinition::new("usertable");
 

@@ -9,8 +9,8 @@ use anyhow::{bail, Context, Result};
 use clap::Parser;
 use compare::{measure, Measured};
 use engine::kv::{Options, Store};
+use lab::harness::kv_bench::driver::Engine;
 use std::path::{Path, PathBuf};
-use workload::driver::Engine;
 use workload::ycsb::{self, CoreWorkload, YcsbConfig};
 
 #[derive(Parser)]

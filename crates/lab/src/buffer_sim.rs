@@ -499,3 +499,58 @@ pub fn validate(opts: &BufferSimOptions) -> Result<()> {
     }
     Ok(())
 }
+
+/// What a `buffer-sim` run computed: one policy and size, or (`curve`) the LRU curve and its
+/// grid.
+pub enum Outcome {
+    Single(SimOutcome),
+    Curve(CurveOutcome),
+}
+
+impl Outcome {
+    /// The object `buffer-sim --json` prints.
+    pub fn to_json(&self) -> Value {
+        match self {
+            Outcome::Single(out) => Value::Object(out.row.clone()),
+            Outcome::Curve(out) => {
+                let mut obj = out.summary.clone();
+                obj.insert("grid".into(), json!(out.grid));
+                Value::Object(obj)
+            }
+        }
+    }
+
+    /// The tables `buffer-sim` prints.
+    pub fn to_text(&self) -> String {
+        match self {
+            Outcome::Single(out) => out.table.to_string(),
+            Outcome::Curve(out) => {
+                let mut text = String::new();
+                for (k, v) in out.summary.iter().filter(|(k, _)| *k != "curve_sample") {
+                    text.push_str(&format!("{k}: {v}\n"));
+                }
+                for t in &out.tables {
+                    text.push_str(&format!("\n{t}"));
+                }
+                text
+            }
+        }
+    }
+}
+
+/// The run `spec` describes (progress lines on stderr when `progress`).
+pub fn run(spec: &crate::spec::BufferSimSpec, progress: bool) -> Result<Outcome> {
+    let o = spec.resolve(progress)?;
+    if !spec.curve {
+        return Ok(Outcome::Single(simulate(&o)?));
+    }
+    if o.policy != PolicyKind::Lru && o.policy != PolicyKind::LruExt {
+        bail!("--curve gives lru and lru-ext; drop --policy or use lru / lru-ext");
+    }
+    let (main, flash) = spec.grid(&o)?;
+    let out = curve(&o, &main, &flash)?;
+    if let Some(p) = &spec.curve_out {
+        export_curve(&out.curve, p)?;
+    }
+    Ok(Outcome::Curve(out))
+}

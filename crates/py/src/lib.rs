@@ -1,16 +1,18 @@
-//! `flashlab._native`: the flashlab engine for Python, through the CLI's own library
-//! (`flashlab::api`, `flashlab::sweep`). Keyword arguments become the CLI's long flags and are
-//! parsed by the same clap definitions; results are the JSON text the CLI prints (the
-//! pure-Python layer, `python/flashlab`, turns it into dicts); errors raise `FlashlabError`
-//! with the message the CLI prints after `error: `. Runs release the GIL.
+//! `flashlab._native`: the flashlab engine for Python, through `lab`'s run specs
+//! (`lab::spec`) and sweeps (`lab::harness::sweep`). Keyword arguments are a dict that
+//! deserializes into the same spec the CLI's flags fill; results are the JSON text the CLI
+//! prints (the pure-Python layer, `python/flashlab`, turns it into dicts); errors raise
+//! `FlashlabError` with the message the CLI prints after `error: `. Runs release the GIL.
 
-use flashlab::api::{self, Command, OptionValue};
-use flashlab::sweep::{self, spec::Spec, Plan};
+use lab::harness::error_chain;
+use lab::harness::sweep::{self, spec::Spec, Plan};
+use lab::spec::{Command, ReproduceSpec};
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 pyo3::create_exception!(
     flashlab,
@@ -20,14 +22,13 @@ pyo3::create_exception!(
 );
 
 fn err(e: anyhow::Error) -> PyErr {
-    FlashlabError::new_err(flashlab::error_chain(&e))
+    FlashlabError::new_err(error_chain(&e))
 }
 
-/// Keyword arguments as options: `True`/`False` as flags, strings as they are, integers and
-/// floats as their shortest decimal text (the text that reads back as the same number); `None`
-/// leaves the option out.
-fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, OptionValue)>> {
-    let mut out = Vec::new();
+/// Keyword arguments as a spec's options: booleans, strings, integers and floats as JSON
+/// values; `None` leaves the option out.
+fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Map<String, Value>> {
+    let mut out = Map::new();
     let Some(kwargs) = kwargs else {
         return Ok(out);
     };
@@ -36,22 +37,35 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, OptionVa
         let value = if v.is_none() {
             continue;
         } else if v.is_instance_of::<PyBool>() {
-            OptionValue::Flag(v.extract::<bool>()?)
+            Value::Bool(v.extract::<bool>()?)
         } else if v.is_instance_of::<PyString>() {
-            OptionValue::Text(v.extract::<String>()?)
+            Value::String(v.extract::<String>()?)
         } else if v.is_instance_of::<PyInt>() {
-            OptionValue::Text(v.extract::<i128>()?.to_string())
+            int_value(v.extract::<i128>()?)
         } else if v.is_instance_of::<PyFloat>() {
-            OptionValue::Text(v.extract::<f64>()?.to_string())
+            let x = v.extract::<f64>()?;
+            serde_json::Number::from_f64(x).map_or(Value::String(x.to_string()), Value::Number)
         } else {
             return Err(PyTypeError::new_err(format!(
                 "option {name}: expected a string, a number or a boolean, got {}",
                 v.get_type().name()?
             )));
         };
-        out.push((name, value));
+        out.insert(name, value);
     }
     Ok(out)
+}
+
+/// An integer as JSON: a number where it fits 64 bits, else its decimal text (which the
+/// spec's field then refuses with the CLI's message).
+fn int_value(i: i128) -> Value {
+    if let Ok(x) = i64::try_from(i) {
+        Value::from(x)
+    } else if let Ok(x) = u64::try_from(i) {
+        Value::from(x)
+    } else {
+        Value::String(i.to_string())
+    }
 }
 
 /// `flashlab sim --json` for these options, as JSON text.
@@ -59,7 +73,7 @@ fn options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, OptionVa
 #[pyo3(signature = (**kwargs))]
 fn sim(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
     let opts = options(kwargs)?;
-    py.detach(|| api::run_json(Command::Sim, &opts))
+    py.detach(|| Ok(Command::Sim.run(&opts)?.to_string()))
         .map_err(err)
 }
 
@@ -68,7 +82,7 @@ fn sim(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
 #[pyo3(signature = (**kwargs))]
 fn buffer_sim(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
     let opts = options(kwargs)?;
-    py.detach(|| api::run_json(Command::BufferSim, &opts))
+    py.detach(|| Ok(Command::BufferSim.run(&opts)?.to_string()))
         .map_err(err)
 }
 
@@ -77,13 +91,17 @@ fn buffer_sim(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<St
 #[pyo3(signature = (name, **kwargs))]
 fn reproduce(py: Python<'_>, name: String, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
     let opts = options(kwargs)?;
-    py.detach(|| api::reproduce_json(&name, &opts)).map_err(err)
+    py.detach(|| -> anyhow::Result<String> {
+        let spec = lab::spec::from_options::<ReproduceSpec>(&opts)?;
+        Ok(spec.execute(&name, false)?.report.to_json())
+    })
+    .map_err(err)
 }
 
 /// Every shipped preset's SSD configuration by name, as JSON text.
 #[pyfunction]
 fn presets() -> PyResult<String> {
-    api::presets_json().map_err(err)
+    Ok(lab::spec::command::presets().map_err(err)?.to_string())
 }
 
 /// A spec: a file's path, or (`is_json`) the spec itself as JSON text.
@@ -155,12 +173,13 @@ fn sweep_local(
         if jobs == 0 {
             anyhow::bail!("jobs 0: give at least one worker");
         }
+        let mut bar = Bar::new(progress, "runs");
         let out = Path::new(&out);
         let plan = Plan::new(load_spec(&spec, is_json)?, out, retry_failed)?;
         if progress {
             eprintln!("{}", plan.headline(out));
         }
-        sweep::run_local(&plan, out, jobs, progress)?;
+        sweep::run_local(&plan, out, jobs, &mut |done| bar.update(done))?;
         let finished = sweep::results::read(out)?;
         Ok(sweep::summary(&plan.spec, &plan.runs, &finished, out))
     })
@@ -182,6 +201,32 @@ fn sweep_summary(py: Python<'_>, spec: String, is_json: bool, out: String) -> Py
         ))
     })
     .map_err(err)
+}
+
+/// Sweep progress on stderr: a line when a run finishes, at most every few seconds.
+struct Bar {
+    enabled: bool,
+    unit: &'static str,
+    last: Instant,
+}
+
+impl Bar {
+    const EVERY: Duration = Duration::from_secs(5);
+
+    fn new(enabled: bool, unit: &'static str) -> Bar {
+        Bar {
+            enabled,
+            unit,
+            last: Instant::now(),
+        }
+    }
+
+    fn update(&mut self, done: u64) {
+        if self.enabled && self.last.elapsed() >= Self::EVERY {
+            eprintln!("sweep: {done} {} done", self.unit);
+            self.last = Instant::now();
+        }
+    }
 }
 
 #[pymodule]

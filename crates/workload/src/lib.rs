@@ -13,7 +13,6 @@
 //! Invariant: every request a generator or reader yields lies inside `0..logical_pages`.
 
 pub mod cache_trace;
-pub mod driver;
 pub mod lines;
 pub mod page_cache;
 pub mod spec;
@@ -128,15 +127,6 @@ pub enum WorkloadError {
     TooSmall {
         request_pages: u32,
         logical_pages: u64,
-    },
-    #[error("{engine}, phase {phase}, operation {op}: {source}")]
-    Engine {
-        engine: String,
-        phase: String,
-        /// Operations of the phase done before the failing one.
-        op: u64,
-        #[source]
-        source: driver::EngineError,
     },
 }
 

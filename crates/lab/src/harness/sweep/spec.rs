@@ -14,11 +14,11 @@
 //! gc = ["greedy", "cost-benefit"]
 //! ```
 //!
-//! Each run's identity is its effective config (`api::effective_config`: every option, given or
+//! Each run's identity is its effective config (`lab::spec::effective_config`: every option, given or
 //! defaulted) and `config_hash`, the FNV-1a 64 of the canonical JSON of command and config: two
 //! runs with one hash are the same run, whichever sweep or spelling described them.
 
-use crate::api::{self, Command, OptionValue};
+use crate::spec::Command;
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
@@ -60,15 +60,6 @@ pub struct Run {
     pub options: Map<String, Value>,
     pub config: BTreeMap<String, Value>,
     pub config_hash: String,
-}
-
-impl Run {
-    pub fn option_values(&self) -> Result<Vec<(String, OptionValue)>> {
-        self.options
-            .iter()
-            .map(|(k, v)| Ok((k.clone(), OptionValue::from_json(k, v)?)))
-            .collect()
-    }
 }
 
 impl Spec {
@@ -222,7 +213,19 @@ impl Spec {
         }
         Ok(runs)
     }
+}
 
+/// Options are single values: lists belong under [vary].
+fn check_scalars(options: &Map<String, Value>) -> Result<()> {
+    for (name, v) in options {
+        if matches!(v, Value::Array(_) | Value::Object(_)) {
+            bail!("option {name}: expected a string, a number or a boolean, got {v} (lists of values go under [vary])");
+        }
+    }
+    Ok(())
+}
+
+impl Spec {
     /// Run `index` of this spec with these varied values and options (base and varied).
     pub fn resolve(
         &self,
@@ -234,12 +237,9 @@ impl Spec {
             let parts: Vec<String> = vary.iter().map(|(k, v)| format!("{k}={v}")).collect();
             format!("run {index} ({})", parts.join(", "))
         };
-        let opts: Vec<(String, OptionValue)> = options
-            .iter()
-            .map(|(k, v)| Ok((k.clone(), OptionValue::from_json(k, v)?)))
-            .collect::<Result<_>>()
+        let config = check_scalars(&options)
+            .and_then(|()| self.command.effective_config(&options))
             .with_context(label)?;
-        let config = api::effective_config(self.command, &opts).with_context(label)?;
         let config_hash = config_hash(self.command, &config);
         Ok(Run {
             index,

@@ -8,7 +8,6 @@
 //! COMMAND --json` prints) or `error`, `wall_seconds`, `host`, `pid` (the process that ran it).
 
 use super::spec::{Run, Spec};
-use crate::api;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -48,16 +47,10 @@ pub fn row(spec: &Spec, run: &Run, outcome: Result<Value, String>, wall_seconds:
 /// error: the sweep goes on.
 pub fn execute(spec: &Spec, run: &Run) -> Value {
     let t0 = Instant::now();
-    let outcome = std::panic::catch_unwind(|| -> Result<Value> {
-        let options = run.option_values()?;
-        Ok(match spec.command {
-            api::Command::Sim => serde_json::to_value(api::sim(&options)?)?,
-            api::Command::BufferSim => api::buffer_sim(&options)?,
-        })
-    });
+    let outcome = std::panic::catch_unwind(|| -> Result<Value> { spec.command.run(&run.options) });
     let outcome = match outcome {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(crate::error_chain(&e)),
+        Ok(Err(e)) => Err(crate::harness::error_chain(&e)),
         Err(panic) => Err(format!("panicked: {}", panic_message(&panic))),
     };
     row(spec, run, outcome, t0.elapsed().as_secs_f64())

@@ -11,10 +11,21 @@
 //! make durable), and the phase ends with one when anything is left; the operation that
 //! closes a group includes its commit in its latency.
 
-use crate::ycsb::{self, YcsbConfig, YcsbOp};
-use crate::WorkloadError;
 use std::ops::Bound;
 use std::time::Instant;
+use workload::ycsb::{self, YcsbConfig, YcsbOp};
+
+/// An operation the engine refused, with where in the phase it happened.
+#[derive(Debug, thiserror::Error)]
+#[error("{engine}, phase {phase}, operation {op}: {source}")]
+pub struct DriveError {
+    pub engine: String,
+    pub phase: String,
+    /// Operations of the phase done before the failing one.
+    pub op: u64,
+    #[source]
+    pub source: EngineError,
+}
 
 /// An engine's own error, carried through the driver.
 pub type EngineError = Box<dyn std::error::Error + Send + Sync>;
@@ -111,7 +122,7 @@ pub fn drive(
     cfg: &YcsbConfig,
     commit_every: u64,
     progress: &mut dyn FnMut(u64),
-) -> Result<Phase, WorkloadError> {
+) -> Result<Phase, DriveError> {
     let mut hist = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3)
         .map_err(|err| fail(e, phase, 0, err.into()))?;
     let (written0, read0) = (e.bytes_written(), e.bytes_read());
@@ -202,8 +213,8 @@ fn one_op(
     }
 }
 
-fn fail(e: &dyn Engine, phase: &str, op: u64, source: EngineError) -> WorkloadError {
-    WorkloadError::Engine {
+fn fail(e: &dyn Engine, phase: &str, op: u64, source: EngineError) -> DriveError {
+    DriveError {
         engine: e.name().to_string(),
         phase: phase.to_string(),
         op,
@@ -256,8 +267,8 @@ impl Engine for engine::kv::Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ycsb::CoreWorkload;
     use engine::kv::{Options, Store};
+    use workload::ycsb::CoreWorkload;
 
     fn store() -> Store {
         let dev = Box::new(blockdev::MemDevice::new(4096, 4096));

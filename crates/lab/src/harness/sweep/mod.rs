@@ -1,78 +1,19 @@
-//! `flashlab sweep SPEC --out FILE.jsonl`: every run of a spec (`spec`), on `--jobs` local
-//! worker threads or (`--ray`) as Ray tasks through the Python package, each row appended to a
-//! JSON-lines file as its run finishes (`results`), then a summary table. A sweep resumes from
-//! its file: finished runs are not run again.
+//! A sweep: every run of a spec (`spec`), on local worker threads ([`run_local`]) or as
+//! tickets a remote worker runs ([`run_ticket`]; `flashlab sweep --ray` and the Python
+//! package), each row appended to a JSON-lines file as its run finishes (`results`), then a
+//! summary table. A sweep resumes from its file: finished runs are not run again.
 
 pub mod results;
 pub mod spec;
 
-use crate::progress::Progress;
-use anyhow::{bail, Context, Result};
-use clap::Args;
-use lab::Table;
+use crate::Table;
+use anyhow::{Context, Result};
 use results::Finished;
 use serde_json::{json, Map, Value};
 use spec::{Run, Spec};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
-
-#[derive(Args, Debug)]
-pub struct SweepArgs {
-    /// The sweep spec, TOML (or JSON for .json): [base] options, [vary] lists or ranges
-    /// {from, to, step}, `seeds = N`, `mode = "grid"|"zip"`, `command = "sim"|"buffer-sim"`.
-    spec: PathBuf,
-    /// The results file (JSON lines, appended as runs finish; a sweep resumes from it).
-    #[arg(long, value_name = "FILE.jsonl")]
-    out: PathBuf,
-    /// Local worker threads, each running one single-threaded run at a time [default: 1].
-    #[arg(long, value_name = "N")]
-    jobs: Option<usize>,
-    /// Run on Ray instead, each run a Ray task calling the Python package on a worker:
-    /// ADDRESS of a running cluster (e.g. 127.0.0.1:6379), or none for `ray.init()`'s choice
-    /// (RAY_ADDRESS, else a new local cluster). Give it after SPEC.
-    #[arg(long, value_name = "ADDRESS", num_args = 0..=1, default_missing_value = "")]
-    ray: Option<String>,
-    /// The Python with the flashlab package, for --ray [default: $FLASHLAB_PYTHON, else python3].
-    #[arg(long, value_name = "PATH")]
-    python: Option<PathBuf>,
-    /// Run again the runs the file records as failed.
-    #[arg(long)]
-    retry_failed: bool,
-    /// Print the plan (runs, finished, to run) and stop.
-    #[arg(long)]
-    dry_run: bool,
-    /// No progress on stderr.
-    #[arg(long)]
-    quiet: bool,
-}
-
-pub fn main(a: &SweepArgs) -> Result<()> {
-    if let Some(address) = &a.ray {
-        if a.jobs.is_some() {
-            bail!("--jobs sets local workers; with --ray the cluster's CPUs decide how many runs go at once");
-        }
-        if !a.dry_run {
-            return run_on_ray(a, address);
-        }
-    }
-    let jobs = a.jobs.unwrap_or(1);
-    if jobs == 0 {
-        bail!("--jobs 0: give at least one worker");
-    }
-    let spec = Spec::from_file(&a.spec)?;
-    let plan = Plan::new(spec, &a.out, a.retry_failed)?;
-    eprintln!("{}", plan.headline(&a.out));
-    if a.dry_run {
-        return Ok(());
-    }
-    run_local(&plan, &a.out, jobs, !a.quiet)?;
-    print!(
-        "{}",
-        summary(&plan.spec, &plan.runs, &results::read(&a.out)?, &a.out)
-    );
-    Ok(())
-}
 
 /// A sweep's runs and which of them its results file still lacks.
 pub struct Plan {
@@ -129,7 +70,7 @@ fn from_ticket(ticket: &Value) -> Result<(Spec, Run)> {
     };
     let command = field("command")?
         .as_str()
-        .and_then(crate::api::Command::parse)
+        .and_then(crate::spec::Command::parse)
         .context("sweep ticket: `command` is not sim or buffer-sim")?;
     let spec = Spec {
         name: field("sweep")?.as_str().unwrap_or_default().to_string(),
@@ -165,10 +106,16 @@ pub fn ticket_error_row(ticket: &Value, error: String) -> Result<Value> {
     Ok(results::row(&spec, &run, Err(error), 0.0))
 }
 
-/// Run the pending runs on `jobs` threads; the calling thread appends rows and shows progress.
-pub fn run_local(plan: &Plan, out: &Path, jobs: usize, progress: bool) -> Result<()> {
+/// Run the pending runs on `jobs` threads; the calling thread appends rows and calls
+/// `progress` with the count of runs done after each.
+pub fn run_local(
+    plan: &Plan,
+    out: &Path,
+    jobs: usize,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    anyhow::ensure!(jobs >= 1, "--jobs 0: give at least one worker");
     let mut file = results::Appender::open(out)?;
-    let mut bar = Progress::with_unit(progress, Some(plan.pending.len() as u64), "runs");
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<Value>();
@@ -197,12 +144,10 @@ pub fn run_local(plan: &Plan, out: &Path, jobs: usize, progress: bool) -> Result
                 return Err(e);
             }
             done += 1;
-            bar.update("sweep", done);
+            progress(done);
         }
         Ok(())
-    })?;
-    bar.finish();
-    Ok(())
+    })
 }
 
 /// The summary: one line per point (the varied options but the seed), the runs that finished
@@ -259,7 +204,7 @@ pub fn summary(spec: &Spec, runs: &[Run], finished: &Finished, out: &Path) -> St
             cells.push(format!("{}/{}", ok.len(), group.len()));
             cells.push(failed.to_string());
             for k in &spec.summary {
-                cells.push(mean(&ok, k).map_or("-".into(), |m| lab::report::fmt_f(m, 4)));
+                cells.push(mean(&ok, k).map_or("-".into(), |m| crate::report::fmt_f(m, 4)));
             }
             table.push(cells);
         }
@@ -326,45 +271,4 @@ fn mean(rows: &[&Value], key: &str) -> Option<f64> {
         })
         .collect();
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
-}
-
-/// `--ray`: the Python package's driver (`python -m flashlab.ray_sweep`) runs the sweep.
-fn run_on_ray(a: &SweepArgs, address: &str) -> Result<()> {
-    let python = a
-        .python
-        .clone()
-        .or_else(|| std::env::var_os("FLASHLAB_PYTHON").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("python3"));
-    let py = python.display();
-    let import = std::process::Command::new(&python)
-        .args(["-c", "import flashlab"])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .with_context(|| format!("--ray runs the sweep from Python, but {py} could not be started (point --python or FLASHLAB_PYTHON at the Python with flashlab installed)"))?;
-    if !import.success() {
-        bail!("--ray runs the sweep from Python, but {py} cannot import the flashlab package: pip install flashlab[ray] (from this repository: pip install '.[ray]'), or point --python / FLASHLAB_PYTHON at the Python that has it");
-    }
-    let mut cmd = std::process::Command::new(&python);
-    cmd.args(["-m", "flashlab.ray_sweep"])
-        .arg(&a.spec)
-        .arg("--out")
-        .arg(&a.out);
-    if !address.is_empty() {
-        cmd.args(["--address", address]);
-    }
-    if a.retry_failed {
-        cmd.arg("--retry-failed");
-    }
-    if a.quiet {
-        cmd.arg("--quiet");
-    }
-    let status = cmd
-        .status()
-        .with_context(|| format!("--ray: running {py} -m flashlab.ray_sweep"))?;
-    if !status.success() {
-        // The driver has printed its error (e.g. that Ray is missing and how to install it):
-        // pass its exit code on without a second message.
-        std::process::exit(status.code().unwrap_or(2));
-    }
-    Ok(())
 }

@@ -1,0 +1,177 @@
+//! [`ReproduceSpec`]: the options of `flashlab reproduce NAME` (and of `flashlab.reproduce`
+//! in Python): scale, seed, device, and the few options one experiment takes.
+
+use super::{de, RunSpec, SpecError};
+use crate::units::parse_bytes;
+use crate::{experiments, DeviceChoice, Output, ReproduceOptions, Scale};
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// A paper experiment's options. Defaults: quick scale, seed 1, the simulated SSD.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReproduceSpec {
+    /// quick (minutes; CI-sized) or paper (the paper's sizes where this machine allows).
+    #[serde(deserialize_with = "de::string")]
+    pub scale: String,
+    #[serde(deserialize_with = "de::parsed")]
+    pub seed: u64,
+    /// Device for engine experiments: file (O_DIRECT), sim (simulated SSD), hdd (model), all
+    /// [default: sim].
+    #[serde(deserialize_with = "de::opt_string")]
+    pub device: Option<String>,
+    /// Directory for the real files of `device = file` [default: a temporary directory].
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub dir: Option<PathBuf>,
+    /// SSD preset for `device = sim` [default: the experiment's paper's device].
+    #[serde(deserialize_with = "de::opt_string")]
+    pub preset: Option<String>,
+    /// Run `device = file` timings on a RAM file system anyway.
+    #[serde(deserialize_with = "de::flag")]
+    pub allow_memory_fs: bool,
+    /// ext-buffer: a page-reference trace instead of the TPC-C-like generator.
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub trace: Option<PathBuf>,
+    /// ext-buffer: the trace's format (as `buffer-sim`) [default: text].
+    #[serde(deserialize_with = "de::opt_string")]
+    pub trace_format: Option<String>,
+    /// ext-buffer: also run the trace through the engine's buffer pool on devices.
+    #[serde(deserialize_with = "de::flag")]
+    pub engine: bool,
+    /// multistream: the simulated SSD's logical capacity, e.g. 192MiB [default: by scale].
+    #[serde(deserialize_with = "de::opt_string")]
+    pub capacity: Option<String>,
+    /// multistream: the simulated SSD's streams, the default stream included [default: 8].
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub streams: Option<u16>,
+    /// multistream: also run the stream map in this TOML file.
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub stream_map: Option<PathBuf>,
+}
+
+impl Default for ReproduceSpec {
+    fn default() -> Self {
+        ReproduceSpec {
+            scale: "quick".into(),
+            seed: 1,
+            device: None,
+            dir: None,
+            preset: None,
+            allow_memory_fs: false,
+            trace: None,
+            trace_format: None,
+            engine: false,
+            capacity: None,
+            streams: None,
+            stream_map: None,
+        }
+    }
+}
+
+impl RunSpec for ReproduceSpec {
+    /// Refused: an unknown scale or device, a capacity that does not parse, 0 streams.
+    fn validate(&self) -> Result<(), SpecError> {
+        self.scale()?;
+        if let Some(c) = &self.capacity {
+            parse_bytes(c).map_err(|e| SpecError::refused("--capacity", e))?;
+        }
+        if self.streams == Some(0) {
+            return Err(SpecError::value(
+                "--streams",
+                0,
+                "a device has at least its default stream (1)",
+            ));
+        }
+        self.device().map(|_| ())
+    }
+}
+
+impl ReproduceSpec {
+    pub fn scale(&self) -> Result<Scale, SpecError> {
+        Scale::parse(&self.scale)
+            .ok_or_else(|| SpecError::value("--scale", &self.scale, "expected quick or paper"))
+    }
+
+    fn device(&self) -> Result<DeviceChoice, SpecError> {
+        let name = self.device.as_deref().unwrap_or("sim");
+        DeviceChoice::parse(name)
+            .ok_or_else(|| SpecError::value("--device", name, "expected file, sim, hdd or all"))
+    }
+
+    /// The options every experiment gets (progress lines on stderr when `progress`).
+    pub fn options(&self, progress: bool) -> Result<ReproduceOptions, SpecError> {
+        self.validate()?;
+        let capacity = match &self.capacity {
+            Some(c) => Some(parse_bytes(c).map_err(|e| SpecError::refused("--capacity", e))?),
+            None => None,
+        };
+        Ok(ReproduceOptions {
+            scale: self.scale()?,
+            seed: self.seed,
+            device: self.device()?,
+            dir: self.dir.clone(),
+            preset: self.preset.clone(),
+            progress,
+            progress_sink: None,
+            allow_memory_fs: self.allow_memory_fs,
+            trace: self.trace.clone(),
+            trace_format: self.trace_format.clone(),
+            engine: self.engine,
+            capacity,
+            streams: self.streams,
+            stream_map: self.stream_map.clone(),
+        })
+    }
+
+    /// Options one experiment does not take are refused, naming the experiments that do.
+    fn check_applies(&self, name: &str, takes_devices: bool) -> Result<()> {
+        if !takes_devices {
+            for (given, flag) in [
+                (self.device.is_some(), "--device"),
+                (self.preset.is_some(), "--preset"),
+                (self.dir.is_some(), "--dir"),
+                (self.allow_memory_fs, "--allow-memory-fs"),
+            ] {
+                if given {
+                    bail!("{flag} does not apply to {name}: it builds its own simulated SSD (see `flashlab reproduce` for the experiments that take a device)");
+                }
+            }
+        }
+        let only = |experiment: &str, flags: &[(bool, &str)]| -> Result<()> {
+            match flags.iter().find(|(given, _)| *given && name != experiment) {
+                Some((_, flag)) => bail!("{flag} applies to {experiment} only"),
+                None => Ok(()),
+            }
+        };
+        only(
+            "ext-buffer",
+            &[
+                (self.trace.is_some(), "--trace"),
+                (self.trace_format.is_some(), "--trace-format"),
+                (self.engine, "--engine"),
+            ],
+        )?;
+        only(
+            "multistream",
+            &[
+                (self.capacity.is_some(), "--capacity"),
+                (self.streams.is_some(), "--streams"),
+                (self.stream_map.is_some(), "--stream-map"),
+            ],
+        )
+    }
+
+    /// Experiment `name` run with these options.
+    pub fn execute(&self, name: &str, progress: bool) -> Result<Output> {
+        let Some(experiment) = experiments::find(name) else {
+            bail!(
+                "unknown experiment `{name}`; available: {}",
+                experiments::names().join(", ")
+            )
+        };
+        self.scale()?;
+        self.check_applies(name, experiment.takes_devices())?;
+        (experiment.run)(&self.options(progress)?)
+    }
+}

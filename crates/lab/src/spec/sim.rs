@@ -1,0 +1,512 @@
+//! [`SimSpec`]: a `flashlab sim` run as the user states it (preset, FTL overrides, workload,
+//! volumes as text such as `256MiB` and `5x`). [`SimSpec::resolve`] reads the preset or config
+//! file and the trace's span and gives the [`SimOptions`] the simulator runs.
+
+use super::{de, RunSpec, SpecError};
+use crate::sim::{Precondition, SimOptions};
+use crate::stream_policy::StreamPolicySpec;
+use crate::units::{parse_bytes, parse_multiple};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use ssd::{FtlKind, GcPolicy, GcStreamMode, SsdConfig};
+use std::path::PathBuf;
+use workload::{LbaMapping, TraceFormat};
+
+/// The preset a run starts from when it names neither a preset nor a config file.
+pub const DEFAULT_PRESET: &str = "mlc-sata-2010";
+
+/// `max_memory` when /proc/meminfo cannot be read.
+const FALLBACK_MAX_MEMORY_BYTES: u64 = 4 << 30;
+
+/// A `flashlab sim` run. Defaults: the `mlc-sata-2010` preset, uniform random single-page
+/// writes, a full preconditioning, 1x the capacity measured, seed 1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "clap", command(after_long_help = workload::SPEC_HELP))]
+pub struct SimSpec {
+    /// SSD preset (see `flashlab presets`) [default: mlc-sata-2010]. Options marked
+    /// "[default: the preset's]" take the preset's (or --config's) value when not given.
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with = "config"))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub preset: Option<String>,
+    /// An SSD config TOML file, instead of --preset (`flashlab presets --show NAME` prints one).
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub config: Option<PathBuf>,
+    /// FTL scheme: page, block, bast, fast, dftl, ioa [default: the preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub ftl: Option<String>,
+    /// GC victim policy: greedy, cost-benefit, fifo [default: the preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub gc: Option<String>,
+    /// Over-provisioning, (physical - logical) / logical, e.g. 0.07 [default: the preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub op: Option<f64>,
+    /// Logical capacity, e.g. 4GiB (resizes blocks per plane) [default: the preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub capacity: Option<String>,
+    /// Write streams (1 = none) [default: the preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub streams: Option<u16>,
+    /// Which device stream each host write goes to: none (all on stream 0), hot-cold (oracle:
+    /// the hot set of a hotcold-write workload on stream 1), by-lba-range:N (N equal LBA
+    /// ranges on streams 0..N), auto[:RANGES] (online lifetime grouping of RANGES LBA ranges,
+    /// default 64, into the device's streams). Needs --streams to offer the streams it uses.
+    #[cfg_attr(feature = "clap", arg(long, default_value = "none"))]
+    #[serde(deserialize_with = "de::string")]
+    pub stream_policy: String,
+    /// Where GC copies go: separate (one GC stream shared by all host streams), victim (the
+    /// victim block's own stream) or per-stream (a GC stream per host stream) [default: the
+    /// preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub gc_stream: Option<String>,
+    /// Foreground GC threshold: free blocks per die [default: the preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub gc_free_blocks_min: Option<u32>,
+    /// Log blocks in the device (bast, fast, ioa) [default: the preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub log_blocks: Option<u32>,
+    /// DFTL cached mapping table entries [default: the preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub cmt_entries: Option<u32>,
+    /// Timing model: on or off (off: the pure FTL/GC path, for fast WAF studies)
+    /// [default: the preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub timing: Option<String>,
+    /// Host queue depth [default: the preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub queue_depth: Option<u32>,
+    /// Largest memory the simulated device may take, e.g. 2GiB: a device whose estimate
+    /// (mapping tables, page tags, block state, host queue; `memory_bytes_estimate` in --json)
+    /// is larger is refused before anything is allocated [default: half of physical RAM, from
+    /// /proc/meminfo; 4 GiB where that cannot be read].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "SIZE"))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub max_memory: Option<String>,
+    /// Keep full page payloads instead of 64-bit tags. Refused here: `sim` writes no data, so
+    /// payloads would change only memory use (the engine experiments use them).
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::flag")]
+    pub payloads: bool,
+    /// Run the FTL invariant verifier after every GC/merge (slow).
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::flag")]
+    pub check_invariants: bool,
+    /// Workload (see below), e.g. uniform-write, zipf-write:0.99, hotcold-write:0.8:0.2, trace:PATH.
+    #[cfg_attr(feature = "clap", arg(long, default_value = "uniform-write"))]
+    #[serde(deserialize_with = "de::string")]
+    pub workload: String,
+    /// Trace format for trace:PATH: msr, spc, disksim, systor, tencent, blkparse (required
+    /// with a trace; refused without one).
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub trace_format: Option<String>,
+    /// Trace address mapping onto the device: wrap (modulo capacity) or scale (span ->
+    /// capacity; reads the trace twice, so it must be a file, not a pipe) [default: wrap].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub trace_mapping: Option<String>,
+    /// Issue trace requests no earlier than their timestamps (default: as fast as the queue
+    /// allows; refused without a trace).
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::flag")]
+    pub trace_timing: bool,
+    /// Request size, e.g. 16KiB (a whole number of pages) [default: one page of the preset].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub request_size: Option<String>,
+    /// Host writes measured after preconditioning, in multiples of the logical capacity, e.g.
+    /// 5x (more than 0) [default: a trace's end, or 1x].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub write_volume: Option<String>,
+    /// Preconditioning: none, fill (sequential fill), or full[:N] (fill + N x capacity random writes; N defaults to 1).
+    #[cfg_attr(feature = "clap", arg(long, default_value = "full"))]
+    #[serde(deserialize_with = "de::string")]
+    pub precondition: String,
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
+    #[serde(deserialize_with = "de::parsed")]
+    pub seed: u64,
+}
+
+impl Default for SimSpec {
+    fn default() -> Self {
+        SimSpec {
+            preset: None,
+            config: None,
+            ftl: None,
+            gc: None,
+            op: None,
+            capacity: None,
+            streams: None,
+            stream_policy: "none".into(),
+            gc_stream: None,
+            gc_free_blocks_min: None,
+            log_blocks: None,
+            cmt_entries: None,
+            timing: None,
+            queue_depth: None,
+            max_memory: None,
+            payloads: false,
+            check_invariants: false,
+            workload: "uniform-write".into(),
+            trace_format: None,
+            trace_mapping: None,
+            trace_timing: false,
+            request_size: None,
+            write_volume: None,
+            precondition: "full".into(),
+            seed: 1,
+        }
+    }
+}
+
+impl RunSpec for SimSpec {
+    const VALUE_NAMES: &'static [(&'static str, &'static str)] = &[("max_memory", "SIZE")];
+
+    /// Refused: options that would be ignored (trace options without a trace, payloads),
+    /// names and sizes that do not parse, a zero write volume.
+    fn validate(&self) -> Result<(), SpecError> {
+        self.check_ignored()?;
+        self.check_names()?;
+        if let Some(c) = &self.capacity {
+            parse_bytes(c).map_err(|e| SpecError::refused("--capacity", e))?;
+        }
+        if let Some(r) = &self.request_size {
+            parse_bytes(r).map_err(|e| SpecError::refused("--request-size", e))?;
+        }
+        if let Some(m) = &self.max_memory {
+            parse_bytes(m).map_err(|e| SpecError::refused("--max-memory", e))?;
+        }
+        if let Some(f) = &self.trace_format {
+            parse_trace_format(f)?;
+        }
+        if let Some(v) = &self.write_volume {
+            parse_volume(v)?;
+        }
+        parse_precondition(&self.precondition)?;
+        StreamPolicySpec::parse(&self.stream_policy)
+            .map_err(|e| SpecError::stated("--stream-policy", e))?;
+        match self.trace_mapping.as_deref() {
+            None | Some("wrap" | "scale") => Ok(()),
+            Some(m) => Err(SpecError::value(
+                "--trace-mapping",
+                m,
+                "expected wrap or scale",
+            )),
+        }
+    }
+}
+
+impl SimSpec {
+    /// Options that would be accepted and then have no effect are refused, with the reason.
+    fn check_ignored(&self) -> Result<(), SpecError> {
+        if self.preset.is_some() && self.config.is_some() {
+            return Err(SpecError::rule("--preset", "cannot be used with --config"));
+        }
+        let trace = self.workload.starts_with("trace:");
+        if trace && self.trace_format.is_none() {
+            return Err(SpecError::rule(
+                "--workload trace:PATH",
+                format!("needs --trace-format ({})", trace_formats()),
+            ));
+        }
+        for (given, flag) in [
+            (self.trace_format.is_some(), "--trace-format"),
+            (self.trace_timing, "--trace-timing"),
+            (self.trace_mapping.is_some(), "--trace-mapping"),
+        ] {
+            if given && !trace {
+                return Err(SpecError::rule(
+                    flag,
+                    format!(
+                        "applies only to --workload trace:PATH (the workload is `{}`)",
+                        self.workload
+                    ),
+                ));
+            }
+        }
+        if self.payloads {
+            return Err(SpecError::refused("--payloads", "`flashlab sim` moves no data (pages carry 64-bit tags), so payloads would only cost memory; they matter to the engine experiments (`flashlab reproduce as-btree`), which turn them on themselves"));
+        }
+        Ok(())
+    }
+
+    /// The FTL, GC and timing names parse.
+    fn check_names(&self) -> Result<(), SpecError> {
+        if let Some(s) = &self.ftl {
+            parse_ftl(s)?;
+        }
+        if let Some(s) = &self.gc {
+            parse_gc(s)?;
+        }
+        if let Some(s) = &self.gc_stream {
+            parse_gc_stream(s)?;
+        }
+        if let Some(t) = &self.timing {
+            parse_timing(t)?;
+        }
+        Ok(())
+    }
+
+    /// The options the simulator runs: the spec validated, the preset or config file read
+    /// and overridden, the trace's span scanned for `trace_mapping = scale`.
+    pub fn resolve(&self) -> Result<SimOptions> {
+        self.check_ignored()?;
+        let preset = match &self.config {
+            Some(_) => None,
+            None => Some(self.preset.clone().unwrap_or_else(|| DEFAULT_PRESET.into())),
+        };
+        let mut cfg = match (&self.config, &preset) {
+            (Some(p), _) => SsdConfig::from_file(p)?,
+            (None, Some(name)) => SsdConfig::preset(name)?,
+            (None, None) => unreachable!("a preset is chosen when no config is given"),
+        };
+        self.validate()?;
+        self.apply_ftl(&mut cfg)?;
+        if let Some(c) = &self.capacity {
+            let bytes = parse_bytes(c).map_err(|e| SpecError::refused("--capacity", e))?;
+            cfg = cfg.with_logical_capacity(bytes)?;
+        }
+        cfg.validate()?;
+        let request_pages = self.request_pages(&cfg)?;
+        let trace_format = self
+            .trace_format
+            .as_deref()
+            .map(parse_trace_format)
+            .transpose()?;
+        Ok(SimOptions {
+            config: cfg,
+            preset,
+            config_path: self.config.clone(),
+            workload: self.workload.clone(),
+            trace_format,
+            mapping: self.mapping(trace_format)?,
+            request_pages,
+            write_volume: self.write_volume.as_deref().map(parse_volume).transpose()?,
+            precondition: parse_precondition(&self.precondition)?,
+            replay_trace_timing: self.trace_timing,
+            stream_policy: StreamPolicySpec::parse(&self.stream_policy)?,
+            seed: self.seed,
+            max_memory_bytes: self.max_memory_bytes()?,
+        })
+    }
+
+    fn request_pages(&self, cfg: &SsdConfig) -> Result<u32, SpecError> {
+        let page = cfg.geometry.page_bytes as u64;
+        let req = match &self.request_size {
+            Some(r) => parse_bytes(r).map_err(|e| SpecError::refused("--request-size", e))?,
+            None => page,
+        };
+        if req % page != 0 || req / page > u32::MAX as u64 {
+            return Err(SpecError::value(
+                "--request-size",
+                self.request_size.as_deref().unwrap_or_default(),
+                format!("not a whole number of {page}-byte pages (at most 2^32 - 1 pages)"),
+            ));
+        }
+        Ok((req / page) as u32)
+    }
+
+    /// `max_memory`, or half of physical RAM: a device larger than that would push the
+    /// machine into swap or the allocator into an abort.
+    fn max_memory_bytes(&self) -> Result<u64, SpecError> {
+        match &self.max_memory {
+            Some(m) => parse_bytes(m).map_err(|e| SpecError::refused("--max-memory", e)),
+            None => Ok(physical_memory_bytes().map_or(FALLBACK_MAX_MEMORY_BYTES, |b| b / 2)),
+        }
+    }
+
+    fn apply_ftl(&self, cfg: &mut SsdConfig) -> Result<(), SpecError> {
+        let f = &mut cfg.ftl;
+        if let Some(s) = &self.ftl {
+            f.scheme = parse_ftl(s)?;
+        }
+        if let Some(s) = &self.gc {
+            f.gc_policy = parse_gc(s)?;
+        }
+        if let Some(s) = &self.gc_stream {
+            f.gc_stream = parse_gc_stream(s)?;
+        }
+        f.op = self.op.unwrap_or(f.op);
+        f.streams = self.streams.unwrap_or(f.streams);
+        f.gc_free_blocks_min = self.gc_free_blocks_min.unwrap_or(f.gc_free_blocks_min);
+        f.log_blocks = self.log_blocks.unwrap_or(f.log_blocks);
+        f.cmt_entries = self.cmt_entries.unwrap_or(f.cmt_entries);
+        f.check_invariants |= self.check_invariants;
+        if let Some(t) = &self.timing {
+            cfg.timing.enabled = parse_timing(t)?;
+        }
+        if let Some(q) = self.queue_depth {
+            cfg.timing.host_queue_depth = q;
+        }
+        Ok(())
+    }
+
+    fn mapping(&self, format: Option<TraceFormat>) -> Result<LbaMapping> {
+        match self.trace_mapping.as_deref().unwrap_or("wrap") {
+            "wrap" => Ok(LbaMapping::Wrap),
+            "scale" => match (self.workload.strip_prefix("trace:"), format) {
+                (Some(path), Some(format)) => {
+                    let path = std::path::Path::new(path);
+                    // The span pass reads the whole trace before the replay reads it again: a
+                    // pipe (or /dev/stdin) would be empty the second time.
+                    let meta = std::fs::metadata(path)
+                        .with_context(|| format!("--workload trace:{}", path.display()))?;
+                    if !meta.is_file() {
+                        bail!("--trace-mapping scale reads the trace twice (its span, then the replay), but {} is not a regular file (a pipe or /dev/stdin can be read only once): save it to a file, or use --trace-mapping wrap", path.display());
+                    }
+                    let max_byte = workload::scan_trace_span(path, format)?;
+                    Ok(LbaMapping::Scale { max_byte })
+                }
+                _ => bail!("--trace-mapping applies only to --workload trace:PATH"),
+            },
+            m => bail!("--trace-mapping {m}: expected wrap or scale"),
+        }
+    }
+}
+
+/// `MemTotal` of /proc/meminfo (Linux), if readable.
+fn physical_memory_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+fn parse_ftl(s: &str) -> Result<FtlKind, SpecError> {
+    FtlKind::parse(s).ok_or_else(|| {
+        SpecError::value("--ftl", s, "expected page, block, bast, fast, dftl or ioa")
+    })
+}
+
+fn parse_gc(s: &str) -> Result<GcPolicy, SpecError> {
+    GcPolicy::parse(s)
+        .ok_or_else(|| SpecError::value("--gc", s, "expected greedy, cost-benefit or fifo"))
+}
+
+fn parse_gc_stream(s: &str) -> Result<GcStreamMode, SpecError> {
+    GcStreamMode::parse(s).ok_or_else(|| {
+        SpecError::value("--gc-stream", s, "expected separate, victim or per-stream")
+    })
+}
+
+fn parse_timing(t: &str) -> Result<bool, SpecError> {
+    match t {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(SpecError::value("--timing", t, "expected on or off")),
+    }
+}
+
+fn trace_formats() -> String {
+    TraceFormat::ALL
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn parse_trace_format(f: &str) -> Result<TraceFormat, SpecError> {
+    TraceFormat::parse(f).ok_or_else(|| {
+        SpecError::value(
+            "--trace-format",
+            f,
+            format!("expected one of {}", trace_formats()),
+        )
+    })
+}
+
+fn parse_volume(v: &str) -> Result<f64, SpecError> {
+    let x = parse_multiple(v).map_err(|e| SpecError::refused("--write-volume", e))?;
+    if x <= 0.0 {
+        return Err(SpecError::value("--write-volume", v, "a zero volume measures nothing; give a positive multiple of the capacity, e.g. 0.5x or 5x"));
+    }
+    Ok(x)
+}
+
+fn parse_precondition(s: &str) -> Result<Precondition, SpecError> {
+    let (kind, arg) = s.split_once(':').map_or((s, None), |(k, v)| (k, Some(v)));
+    match (kind, arg) {
+        ("none", None) => Ok(Precondition::None),
+        ("fill", None) => Ok(Precondition::Fill),
+        ("full", None) => Ok(Precondition::Full { passes: 1.0 }),
+        ("full", Some(n)) => {
+            let passes =
+                parse_multiple(n).map_err(|e| SpecError::refused("--precondition full:N", e))?;
+            Ok(Precondition::Full { passes })
+        }
+        _ => Err(SpecError::value(
+            "--precondition",
+            s,
+            "expected none, fill, full or full:N",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_spec_is_valid_and_each_rule_refuses() {
+        assert_eq!(SimSpec::default().validate(), Ok(()));
+        let bad = |f: fn(&mut SimSpec)| {
+            let mut s = SimSpec::default();
+            f(&mut s);
+            s.validate().unwrap_err()
+        };
+        assert_eq!(
+            bad(|s| s.write_volume = Some("0x".into())).field(),
+            "--write-volume"
+        );
+        assert_eq!(
+            bad(|s| s.gc = Some("bogus".into())).to_string(),
+            "--gc bogus: expected greedy, cost-benefit or fifo"
+        );
+        assert_eq!(bad(|s| s.trace_timing = true).field(), "--trace-timing");
+        assert_eq!(bad(|s| s.payloads = true).field(), "--payloads");
+        assert_eq!(
+            bad(|s| s.capacity = Some("12 parsecs".into())).field(),
+            "--capacity"
+        );
+        assert_eq!(
+            bad(|s| s.precondition = "half".into()).field(),
+            "--precondition"
+        );
+        assert_eq!(
+            bad(|s| s.stream_policy = "auto:0".into()).field(),
+            "--stream-policy"
+        );
+        assert_eq!(bad(|s| s.timing = Some("maybe".into())).field(), "--timing");
+        assert_eq!(
+            bad(|s| s.workload = "trace:x.csv".into()).field(),
+            "--workload trace:PATH"
+        );
+    }
+
+    #[cfg(feature = "clap")]
+    #[test]
+    fn the_flags_defaults_are_the_spec_s_defaults() {
+        use clap::{FromArgMatches, Parser};
+        #[derive(Parser)]
+        struct Cmd {
+            #[command(flatten)]
+            spec: SimSpec,
+        }
+        let m = <Cmd as clap::CommandFactory>::command().get_matches_from(["sim"]);
+        assert_eq!(Cmd::from_arg_matches(&m).unwrap().spec, SimSpec::default());
+    }
+}
