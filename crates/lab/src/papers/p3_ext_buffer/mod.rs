@@ -19,8 +19,10 @@
 //!
 //! Database size (the base of every percentage): the TPC-C generator's initial database
 //! (`Tpcc::database_pages`), or the trace's distinct pages for `--trace`. P3's findings are
-//! `paper` rows (`crates/lab/papers/p3.toml`), compared in a table with the same findings
+//! `paper` rows (`paper.toml` beside it), compared in a table with the same findings
 //! computed from our rows.
+
+pub mod claims;
 
 use crate::buffer_sim::{counts_row, policy_config, BufferSimOptions, PriceModel, Size, TraceSpec};
 use crate::devices::{self, DeviceKind, DeviceRequest};
@@ -266,6 +268,7 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     );
     report.rows = rows;
     report.paper = paper.rows.clone();
+    report.claims = claims::claims(&report);
     report.notes = notes(&ctx, &curve, tpcc_db.is_some());
     report.notes.extend(write_back_note(&report.rows));
     let mut tables = vec![
