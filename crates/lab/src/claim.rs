@@ -446,7 +446,7 @@ mod tests {
         assert_eq!(c.ratio, Some(0.5));
         assert_eq!(c.verdict, Verdict::DirectionOnly);
         assert!(c.note.starts_with("slower device") && c.note.contains("because"));
-        let n = spec.judge(6.5, None, "d", "the selectivity sweep");
+        let n = spec.judge(6.5, None::<f64>, "d", "the selectivity sweep");
         assert_eq!(
             (n.verdict, n.ours.clone(), n.ratio),
             (Verdict::NotRun, Value::Null, None)
