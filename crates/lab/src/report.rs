@@ -108,6 +108,15 @@ impl fmt::Display for Output {
             writeln!(f)?;
             write!(f, "{t}")?;
         }
+        if !self.report.claims.is_empty() {
+            let title = format!(
+                "Claims: {}'s headline figures beside ours (verdicts: {})",
+                self.report.claims[0].paper,
+                crate::claim::counts_line(&self.report.claims)
+            );
+            writeln!(f)?;
+            write!(f, "{}", crate::claim::table(&title, &self.report.claims))?;
+        }
         if !self.report.notes.is_empty() {
             writeln!(f, "\nnotes:")?;
             for n in &self.report.notes {
