@@ -168,10 +168,12 @@ fn write_csvs(dir: &Path, e: &ExperimentResult) -> Result<()> {
 pub fn summary_table(results: &Results) -> String {
     let lines = report::summary::all_lines(&results.experiments);
     let claims: Vec<lab::Claim> = lines.iter().map(|l| l.claim.clone()).collect();
+    let experiments: Vec<String> = lines.iter().map(|l| l.experiment.clone()).collect();
     // The table's last line counts the verdicts.
-    lab::claim::table(
-        "Claims: each paper's headline figures, the paper's value and ours (measured by this run)",
+    lab::claim::table_with(
+        "Summary: each paper's headline figures, the paper's value and ours (measured by this run), with verdicts",
         &claims,
+        Some(("experiment", &experiments)),
     )
     .to_string()
 }

@@ -273,6 +273,41 @@ impl Spec<'_> {
     }
 }
 
+/// Claims judged per device: `of(rows on the device, " (device)")` for each device the rows
+/// name (in first-seen order; no suffix when there is one), or `of(&[], "")` for no rows, so
+/// an empty run still lists its claims as `not run`.
+pub fn per_device<T>(
+    rows: &[T],
+    device: impl Fn(&T) -> String,
+    of: impl Fn(&[&T], &str) -> Vec<Claim>,
+) -> Vec<Claim> {
+    let mut devices: Vec<String> = Vec::new();
+    for r in rows {
+        let d = device(r);
+        if !devices.contains(&d) {
+            devices.push(d);
+        }
+    }
+    if devices.is_empty() {
+        return of(&[], "");
+    }
+    let many = devices.len() > 1;
+    devices
+        .iter()
+        .flat_map(|d| {
+            let on: Vec<&T> = rows.iter().filter(|r| device(r) == *d).collect();
+            of(
+                &on,
+                &if many {
+                    format!(" ({d})")
+                } else {
+                    String::new()
+                },
+            )
+        })
+        .collect()
+}
+
 /// How many claims have each verdict, in [`Verdict::ALL`] order.
 pub fn counts(claims: &[Claim]) -> [(Verdict, usize); 4] {
     Verdict::ALL.map(|v| (v, claims.iter().filter(|c| c.verdict == v).count()))
@@ -312,38 +347,57 @@ pub fn fmt_g(x: f64) -> String {
     fmt_f(x, digits)
 }
 
-/// The claims as a text table (every column of the JSON).
-pub fn table(title: &str, claims: &[Claim]) -> Table {
-    let mut t = Table::new(
-        title,
-        &[
-            "paper",
-            "claim",
-            "paper value",
-            "ours",
-            "unit",
-            "ratio",
-            "tolerance",
-            "verdict",
-        ],
-    );
-    for c in claims {
-        t.push(vec![
-            c.paper.clone(),
-            c.claim.clone(),
-            cell(&c.paper_value),
-            cell(&c.ours),
-            c.unit.clone(),
-            c.ratio.map_or_else(|| "—".into(), |r| format!("{r:.2}")),
-            c.tolerance.clone(),
-            c.verdict.to_string(),
-        ]);
+/// The columns of a claims table (the note goes under it, numbered).
+pub const HEADERS: [&str; 8] = [
+    "paper",
+    "claim",
+    "paper value",
+    "ours",
+    "unit",
+    "ratio",
+    "tolerance",
+    "verdict",
+];
+
+/// A claim's cells under [`HEADERS`].
+pub fn cells(c: &Claim) -> Vec<String> {
+    vec![
+        c.paper.clone(),
+        c.claim.clone(),
+        cell(&c.paper_value),
+        cell(&c.ours),
+        c.unit.clone(),
+        c.ratio.map_or_else(|| "—".into(), |r| format!("{r:.2}")),
+        c.tolerance.clone(),
+        c.verdict.to_string(),
+    ]
+}
+
+/// The claims as a text table: every JSON field, the notes numbered under it, and the
+/// counts per verdict on its last line. `first` adds a leading column (header, one cell
+/// per claim), e.g. the experiment of each claim.
+pub fn table_with(title: &str, claims: &[Claim], first: Option<(&str, &[String])>) -> Table {
+    let mut headers: Vec<&str> = first.iter().map(|f| f.0).collect();
+    headers.extend(HEADERS);
+    let mut t = Table::new(title, &headers);
+    for (i, c) in claims.iter().enumerate() {
+        let mut row: Vec<String> = first
+            .iter()
+            .map(|f| f.1.get(i).cloned().unwrap_or_default())
+            .collect();
+        row.extend(cells(c));
+        t.push(row);
     }
     for (i, c) in claims.iter().enumerate() {
         t.define(format!("[{}] {}: {}", i + 1, c.paper, c.note));
     }
     t.define(format!("verdicts: {}", counts_line(claims)));
     t
+}
+
+/// [`table_with`] without a leading column.
+pub fn table(title: &str, claims: &[Claim]) -> Table {
+    table_with(title, claims, None)
 }
 
 #[cfg(test)]

@@ -22,31 +22,7 @@ const WHY_ABOUT: &str = "±5 points around the paper's ≈ (no direction to keep
 /// Every P1 claim for `report` (read back as [`BTreeRow`]s).
 pub fn claims(report: &Report) -> Vec<Claim> {
     let rows: Vec<BTreeRow> = report.rows_as().unwrap_or_default();
-    let mut devices: Vec<String> = Vec::new();
-    for r in &rows {
-        let d = r.device.to_string();
-        if !devices.contains(&d) {
-            devices.push(d);
-        }
-    }
-    if devices.is_empty() {
-        return of_device(&[], "");
-    }
-    let many = devices.len() > 1;
-    devices
-        .iter()
-        .flat_map(|d| {
-            let on: Vec<&BTreeRow> = rows.iter().filter(|r| r.device.to_string() == *d).collect();
-            of_device(
-                &on,
-                &if many {
-                    format!(" ({d})")
-                } else {
-                    String::new()
-                },
-            )
-        })
-        .collect()
+    crate::claim::per_device(&rows, |r| r.device.to_string(), of_device)
 }
 
 /// Change of `a` against `b` in percent.

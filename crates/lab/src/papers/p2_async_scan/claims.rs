@@ -16,31 +16,7 @@ use serde_json::json;
 /// Both P2 claims for `report` (read back as [`ScanRow`]s).
 pub fn claims(report: &Report) -> Vec<Claim> {
     let rows: Vec<ScanRow> = report.rows_as().unwrap_or_default();
-    let mut devices: Vec<String> = Vec::new();
-    for r in &rows {
-        let d = r.device.to_string();
-        if !devices.contains(&d) {
-            devices.push(d);
-        }
-    }
-    if devices.is_empty() {
-        return of_device(&[], "");
-    }
-    let many = devices.len() > 1;
-    devices
-        .iter()
-        .flat_map(|d| {
-            let on: Vec<&ScanRow> = rows.iter().filter(|r| r.device.to_string() == *d).collect();
-            of_device(
-                &on,
-                &if many {
-                    format!(" ({d})")
-                } else {
-                    String::new()
-                },
-            )
-        })
-        .collect()
+    crate::claim::per_device(&rows, |r| r.device.to_string(), of_device)
 }
 
 fn of_device(rows: &[&ScanRow], dev: &str) -> Vec<Claim> {
