@@ -1,33 +1,18 @@
 //! P3's headline figures — > 200 % faster than disks alone, extended-buffer hit ratio > 60 %,
 //! 2Q-Flash best and 2Q-ext worst, the plateaus near 35 / 20 / 40 % flash, the best
 //! Amout:A1out split 6:4, up to 40 % better than the same money on DRAM, and a RAID-0 gap that
-//! grows with flash — judged against the sweep's rows, read as [`ExtRow`]s.
+//! grows with flash — judged against the sweep's rows, read as [`ExtBufferRow`]s.
 //!
 //! Tolerances: the two "greater than" figures are floors (reproduced only if every point of
 //! our sweep meets them); plateaus ±5 points (one step of the 5 % flash grid); the Amout
 //! share ±0.1 (one step of its grid); the DRAM gain ±10 points (the paper reads it off a
 //! chart and prices DRAM at 10× flash, as we do); the rankings and the RAID-0 trend exactly.
 
+use super::ExtBufferRow;
 use crate::claim::{Claim, Measure, Rule, Spec, Tolerance};
 use crate::papers::p3;
 use crate::Report;
-use serde::Deserialize;
 use serde_json::json;
-
-/// The keys of an `ext-buffer` row that the claims read (rows carry more).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct ExtRow {
-    /// `fig3-5`, `fig2`, `fig6-dram`, `fig6-raid0` or `engine`.
-    pub figure: String,
-    pub policy: String,
-    pub flash_pct: f64,
-    pub main_pct: f64,
-    pub amout_ratio: f64,
-    pub elapsed_ms: f64,
-    pub ext_hit_ratio: f64,
-    pub speedup_vs_disks_alone_pct: f64,
-}
 
 const EXT_POLICIES: [&str; 3] = ["lru-ext", "2q-ext", "2q-flash"];
 
@@ -53,16 +38,18 @@ fn finding_text(name: &str, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-struct Sweep(Vec<ExtRow>);
+struct Sweep(Vec<ExtBufferRow>);
 
 impl Sweep {
     /// The extended-buffer rows of Figures 3–5 (flash > 0).
-    fn ext(&self) -> impl Iterator<Item = &ExtRow> {
+    fn ext(&self) -> impl Iterator<Item = &ExtBufferRow> {
         self.0.iter().filter(|r| {
-            r.figure == "fig3-5" && r.flash_pct > 0.0 && EXT_POLICIES.contains(&r.policy.as_str())
+            r.figure == "fig3-5"
+                && r.flash_pct > 0.0
+                && EXT_POLICIES.contains(&r.counts.policy.as_str())
         })
     }
-    fn of(&self, figure: &'static str) -> impl Iterator<Item = &ExtRow> {
+    fn of(&self, figure: &'static str) -> impl Iterator<Item = &ExtBufferRow> {
         self.0.iter().filter(move |r| r.figure == figure)
     }
     fn largest_flash(&self) -> Option<f64> {
@@ -70,19 +57,19 @@ impl Sweep {
     }
     /// The policies at `flash` % from fastest to slowest.
     fn ranking(&self, flash: f64) -> Vec<&str> {
-        let mut v: Vec<&ExtRow> = self
+        let mut v: Vec<&ExtBufferRow> = self
             .ext()
             .filter(|r| (r.flash_pct - flash).abs() < 1e-6)
             .collect();
-        v.sort_by(|a, b| a.elapsed_ms.total_cmp(&b.elapsed_ms));
-        v.iter().map(|r| r.policy.as_str()).collect()
+        v.sort_by(|a, b| a.counts.elapsed_ms.total_cmp(&b.counts.elapsed_ms));
+        v.iter().map(|r| r.counts.policy.as_str()).collect()
     }
     /// The flash % after which `policy` improves by less than 1 % per step.
     fn plateau(&self, policy: &str) -> Option<f64> {
         let pts: Vec<(f64, f64)> = self
             .ext()
-            .filter(|r| r.policy == policy)
-            .map(|r| (r.flash_pct, r.elapsed_ms))
+            .filter(|r| r.counts.policy == policy)
+            .map(|r| (r.flash_pct, r.counts.elapsed_ms))
             .collect();
         let last = pts.last()?.0;
         Some(
@@ -96,7 +83,7 @@ impl Sweep {
 /// Every P3 claim for `report`.
 pub fn claims(report: &Report) -> Vec<Claim> {
     let s = Sweep(report.rows_as().unwrap_or_default());
-    let min_of = |f: fn(&ExtRow) -> f64| s.ext().map(f).min_by(f64::total_cmp);
+    let min_of = |f: fn(&ExtBufferRow) -> f64| s.ext().map(f).min_by(f64::total_cmp);
     let mut out = vec![
         spec("every extended-buffer policy faster than disks alone (5–50 % flash)", "%", Rule::new(Tolerance::AtLeast(finding("speedup_vs_disks_alone", "speedup_pct_min").unwrap_or(f64::NAN)), Some(0.0)), "a floor: our slowest point of the sweep must reach it").judge(
             finding("speedup_vs_disks_alone", "speedup_pct_min"),
@@ -106,7 +93,7 @@ pub fn claims(report: &Report) -> Vec<Claim> {
         ),
         spec("extended-buffer hit ratio (share of main-buffer misses found on flash)", "%", Rule::new(Tolerance::AtLeast(finding("ext_hit_ratio", "ext_hit_ratio_min").map_or(f64::NAN, |x| x * 100.0)), None), "a floor: every point of our sweep must reach it").judge(
             finding("ext_hit_ratio", "ext_hit_ratio_min").map(|x| x * 100.0),
-            min_of(|r| r.ext_hit_ratio * 100.0),
+            min_of(|r| r.counts.ext_hit_ratio * 100.0),
             "our lru-ext at small flash sizes finds fewer misses on flash",
             "the Figure 3–5 sweep",
         ),
@@ -160,19 +147,19 @@ pub fn claims(report: &Report) -> Vec<Claim> {
 fn money(s: &Sweep) -> Vec<Claim> {
     let best = s
         .of("fig2")
-        .min_by(|a, b| a.elapsed_ms.total_cmp(&b.elapsed_ms))
+        .min_by(|a, b| a.counts.elapsed_ms.total_cmp(&b.counts.elapsed_ms))
         .map(|r| r.amout_ratio);
-    let q: Vec<&ExtRow> =
+    let q: Vec<&ExtBufferRow> =
         s.0.iter()
-            .filter(|r| r.figure == "fig3-5" && r.policy == "2q-flash")
+            .filter(|r| r.figure == "fig3-5" && r.counts.policy == "2q-flash")
             .collect();
     let dram_gain = q
         .iter()
         .zip(s.of("fig6-dram"))
-        .map(|(q, d)| (d.elapsed_ms - q.elapsed_ms) / d.elapsed_ms * 100.0)
+        .map(|(q, d)| (d.counts.elapsed_ms - q.counts.elapsed_ms) / d.counts.elapsed_ms * 100.0)
         .max_by(f64::total_cmp);
-    let raid0 = s.of("fig6-raid0").next().map(|r| r.elapsed_ms);
-    let gap = |r: Option<&&ExtRow>| Some((raid0? - r?.elapsed_ms) / raid0? * 100.0);
+    let raid0 = s.of("fig6-raid0").next().map(|r| r.counts.elapsed_ms);
+    let gap = |r: Option<&&ExtBufferRow>| Some((raid0? - r?.counts.elapsed_ms) / raid0? * 100.0);
     let growth = gap(q.last())
         .zip(gap(q.first()))
         .filter(|_| q.len() > 1)
