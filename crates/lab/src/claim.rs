@@ -349,8 +349,8 @@ pub fn fmt_g(x: f64) -> String {
 
 /// The columns of a claims table (the note goes under it, numbered).
 pub const HEADERS: [&str; 8] = [
-    "paper",
     "claim",
+    "paper",
     "paper value",
     "ours",
     "unit",
@@ -362,8 +362,8 @@ pub const HEADERS: [&str; 8] = [
 /// A claim's cells under [`HEADERS`].
 pub fn cells(c: &Claim) -> Vec<String> {
     vec![
-        c.paper.clone(),
         c.claim.clone(),
+        c.paper.clone(),
         cell(&c.paper_value),
         cell(&c.ours),
         c.unit.clone(),
@@ -374,18 +374,19 @@ pub fn cells(c: &Claim) -> Vec<String> {
 }
 
 /// The claims as a text table: every JSON field, the notes numbered under it, and the
-/// counts per verdict on its last line. `first` adds a leading column (header, one cell
-/// per claim), e.g. the experiment of each claim.
+/// counts per verdict on its last line. `first` adds a column (header, one cell
+/// per claim, placed after the claim), e.g. the experiment of each claim.
 pub fn table_with(title: &str, claims: &[Claim], first: Option<(&str, &[String])>) -> Table {
-    let mut headers: Vec<&str> = first.iter().map(|f| f.0).collect();
-    headers.extend(HEADERS);
+    // The claim's text first (the one left-aligned column), then the extra column.
+    let mut headers: Vec<&str> = vec![HEADERS[0]];
+    headers.extend(first.iter().map(|f| f.0));
+    headers.extend(&HEADERS[1..]);
     let mut t = Table::new(title, &headers);
     for (i, c) in claims.iter().enumerate() {
-        let mut row: Vec<String> = first
-            .iter()
-            .map(|f| f.1.get(i).cloned().unwrap_or_default())
-            .collect();
-        row.extend(cells(c));
+        let mut row = cells(c);
+        if let Some(f) = first {
+            row.insert(1, f.1.get(i).cloned().unwrap_or_default());
+        }
         t.push(row);
     }
     for (i, c) in claims.iter().enumerate() {
@@ -395,7 +396,7 @@ pub fn table_with(title: &str, claims: &[Claim], first: Option<(&str, &[String])
     t
 }
 
-/// [`table_with`] without a leading column.
+/// [`table_with`] without the extra column.
 pub fn table(title: &str, claims: &[Claim]) -> Table {
     table_with(title, claims, None)
 }
