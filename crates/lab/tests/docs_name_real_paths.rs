@@ -1,9 +1,19 @@
 //! Every repository path that README.md and docs/*.md name in backticks (`crates/...`,
 //! `docs/...`, `.ci/...`) exists, so a moved or renamed file cannot leave the docs behind.
-//! Ignored while the lead rewrites the docs (they still name pre-move paths such as
-//! `crates/lab/papers/p3.toml`); run it with `cargo test -p lab --test docs_name_real_paths -- --ignored`.
+//! The README still names the paper files at their place before they moved into
+//! `crates/lab/src/papers/pN_name/paper.toml`; those few are listed in [`STALE`] until the
+//! docs are rewritten, and the test fails as soon as one of them is no longer named (so the
+//! list only shrinks). It is not `#[ignore]`d: the suite's ignored tests are the ones that
+//! need shared traces.
 
 use std::path::{Path, PathBuf};
+
+/// `(doc, path)` that the docs name and that no longer exist, until the docs are rewritten.
+const STALE: &[(&str, &str)] = &[
+    ("README.md", "crates/lab/papers/p3.toml"),
+    ("README.md", "crates/lab/papers/p5.toml"),
+    ("README.md", "crates/lab/papers/pN.toml"),
+];
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -39,15 +49,24 @@ fn docs() -> Vec<PathBuf> {
 }
 
 #[test]
-#[ignore = "docs are rewritten by the lead"]
 fn every_path_the_docs_name_exists() {
     let root = repo_root();
     let mut missing = Vec::new();
+    let mut stale_named = Vec::new();
     for doc in docs() {
         let text = std::fs::read_to_string(&doc).expect("a doc file is readable");
+        let name = doc
+            .strip_prefix(&root)
+            .unwrap_or(&doc)
+            .display()
+            .to_string();
         for p in named_paths(&text) {
-            if !root.join(&p).exists() {
-                missing.push(format!("{}: `{p}`", doc.display()));
+            if root.join(&p).exists() {
+                continue;
+            }
+            match STALE.contains(&(name.as_str(), p.as_str())) {
+                true => stale_named.push((name.clone(), p)),
+                false => missing.push(format!("{name}: `{p}`")),
             }
         }
     }
@@ -56,6 +75,12 @@ fn every_path_the_docs_name_exists() {
         "docs name missing paths:\n{}",
         missing.join("\n")
     );
+    for (doc, p) in STALE {
+        assert!(
+            stale_named.iter().any(|(d, q)| d == doc && q == p),
+            "{doc} no longer names `{p}`: drop it from STALE"
+        );
+    }
 }
 
 #[test]
