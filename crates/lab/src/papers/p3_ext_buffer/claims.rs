@@ -82,7 +82,14 @@ impl Sweep {
 
 /// Every P3 claim for `report`.
 pub fn claims(report: &Report) -> Vec<Claim> {
-    let s = Sweep(report.rows_as().unwrap_or_default());
+    // Engine rows (`--engine`) have other keys and do not parse as sweep rows.
+    let s = Sweep(
+        report
+            .rows
+            .iter()
+            .filter_map(|r| serde_json::from_value(serde_json::Value::Object(r.clone())).ok())
+            .collect(),
+    );
     let min_of = |f: fn(&ExtBufferRow) -> f64| s.ext().map(f).min_by(f64::total_cmp);
     let mut out = vec![
         spec("every extended-buffer policy faster than disks alone (5–50 % flash)", "%", Rule::new(Tolerance::AtLeast(finding("speedup_vs_disks_alone", "speedup_pct_min").unwrap_or(f64::NAN)), Some(0.0)), "a floor: our slowest point of the sweep must reach it").judge(
@@ -198,12 +205,26 @@ mod tests {
         assert!(c.len() >= 7, "{}", c.len());
         assert!(c.iter().all(|c| c.verdict == Verdict::NotRun), "{c:#?}");
         // A sweep at 150 % faster with a 50 % hit ratio: both floors missed.
+        let row = |f: f64| ExtBufferRow {
+            figure: "fig3-5".into(),
+            flash_pct: f,
+            speedup_vs_disks_alone_pct: 150.0,
+            counts: super::super::Counters {
+                policy: "2q-flash".into(),
+                elapsed_ms: 100.0 - f,
+                ext_hit_ratio: 0.5,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
         let mut r = empty.clone();
-        r.rows = [10.0, 20.0]
-            .iter()
-            .map(|f| json!({"figure": "fig3-5", "policy": "2q-flash", "flash_pct": f, "elapsed_ms": 100.0 - f, "ext_hit_ratio": 0.5, "speedup_vs_disks_alone_pct": 150.0}))
-            .map(|v| v.as_object().cloned().unwrap())
-            .collect();
+        r.set_rows(&[row(10.0), row(20.0)]);
+        // A row missing a key (here `disks`) is not read: every claim of it is `not run`.
+        let mut broken = r.clone();
+        for row in &mut broken.rows {
+            row.remove("disks");
+        }
+        assert!(claims(&broken).iter().all(|c| c.verdict == Verdict::NotRun));
         let c = claims(&r);
         assert_eq!(c[0].verdict, Verdict::DirectionOnly, "{:#?}", c[0]);
         assert_eq!(c[1].verdict, Verdict::NotReproduced, "{:#?}", c[1]);

@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 
 /// One run's counters, under the keys of `buffer-sim --json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct Counters {
     /// `lru`, `2q`, `lru-ext`, `2q-ext` or `2q-flash`.
     pub policy: String,
@@ -61,11 +60,10 @@ impl Counters {
     }
 }
 
-/// One point of the cost-model sweep, as `reproduce ext-buffer --json` prints it.
-/// `serde(default)` so that an engine row read back as this type is a row of
-/// `figure: engine` that every reader filters out by its figure.
+/// One point of the cost-model sweep, as `reproduce ext-buffer --json` prints it. Every key
+/// is required when read back: an engine row does not parse as one (readers skip it), and
+/// a renamed key makes the claims `not run` rather than read a default.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct ExtBufferRow {
     /// `fig3-5`, `fig2`, `fig6-dram` or `fig6-raid0` (`engine` for an [`EngineRow`]).
     pub figure: String,
@@ -84,7 +82,6 @@ pub struct ExtBufferRow {
 
 /// One run of the engine's buffer pool on devices (`--engine`), `figure: engine`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
 pub struct EngineRow {
     pub figure: String,
     pub main_pct: f64,
@@ -101,7 +98,7 @@ pub struct EngineRow {
     pub counts_match_simulator: bool,
     pub wall_seconds: f64,
     /// The file system of `--dir` (`--device file` only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_system: Option<String>,
     #[serde(flatten)]
     pub counts: Counters,
