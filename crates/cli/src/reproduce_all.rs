@@ -163,55 +163,19 @@ fn write_csvs(dir: &Path, e: &ExperimentResult) -> Result<()> {
     Ok(())
 }
 
-/// The summary table as text (the page's first table), columns left-aligned.
+/// The claims of every experiment as text (the page's first table), then the counts per
+/// verdict.
 pub fn summary_table(results: &Results) -> String {
-    let mut rows: Vec<[String; 6]> = vec![[
-        "paper".into(),
-        "experiment".into(),
-        "headline".into(),
-        "paper's figure".into(),
-        "ours".into(),
-        "agrees".into(),
-    ]];
-    for e in &results.experiments {
-        for h in report::summary::headlines(e) {
-            let agrees = match h.agrees {
-                Some(true) => "yes",
-                Some(false) => "no",
-                None => "-",
-            };
-            rows.push([
-                h.paper,
-                h.experiment,
-                h.claim,
-                h.paper_figure,
-                h.ours,
-                agrees.into(),
-            ]);
-        }
-    }
-    let mut widths = [0usize; 6];
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let mut out = String::from(
-        "Summary: each paper's headline, the paper's figure and ours (measured by this run)\n",
-    );
-    for (i, r) in rows.iter().enumerate() {
-        let cells: Vec<String> = r
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(&format!("  {}\n", cells.join("  ").trim_end()));
-        if i == 0 {
-            let total = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
-            out.push_str(&format!("  {}\n", "-".repeat(total)));
-        }
-    }
-    out
+    let lines = report::summary::all_lines(&results.experiments);
+    let claims: Vec<lab::Claim> = lines.iter().map(|l| l.claim.clone()).collect();
+    let experiments: Vec<String> = lines.iter().map(|l| l.experiment.clone()).collect();
+    // The table's last line counts the verdicts.
+    lab::claim::table_with(
+        "Summary: each paper's headline figures, the paper's value and ours (measured by this run), with verdicts",
+        &claims,
+        Some(("experiment", &experiments)),
+    )
+    .to_string()
 }
 
 /// One progress display for the whole run: a bar on a terminal, lines otherwise.
@@ -425,7 +389,16 @@ pub struct ReportArgs {
 
 /// `flashlab report DIR`: re-render DIR/index.html from DIR/results.json.
 pub fn report(a: &ReportArgs) -> Result<()> {
-    let results = Results::load(&a.dir.join("results.json"))?;
+    let mut results = Results::load(&a.dir.join("results.json"))?;
+    // Claims judged again from the saved rows, read back as each paper's typed rows, so a
+    // page re-rendered by this version shows this version's verdicts.
+    for r in results
+        .experiments
+        .iter_mut()
+        .filter_map(|e| e.report.as_mut())
+    {
+        r.claims = lab::papers::claims_of(r);
+    }
     let page = report::write_page(&results, &a.dir)?;
     print!("{}", summary_table(&results));
     println!("\nreport: {}", page.display());

@@ -194,7 +194,7 @@ impl BufferSimOptions {
         }
     }
 
-    fn disks(&self) -> u32 {
+    pub fn disks(&self) -> u32 {
         if self.cost.raid0 {
             2
         } else {

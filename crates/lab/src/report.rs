@@ -1,6 +1,7 @@
 //! The results format shared by every `flashlab reproduce NAME` and `bench` command, and a
 //! plain-text table renderer.
 
+use crate::claim::Claim;
 use crate::devices::{DeviceChoice, DeviceKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -15,7 +16,7 @@ pub fn row<const N: usize>(pairs: [(&str, Value); N]) -> Row {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
-/// `{"experiment", "scale", "seed", "config", "rows", "paper", "notes"}` — see ARCHITECTURE.md.
+/// `{"experiment", "scale", "seed", "config", "rows", "paper", "claims", "notes"}` — see ARCHITECTURE.md.
 /// Deserializable so that `flashlab report` can re-render a saved `results.json`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
@@ -27,6 +28,10 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// The paper's figures, for comparison (never mixed into `rows`).
     pub paper: Vec<Row>,
+    /// The paper's headline figures beside ours, each with a verdict (`crate::claim`);
+    /// absent in files written before claims existed.
+    #[serde(default)]
+    pub claims: Vec<Claim>,
     pub notes: Vec<String>,
     /// Curves measured over the run, apart from the summary rows (e.g. `multistream`'s WAF
     /// over time, one series per policy); absent from the JSON when empty.
@@ -55,6 +60,7 @@ impl Report {
             config,
             rows: Vec::new(),
             paper: Vec::new(),
+            claims: Vec::new(),
             notes: Vec::new(),
             series: Vec::new(),
         }
@@ -101,6 +107,15 @@ impl fmt::Display for Output {
         for t in &self.tables {
             writeln!(f)?;
             write!(f, "{t}")?;
+        }
+        if !self.report.claims.is_empty() {
+            let title = format!(
+                "Claims: {}'s headline figures beside ours (verdicts: {})",
+                self.report.claims[0].paper,
+                crate::claim::counts_line(&self.report.claims)
+            );
+            writeln!(f)?;
+            write!(f, "{}", crate::claim::table(&title, &self.report.claims))?;
         }
         if !self.report.notes.is_empty() {
             writeln!(f, "\nnotes:")?;

@@ -5,7 +5,7 @@
 
 use crate::figures::{self, Figure};
 use crate::results::{ExperimentResult, ReportError, Results, Status};
-use crate::summary::{self, Headline};
+use crate::summary;
 use lab::Table;
 use std::fmt::Write;
 
@@ -30,6 +30,8 @@ caption { text-align: left; font-weight: 600; padding: .3rem 0; }
 .legend { color: var(--muted); font-size: 12.5px; margin: .1rem 0 .8rem; }
 .yes { color: var(--ok); font-weight: 600; }
 .no { color: var(--no); font-weight: 600; }
+.partly { color: #8a6d00; font-weight: 600; }
+.notrun { color: #777; }
 .failed { border-left: 4px solid var(--no); background: #fdf0ef; padding: .5rem .8rem; }
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1rem; }
 figure.plot { margin: 0; border: 1px solid var(--line); border-radius: 4px; padding: .5rem; background: #fff; }
@@ -115,40 +117,43 @@ fn nav(results: &Results) -> String {
     h
 }
 
-fn agrees_cell(a: Option<bool>) -> &'static str {
-    match a {
-        Some(true) => "<td class=\"yes\">yes</td>",
-        Some(false) => "<td class=\"no\">no</td>",
-        None => "<td>—</td>",
-    }
-}
-
 fn summary_section(results: &Results) -> String {
-    let mut h = String::from(
-        "<section id=\"summary\"><h2>Summary</h2>\n<p class=\"legend\">Each paper's headline result, the paper's figure, ours, and whether ours points the same way (magnitudes differ: smaller runs, simulated devices; each section explains).</p>\n<div class=\"scroll\"><table class=\"summary\"><thead><tr><th>Paper</th><th>Experiment</th><th>Headline</th><th>Paper's figure</th><th>Ours</th><th>Direction agrees</th></tr></thead><tbody>\n",
+    let lines = summary::all_lines(&results.experiments);
+    let counts = summary::counts(&lines)
+        .iter()
+        .map(|(v, n)| {
+            format!(
+                "<span class=\"{}\">{n} {}</span>",
+                summary::verdict_class(*v),
+                esc(v.name())
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut h = format!(
+        "<section id=\"summary\"><h2>Summary</h2>\n<p class=\"legend\">Each headline figure of the papers beside ours (measured by this run), with a verdict: <em>reproduced</em> within the stated tolerance (a threshold only when met), <em>direction only</em> on the paper's side but outside it, <em>not reproduced</em>, <em>not run</em>. The note says why ours differs and why the tolerance is what it is.</p>\n<p class=\"counts\">Verdicts: {counts}</p>\n<div class=\"scroll\"><table class=\"summary\"><thead><tr><th>Paper</th><th>Experiment</th><th>Claim</th><th>Paper value</th><th>Ours</th><th>Unit</th><th>Ratio</th><th>Tolerance</th><th>Verdict</th><th>Note</th></tr></thead><tbody>\n"
     );
-    for e in &results.experiments {
-        for Headline {
-            paper,
-            experiment,
-            claim,
-            paper_figure,
-            ours,
-            agrees,
-        } in summary::headlines(e)
-        {
-            let _ = writeln!(
-                h,
-                "<tr><td>{}</td><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td>{}</tr>",
-                esc(&paper),
-                section_id(e),
-                esc(&experiment),
-                esc(&claim),
-                esc(&paper_figure),
-                esc(&ours),
-                agrees_cell(agrees)
-            );
-        }
+    for summary::Line {
+        experiment,
+        claim: c,
+    } in &lines
+    {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td><a href=\"#exp-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
+            esc(&c.paper),
+            figures::slug(experiment),
+            esc(experiment),
+            esc(&c.claim),
+            esc(&lab::claim::cell(&c.paper_value)),
+            esc(&lab::claim::cell(&c.ours)),
+            esc(&c.unit),
+            c.ratio.map_or_else(|| "—".into(), |r| format!("{r:.2}")),
+            esc(&c.tolerance),
+            summary::verdict_class(c.verdict),
+            esc(c.verdict.name()),
+            esc(&c.note)
+        );
     }
     h.push_str("</tbody></table></div></section>\n");
     h

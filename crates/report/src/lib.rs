@@ -3,8 +3,9 @@
 //! `flashlab reproduce all` runs every experiment and hands this crate a [`Results`]: each
 //! experiment's `lab::Report` (rows measured by the run, the paper's rows apart), its text
 //! tables and the run's metadata. From that alone (so `flashlab report DIR` can re-render a
-//! saved `results.json`) it draws one SVG chart per paper figure ([`figures`]), computes the
-//! summary of each paper's headline against ours ([`summary`]) and writes one self-contained
+//! saved `results.json`) it draws one SVG chart per paper figure ([`figures`]), lists every
+//! claim the reports carry with its verdict and the counts per verdict ([`summary`]: plain
+//! data judged in `lab`, rendered here without knowing any experiment) and writes one self-contained
 //! `index.html` ([`html`]): inline SVG and CSS, no script, no network fetch.
 //!
 //! Invariant: every number drawn or printed comes from the results file; a paper's figure is

@@ -109,28 +109,43 @@ fn the_papers_figures_are_labelled_as_the_papers() {
 }
 
 #[test]
-fn the_summary_compares_directions_per_paper() {
+fn the_summary_lists_every_claim_with_its_verdict_and_the_counts() {
     let r = fixture();
-    let lines: Vec<_> = r
-        .experiments
-        .iter()
-        .flat_map(report::summary::headlines)
-        .collect();
-    for p in ["P1", "P2", "P3", "P4", "P5"] {
-        assert!(
-            lines.iter().any(|l| l.paper == p && l.agrees.is_some()),
-            "{p} has a compared headline"
-        );
+    let lines = report::summary::all_lines(&r.experiments);
+    for (p, at_least) in [("P1", 8), ("P2", 2), ("P3", 7), ("P4", 6), ("P5", 6)] {
+        let n = lines.iter().filter(|l| l.claim.paper == p).count();
+        assert!(n >= at_least, "{p}: {n} claims");
     }
     let ms = lines
         .iter()
-        .find(|l| l.claim.starts_with("per-type"))
+        .find(|l| l.claim.claim.starts_with("per-type streams vs none"))
         .unwrap();
-    assert_eq!(ms.paper_figure, "−25 %"); // 1.508 / 2.011
-    assert_eq!(ms.ours, "−23 %"); // 1.7 / 2.2 in the fixture
-    assert_eq!(ms.agrees, Some(true));
+    assert_eq!(
+        ms.claim.verdict,
+        lab::Verdict::Reproduced,
+        "−23 % vs −25 %, ±5 points"
+    );
     let page = report::html::page(&r).unwrap();
-    assert_eq!(count(section(&page, "summary"), "<tr><td>"), lines.len());
+    let s = section(&page, "summary");
+    assert_eq!(count(s, "<tr><td>"), lines.len());
+    for h in [
+        "Paper value",
+        "Ours",
+        "Unit",
+        "Ratio",
+        "Tolerance",
+        "Verdict",
+        "Note",
+    ] {
+        assert!(s.contains(&format!("<th>{h}</th>")), "{h}");
+    }
+    assert!(
+        !s.contains("agrees"),
+        "the old direction-only column is gone"
+    );
+    let counted: usize = report::summary::counts(&lines).iter().map(|c| c.1).sum();
+    assert_eq!(counted, lines.len());
+    assert!(s.contains("Verdicts: ") && s.contains(" reproduced</span>"));
 }
 
 #[test]
@@ -164,9 +179,13 @@ fn a_failed_experiment_is_shown_with_its_error() {
         s.contains("This experiment failed") && s.contains("O_DIRECT is not supported on tmpfs")
     );
     assert!(!s.contains("<figure"));
-    let lines = report::summary::headlines(&r.experiments[1]);
+    let lines = report::summary::lines(&r.experiments[1]);
     assert_eq!(lines.len(), 1);
-    assert!(lines[0].ours.starts_with("failed: "));
+    assert_eq!(lines[0].claim.verdict, lab::Verdict::NotRun);
+    assert!(lines[0]
+        .claim
+        .note
+        .contains("O_DIRECT is not supported on tmpfs"));
 }
 
 #[test]

@@ -25,6 +25,8 @@
 //! writes of the same page. The store's write sequence does not depend on the device, so every
 //! run sees the same writes.
 
+pub mod claims;
+
 use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
@@ -773,6 +775,7 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
     let mut report = Report::new("multistream", opts, config);
     report.set_rows(&rows);
     report.paper = papers::p5().rows.clone();
+    report.claims = claims::claims(&report);
     report.notes = notes(plan, &runs);
     report.series = series(&runs, plan, lifetimes.as_ref());
     let tables = vec![

@@ -14,6 +14,8 @@
 //! as many reads as the sync scan at 20 % missed; QD-N IOPS / QD1 IOPS is the most a batched
 //! scan can gain on that device, printed beside its speedup (same run, same file).
 
+pub mod claims;
+
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table};
@@ -430,6 +432,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         .collect();
     report.set_rows(&rows);
     report.paper = papers::p2().rows.clone();
+    report.claims = claims::claims(&report);
     report.notes = vec![
         format!("scale: database and buffer pool are the paper's divided by {} (same 320:1120 ratio)", p.factor),
         "every query starts with a cold buffer pool; `pages read` counts heap and index page misses".into(),

@@ -15,6 +15,8 @@
 //! translation-page I/O, WAF and mapping memory. The paper's Table 1, its stated trends and
 //! Table 2 are attached as `paper` rows, never mixed into `rows`.
 
+pub mod claims;
+
 use crate::host::HostDriver;
 use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table};
@@ -453,6 +455,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let mut report = Report::new("ioa-ftl", opts, config);
     report.set_rows(&runs.iter().map(to_row).collect::<Vec<_>>());
     report.paper = papers::p4().rows.clone();
+    report.claims = claims::claims(&report);
     report.notes = notes(&runs, &p);
     Ok(Output {
         tables: tables(&runs, &p),

@@ -1,5 +1,5 @@
-//! The papers' figures as data: one TOML file per paper (`crates/lab/papers/pN.toml`), compiled
-//! in and parsed once. Each file is `id`, `title` and `[[rows]]` of flat keys; those rows are
+//! The papers' figures as data: one TOML file per paper (`crates/lab/src/papers/pN_name/paper.toml`),
+//! compiled in and parsed once. Each file is `id`, `title` and `[[rows]]` of flat keys; those rows are
 //! the `paper` rows of a report verbatim, and the tables' "paper" columns look their figures
 //! up with [`Paper::find`] — no paper figure is typed in code.
 
@@ -14,13 +14,17 @@ pub struct Paper {
     pub id: String,
     pub title: String,
     pub rows: Vec<Row>,
+    /// Figures the paper states in its text rather than a table (`[stated]`), for its claims;
+    /// not part of the report's `paper` rows.
+    #[serde(default)]
+    pub stated: std::collections::BTreeMap<String, f64>,
 }
 
 impl Paper {
     fn parse(file: &str, text: &str) -> Paper {
         // The files are part of the source (include_str!): a parse error is a bug, and the
         // `every_paper_file_parses` test catches it before a build ships.
-        toml::from_str(text).unwrap_or_else(|e| panic!("crates/lab/papers/{file}: {e}"))
+        toml::from_str(text).unwrap_or_else(|e| panic!("crates/lab/src/papers/{file}: {e}"))
     }
 
     /// The first row whose keys hold every `(key, value)` of `want`.
@@ -28,6 +32,16 @@ impl Paper {
         self.rows
             .iter()
             .find(|r| want.iter().all(|(k, v)| r.get(*k) == Some(v)))
+    }
+
+    /// The number under `key` of the first row matching `want` (see [`Paper::find`]).
+    pub fn figure(&self, want: &[(&str, Value)], key: &str) -> Option<f64> {
+        self.find(want)?.get(key)?.as_f64()
+    }
+
+    /// A figure of the paper's text (`[stated]` of its file).
+    pub fn stated(&self, key: &str) -> Option<f64> {
+        self.stated.get(key).copied()
     }
 
     /// Rows whose `table` starts with `prefix`.
@@ -44,16 +58,16 @@ macro_rules! paper {
     ($fn:ident, $file:literal) => {
         pub fn $fn() -> &'static Paper {
             static P: OnceLock<Paper> = OnceLock::new();
-            P.get_or_init(|| Paper::parse($file, include_str!(concat!("../papers/", $file))))
+            P.get_or_init(|| Paper::parse($file, include_str!($file)))
         }
     };
 }
 
-paper!(p1, "p1.toml");
-paper!(p2, "p2.toml");
-paper!(p3, "p3.toml");
-paper!(p4, "p4.toml");
-paper!(p5, "p5.toml");
+paper!(p1, "p1_as_btree/paper.toml");
+paper!(p2, "p2_async_scan/paper.toml");
+paper!(p3, "p3_ext_buffer/paper.toml");
+paper!(p4, "p4_ioa_ftl/paper.toml");
+paper!(p5, "p5_multistream/paper.toml");
 
 /// A figure of a row as text for a table cell ("" if absent).
 pub fn cell(row: Option<&Row>, key: &str) -> String {

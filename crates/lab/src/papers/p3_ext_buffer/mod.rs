@@ -19,10 +19,15 @@
 //!
 //! Database size (the base of every percentage): the TPC-C generator's initial database
 //! (`Tpcc::database_pages`), or the trace's distinct pages for `--trace`. P3's findings are
-//! `paper` rows (`crates/lab/papers/p3.toml`), compared in a table with the same findings
+//! `paper` rows (`paper.toml` beside it), compared in a table with the same findings
 //! computed from our rows.
 
-use crate::buffer_sim::{counts_row, policy_config, BufferSimOptions, PriceModel, Size, TraceSpec};
+pub mod claims;
+mod rows;
+
+pub use rows::{Counters, EngineRow, ExtBufferRow};
+
+use crate::buffer_sim::{policy_config, BufferSimOptions, PriceModel, Size, TraceSpec};
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Row, Scale, Steps, Table};
@@ -172,24 +177,18 @@ impl Ctx {
         o
     }
 
-    fn row(&self, p: &Point, baseline_ms: f64) -> Row {
+    fn row(&self, p: &Point, baseline_ms: f64) -> ExtBufferRow {
         let o = self.sim_opts(p.kind, p.amout_ratio, p.raid0);
-        let mut r = counts_row(&o, &p.counts, p.main_pages, p.ext_pages);
-        let elapsed = o.cost.elapsed_ms(&p.counts);
-        for (k, v) in [
-            ("figure", json!(p.figure)),
-            ("main_pct", json!(self.pct(p.main_pages))),
-            ("flash_pct", json!(self.pct(p.ext_pages))),
-            ("amout_ratio", json!(p.amout_ratio)),
-            ("disks", json!(if p.raid0 { "raid0-pair" } else { "one" })),
-            (
-                "speedup_vs_disks_alone_pct",
-                json!((baseline_ms / elapsed.max(1e-9) - 1.0) * 100.0),
-            ),
-        ] {
-            r.insert(k.into(), v);
+        let counts = Counters::new(&o, &p.counts, p.main_pages, p.ext_pages);
+        ExtBufferRow {
+            figure: p.figure.into(),
+            main_pct: self.pct(p.main_pages),
+            flash_pct: self.pct(p.ext_pages),
+            amout_ratio: p.amout_ratio,
+            disks: if p.raid0 { "raid0-pair" } else { "one" }.into(),
+            speedup_vs_disks_alone_pct: (baseline_ms / counts.elapsed_ms.max(1e-9) - 1.0) * 100.0,
+            counts,
         }
-        r
     }
 
     /// One simulator pass of `kind` (any policy, so also `2q` and the 2Q-based ones).
@@ -236,12 +235,11 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
         .sim_opts(PolicyKind::Lru, AMOUT, false)
         .cost
         .elapsed_ms(&points[0].counts);
-    let mut rows: Vec<Row> = points.iter().map(|pt| ctx.row(pt, baseline_ms)).collect();
+    let rows: Vec<ExtBufferRow> = points.iter().map(|pt| ctx.row(pt, baseline_ms)).collect();
     let mut engine_rows = Vec::new();
     if ext.engine {
         steps.step("the engine's buffer pool on devices");
         engine_rows = engine_runs(opts, &ctx, main, &p)?;
-        rows.extend(engine_rows.iter().cloned());
     }
     let paper = papers::p3();
     let mut report = Report::new(
@@ -264,15 +262,22 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
             "sim_preset": ext.engine.then(|| opts.preset_or(DEFAULT_PRESET)),
         }),
     );
-    report.rows = rows;
+    report.set_rows(&rows);
+    let engine_json: Vec<Row> = {
+        let mut r = Report::new("ext-buffer", opts, Value::Null);
+        r.set_rows(&engine_rows);
+        r.rows
+    };
+    report.rows.extend(engine_json);
     report.paper = paper.rows.clone();
+    report.claims = claims::claims(&report);
     report.notes = notes(&ctx, &curve, tpcc_db.is_some());
-    report.notes.extend(write_back_note(&report.rows));
+    report.notes.extend(write_back_note(&rows));
     let mut tables = vec![
-        grid_table(&report.rows),
-        ratio_table(&report.rows),
-        same_cost_table(&report.rows),
-        findings_table(&report.rows, paper),
+        grid_table(&rows),
+        ratio_table(&rows),
+        same_cost_table(&rows),
+        findings_table(&rows, paper),
     ];
     if !engine_rows.is_empty() {
         tables.push(engine_table(&engine_rows));
@@ -342,18 +347,14 @@ fn sim_point(
     })
 }
 
-fn num(r: &Row, k: &str) -> f64 {
-    r.get(k).and_then(Value::as_f64).unwrap_or(f64::NAN)
-}
-fn text<'a>(r: &'a Row, k: &str) -> &'a str {
-    r.get(k).and_then(Value::as_str).unwrap_or("")
-}
-
-fn of_figure<'a>(rows: &'a [Row], fig: &'a str) -> impl Iterator<Item = &'a Row> + 'a {
-    rows.iter().filter(move |r| text(r, "figure") == fig)
+fn of_figure<'a>(
+    rows: &'a [ExtBufferRow],
+    fig: &'a str,
+) -> impl Iterator<Item = &'a ExtBufferRow> + 'a {
+    rows.iter().filter(move |r| r.figure == fig)
 }
 
-fn grid_table(rows: &[Row]) -> Table {
+fn grid_table(rows: &[ExtBufferRow]) -> Table {
     let mut t = Table::new(
         "P3 Figures 3-5 (measured): main buffer 4 % of the database; elapsed = cost model",
         &[
@@ -368,58 +369,58 @@ fn grid_table(rows: &[Row]) -> Table {
     );
     for r in of_figure(rows, "fig3-5") {
         t.push(vec![
-            text(r, "policy").into(),
-            fmt_f(num(r, "flash_pct"), 0),
-            fmt_f(num(r, "hit_ratio"), 4),
-            fmt_f(num(r, "ext_hit_ratio"), 4),
-            fmt_f(num(r, "elapsed_ms"), 0),
-            fmt_f(num(r, "speedup_vs_disks_alone_pct"), 0),
-            fmt_f(num(r, "price_usd"), 2),
+            r.counts.policy.as_str().into(),
+            fmt_f(r.flash_pct, 0),
+            fmt_f(r.counts.hit_ratio, 4),
+            fmt_f(r.counts.ext_hit_ratio, 4),
+            fmt_f(r.counts.elapsed_ms, 0),
+            fmt_f(r.speedup_vs_disks_alone_pct, 0),
+            fmt_f(r.counts.price_usd, 2),
         ]);
     }
     t
 }
 
-fn ratio_table(rows: &[Row]) -> Table {
+fn ratio_table(rows: &[ExtBufferRow]) -> Table {
     let mut t = Table::new(
         format!("P3 Figure 2 (measured): 2q-flash, flash {RATIO_SWEEP_FLASH_PCT} % of the database, Amout share swept (paper: best at 6:4)"),
         &["amout_share", "amout:a1out", "hit_ratio", "ext_hit_ratio", "elapsed_ms"],
     );
     for r in of_figure(rows, "fig2") {
-        let a = num(r, "amout_ratio");
+        let a = r.amout_ratio;
         t.push(vec![
             fmt_f(a, 1),
             format!("{}:{}", (a * 10.0).round(), 10.0 - (a * 10.0).round()),
-            fmt_f(num(r, "hit_ratio"), 4),
-            fmt_f(num(r, "ext_hit_ratio"), 4),
-            fmt_f(num(r, "elapsed_ms"), 0),
+            fmt_f(r.counts.hit_ratio, 4),
+            fmt_f(r.counts.ext_hit_ratio, 4),
+            fmt_f(r.counts.elapsed_ms, 0),
         ]);
     }
     t
 }
 
-fn elapsed_of(rows: &[Row], fig: &str, policy: &str, flash_pct: f64) -> Option<f64> {
+fn elapsed_of(rows: &[ExtBufferRow], fig: &str, policy: &str, flash_pct: f64) -> Option<f64> {
     of_figure(rows, fig)
-        .find(|r| text(r, "policy") == policy && (num(r, "flash_pct") - flash_pct).abs() < 2.5)
-        .map(|r| num(r, "elapsed_ms"))
+        .find(|r| r.counts.policy.as_str() == policy && (r.flash_pct - flash_pct).abs() < 2.5)
+        .map(|r| r.counts.elapsed_ms)
 }
 
-fn same_cost_table(rows: &[Row]) -> Table {
+fn same_cost_table(rows: &[ExtBufferRow]) -> Table {
     let mut t = Table::new(
         "P3 Figure 6 (measured): each flash size vs the same money on DRAM (lru), and vs a RAID-0 pair (lru, main 4 %)",
         &["flash_pct", "2q-flash_ms", "lru-ext_ms", "same_cost_dram_pct", "same_cost_dram_ms", "2q-flash_gain_vs_dram_pct", "raid0_ms", "2q-flash_gain_vs_raid0_pct"],
     );
     let raid0 = of_figure(rows, "fig6-raid0")
         .next()
-        .map(|r| num(r, "elapsed_ms"))
+        .map(|r| r.counts.elapsed_ms)
         .unwrap_or(f64::NAN);
-    let ext: Vec<&Row> = of_figure(rows, "fig3-5")
-        .filter(|r| text(r, "policy") == "2q-flash")
+    let ext: Vec<&ExtBufferRow> = of_figure(rows, "fig3-5")
+        .filter(|r| r.counts.policy.as_str() == "2q-flash")
         .collect();
     for (r, d) in ext.iter().zip(of_figure(rows, "fig6-dram")) {
-        let f = num(r, "flash_pct");
-        let q = num(r, "elapsed_ms");
-        let dram = num(d, "elapsed_ms");
+        let f = r.flash_pct;
+        let q = r.counts.elapsed_ms;
+        let dram = d.counts.elapsed_ms;
         t.push(vec![
             fmt_f(f, 0),
             fmt_f(q, 0),
@@ -427,7 +428,7 @@ fn same_cost_table(rows: &[Row]) -> Table {
                 elapsed_of(rows, "fig3-5", "lru-ext", f).unwrap_or(f64::NAN),
                 0,
             ),
-            fmt_f(num(d, "main_pct"), 2),
+            fmt_f(d.main_pct, 2),
             fmt_f(dram, 0),
             fmt_f((dram - q) / dram * 100.0, 1),
             fmt_f(raid0, 0),
@@ -438,10 +439,10 @@ fn same_cost_table(rows: &[Row]) -> Table {
 }
 
 /// The flash size after which a policy's elapsed time improves by less than 1 % per step.
-fn saturation_pct(rows: &[Row], policy: &str) -> f64 {
+fn saturation_pct(rows: &[ExtBufferRow], policy: &str) -> f64 {
     let pts: Vec<(f64, f64)> = of_figure(rows, "fig3-5")
-        .filter(|r| text(r, "policy") == policy)
-        .map(|r| (num(r, "flash_pct"), num(r, "elapsed_ms")))
+        .filter(|r| r.counts.policy.as_str() == policy)
+        .map(|r| (r.flash_pct, r.counts.elapsed_ms))
         .collect();
     pts.windows(2)
         .find(|w| (w[0].1 - w[1].1) / w[0].1 < 0.01)
@@ -449,7 +450,7 @@ fn saturation_pct(rows: &[Row], policy: &str) -> f64 {
 }
 
 /// P3's findings (paper column) beside the same findings computed from our rows.
-fn findings_table(rows: &[Row], paper: &papers::Paper) -> Table {
+fn findings_table(rows: &[ExtBufferRow], paper: &papers::Paper) -> Table {
     let mut t = Table::new(
         "P3's findings (paper column, from p3.toml) beside ours (measured, this run)",
         &["finding", "paper (P3)", "ours (measured)"],
@@ -465,23 +466,23 @@ fn findings_table(rows: &[Row], paper: &papers::Paper) -> Table {
 }
 
 /// Each of P3's findings (by its `finding` key in p3.toml), computed from our rows.
-fn our_findings(rows: &[Row]) -> Vec<(&'static str, String)> {
+fn our_findings(rows: &[ExtBufferRow]) -> Vec<(&'static str, String)> {
     let mut t = Vec::new();
     let ext_policies = ["lru-ext", "2q-ext", "2q-flash"];
-    let ext_rows: Vec<&Row> = of_figure(rows, "fig3-5")
-        .filter(|r| ext_policies.contains(&text(r, "policy")))
+    let ext_rows: Vec<&ExtBufferRow> = of_figure(rows, "fig3-5")
+        .filter(|r| ext_policies.contains(&r.counts.policy.as_str()))
         .collect();
     let min_speed = ext_rows
         .iter()
-        .map(|r| num(r, "speedup_vs_disks_alone_pct"))
+        .map(|r| r.speedup_vs_disks_alone_pct)
         .fold(f64::INFINITY, f64::min);
     let max_speed = ext_rows
         .iter()
-        .map(|r| num(r, "speedup_vs_disks_alone_pct"))
+        .map(|r| r.speedup_vs_disks_alone_pct)
         .fold(f64::NEG_INFINITY, f64::max);
     let (eh_min, eh_max) = ext_rows
         .iter()
-        .map(|r| num(r, "ext_hit_ratio"))
+        .map(|r| r.counts.ext_hit_ratio)
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
             (a.min(x), b.max(x))
         });
@@ -499,13 +500,13 @@ fn our_findings(rows: &[Row]) -> Vec<(&'static str, String)> {
         v.iter().map(|x| x.0).collect::<Vec<_>>().join(" < ")
     };
     let best_ratio = of_figure(rows, "fig2")
-        .min_by(|a, b| num(a, "elapsed_ms").total_cmp(&num(b, "elapsed_ms")))
-        .map(|r| num(r, "amout_ratio"))
+        .min_by(|a, b| a.counts.elapsed_ms.total_cmp(&b.counts.elapsed_ms))
+        .map(|r| r.amout_ratio)
         .unwrap_or(f64::NAN);
     let dram_gain = of_figure(rows, "fig3-5")
-        .filter(|r| text(r, "policy") == "2q-flash")
+        .filter(|r| r.counts.policy.as_str() == "2q-flash")
         .zip(of_figure(rows, "fig6-dram"))
-        .map(|(q, d)| (num(d, "elapsed_ms") - num(q, "elapsed_ms")) / num(d, "elapsed_ms") * 100.0)
+        .map(|(q, d)| (d.counts.elapsed_ms - q.counts.elapsed_ms) / d.counts.elapsed_ms * 100.0)
         .fold(f64::NEG_INFINITY, f64::max);
     let rowv =
         |t: &mut Vec<(&'static str, String)>, k: &'static str, ours: String| t.push((k, ours));
@@ -550,7 +551,7 @@ fn our_findings(rows: &[Row]) -> Vec<(&'static str, String)> {
     );
     let raid0 = of_figure(rows, "fig6-raid0")
         .next()
-        .map(|r| num(r, "elapsed_ms"))
+        .map(|r| r.counts.elapsed_ms)
         .unwrap_or(f64::NAN);
     let g = |f| {
         elapsed_of(rows, "fig3-5", "2q-flash", f).map_or(f64::NAN, |q| (raid0 - q) / raid0 * 100.0)
@@ -588,20 +589,20 @@ fn notes(ctx: &Ctx, curve: &LruCurve, tpcc: bool) -> Vec<String> {
 
 /// What bounds the speed-up over disks alone: dirty write-backs (P3's rule, the same for
 /// every flash size) and flash writes, measured on `lru-ext` at the largest flash size.
-fn write_back_note(rows: &[Row]) -> Option<String> {
+fn write_back_note(rows: &[ExtBufferRow]) -> Option<String> {
     let r = of_figure(rows, "fig3-5")
-        .filter(|r| text(r, "policy") == "lru-ext")
+        .filter(|r| r.counts.policy.as_str() == "lru-ext")
         .last()?;
     let cost = crate::buffer_sim::CostModel::default();
-    let (elapsed, writes) = (num(r, "elapsed_ms"), num(r, "disk_writes"));
-    let flash_w = num(r, "flash_writes") * cost.flash_write_ms;
+    let (elapsed, writes) = (r.counts.elapsed_ms, r.counts.disk_writes as f64);
+    let flash_w = r.counts.flash_writes as f64 * cost.flash_write_ms;
     let write_back = writes * cost.disk_ms;
     // Every miss found on flash: disk reads vanish, flash reads replace them.
-    let floor = write_back + flash_w + num(r, "misses") * cost.flash_read_ms;
-    let disks_alone = elapsed * (1.0 + num(r, "speedup_vs_disks_alone_pct") / 100.0);
+    let floor = write_back + flash_w + r.counts.misses as f64 * cost.flash_read_ms;
+    let disks_alone = elapsed * (1.0 + r.speedup_vs_disks_alone_pct / 100.0);
     Some(format!(
         "lru-ext at {:.0} % flash: dirty write-backs to disk take {:.0} % of the elapsed time and flash writes {:.0} %; even with every miss found on flash the speed-up over disks alone could not exceed {:.0} % on this trace",
-        num(r, "flash_pct"),
+        r.flash_pct,
         100.0 * write_back / elapsed,
         100.0 * flash_w / elapsed,
         (disks_alone / floor - 1.0) * 100.0
@@ -618,7 +619,12 @@ impl DenseIds {
     }
 }
 
-fn engine_runs(opts: &ReproduceOptions, ctx: &Ctx, main: usize, p: &Plan) -> Result<Vec<Row>> {
+fn engine_runs(
+    opts: &ReproduceOptions,
+    ctx: &Ctx,
+    main: usize,
+    p: &Plan,
+) -> Result<Vec<EngineRow>> {
     let kind = match opts.device {
         crate::DeviceChoice::One(k) => k,
         crate::DeviceChoice::All => DeviceKind::Sim,
@@ -662,9 +668,7 @@ fn engine_runs(opts: &ReproduceOptions, ctx: &Ctx, main: usize, p: &Plan) -> Res
             kind.name()
         ));
         let mut r = engine_one(opts, ctx, kind, dir.path(), i, &refs, distinct, main, k, f)?;
-        if let Some(fs) = &fs {
-            r.insert("file_system".into(), json!(fs));
-        }
+        r.file_system = fs.clone();
         rows.push(r);
     }
     Ok(rows)
@@ -682,7 +686,7 @@ fn engine_one(
     main: usize,
     policy: PolicyKind,
     ext_pages: usize,
-) -> Result<Row> {
+) -> Result<EngineRow> {
     let pb = PAGE_BYTES as usize;
     let req = |pages: u64, name: String| DeviceRequest {
         page_bytes: pb,
@@ -741,7 +745,6 @@ fn engine_one(
     )?;
     let mut o = ctx.sim_opts(policy, config.amout_ratio, false);
     o.limit = Some(refs.len() as u64);
-    let mut row = counts_row(&o, &counts, main, ext_pages);
     let device_ns = s.read_ns + s.write_ns + x.read_ns + x.write_ns;
     let device_s = devices::phase_seconds(clock, wall_s, device_ns);
     let same = (
@@ -759,51 +762,43 @@ fn engine_one(
         counts.disk_writes,
         counts.flash_writes,
     );
-    for (k, v) in [
-        ("figure", json!("engine")),
-        ("main_pct", json!(ctx.pct(main))),
-        ("flash_pct", json!(ctx.pct(ext_pages))),
-        (
-            "device",
-            json!(if kind == DeviceKind::File {
-                "file+file"
-            } else {
-                "hdd-model+sim-ssd"
-            }),
-        ),
-        ("device_ms", json!(device_s * 1e3)),
-        ("db_device_ms", json!((s.read_ns + s.write_ns) as f64 / 1e6)),
-        (
-            "flash_device_ms",
-            json!((x.read_ns + x.write_ns) as f64 / 1e6),
-        ),
-        ("flash_fallbacks", json!(x.fallbacks())),
-        ("counts_match_simulator", json!(same)),
-        ("wall_seconds", json!(wall_s)),
-    ] {
-        row.insert(k.into(), v);
-    }
-    Ok(row)
+    Ok(EngineRow {
+        figure: "engine".into(),
+        main_pct: ctx.pct(main),
+        flash_pct: ctx.pct(ext_pages),
+        device: if kind == DeviceKind::File {
+            "file+file"
+        } else {
+            "hdd-model+sim-ssd"
+        }
+        .into(),
+        device_ms: device_s * 1e3,
+        db_device_ms: (s.read_ns + s.write_ns) as f64 / 1e6,
+        flash_device_ms: (x.read_ns + x.write_ns) as f64 / 1e6,
+        flash_fallbacks: x.fallbacks(),
+        counts_match_simulator: same,
+        wall_seconds: wall_s,
+        file_system: None,
+        counts: Counters::new(&o, &counts, main, ext_pages),
+    })
 }
 
-fn engine_table(rows: &[Row]) -> Table {
+fn engine_table(rows: &[EngineRow]) -> Table {
     let mut t = Table::new(
         "--engine (measured): the engine's buffer pool on devices, a prefix of the trace; device time beside the cost model",
         &["policy", "flash_pct", "device", "hit_ratio", "ext_hit_ratio", "elapsed_ms (cost model)", "device_ms", "fallbacks", "counts = simulator"],
     );
     for r in rows {
         t.push(vec![
-            text(r, "policy").into(),
-            fmt_f(num(r, "flash_pct"), 0),
-            text(r, "device").into(),
-            fmt_f(num(r, "hit_ratio"), 4),
-            fmt_f(num(r, "ext_hit_ratio"), 4),
-            fmt_f(num(r, "elapsed_ms"), 0),
-            fmt_f(num(r, "device_ms"), 0),
-            fmt_f(num(r, "flash_fallbacks"), 0),
-            r.get("counts_match_simulator")
-                .map(|v| v.to_string())
-                .unwrap_or_default(),
+            r.counts.policy.clone(),
+            fmt_f(r.flash_pct, 0),
+            r.device.clone(),
+            fmt_f(r.counts.hit_ratio, 4),
+            fmt_f(r.counts.ext_hit_ratio, 4),
+            fmt_f(r.counts.elapsed_ms, 0),
+            fmt_f(r.device_ms, 0),
+            r.flash_fallbacks.to_string(),
+            r.counts_match_simulator.to_string(),
         ]);
     }
     t

@@ -9,6 +9,8 @@
 //! The in-place B-tree runs write-through as P1's does (every modified node written in place
 //! at once). BFTL (`engine::btree::Bftl`) runs the F sweep and the cache sweep.
 
+pub mod claims;
+
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table};
@@ -488,6 +490,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let mut report = Report::new("as-btree", opts, config);
     report.set_rows(&measured.iter().map(|m| to_row(m, &p)).collect::<Vec<_>>());
     report.paper = papers::p1().rows.clone();
+    report.claims = claims::claims(&report);
     report.notes = notes(&measured, &p);
     Ok(Output {
         tables: tables(&measured, &p, opts.preset_or(DEFAULT_PRESET)),

@@ -1,0 +1,22 @@
+//! Re-judge the claims of a `results.json` in place from its saved rows (each paper's
+//! registry entry): `cargo run -p report --example refresh_fixture_claims -- FILE`.
+//! Used to keep `tests/fixtures/results.json` in the current shape.
+
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path: PathBuf = std::env::args_os()
+        .nth(1)
+        .ok_or("usage: refresh_fixture_claims FILE")?
+        .into();
+    let mut results = report::Results::load(&path)?;
+    for r in results
+        .experiments
+        .iter_mut()
+        .filter_map(|e| e.report.as_mut())
+    {
+        r.claims = lab::papers::claims_of(r);
+    }
+    results.save(&path)?;
+    Ok(())
+}
