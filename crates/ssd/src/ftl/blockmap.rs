@@ -8,11 +8,11 @@
 //! live programmed page, and no live page is left over (none mapped twice, none leaked).
 
 use super::blocks::{BlockManager, NIL};
-use super::live::LivePages;
 use super::{Done, Found, Ftl, HostWrite};
 use crate::config::SsdConfig;
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{Flash, Layout};
+use crate::live::LivePages;
 use crate::types::{Lpn, Ppn, SimTime};
 
 /// What the skeleton owns and lends to its scheme: logical size, free pool, live bits.

@@ -27,8 +27,6 @@ mod blocks;
 mod dftl;
 mod fast;
 mod gc;
-mod live;
-pub(crate) use live::LivePages;
 mod logblock;
 pub mod memory;
 mod merge;
