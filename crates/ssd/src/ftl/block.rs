@@ -11,7 +11,7 @@
 
 use super::blockmap::{data_blocks, BlockScheme, MapCore};
 use super::blocks::NIL;
-use super::{Done, HostWrite};
+use super::scheme::{Done, HostWrite};
 use crate::error::SsdError;
 use crate::flash::{Flash, Layout};
 use crate::types::{BlockId, PageWrite, Ppn, SimTime};

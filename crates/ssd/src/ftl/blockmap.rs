@@ -8,7 +8,7 @@
 //! live programmed page, and no live page is left over (none mapped twice, none leaked).
 
 use super::blocks::{BlockManager, NIL};
-use super::{Done, Found, Ftl, HostWrite};
+use super::scheme::{Done, Found, Ftl, HostWrite};
 use crate::config::SsdConfig;
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{Flash, Layout};

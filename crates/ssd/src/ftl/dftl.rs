@@ -15,7 +15,7 @@
 
 use super::gc::VictimPolicy;
 use super::page::PageFtl;
-use super::{Done, Found, Ftl, HostWrite};
+use super::scheme::{Done, Found, Ftl, HostWrite};
 use crate::config::SsdConfig;
 use crate::error::{InvariantError, SsdError};
 use crate::flash::Flash;

@@ -28,7 +28,7 @@
 use super::blockmap::{data_blocks, BlockScheme, MapCore};
 use super::blocks::NIL;
 use super::merge::MergeVictims;
-use super::{Done, HostWrite};
+use super::scheme::{Done, HostWrite};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{Flash, Layout};

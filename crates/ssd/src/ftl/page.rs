@@ -22,7 +22,7 @@
 
 use super::blocks::{BlockManager, NIL};
 use super::gc::{VictimIndex, VictimPolicy};
-use super::{Done, Found, Ftl, HostWrite};
+use super::scheme::{Done, Found, Ftl, HostWrite};
 use crate::config::{GcPool, GcStreamMode, SsdConfig};
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{DivU32, Flash, Layout};

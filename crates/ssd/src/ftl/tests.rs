@@ -10,7 +10,7 @@ use super::gc::Greedy;
 use super::logblock::LogBlocks;
 use super::merge::FifoMerge;
 use super::page::PageFtl;
-use super::{Ftl, HostWrite};
+use super::scheme::{Ftl, HostWrite};
 use crate::config::{FtlConfig, FtlKind, Geometry, SsdConfig};
 use crate::error::InvariantError;
 use crate::flash::Flash;
