@@ -46,6 +46,16 @@ mod tests;
 /// Build the FTL named by `cfg.ftl.scheme`, with the GC victim policy of `cfg.ftl.gc_policy`
 /// (page-mapped schemes) as a type parameter: the policy is chosen here, once.
 pub(crate) fn build(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
+    let ftl = build_scheme(cfg, flash);
+    assert_eq!(
+        ftl.logical_pages(),
+        cfg.logical_pages(),
+        "the FTL's logical space"
+    );
+    ftl
+}
+
+fn build_scheme(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
     match cfg.ftl.scheme {
         FtlKind::Page => page_mapped::<Page>(cfg, flash),
         FtlKind::Dftl => page_mapped::<DftlOf>(cfg, flash),
