@@ -194,8 +194,14 @@ impl VictimPolicy for Fifo {
         );
         self.queues[die as usize].push_back(block);
     }
-    fn choose(&mut self, _: &Layout, _: &ClosedBlocks, die: u32) -> Option<u32> {
-        self.queues[die as usize].pop_front()
+    fn choose(&mut self, _: &Layout, blocks: &ClosedBlocks, die: u32) -> Option<u32> {
+        let victim = self.queues[die as usize].pop_front();
+        // The queue holds exactly the closed blocks (only `take_victim` removes one).
+        assert!(
+            victim.is_none_or(|b| blocks.meta[b as usize].member),
+            "{victim:?}"
+        );
+        victim
     }
     fn can_choose(&self, die: u32, block: u32, _valid: u32) -> bool {
         self.queues[die as usize].contains(&block)

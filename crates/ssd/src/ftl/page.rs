@@ -321,12 +321,9 @@ impl<P: VictimPolicy> PageFtl<P> {
             return;
         }
         self.l2p[lpn as usize] = NIL;
-        let p2l = &mut self.p2l[old as usize];
-        assert_eq!(
-            *p2l as u64, lpn,
-            "L2P and P2L disagree at physical page {old}"
-        );
-        *p2l = NIL;
+        // (That P2L maps `old` back to `lpn` is `verify_maps`'s: reading it here would turn
+        // this store's cache miss into a load the write waits for.)
+        self.p2l[old as usize] = NIL;
         let block = self.per_block.div(old);
         self.victims
             .invalidate_one(g, self.per_die.div(block), block);
