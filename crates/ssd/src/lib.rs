@@ -18,6 +18,11 @@
 //! [`SsdConfig::check_memory`]). Simulated time saturates rather than wraps and surfaces as
 //! [`SsdError::TimeOverflow`].
 //! A simulated run is a pure function of (config, workload, seed).
+//!
+//! Hosts drive the device through one port, [`host::HostPort`] (queue depth, batches that
+//! overlap on the dies, trace arrival replay, the device's clock). Modules import downward
+//! only: `types`, `error`, `stats`, `live`, `queue`, `config` → `flash` → `ftl` → `link`
+//! (host link and write cache timing) → `device` ([`Ssd`]) → `host` ([`HostPort`]).
 
 pub mod analytic;
 pub mod config;
