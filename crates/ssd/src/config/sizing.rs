@@ -52,7 +52,7 @@ impl SsdConfig {
     }
 
     /// Spare blocks the FTL scheme needs to run: the page-mapped schemes their GC reserve
-    /// plus the open blocks of its host and GC streams ([`FtlConfig::open_slots`]) in every
+    /// plus the open blocks of its host and GC streams ([`super::FtlConfig::open_slots`]) in every
     /// pool (die, or the device), plus one (and, for DFTL with one pool, the blocks its translation pages fill); the log-block
     /// schemes their log blocks plus two; pure block mapping one block to copy into.
     ///
