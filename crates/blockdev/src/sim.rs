@@ -1,19 +1,21 @@
 //! `SimDevice`: the simulated SSD as a block device, data-carrying, on its virtual clock.
 //!
-//! Model: one device page is one SSD page. A single read or write is issued at the device's
-//! current time and the clock advances to its completion (a queue-depth-1 host); a batch
-//! ([`BlockDevice::submit`]) issues every I/O at the same time, so they overlap on the SSD's
-//! dies and channels, and the clock advances to the last completion. Write hints select SSD
+//! Model: one device page is one SSD page; the SSD is driven through its host port
+//! (`ssd::HostPort`) at queue depth 1. A single read or write is issued at the device's
+//! current time and the clock advances to its completion; a batch ([`BlockDevice::submit`],
+//! one port batch) issues every I/O at the same time, so they overlap on the SSD's dies and
+//! channels, and the clock advances to the last completion. Write hints select SSD
 //! streams (`hint.stream % streams`). `flush` is free: the simulated SSD has no volatile cache.
 
 use crate::{
     check_extent, submit_all, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint,
 };
-use ssd::{DataMode, Lpn, SimTime, Ssd, SsdConfig, StreamId};
+use ssd::host::{Command, HostPort};
+use ssd::{DataMode, Lpn, Ssd, SsdConfig, StreamId};
 
 pub struct SimDevice {
-    ssd: Ssd,
-    now: SimTime,
+    /// The host side: a depth-1 queue (one I/O, or one batch, at a time) and the clock.
+    port: HostPort,
     stats: DevStats,
 }
 
@@ -22,8 +24,7 @@ impl SimDevice {
     pub fn new(mut cfg: SsdConfig) -> Result<SimDevice, DevError> {
         cfg.ftl.data = DataMode::Payloads;
         Ok(SimDevice {
-            ssd: Ssd::new(cfg)?,
-            now: SimTime::ZERO,
+            port: HostPort::new(Ssd::new(cfg)?, 1),
             stats: DevStats::default(),
         })
     }
@@ -34,68 +35,83 @@ impl SimDevice {
     }
 
     pub fn ssd(&self) -> &Ssd {
-        &self.ssd
+        self.port.ssd()
+    }
+}
+
+/// The SSD stream of a write hint: hints beyond the device's streams wrap around.
+fn stream(hint: WriteHint, streams: u16) -> StreamId {
+    StreamId(hint.stream % streams)
+}
+
+/// One I/O as a port command, with its extent checked and counted in `stats`.
+fn command<'a>(
+    io: &'a mut Io<'_>,
+    (page_bytes, capacity_pages, streams): (usize, u64, u16),
+    stats: &mut DevStats,
+) -> Result<Command<'a>, DevError> {
+    Ok(match io {
+        Io::Read { page, buf } => {
+            let pages = check_extent(*page, buf.len(), page_bytes, capacity_pages)?;
+            stats.read_ios += 1;
+            stats.pages_read += pages;
+            Command::ReadData {
+                lpn: Lpn(*page),
+                buf,
+            }
+        }
+        Io::Write { page, buf, hint } => {
+            let pages = check_extent(*page, buf.len(), page_bytes, capacity_pages)?;
+            stats.write_ios += 1;
+            stats.pages_written += pages;
+            Command::WriteData {
+                lpn: Lpn(*page),
+                data: buf,
+                stream: stream(*hint, streams),
+            }
+        }
+    })
+}
+
+impl SimDevice {
+    /// The device's shape as `command` needs it.
+    fn shape(&self) -> (usize, u64, u16) {
+        let streams = self.ssd().config().ftl.streams;
+        (self.page_bytes(), self.capacity_pages(), streams)
     }
 
-    fn check(&self, page: PageNo, len: usize) -> Result<u64, DevError> {
-        check_extent(page, len, self.page_bytes(), self.capacity_pages())
-    }
-
-    fn stream(&self, hint: WriteHint) -> StreamId {
-        StreamId(hint.stream % self.ssd.config().ftl.streams)
-    }
-
-    fn read_at(&mut self, page: PageNo, buf: &mut [u8], at: SimTime) -> Result<SimTime, DevError> {
-        let pages = self.check(page, buf.len())?;
-        self.stats.read_ios += 1;
-        self.stats.pages_read += pages;
-        Ok(self.ssd.read_data(Lpn(page), buf, None, at)?)
-    }
-
-    fn write_at(
-        &mut self,
-        page: PageNo,
-        buf: &[u8],
-        hint: WriteHint,
-        at: SimTime,
-    ) -> Result<SimTime, DevError> {
-        let pages = self.check(page, buf.len())?;
-        self.stats.write_ios += 1;
-        self.stats.pages_written += pages;
-        let stream = self.stream(hint);
-        Ok(self.ssd.write_data(Lpn(page), buf, stream, at)?)
+    /// One I/O alone through the port (issued when the previous one completed).
+    fn one(&mut self, mut io: Io<'_>) -> Result<(), DevError> {
+        let shape = self.shape();
+        let cmd = command(&mut io, shape, &mut self.stats)?;
+        self.port.submit(cmd, None)?;
+        Ok(())
     }
 }
 
 impl BlockDevice for SimDevice {
     fn page_bytes(&self) -> usize {
-        self.ssd.page_bytes()
+        self.ssd().page_bytes()
     }
     fn capacity_pages(&self) -> u64 {
-        self.ssd.logical_pages()
+        self.ssd().logical_pages()
     }
     fn read(&mut self, page: PageNo, buf: &mut [u8]) -> Result<(), DevError> {
-        self.now = self.read_at(page, buf, self.now)?;
-        Ok(())
+        self.one(Io::Read { page, buf })
     }
     fn write(&mut self, page: PageNo, buf: &[u8], hint: WriteHint) -> Result<(), DevError> {
-        self.now = self.write_at(page, buf, hint, self.now)?;
-        Ok(())
+        self.one(Io::Write { page, buf, hint })
     }
     fn submit(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError> {
         self.stats.batches += 1;
-        let start = self.now;
-        let mut end = start;
-        let r = submit_all(batch.iter_mut(), |io| {
-            let done = match io {
-                Io::Read { page, buf } => self.read_at(*page, buf, start)?,
-                Io::Write { page, buf, hint } => self.write_at(*page, buf, *hint, start)?,
-            };
-            end = end.max(done);
-            Ok(())
-        });
-        self.now = end;
-        r
+        let shape = self.shape();
+        let stats = &mut self.stats;
+        self.port.batch(|b| {
+            submit_all(batch.iter_mut(), |io| {
+                b.run(command(io, shape, stats)?)?;
+                Ok(())
+            })
+        })
     }
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
         check_extent(
@@ -109,7 +125,11 @@ impl BlockDevice for SimDevice {
         let mut at = page;
         while left > 0 {
             let n = left.min(u32::MAX as u64);
-            self.now = self.ssd.trim(Lpn(at), n as u32, self.now)?;
+            let cmd = Command::Trim {
+                lpn: Lpn(at),
+                pages: n as u32,
+            };
+            self.port.submit(cmd, None)?;
             left -= n;
             at += n;
         }
@@ -120,7 +140,7 @@ impl BlockDevice for SimDevice {
         Ok(())
     }
     fn now_ns(&self) -> u64 {
-        self.now.0
+        self.port.last_done().0
     }
     fn clock_kind(&self) -> ClockKind {
         ClockKind::Simulated
@@ -197,9 +217,9 @@ mod tests {
 
     #[test]
     fn hints_beyond_the_streams_wrap_around() {
-        let d = small();
-        assert_eq!(d.stream(WriteHint::stream(3)), StreamId(1));
-        assert_eq!(d.stream(WriteHint::NONE), StreamId(0));
+        let streams = small().ssd().config().ftl.streams;
+        assert_eq!(stream(WriteHint::stream(3), streams), StreamId(1));
+        assert_eq!(stream(WriteHint::NONE, streams), StreamId(0));
     }
 
     #[test]

@@ -23,6 +23,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use ssd::host::Command;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -200,35 +201,33 @@ pub fn measure(o: &BenchOptions) -> Result<(Vec<BenchRow>, Value)> {
 /// The device under test: a block device (a real file), or the simulated SSD in tag mode.
 enum Target {
     Dev(Box<dyn BlockDevice>),
-    Sim {
-        ssd: Box<ssd::Ssd>,
-        now: ssd::SimTime,
-    },
+    /// The simulated SSD through its host port at depth 1 (one I/O or one batch at a time).
+    Sim(Box<ssd::HostPort>),
 }
 
 impl Target {
     fn page_bytes(&self) -> usize {
         match self {
             Target::Dev(d) => d.page_bytes(),
-            Target::Sim { ssd, .. } => ssd.page_bytes(),
+            Target::Sim(port) => port.ssd().page_bytes(),
         }
     }
     fn capacity_pages(&self) -> u64 {
         match self {
             Target::Dev(d) => d.capacity_pages(),
-            Target::Sim { ssd, .. } => ssd.logical_pages(),
+            Target::Sim(port) => port.ssd().logical_pages(),
         }
     }
     fn now_ns(&self) -> u64 {
         match self {
             Target::Dev(d) => d.now_ns(),
-            Target::Sim { now, .. } => now.0,
+            Target::Sim(port) => port.last_done().0,
         }
     }
     fn clock_kind(&self) -> blockdev::ClockKind {
         match self {
             Target::Dev(d) => d.clock_kind(),
-            Target::Sim { .. } => blockdev::ClockKind::Simulated,
+            Target::Sim(_) => blockdev::ClockKind::Simulated,
         }
     }
 
@@ -243,20 +242,21 @@ impl Target {
     ) -> Result<()> {
         match self {
             Target::Dev(d) => dev_batch(d.as_mut(), write, pages, len, bufs),
-            Target::Sim { ssd, now } => {
-                let n = (len / ssd.page_bytes()) as u32;
-                let start = *now;
-                let mut end = start;
+            Target::Sim(port) => Ok(port.batch(|b| {
+                let n = (len / b.ssd().page_bytes()) as u32;
                 for &p in pages {
-                    let done = match write {
-                        true => ssd.write(ssd::Lpn(p), n, ssd::StreamId(0), start)?,
-                        false => ssd.read(ssd::Lpn(p), n, start)?,
-                    };
-                    end = end.max(done);
+                    let (lpn, stream) = (ssd::Lpn(p), ssd::StreamId(0));
+                    b.run(match write {
+                        true => Command::Write {
+                            lpn,
+                            pages: n,
+                            stream,
+                        },
+                        false => Command::Read { lpn, pages: n },
+                    })?;
                 }
-                *now = end;
-                Ok(())
-            }
+                Ok::<(), ssd::SsdError>(())
+            })?),
         }
     }
 }
@@ -339,9 +339,9 @@ fn open(o: &BenchOptions) -> Result<Opened> {
                 .unwrap_or(cfg.logical_bytes())
                 .max(cfg.min_logical_bytes().with_context(context)?);
             let cfg = cfg.with_logical_capacity(bytes).with_context(context)?;
-            let ssd = Box::new(ssd::Ssd::new(cfg).with_context(context)?);
-            let now = ssd::SimTime::ZERO;
-            Ok((Target::Sim { ssd, now }, None, None))
+            let ssd = ssd::Ssd::new(cfg).with_context(context)?;
+            let port = Box::new(ssd::HostPort::new(ssd, 1));
+            Ok((Target::Sim(port), None, None))
         }
         DeviceKind::Hdd => {
             bail!("bench device runs on a preset (--preset) or a file (--device file)")

@@ -1,23 +1,16 @@
-//! The one host driver into a simulated SSD (`ssd::Ssd`), shared by `flashlab sim` and the
-//! SSD-level experiments: requests go through a host queue of a fixed depth (a request is
-//! issued when a slot frees, or at its arrival time when trace timing is replayed), and the
-//! driver keeps the last completion time. A measured phase starts with
+//! Workload requests into a simulated SSD's host port (`ssd::HostPort`), shared by
+//! `flashlab sim` and the SSD-level experiments: the port holds the queue, the clock and
+//! arrival replay; this adapter turns `workload::Request`s into port commands and runs a
+//! request stream to a page limit with progress. A measured phase starts with
 //! [`HostDriver::begin_measurement`], which returns the statistics and time to subtract.
 
 use anyhow::Result;
-use ssd::host::HostQueue;
+use ssd::host::{Command, HostPort};
 use ssd::{Lpn, SimTime, Ssd, StreamId};
 use workload::{OpKind, Request, WorkloadError};
 
 pub struct HostDriver {
-    pub ssd: Ssd,
-    queue: HostQueue,
-    queue_depth: u32,
-    /// The latest completion so far.
-    pub last_done: SimTime,
-    trace_origin: Option<u64>,
-    /// Issue requests no earlier than their (trace) arrival time.
-    pub replay_timing: bool,
+    pub port: HostPort,
 }
 
 /// What a run of requests did.
@@ -32,39 +25,38 @@ pub struct RunCount {
 impl HostDriver {
     pub fn new(ssd: Ssd, queue_depth: u32) -> HostDriver {
         HostDriver {
-            ssd,
-            queue: HostQueue::new(queue_depth),
-            queue_depth,
-            last_done: SimTime::ZERO,
-            trace_origin: None,
-            replay_timing: false,
+            port: HostPort::new(ssd, queue_depth),
         }
     }
 
-    /// Start a measured phase: a fresh queue at the last completion, latencies cleared.
-    /// Returns the statistics and time the phase's figures are measured from.
-    pub fn begin_measurement(&mut self) -> (ssd::Stats, SimTime) {
-        self.queue = HostQueue::starting_at(self.queue_depth, self.last_done);
-        self.ssd.reset_latency();
-        (self.ssd.stats(), self.last_done)
+    pub fn ssd(&self) -> &Ssd {
+        self.port.ssd()
     }
 
-    /// Issue one request through the queue.
+    /// The latest completion so far.
+    pub fn last_done(&self) -> SimTime {
+        self.port.last_done()
+    }
+
+    /// Start a measured phase (see [`HostPort::begin_measurement`]).
+    pub fn begin_measurement(&mut self) -> (ssd::Stats, SimTime) {
+        self.port.begin_measurement()
+    }
+
+    /// Issue one request through the port's queue.
+    #[inline]
     pub fn submit(&mut self, r: &Request) -> Result<()> {
-        let arrival = match (self.replay_timing, r.arrival_ns) {
-            (true, Some(ns)) => SimTime(ns),
-            _ => SimTime::ZERO,
+        let (lpn, pages) = (Lpn(r.lpn), r.pages);
+        let cmd = match r.op {
+            OpKind::Write => Command::Write {
+                lpn,
+                pages,
+                stream: StreamId(r.stream),
+            },
+            OpKind::Read => Command::Read { lpn, pages },
+            OpKind::Trim => Command::Trim { lpn, pages },
         };
-        let at = self.queue.issue_time(arrival);
-        let done = match r.op {
-            OpKind::Write => self
-                .ssd
-                .write(Lpn(r.lpn), r.pages, StreamId(r.stream), at)?,
-            OpKind::Read => self.ssd.read(Lpn(r.lpn), r.pages, at)?,
-            OpKind::Trim => self.ssd.trim(Lpn(r.lpn), r.pages, at)?,
-        };
-        self.queue.complete(done);
-        self.last_done = self.last_done.max(done);
+        self.port.submit(cmd, r.arrival_ns)?;
         Ok(())
     }
 
@@ -100,11 +92,7 @@ impl HostDriver {
         let mut count = RunCount::default();
         let mut since_report = 0u32;
         for r in reqs {
-            let mut r = r?;
-            if self.replay_timing {
-                let origin = *self.trace_origin.get_or_insert(r.arrival_ns.unwrap_or(0));
-                r.arrival_ns = r.arrival_ns.map(|a| a.saturating_sub(origin));
-            }
+            let r = r?;
             self.submit(&r)?;
             if !count_writes_only || r.op == OpKind::Write {
                 count.pages += r.pages as u64;

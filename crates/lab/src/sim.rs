@@ -247,8 +247,8 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     let pre_wall = wall.elapsed().as_secs_f64();
 
     let (before, t0) = d.begin_measurement();
-    let by_stream_before = d.ssd.host_pages_written_by_stream().to_vec();
-    d.replay_timing = opts.replay_trace_timing;
+    let by_stream_before = d.ssd().host_pages_written_by_stream().to_vec();
+    d.port.replay_arrivals(opts.replay_trace_timing);
     let wopts = WorkloadOptions {
         request_pages: opts.request_pages,
         volume_pages: None,
@@ -277,7 +277,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     let wall_s = measured_wall.elapsed().as_secs_f64();
     let mut r = summarize(opts, &d, before, t0, wall_s, pre_wall);
     r.host_pages_written_by_stream = d
-        .ssd
+        .ssd()
         .host_pages_written_by_stream()
         .iter()
         .zip(&by_stream_before)
@@ -287,7 +287,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     r.timeline = timeline;
     r.peak_rss_bytes = memory::peak_rss_bytes();
     r.bytes_per_logical_page = rss_before.zip(r.peak_rss_bytes).map(|(before, peak)| {
-        peak.saturating_sub(before) as f64 / d.ssd.logical_pages().max(1) as f64
+        peak.saturating_sub(before) as f64 / d.ssd().logical_pages().max(1) as f64
     });
     r.requests_clipped = wopts.clipped.get();
     if r.requests_clipped > 0 {
@@ -333,7 +333,7 @@ fn run_sampled(
     (before, t0): (ssd::Stats, SimTime),
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<(crate::host::RunCount, Vec<TimelinePoint>)> {
-    let logical = d.ssd.logical_pages().max(1);
+    let logical = d.ssd().logical_pages().max(1);
     let mut every = match limit {
         Some(l) => l.div_ceil(TIMELINE_POINTS).max(1),
         None => (logical / 10).max(1),
@@ -341,17 +341,17 @@ fn run_sampled(
     let mut timeline = Vec::new();
     let mut done = 0u64;
     let mut prev_stats = before;
-    let mut prev_latency = d.ssd.latency_ns().clone();
+    let mut prev_latency = d.ssd().latency_ns().clone();
     let limit_reached = loop {
         let target = limit.map_or(done + every, |l| l.min(done + every));
         let c = d.run(reqs.by_ref(), Some(target - done), writes_only, &mut |p| {
             progress("measure", done + p)
         })?;
         done += c.pages;
-        let stats = d.ssd.stats();
+        let stats = d.ssd().stats();
         let interval = stats.since(&prev_stats);
         let total = stats.since(&before);
-        let latency = d.ssd.latency_ns();
+        let latency = d.ssd().latency_ns();
         let mut lat = latency.clone();
         let (mean, p99) = match lat.subtract(&prev_latency) {
             Ok(()) if !lat.is_empty() => {
@@ -363,7 +363,7 @@ fn run_sampled(
         prev_stats = stats;
         timeline.push(TimelinePoint {
             host_pages_x_capacity: done as f64 / logical as f64,
-            sim_seconds: d.last_done.0.saturating_sub(t0.0) as f64 / 1e9,
+            sim_seconds: d.last_done().0.saturating_sub(t0.0) as f64 / 1e9,
             waf_interval: (interval.host_pages_written > 0).then(|| interval.waf()),
             waf_cumulative: (total.host_pages_written > 0).then(|| total.waf()),
             latency_us_mean: mean,
@@ -479,10 +479,10 @@ fn summarize(
     wall_s: f64,
     pre_wall: f64,
 ) -> SimResult {
-    let s = d.ssd.stats().since(&before);
-    let cfg = d.ssd.config();
-    let sim_s = d.last_done.0.saturating_sub(t0.0) as f64 / 1e9;
-    let h = d.ssd.latency_ns();
+    let s = d.ssd().stats().since(&before);
+    let cfg = d.ssd().config();
+    let sim_s = d.last_done().0.saturating_sub(t0.0) as f64 / 1e9;
+    let h = d.ssd().latency_ns();
     let us = |q: f64| {
         if h.is_empty() {
             0.0
@@ -490,7 +490,7 @@ fn summarize(
             h.value_at_quantile(q) as f64 / 1e3
         }
     };
-    let erase_counts = d.ssd.flash().erase_counts();
+    let erase_counts = d.ssd().flash().erase_counts();
     let per_s = |x: f64, t: f64| if t > 0.0 { x / t } else { 0.0 };
     let bytes_moved =
         (s.host_pages_written + s.host_pages_read) as f64 * cfg.geometry.page_bytes as f64;
@@ -540,7 +540,7 @@ fn summarize(
         },
         translation_reads: s.translation_reads,
         translation_writes: s.translation_writes,
-        mapping_bytes: d.ssd.mapping_bytes(),
+        mapping_bytes: d.ssd().mapping_bytes(),
         memory_bytes_estimate: cfg.memory_bytes_estimate(),
         peak_rss_bytes: None,
         bytes_per_logical_page: None,

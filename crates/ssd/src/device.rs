@@ -5,7 +5,8 @@ use crate::config::SsdConfig;
 use crate::error::{ConfigError, InvariantError, SsdError};
 use crate::flash::{Flash, TAG_EMPTY};
 use crate::ftl::{self, Ftl, HostWrite};
-use crate::host::HostInterface;
+use crate::link::HostInterface;
+use crate::stats::latency_histogram;
 use crate::stats::Stats;
 use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
 use hdrhistogram::Histogram;
@@ -19,16 +20,6 @@ pub enum ReadPage {
     Unwritten,
     /// Trimmed since its last write.
     Trimmed,
-}
-
-/// Per-request latencies from 1 ns to an hour, 3 significant digits.
-fn latency_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("static histogram bounds are valid")
-}
-
-/// Bytes the latency histogram's counters take.
-pub(crate) fn latency_histogram_bytes() -> u64 {
-    latency_histogram().distinct_values() as u64 * 8
 }
 
 pub struct Ssd {

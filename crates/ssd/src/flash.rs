@@ -12,7 +12,7 @@
 //! Time saturates at `u64::MAX` ns instead of wrapping; the device turns that into an error.
 
 use crate::config::{DataMode, SsdConfig};
-use crate::ftl::LivePages;
+use crate::live::LivePages;
 use crate::stats::Stats;
 use crate::types::{BlockId, DieId, PageWrite, Ppn, SimTime};
 

@@ -1,217 +1,238 @@
-//! The host side of the device: at most `host_queue_depth` requests in flight.
+//! The host port: the one way a host drives an [`Ssd`] on its virtual clock.
 //!
-//! Model: requests are issued in order; a request is issued at its arrival time, or — when
-//! `qd` requests are already in flight — when the earliest of them completes. At depth 1 a
-//! closed-loop host issues each request when the previous one completes. Latency reported
-//! by the device is issue to completion (queueing in the host is not included).
+//! Model: commands are issued in order through a host queue of `queue_depth` slots
+//! ([`HostQueue`]): a command is issued at its arrival time (zero unless trace arrival times
+//! are replayed), or, with every slot taken, when the earliest command in flight completes.
+//! At depth 1 this is a closed loop: each command is issued when the previous one completes.
+//! A *batch* ([`HostPort::batch`]) takes one slot: all its commands are issued at the same
+//! time, so they overlap on the dies and channels, and the slot frees at the last completion.
+//! The port keeps the latest completion ([`HostPort::last_done`]), the clock a simulated block
+//! device reports.
+//!
+//! Invariants (asserted): issue times never go backwards; the latest completion never goes
+//! backwards; a command completes no earlier than it was issued.
+//!
+//! `blockdev::SimDevice` (depth 1, batches), `flashlab sim` and the SSD experiments (any depth,
+//! arrival replay) and `bench device`'s simulated target (depth 1, batches) all drive the SSD
+//! through this port.
 
-use crate::types::SimTime;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use crate::device::Ssd;
+use crate::error::SsdError;
+pub use crate::queue::HostQueue;
+use crate::stats::Stats;
+use crate::types::{Lpn, SimTime, StreamId};
 
-#[derive(Clone, Debug)]
-pub struct HostQueue {
-    qd: usize,
-    floor: SimTime,
-    in_flight: BinaryHeap<Reverse<u64>>,
-    /// Depth 1 (a closed loop): the one request in flight's completion, without the heap.
-    in_flight_one: Option<u64>,
+/// One host command.
+#[derive(Debug)]
+pub enum Command<'a> {
+    /// Write `pages` pages from `lpn` with fresh tags (timing and counters; no bytes).
+    Write {
+        lpn: Lpn,
+        pages: u32,
+        stream: StreamId,
+    },
+    /// Read `pages` pages from `lpn` (timing and counters; no bytes).
+    Read { lpn: Lpn, pages: u32 },
+    /// Trim `pages` pages from `lpn`.
+    Trim { lpn: Lpn, pages: u32 },
+    /// Write whole pages of bytes from `lpn` (payload mode).
+    WriteData {
+        lpn: Lpn,
+        data: &'a [u8],
+        stream: StreamId,
+    },
+    /// Read whole pages from `lpn` into `buf` (payload mode; unwritten pages read as zeros).
+    ReadData { lpn: Lpn, buf: &'a mut [u8] },
 }
 
-impl HostQueue {
-    pub fn new(qd: u32) -> HostQueue {
-        HostQueue::starting_at(qd, SimTime::ZERO)
-    }
+/// The host side of one [`Ssd`]: its queue, its clock and trace-time replay.
+pub struct HostPort {
+    ssd: Ssd,
+    queue: HostQueue,
+    queue_depth: u32,
+    /// The latest completion so far.
+    last_done: SimTime,
+    /// Issue commands no earlier than their (trace) arrival time.
+    replay_arrivals: bool,
+    /// The first replayed arrival: arrivals are measured from it.
+    trace_origin_ns: Option<u64>,
+}
 
-    /// An empty queue whose clock starts at `t` (no request issues before it).
-    pub fn starting_at(qd: u32, t: SimTime) -> HostQueue {
-        assert!(qd >= 1, "queue depth must be at least 1");
-        HostQueue {
-            qd: qd as usize,
-            floor: t,
-            // Grows with the requests really in flight; a huge depth allocates nothing up front.
-            in_flight: BinaryHeap::with_capacity((qd as usize).min(1024) + 1),
-            in_flight_one: None,
+impl HostPort {
+    /// A port of `queue_depth` slots (at least 1) over `ssd`, its clock at zero.
+    pub fn new(ssd: Ssd, queue_depth: u32) -> HostPort {
+        assert!(queue_depth >= 1, "a host queue has at least one slot");
+        HostPort {
+            ssd,
+            queue: HostQueue::new(queue_depth),
+            queue_depth,
+            last_done: SimTime::ZERO,
+            replay_arrivals: false,
+            trace_origin_ns: None,
         }
     }
 
-    /// When a request arriving at `arrival` is issued to the device.
+    pub fn ssd(&self) -> &Ssd {
+        &self.ssd
+    }
+    pub fn queue_depth(&self) -> u32 {
+        self.queue_depth
+    }
+    /// The latest completion so far: the device's clock.
+    pub fn last_done(&self) -> SimTime {
+        self.last_done
+    }
+
+    /// Issue commands at their arrival times (measured from the first one replayed) rather
+    /// than as fast as the queue allows.
+    pub fn replay_arrivals(&mut self, on: bool) {
+        self.replay_arrivals = on;
+    }
+
+    /// Start a measured phase: a fresh queue at the last completion, latencies cleared.
+    /// Returns the statistics and time the phase's figures are measured from.
+    pub fn begin_measurement(&mut self) -> (Stats, SimTime) {
+        self.queue = HostQueue::starting_at(self.queue_depth, self.last_done);
+        self.ssd.reset_latency();
+        (self.ssd.stats(), self.last_done)
+    }
+
+    /// Issue one command through the queue; `arrival_ns` is its trace time (used only when
+    /// replaying arrivals). Returns its completion time.
     #[inline]
-    pub fn issue_time(&mut self, arrival: SimTime) -> SimTime {
-        let mut t = arrival.max(self.floor);
-        if self.qd == 1 {
-            // Issued when the one request in flight (if any) has completed.
-            if let Some(done) = self.in_flight_one.take() {
-                t = t.max(SimTime(done));
-            }
-            self.floor = t;
-            return t;
-        }
-        // Requests finished by the arrival free their slots.
-        while self.in_flight.peek().is_some_and(|r| r.0 <= t.0) {
-            self.in_flight.pop();
-        }
-        if self.in_flight.len() >= self.qd {
-            let Reverse(first_done) = self.in_flight.pop().expect("queue is full");
-            t = t.max(SimTime(first_done));
-        }
-        // Issue order is arrival order: nothing issues before the previous issue.
-        self.floor = t;
-        t
+    pub fn submit(
+        &mut self,
+        cmd: Command<'_>,
+        arrival_ns: Option<u64>,
+    ) -> Result<SimTime, SsdError> {
+        let arrival = self.arrival(arrival_ns);
+        let at = self.queue.issue_time(arrival);
+        let done = run(&mut self.ssd, cmd, at)?;
+        self.complete(at, done);
+        Ok(done)
     }
 
-    /// The request issued last completes at `done`.
+    /// Run `f` over a batch: every command it runs is issued at one time (one queue slot,
+    /// issued as a command arriving now would be), and the slot frees at the last completion.
+    /// The batch completes (and the clock moves) even when `f` returns an error.
+    pub fn batch<R>(&mut self, f: impl FnOnce(&mut Batch<'_>) -> R) -> R {
+        let at = self.queue.issue_time(SimTime::ZERO);
+        let mut b = Batch {
+            ssd: &mut self.ssd,
+            at,
+            end: at,
+        };
+        let r = f(&mut b);
+        let end = b.end;
+        self.complete(at, end);
+        r
+    }
+
     #[inline]
-    pub fn complete(&mut self, done: SimTime) {
-        if self.qd == 1 {
-            self.in_flight_one = Some(done.0);
-            return;
+    fn arrival(&mut self, arrival_ns: Option<u64>) -> SimTime {
+        if !self.replay_arrivals {
+            return SimTime::ZERO;
         }
-        self.in_flight.push(Reverse(done.0));
+        let origin = *self.trace_origin_ns.get_or_insert(arrival_ns.unwrap_or(0));
+        SimTime(arrival_ns.map_or(0, |a| a.saturating_sub(origin)))
+    }
+
+    #[inline]
+    fn complete(&mut self, at: SimTime, done: SimTime) {
+        assert!(done >= at, "completion {done:?} before issue {at:?}");
+        self.queue.complete(done);
+        self.last_done = self.last_done.max(done);
     }
 }
 
-/// The device's host interface: the link that carries each request's command and data, and
-/// the controller's DRAM write cache (see [`crate::config::Timing`]: `host_mb_per_s`,
-/// `t_cmd_ns`, `write_cache_pages`). With none of them (the default) every method returns the
-/// time it is given, so devices without them keep their timings exactly.
-///
-/// Model: the link serves requests one at a time in the order the device sees them, busy
-/// `t_cmd_ns` plus the request's bytes at the link rate; a write crosses it before its pages
-/// are programmed, a read after its pages are sensed. A write page takes a cache slot (freed
-/// when its program ends) once its data is in; the write completes when every page has a slot.
-#[derive(Clone, Debug)]
-pub(crate) struct HostInterface {
-    link_ps_per_byte: u64,
-    t_cmd_ns: u64,
-    link_free_ns: u64,
-    cache: Option<HostQueue>,
+/// The commands of one batch, all issued at [`Batch::at`].
+pub struct Batch<'p> {
+    ssd: &'p mut Ssd,
+    at: SimTime,
+    end: SimTime,
 }
 
-impl HostInterface {
-    pub fn new(t: &crate::config::Timing) -> HostInterface {
-        let on = t.enabled && t.host_mb_per_s > 0.0;
-        HostInterface {
-            // 10^6 bytes per second per MB/s: 10^6 / rate picoseconds per byte.
-            link_ps_per_byte: if on {
-                (1e6 / t.host_mb_per_s).round() as u64
-            } else {
-                0
-            },
-            t_cmd_ns: if on { t.t_cmd_ns } else { 0 },
-            link_free_ns: 0,
-            cache: (t.enabled && t.write_cache_pages > 0)
-                .then(|| HostQueue::new(t.write_cache_pages)),
-        }
+impl Batch<'_> {
+    /// The time every command of the batch is issued at.
+    pub fn at(&self) -> SimTime {
+        self.at
     }
-
-    /// Occupy the link from `ready` for one request of `bytes`; returns when it is done.
-    fn link(&mut self, ready: SimTime, bytes: u64) -> SimTime {
-        if self.link_ps_per_byte == 0 {
-            return ready;
-        }
-        let busy = self.t_cmd_ns + (bytes * self.link_ps_per_byte).div_ceil(1000);
-        let start = ready.0.max(self.link_free_ns);
-        self.link_free_ns = start.saturating_add(busy);
-        SimTime(self.link_free_ns)
+    pub fn ssd(&self) -> &Ssd {
+        self.ssd
     }
-
-    /// When a write of `bytes` issued at `at` has its data in the device.
-    pub fn write_in(&mut self, at: SimTime, bytes: u64) -> SimTime {
-        self.link(at, bytes)
+    /// Issue `cmd` at the batch's time; returns its completion time.
+    pub fn run(&mut self, cmd: Command<'_>) -> Result<SimTime, SsdError> {
+        let done = run(self.ssd, cmd, self.at)?;
+        self.end = self.end.max(done);
+        Ok(done)
     }
+}
 
-    /// When a read whose pages are sensed by `sensed` has its data at the host.
-    pub fn read_out(&mut self, sensed: SimTime, bytes: u64) -> SimTime {
-        self.link(sensed, bytes)
-    }
-
-    /// When a write page whose data is in at `data_in` may be programmed (a cache slot).
-    pub fn page_slot(&mut self, data_in: SimTime) -> SimTime {
-        match &mut self.cache {
-            Some(c) => c.issue_time(data_in),
-            None => data_in,
-        }
-    }
-
-    /// When the write of a page given its slot at `slot` and programmed by `programmed`
-    /// completes for the host: at its slot with a cache, at its program without.
-    pub fn page_done(&mut self, slot: SimTime, programmed: SimTime) -> SimTime {
-        match &mut self.cache {
-            Some(c) => {
-                c.complete(programmed);
-                slot
-            }
-            None => programmed,
-        }
+#[inline]
+fn run(ssd: &mut Ssd, cmd: Command<'_>, at: SimTime) -> Result<SimTime, SsdError> {
+    match cmd {
+        Command::Write { lpn, pages, stream } => ssd.write(lpn, pages, stream, at),
+        Command::Read { lpn, pages } => ssd.read(lpn, pages, at),
+        Command::Trim { lpn, pages } => ssd.trim(lpn, pages, at),
+        Command::WriteData { lpn, data, stream } => ssd.write_data(lpn, data, stream, at),
+        Command::ReadData { lpn, buf } => ssd.read_data(lpn, buf, None, at),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::SsdConfig;
 
-    fn timing(mb: f64, cmd: u64, cache: u32) -> crate::config::Timing {
-        let mut t = crate::SsdConfig::preset("mlc-sata-2010").unwrap().timing;
-        (t.host_mb_per_s, t.t_cmd_ns, t.write_cache_pages) = (mb, cmd, cache);
-        t
+    fn port(qd: u32) -> HostPort {
+        let mut cfg = SsdConfig::preset("mlc-sata-2010").expect("preset");
+        (cfg.geometry.channels, cfg.geometry.dies_per_channel) = (4, 1);
+        (cfg.geometry.blocks_per_plane, cfg.geometry.pages_per_block) = (16, 16);
+        cfg.ftl.op = 0.7;
+        HostPort::new(Ssd::new(cfg).expect("small SSD"), qd)
+    }
+
+    fn write(lpn: u64) -> Command<'static> {
+        Command::Write {
+            lpn: Lpn(lpn),
+            pages: 1,
+            stream: StreamId(0),
+        }
     }
 
     #[test]
-    fn without_a_link_or_cache_the_interface_takes_no_time() {
-        let mut h = HostInterface::new(&timing(0.0, 5000, 0));
-        assert_eq!(h.write_in(SimTime(7), 1 << 20), SimTime(7));
-        assert_eq!(h.read_out(SimTime(9), 4096), SimTime(9));
-        let s = h.page_slot(SimTime(3));
-        assert_eq!((s, h.page_done(s, SimTime(50))), (SimTime(3), SimTime(50)));
+    fn depth_one_issues_each_command_at_the_previous_completion() {
+        let mut p = port(1);
+        let first = p.submit(write(0), None).unwrap();
+        let second = p.submit(write(1), None).unwrap();
+        assert!(second > first, "{second:?} after {first:?}");
+        assert_eq!(p.last_done(), second);
     }
 
     #[test]
-    fn the_link_serves_one_request_at_a_time() {
-        // 100 MB/s: 4096 bytes take 40.96 us; plus 10 us per command.
-        let mut h = HostInterface::new(&timing(100.0, 10_000, 0));
-        assert_eq!(h.write_in(SimTime(0), 4096), SimTime(50_960));
-        assert_eq!(h.read_out(SimTime(0), 4096), SimTime(101_920));
-        assert_eq!(h.read_out(SimTime(200_000), 0), SimTime(210_000));
+    fn a_batch_overlaps_and_takes_one_slot() {
+        let mut p = port(1);
+        let (at, done) = p.batch(|b| {
+            let at = b.at();
+            let done: Vec<SimTime> = (0..4).map(|l| b.run(write(l)).unwrap()).collect();
+            (at, done)
+        });
+        assert_eq!(at, SimTime::ZERO);
+        // Four pages on four dies: programmed side by side, not one after another.
+        let last = *done.iter().max().unwrap();
+        assert!(last.0 < done[0].0 * 2, "{done:?} overlap");
+        assert_eq!(p.last_done(), last);
+        // The next command waits for the whole batch (depth 1).
+        assert!(p.submit(write(9), None).unwrap() > last);
     }
 
     #[test]
-    fn a_write_cache_acknowledges_until_it_is_full() {
-        let mut h = HostInterface::new(&timing(0.0, 0, 2));
-        let done: Vec<SimTime> = (0..3)
-            .map(|_| {
-                let s = h.page_slot(SimTime(0));
-                h.page_done(s, SimTime(1000 + s.0))
-            })
-            .collect();
-        assert_eq!(done, [SimTime(0), SimTime(0), SimTime(1000)]);
-    }
-
-    #[test]
-    fn depth_one_is_closed_loop() {
-        let mut q = HostQueue::new(1);
-        assert_eq!(q.issue_time(SimTime(0)), SimTime(0));
-        q.complete(SimTime(100));
-        assert_eq!(q.issue_time(SimTime(0)), SimTime(100));
-        q.complete(SimTime(150));
-        assert_eq!(q.issue_time(SimTime(400)), SimTime(400));
-    }
-
-    #[test]
-    fn depth_n_issues_when_the_earliest_completes() {
-        let mut q = HostQueue::new(2);
-        assert_eq!(q.issue_time(SimTime(0)), SimTime(0));
-        q.complete(SimTime(300));
-        assert_eq!(q.issue_time(SimTime(0)), SimTime(0));
-        q.complete(SimTime(100));
-        assert_eq!(q.issue_time(SimTime(0)), SimTime(100));
-        q.complete(SimTime(500));
-        assert_eq!(q.issue_time(SimTime(0)), SimTime(300));
-    }
-
-    #[test]
-    fn starting_at_sets_a_floor() {
-        let mut q = HostQueue::starting_at(4, SimTime(1000));
-        assert_eq!(q.issue_time(SimTime(5)), SimTime(1000));
+    fn replayed_arrivals_count_from_the_first() {
+        let mut p = port(4);
+        p.replay_arrivals(true);
+        let late = 1_000_000_000;
+        p.submit(write(0), Some(5_000)).unwrap();
+        let done = p.submit(write(1), Some(5_000 + late)).unwrap();
+        assert!(done.0 >= late && done.0 < late + 10_000_000, "{done:?}");
     }
 }

@@ -18,6 +18,11 @@
 //! [`SsdConfig::check_memory`]). Simulated time saturates rather than wraps and surfaces as
 //! [`SsdError::TimeOverflow`].
 //! A simulated run is a pure function of (config, workload, seed).
+//!
+//! Hosts drive the device through one port, [`host::HostPort`] (queue depth, batches that
+//! overlap on the dies, trace arrival replay, the device's clock). Modules import downward
+//! only: `types`, `error`, `stats`, `live`, `queue`, `config` → `flash` → `ftl` → `link`
+//! (host link and write cache timing) → `device` ([`Ssd`]) → `host` ([`HostPort`]).
 
 pub mod analytic;
 pub mod config;
@@ -28,6 +33,9 @@ pub mod ftl;
 pub mod host;
 mod hugevec;
 pub mod lifetime;
+mod link;
+mod live;
+mod queue;
 pub mod stats;
 pub mod streams;
 pub mod types;
@@ -35,6 +43,7 @@ pub mod types;
 pub use config::{DataMode, FtlKind, GcPolicy, GcPool, GcStreamMode, SsdConfig};
 pub use device::{ReadPage, Ssd};
 pub use error::{ConfigError, InvariantError, SsdError};
+pub use host::{Command, HostPort};
 pub use lifetime::{ClassLifetime, LifetimeReport, LifetimeTracker};
 pub use stats::Stats;
 pub use streams::AutoStreams;

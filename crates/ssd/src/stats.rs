@@ -1,5 +1,6 @@
 //! One `Stats` for the SSD layer: every counter the device and its FTL keep.
 
+use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 /// Counters of the SSD layer. `flash_pages_written` counts every page program (host data,
@@ -53,4 +54,14 @@ impl Stats {
             translation_writes: self.translation_writes - earlier.translation_writes,
         }
     }
+}
+
+/// Per-request latencies from 1 ns to an hour, 3 significant digits.
+pub(crate) fn latency_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("static histogram bounds are valid")
+}
+
+/// Bytes the latency histogram's counters take.
+pub(crate) fn latency_histogram_bytes() -> u64 {
+    latency_histogram().distinct_values() as u64 * 8
 }

@@ -11,7 +11,7 @@
 
 use super::blockmap::{data_blocks, BlockScheme, MapCore};
 use super::blocks::NIL;
-use super::{Done, HostWrite};
+use super::scheme::{Done, HostWrite};
 use crate::error::SsdError;
 use crate::flash::{Flash, Layout};
 use crate::types::{BlockId, PageWrite, Ppn, SimTime};
@@ -23,6 +23,7 @@ pub(crate) struct BlockMap {
 
 impl BlockMap {
     pub fn new(g: &Layout, logical: u64) -> BlockMap {
+        assert!(logical.is_multiple_of(g.ppb as u64), "whole logical blocks");
         BlockMap {
             data: vec![NIL; (logical / g.ppb as u64) as usize],
         }
@@ -41,6 +42,10 @@ impl BlockMap {
         let g = flash.layout;
         let old = self.data[lbn];
         let fresh = core.alloc()?;
+        assert!(
+            old != NIL && fresh != old,
+            "copy of block {old} into {fresh}"
+        );
         let mut t = now;
         for o in 0..g.ppb {
             let (src, dst) = (g.page(old, o), g.page(fresh, o));
@@ -52,6 +57,7 @@ impl BlockMap {
             }
         }
         flash.stats.merges_full += 1;
+        assert!(core.live.get(g.page(fresh, off)), "the new page is live");
         t = core.release(flash, old, t);
         self.data[lbn] = fresh;
         Ok(t)
@@ -82,6 +88,10 @@ impl BlockScheme for BlockMap {
             return self.copy_block(core, flash, lbn, off, data, now);
         }
         let p = g.page(d, off);
+        assert!(
+            !core.live.get(p),
+            "page {p} above the write pointer is live"
+        );
         core.live.set(p, true);
         Ok(flash.program_at(Ppn(p), data, now))
     }

@@ -8,11 +8,11 @@
 //! live programmed page, and no live page is left over (none mapped twice, none leaked).
 
 use super::blocks::{BlockManager, NIL};
-use super::live::LivePages;
-use super::{Done, Found, Ftl, HostWrite};
+use super::scheme::{Done, Found, Ftl, HostWrite};
 use crate::config::SsdConfig;
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{Flash, Layout};
+use crate::live::LivePages;
 use crate::types::{Lpn, Ppn, SimTime};
 
 /// What the skeleton owns and lends to its scheme: logical size, free pool, live bits.
@@ -32,15 +32,26 @@ impl MapCore {
     /// Mark every page of `block` dead, erase it and return it to the pool.
     pub fn release(&mut self, flash: &mut Flash, block: u32, now: SimTime) -> SimTime {
         let g = flash.layout;
+        assert!(block < g.total_blocks(), "release of block {block}");
         for p in g.page(block, 0)..g.page(block + 1, 0) {
             self.live.set(p, false);
         }
         self.blocks.release(flash, 0, block, now)
     }
 
+    /// Whether `block` holds no live page (checked on a merged or reclaimed block before it is
+    /// released: collection leaves nothing live behind).
+    pub fn all_dead(&self, g: &Layout, block: u32) -> bool {
+        assert!(block < g.total_blocks(), "block {block}");
+        (g.page(block, 0)..g.page(block + 1, 0)).all(|p| !self.live.get(p))
+    }
+
     /// Copy live page `src` to free page `dst` (which may skip free pages below it); `dst`
     /// becomes the live copy.
     pub fn move_page(&mut self, flash: &mut Flash, src: u64, dst: u64, now: SimTime) -> SimTime {
+        assert!(self.live.get(src), "moving dead page {src}");
+        // A physical page holds at most one logical page's live copy.
+        assert!(!self.live.get(dst), "page {dst} made live twice");
         let t = flash.copy_to(Ppn(src), Ppn(dst), now);
         self.live.set(src, false);
         self.live.set(dst, true);
@@ -76,6 +87,10 @@ pub(crate) struct BlockMapped<S> {
 
 impl<S: BlockScheme> BlockMapped<S> {
     pub fn new(cfg: &SsdConfig, flash: &Flash, scheme: S) -> BlockMapped<S> {
+        assert!(
+            cfg.logical_pages() < flash.total_pages(),
+            "logical space beyond the physical pages"
+        );
         BlockMapped {
             core: MapCore {
                 logical: cfg.logical_pages(),
@@ -142,10 +157,12 @@ impl<S: BlockScheme> Ftl for BlockMapped<S> {
     }
 
     fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done {
+        assert!(w.lpn.0 < self.core.logical, "write of lpn {}", w.lpn.0);
         self.scheme.write(&mut self.core, flash, w)
     }
 
     fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found {
+        assert!(lpn.0 < self.core.logical, "read of lpn {}", lpn.0);
         let g = flash.layout;
         Ok(match self.scheme.lookup(&self.core, &g, lpn.0) {
             Some(p) => (flash.read(Ppn(p), now), Some(Ppn(p))),
@@ -154,6 +171,7 @@ impl<S: BlockScheme> Ftl for BlockMapped<S> {
     }
 
     fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Done {
+        assert!(lpn.0 < self.core.logical, "trim of lpn {}", lpn.0);
         if let Some(p) = self.scheme.lookup(&self.core, &flash.layout, lpn.0) {
             self.core.live.set(p, false);
         }

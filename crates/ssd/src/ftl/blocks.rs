@@ -23,6 +23,7 @@ pub(crate) struct BlockManager {
 impl BlockManager {
     /// One pool per die, and `slots` open-block slots on every die.
     pub fn per_die(layout: &Layout, slots: usize) -> BlockManager {
+        assert!(slots >= 1, "a per-die block manager has a write slot");
         BlockManager {
             pools: (0..layout.dies)
                 .map(|d| layout.blocks_of_die(d).collect())
@@ -33,6 +34,7 @@ impl BlockManager {
 
     /// One pool holding every block of the device, no open slots.
     pub fn one_pool(layout: &Layout) -> BlockManager {
+        assert!(layout.total_blocks() >= 1, "a device has blocks");
         BlockManager {
             pools: vec![(0..layout.total_blocks()).collect()],
             open: Vec::new(),
@@ -49,8 +51,15 @@ impl BlockManager {
 
     /// Erase `block` and return it to `pool`. Returns the erase's completion time.
     pub fn release(&mut self, flash: &mut Flash, pool: u32, block: u32, now: SimTime) -> SimTime {
+        assert!(block < flash.total_blocks(), "release of block {block}");
         self.pools[pool as usize].push_back(block);
-        flash.erase(BlockId(block), now)
+        let done = flash.erase(BlockId(block), now);
+        assert_eq!(
+            flash.write_pointer(BlockId(block)),
+            0,
+            "released block {block}"
+        );
+        done
     }
 
     #[inline]
@@ -60,6 +69,7 @@ impl BlockManager {
 
     #[inline]
     fn slot_index(layout: &Layout, slot: u16, die: u32) -> usize {
+        assert!(die < layout.dies, "die {die} of {}", layout.dies);
         slot as usize * layout.dies as usize + die as usize
     }
 
@@ -71,7 +81,13 @@ impl BlockManager {
 
     #[inline]
     pub fn set_open(&mut self, layout: &Layout, slot: u16, die: u32, block: u32) {
-        self.open[Self::slot_index(layout, slot, die)] = block;
+        let open = &mut self.open[Self::slot_index(layout, slot, die)];
+        // A slot opens a block only when it has none (else the open one would be lost).
+        assert!(
+            block == NIL || *open == NIL,
+            "slot {slot} on die {die} opens a second block"
+        );
+        *open = block;
     }
 
     /// Open blocks of every slot and die (NIL where none).

@@ -15,7 +15,7 @@
 
 use super::gc::VictimPolicy;
 use super::page::PageFtl;
-use super::{Done, Found, Ftl, HostWrite};
+use super::scheme::{Done, Found, Ftl, HostWrite};
 use crate::config::SsdConfig;
 use crate::error::{InvariantError, SsdError};
 use crate::flash::Flash;
@@ -41,6 +41,7 @@ impl<P: VictimPolicy> Dftl<P> {
     pub fn new(cfg: &SsdConfig, flash: &Flash) -> Dftl<P> {
         let host_pages = cfg.logical_pages();
         let per_tpage = (cfg.geometry.page_bytes / 4) as u64;
+        assert!(per_tpage >= 1, "a translation page holds a mapping");
         let tpages = host_pages.div_ceil(per_tpage);
         let mut inner = PageFtl::with_logical_pages(cfg, flash, host_pages + tpages);
         inner.gc_moved = Some(Vec::new());
@@ -57,6 +58,7 @@ impl<P: VictimPolicy> Dftl<P> {
     }
 
     fn tpage_lpn(&self, lpn: u64) -> Lpn {
+        assert!(lpn < self.host_pages, "translation of lpn {lpn}");
         Lpn(self.host_pages + lpn / self.per_tpage)
     }
 
@@ -134,6 +136,7 @@ impl<P: VictimPolicy> Dftl<P> {
         }
         t = self.read_tpage(flash, lpn, t)?;
         self.cmt.insert(lpn, dirty);
+        assert!(self.cmt.len() <= self.capacity, "CMT beyond its capacity");
         if dirty {
             self.dirty_by_tpage
                 .entry(lpn / self.per_tpage)

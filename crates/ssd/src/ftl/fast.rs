@@ -16,7 +16,7 @@
 use super::blockmap::{data_blocks, BlockScheme, MapCore};
 use super::blocks::NIL;
 use super::merge::MergeVictims;
-use super::{Done, HostWrite};
+use super::scheme::{Done, HostWrite};
 use crate::config::SsdConfig;
 use crate::error::SsdError;
 use crate::flash::{Flash, Layout};
@@ -47,6 +47,7 @@ pub(crate) struct Fast<M> {
 
 impl<M: MergeVictims> Fast<M> {
     pub fn new(cfg: &SsdConfig, g: &Layout) -> Fast<M> {
+        assert!(g.ppb >= 1, "blocks have pages");
         Fast {
             rw_max: cfg.ftl.log_blocks.saturating_sub(1).max(1) as usize,
             data: vec![NIL; (cfg.logical_pages() / g.ppb as u64) as usize],
@@ -65,6 +66,11 @@ impl<M: MergeVictims> Fast<M> {
         let g = flash.layout;
         let mut t = now;
         let old = self.data[sw.lbn as usize];
+        assert!(
+            sw.next <= g.ppb && old != sw.pbn,
+            "SW log of lbn {}",
+            sw.lbn
+        );
         if sw.next == g.ppb {
             flash.stats.merges_switch += 1;
         } else {
@@ -81,6 +87,10 @@ impl<M: MergeVictims> Fast<M> {
         }
         self.data[sw.lbn as usize] = sw.pbn;
         if old != NIL {
+            assert!(
+                core.all_dead(&g, old),
+                "merged data block {old} holds live pages"
+            );
             t = core.release(flash, old, t);
         }
         t
@@ -107,10 +117,15 @@ impl<M: MergeVictims> Fast<M> {
         }
         if let Some(sw) = self.sw.filter(|s| s.lbn == lbn) {
             self.sw = None;
+            assert!(core.all_dead(&g, sw.pbn), "merged SW log holds live pages");
             t = core.release(flash, sw.pbn, t);
         }
         let old = std::mem::replace(&mut self.data[lbn as usize], fresh);
         if old != NIL {
+            assert!(
+                core.all_dead(&g, old),
+                "merged data block {old} holds live pages"
+            );
             t = core.release(flash, old, t);
         }
         Ok(t)
@@ -144,6 +159,11 @@ impl<M: MergeVictims> Fast<M> {
                 }
             }
         }
+        // The RW victim has no live page after its logical blocks were merged.
+        assert!(
+            core.all_dead(&g, victim),
+            "reclaimed RW block {victim} holds live pages"
+        );
         Ok(core.release(flash, victim, t))
     }
 
@@ -165,6 +185,7 @@ impl<M: MergeVictims> Fast<M> {
             core.live.set(old, false);
         }
         let p = g.page(self.rw_open, self.rw_next);
+        assert!(!core.live.get(p), "RW page {p} made live twice");
         self.rw_next += 1;
         self.rw_map.insert(lpn, p);
         self.rw_owner.insert(p, lpn);
@@ -204,6 +225,7 @@ impl<M: MergeVictims> BlockScheme for Fast<M> {
         }
         let sw = self.sw.as_mut().expect("SW log");
         let p = g.page(sw.pbn, off);
+        assert!(!core.live.get(p), "SW page {p} made live twice");
         sw.next += 1;
         core.live.set(p, true);
         let done = flash.program(Ppn(p), w.data, t);

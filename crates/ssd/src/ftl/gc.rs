@@ -77,6 +77,10 @@ pub(crate) struct Greedy {
 impl Greedy {
     #[inline(always)]
     fn push(&mut self, layout: &Layout, blocks: &ClosedBlocks, d: usize, block: u32, valid: u32) {
+        assert!(
+            (valid as usize) < self.counts,
+            "block {block} with {valid} valid pages"
+        );
         self.stacks[d * self.counts + valid as usize].push(block);
         self.low[d] = self.low[d].min(valid as usize);
         self.entries[d] += 1;
@@ -101,6 +105,14 @@ impl Greedy {
             }
         }
         self.entries[d] = blocks.count[d] as usize;
+        let entries: usize = self.stacks[d * counts..(d + 1) * counts]
+            .iter()
+            .map(Vec::len)
+            .sum();
+        assert_eq!(
+            entries, self.entries[d],
+            "die {d}: one entry per closed block"
+        );
     }
 }
 
@@ -108,6 +120,10 @@ impl VictimPolicy for Greedy {
     fn new(layout: &Layout) -> Greedy {
         let d = layout.dies as usize;
         let counts = layout.ppb as usize + 1;
+        assert!(
+            d >= 1 && counts >= 2,
+            "greedy over {d} dies of {counts} counts"
+        );
         Greedy {
             stacks: vec![Vec::new(); counts * d],
             counts,
@@ -146,6 +162,11 @@ impl VictimPolicy for Greedy {
             }
         }
         self.low[d] = counts;
+        // Every closed block has an entry at its count: none found means none closed.
+        assert_eq!(
+            blocks.count[d], 0,
+            "die {d}: closed blocks greedy cannot find"
+        );
         None
     }
     fn can_choose(&self, die: u32, block: u32, valid: u32) -> bool {
@@ -165,11 +186,22 @@ impl VictimPolicy for Fifo {
             queues: vec![VecDeque::new(); layout.dies as usize],
         }
     }
-    fn closed(&mut self, _: &Layout, _: &ClosedBlocks, die: u32, block: u32, _valid: u32) {
+    fn closed(&mut self, layout: &Layout, _: &ClosedBlocks, die: u32, block: u32, _valid: u32) {
+        assert_eq!(
+            layout.die_of(block),
+            die,
+            "block {block} closed on another die"
+        );
         self.queues[die as usize].push_back(block);
     }
-    fn choose(&mut self, _: &Layout, _: &ClosedBlocks, die: u32) -> Option<u32> {
-        self.queues[die as usize].pop_front()
+    fn choose(&mut self, _: &Layout, blocks: &ClosedBlocks, die: u32) -> Option<u32> {
+        let victim = self.queues[die as usize].pop_front();
+        // The queue holds exactly the closed blocks (only `take_victim` removes one).
+        assert!(
+            victim.is_none_or(|b| blocks.meta[b as usize].member),
+            "{victim:?}"
+        );
+        victim
     }
     fn can_choose(&self, die: u32, block: u32, _valid: u32) -> bool {
         self.queues[die as usize].contains(&block)
@@ -192,7 +224,12 @@ impl VictimPolicy for CostBenefit {
             seq: vec![0; layout.dies as usize],
         }
     }
-    fn closed(&mut self, _: &Layout, _: &ClosedBlocks, die: u32, block: u32, _valid: u32) {
+    fn closed(&mut self, layout: &Layout, _: &ClosedBlocks, die: u32, block: u32, _valid: u32) {
+        assert_eq!(
+            layout.die_of(block),
+            die,
+            "block {block} closed on another die"
+        );
         self.closed_seq[block as usize] = self.seq[die as usize];
         self.seq[die as usize] += 1;
     }
@@ -217,6 +254,10 @@ impl VictimPolicy for CostBenefit {
                 best = Some((score, seq, b));
             }
         }
+        assert!(
+            best.is_some() || blocks.count[die as usize] == 0,
+            "die {die}: closed blocks cost-benefit cannot find"
+        );
         best.map(|(_, _, b)| b)
     }
     fn can_choose(&self, _die: u32, _block: u32, _valid: u32) -> bool {
@@ -235,6 +276,10 @@ pub(crate) struct VictimIndex<P> {
 
 impl<P: VictimPolicy> VictimIndex<P> {
     pub fn new(layout: &Layout) -> VictimIndex<P> {
+        assert!(
+            layout.dies >= 1 && layout.ppb >= 1,
+            "an index over {layout:?}"
+        );
         VictimIndex {
             blocks: ClosedBlocks {
                 meta: vec![Meta::default(); layout.total_blocks() as usize],
@@ -269,7 +314,7 @@ impl<P: VictimPolicy> VictimIndex<P> {
     #[inline]
     pub fn add_valid_n(&mut self, block: u32, n: u32) {
         let m = &mut self.blocks.meta[block as usize];
-        debug_assert!(!m.member, "closed block {block} gained pages");
+        assert!(!m.member, "closed block {block} gained pages");
         m.valid += n;
     }
 
@@ -283,6 +328,10 @@ impl<P: VictimPolicy> VictimIndex<P> {
     /// A block of `die` was filled and closed with `valid` valid pages.
     pub fn insert(&mut self, layout: &Layout, die: u32, block: u32, valid: u32) {
         assert!(!self.contains(block), "block {block} closed twice");
+        assert!(
+            valid <= layout.ppb,
+            "block {block} closed with {valid} valid pages"
+        );
         self.blocks.meta[block as usize] = Meta {
             valid,
             member: true,
@@ -295,6 +344,7 @@ impl<P: VictimPolicy> VictimIndex<P> {
     #[inline(always)]
     pub fn invalidate_one(&mut self, layout: &Layout, die: u32, block: u32) {
         let m = &mut self.blocks.meta[block as usize];
+        assert!(m.valid > 0, "block {block} lost a page it did not hold");
         m.valid -= 1;
         if m.member {
             let v = m.valid;
@@ -308,8 +358,12 @@ impl<P: VictimPolicy> VictimIndex<P> {
         if self.blocks.count[d] == 0 {
             return None;
         }
-        let victim = self.policy.choose(layout, &self.blocks, die)?;
-        self.blocks.meta[victim as usize].member = false;
+        let victim = self.policy.choose(layout, &self.blocks, die);
+        // Every closed block can be found by its policy (a die with one has a victim).
+        let victim = victim.expect("a die with closed blocks has a victim");
+        let m = &mut self.blocks.meta[victim as usize];
+        assert!(m.member, "victim {victim} is not a closed block");
+        m.member = false;
         self.blocks.count[d] -= 1;
         Some(victim)
     }

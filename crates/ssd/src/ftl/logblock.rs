@@ -28,7 +28,7 @@
 use super::blockmap::{data_blocks, BlockScheme, MapCore};
 use super::blocks::NIL;
 use super::merge::MergeVictims;
-use super::{Done, HostWrite};
+use super::scheme::{Done, HostWrite};
 use crate::config::{FtlKind, SsdConfig};
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{Flash, Layout};
@@ -41,6 +41,10 @@ const NONE16: u16 = u16::MAX;
 /// order, then division 1 pages in offset order:
 /// bit set: the number of set bits before `i`; clear: all set bits + clear bits before `i`.
 pub fn physical_offset(bits: &[u64], ppb: u32, i: u32) -> u32 {
+    assert!(
+        i < ppb && ppb as usize <= bits.len() * 64,
+        "offset {i} of {ppb}"
+    );
     let ones_before = count_ones_below(bits, i);
     if bit(bits, i) {
         ones_before
@@ -150,6 +154,14 @@ impl<M: MergeVictims> LogBlocks<M> {
         let slot = self.free_slots.pop().expect("a slot was freed");
         let pbn = core.alloc()?;
         let g = &flash.layout;
+        assert!(
+            self.logs[slot as usize].is_none(),
+            "free slot {slot} holds a log"
+        );
+        assert!(
+            core.all_dead(g, pbn),
+            "a fresh log block {pbn} holds live pages"
+        );
         self.logs[slot as usize] = Some(Log {
             lbn,
             pbn,
@@ -176,11 +188,15 @@ impl<M: MergeVictims> LogBlocks<M> {
         let log = self.logs[slot as usize]
             .take()
             .expect("merging an empty slot");
+        assert_eq!(self.log_of[log.lbn as usize], slot, "merged log's lbn");
         self.victims.merged(slot);
         self.free_slots.push(slot);
         self.log_of[log.lbn as usize] = NIL;
         let (ppb, w) = (flash.layout.ppb, words(&flash.layout));
-        Ok(if log.identity && log.next == ppb {
+        let merges =
+            |f: &Flash| f.stats.merges_switch + f.stats.merges_partial + f.stats.merges_full;
+        let merges_before = merges(flash);
+        let t = if log.identity && log.next == ppb {
             flash.stats.merges_switch += 1;
             self.adopt(core, flash, &log, vec![0; w], now)
         } else if self.kind == FtlKind::Ioa && log.increasing {
@@ -192,7 +208,9 @@ impl<M: MergeVictims> LogBlocks<M> {
         } else {
             flash.stats.merges_full += 1;
             self.full_merge(core, flash, &log, now)?
-        })
+        };
+        assert_eq!(merges(flash), merges_before + 1, "one merge per merged log");
+        Ok(t)
     }
 
     /// The log becomes `lbn`'s data block with layout `bits` (identity for BAST; the division
@@ -225,6 +243,11 @@ impl<M: MergeVictims> LogBlocks<M> {
         if old == NIL {
             return t;
         }
+        // The old data block gave up every live page to the log before its erase.
+        assert!(
+            core.all_dead(&g, old),
+            "merged data block {old} holds live pages"
+        );
         core.release(flash, old, t)
     }
 
@@ -238,6 +261,7 @@ impl<M: MergeVictims> LogBlocks<M> {
     ) -> Result<SimTime, SsdError> {
         let g = flash.layout;
         let fresh = core.alloc()?;
+        assert_ne!(fresh, log.pbn, "full merge into its own log");
         let mut t = now;
         for off in 0..g.ppb {
             let in_log = log.page_of[off as usize];
@@ -256,6 +280,11 @@ impl<M: MergeVictims> LogBlocks<M> {
             ..log.clone()
         };
         t = self.adopt(core, flash, &pseudo, vec![0; words(&g)], t);
+        assert!(
+            core.all_dead(&g, log.pbn),
+            "merged log {} holds live pages",
+            log.pbn
+        );
         Ok(core.release(flash, log.pbn, t))
     }
 }
@@ -289,6 +318,11 @@ impl<M: MergeVictims> BlockScheme for LogBlocks<M> {
         }
         let log = self.logs[slot as usize].as_mut().expect("slot");
         let page = log.next;
+        assert!(
+            page < g.ppb && log.lbn == lbn,
+            "log of lbn {} at page {page}",
+            log.lbn
+        );
         log.increasing &= page == 0 || off > log.last_off;
         log.identity &= page == off;
         log.last_off = off;
@@ -296,6 +330,7 @@ impl<M: MergeVictims> BlockScheme for LogBlocks<M> {
         set_bit(&mut log.bits, off);
         log.next += 1;
         let p = g.page(log.pbn, page);
+        assert!(!core.live.get(p), "log page {p} made live twice");
         core.live.set(p, true);
         Ok(flash.program(Ppn(p), data, t))
     }

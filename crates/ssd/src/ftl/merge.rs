@@ -26,6 +26,7 @@ pub(crate) struct FifoMerge {
 
 impl MergeVictims for FifoMerge {
     fn opened(&mut self, id: u32) {
+        assert!(!self.order.contains(&id), "log {id} opened twice");
         self.order.push_back(id);
     }
     fn merged(&mut self, id: u32) {

@@ -17,9 +17,7 @@
 //! after every operation that collected garbage, merged or erased.
 
 use crate::config::{FtlKind, GcPolicy, SsdConfig};
-use crate::error::{InvariantError, SsdError};
 use crate::flash::Flash;
-use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
 
 mod block;
 mod blockmap;
@@ -27,12 +25,12 @@ mod blocks;
 mod dftl;
 mod fast;
 mod gc;
-mod live;
-pub(crate) use live::LivePages;
 mod logblock;
 pub mod memory;
 mod merge;
 mod page;
+mod scheme;
+pub(crate) use scheme::{Ftl, HostWrite};
 
 use block::BlockMap;
 use blockmap::BlockMapped;
@@ -45,38 +43,19 @@ use page::PageFtl;
 #[cfg(test)]
 mod tests;
 
-/// One page write as an FTL receives it: where, on which stream, what, and when.
-pub(crate) struct HostWrite {
-    pub lpn: Lpn,
-    pub stream: StreamId,
-    pub data: PageWrite,
-    pub now: SimTime,
-}
-
-/// A completion time, or why the operation was refused.
-pub(crate) type Done = Result<SimTime, SsdError>;
-/// A read's completion time and where the data is (`None`: not mapped).
-pub(crate) type Found = Result<(SimTime, Option<Ppn>), SsdError>;
-
-pub(crate) trait Ftl: Send {
-    /// Logical pages the host may address (`0..logical_pages`).
-    fn logical_pages(&self) -> u64;
-    /// Write one logical page; may run GC/merges first. Returns the completion time.
-    fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done;
-    /// Read one logical page: completion time and where its data is (`None`: not mapped).
-    fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found;
-    /// Drop a logical page's mapping (TRIM).
-    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Done;
-    /// Bytes of RAM the scheme's mapping structures take for this device (from its real
-    /// data structures: entries x entry size).
-    fn mapping_bytes(&self, flash: &Flash) -> u64;
-    /// Check every invariant of the scheme against the flash state.
-    fn verify(&self, flash: &Flash) -> Result<(), InvariantError>;
-}
-
 /// Build the FTL named by `cfg.ftl.scheme`, with the GC victim policy of `cfg.ftl.gc_policy`
 /// (page-mapped schemes) as a type parameter: the policy is chosen here, once.
 pub(crate) fn build(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
+    let ftl = build_scheme(cfg, flash);
+    assert_eq!(
+        ftl.logical_pages(),
+        cfg.logical_pages(),
+        "the FTL's logical space"
+    );
+    ftl
+}
+
+fn build_scheme(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
     match cfg.ftl.scheme {
         FtlKind::Page => page_mapped::<Page>(cfg, flash),
         FtlKind::Dftl => page_mapped::<DftlOf>(cfg, flash),

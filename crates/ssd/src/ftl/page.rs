@@ -22,7 +22,7 @@
 
 use super::blocks::{BlockManager, NIL};
 use super::gc::{VictimIndex, VictimPolicy};
-use super::{Done, Found, Ftl, HostWrite};
+use super::scheme::{Done, Found, Ftl, HostWrite};
 use crate::config::{GcPool, GcStreamMode, SsdConfig};
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{DivU32, Flash, Layout};
@@ -92,6 +92,15 @@ impl<P: VictimPolicy> PageFtl<P> {
         };
         let blocks = g.total_blocks() as usize;
         let streams = cfg.ftl.streams;
+        assert!(
+            logical < g.total_pages() && logical < NIL as u64,
+            "{logical} logical pages on {} physical pages",
+            g.total_pages()
+        );
+        assert!(
+            streams >= 1 && g.dies >= 1,
+            "a page FTL needs a stream and a die"
+        );
         PageFtl {
             g: *g,
             logical,
@@ -155,6 +164,17 @@ impl<P: VictimPolicy> PageFtl<P> {
             }
         }
         let b = self.blocks.alloc(die)?;
+        assert_eq!(
+            self.state[b as usize],
+            BlockState::Free,
+            "allocated block {b}"
+        );
+        assert_eq!(
+            flash.write_pointer(BlockId(b)),
+            0,
+            "allocated block {b} not erased"
+        );
+        assert_eq!(self.victims.valid(b), 0, "free block {b} holds valid pages");
         self.state[b as usize] = BlockState::Open;
         self.owner[b as usize] = slot;
         self.blocks.set_open(&g, slot, die, b);
@@ -174,6 +194,10 @@ impl<P: VictimPolicy> PageFtl<P> {
             budget -= 1;
             t = self.reclaim(flash, die, t)?;
         }
+        assert!(
+            self.blocks.free_blocks(die) > self.gc_min,
+            "GC on die {die} stopped short"
+        );
         Ok(t)
     }
 
@@ -184,7 +208,17 @@ impl<P: VictimPolicy> PageFtl<P> {
             .victims
             .take_victim(&g, die)
             .ok_or(SsdError::DeviceFull { die })?;
+        assert_eq!(
+            self.state[victim as usize],
+            BlockState::Closed,
+            "victim {victim}"
+        );
+        assert!(
+            flash.is_full(BlockId(victim)),
+            "victim {victim} is not full"
+        );
         flash.stats.gc_invocations += 1;
+        let copied_before = flash.stats.gc_pages_copied;
         let slot = self.gc_slot(victim);
         let mut t = now;
         let ppb = g.ppb as usize;
@@ -206,6 +240,12 @@ impl<P: VictimPolicy> PageFtl<P> {
             lpns[valid] = lpn;
             valid += (lpn != NIL) as usize;
         }
+        // Per block, valid count vs map: the victim's count is its mapped pages.
+        assert_eq!(
+            self.victims.valid(victim),
+            valid as u32,
+            "victim {victim}: valid count vs P2L"
+        );
         let (offs_v, lpns_v) = (&offs[..valid], &lpns[..valid]);
         for &lpn in lpns_v {
             prefetch(&self.l2p, lpn as usize);
@@ -215,6 +255,10 @@ impl<P: VictimPolicy> PageFtl<P> {
         while i < offs_v.len() {
             let (dst_block, _) = self.open_block(flash, slot, die, t, true)?;
             let wp = flash.write_pointer(BlockId(dst_block));
+            assert!(
+                dst_block != victim && wp < g.ppb,
+                "GC copies into {dst_block}"
+            );
             let n = (g.ppb - wp).min((offs_v.len() - i) as u32) as usize;
             let dst0 = dst_block as usize * ppb + wp as usize;
             t = flash.copy_run(victim, &offs_v[i..i + n], dst_block, t);
@@ -234,6 +278,8 @@ impl<P: VictimPolicy> PageFtl<P> {
             i += n;
         }
         (self.moved_offs, self.moved_lpns) = (offs, lpns);
+        // Every valid page was copied once, and the victim keeps none: free after erase.
+        assert_eq!(flash.stats.gc_pages_copied - copied_before, valid as u64);
         self.victims.reset(victim);
         self.state[victim as usize] = BlockState::Free;
         Ok(self.blocks.release(flash, die, victim, t))
@@ -244,19 +290,26 @@ impl<P: VictimPolicy> PageFtl<P> {
     #[inline]
     fn gc_slot(&self, victim: u32) -> u16 {
         let owner = self.owner[victim as usize];
-        match self.gc_mode {
+        let slot = match self.gc_mode {
             GcStreamMode::Separate => self.streams,
             GcStreamMode::Victim => owner,
             // Host stream s's copies go to GC slot streams + s; a GC block's stay in its slot.
             GcStreamMode::PerStream if owner < self.streams => self.streams + owner,
             GcStreamMode::PerStream => owner,
-        }
+        };
+        assert!(
+            (slot as usize) * (self.g.dies as usize) < self.blocks.open_blocks().len(),
+            "GC slot {slot} of victim {victim} beyond the open slots"
+        );
+        slot
     }
 
     #[inline(always)]
     fn map(&mut self, lpn: u32, ppn: u32, block: u32) {
+        let p2l = &mut self.p2l[ppn as usize];
+        assert_eq!(*p2l, NIL, "physical page {ppn} mapped twice (lpn {lpn})");
+        *p2l = lpn;
         self.l2p[lpn as usize] = ppn;
-        self.p2l[ppn as usize] = lpn;
         self.victims.add_valid(block);
     }
 
@@ -268,6 +321,8 @@ impl<P: VictimPolicy> PageFtl<P> {
             return;
         }
         self.l2p[lpn as usize] = NIL;
+        // (That P2L maps `old` back to `lpn` is `verify_maps`'s: reading it here would turn
+        // this store's cache miss into a load the write waits for.)
         self.p2l[old as usize] = NIL;
         let block = self.per_block.div(old);
         self.victims
@@ -281,6 +336,10 @@ impl<P: VictimPolicy> PageFtl<P> {
             self.blocks.set_open(g, slot, die, NIL);
             self.state[block as usize] = BlockState::Closed;
             let valid = self.victims.valid(block);
+            assert!(
+                valid <= g.ppb,
+                "closed block {block} holds {valid} valid pages"
+            );
             self.victims.insert(g, die, block, valid);
         }
     }
@@ -393,7 +452,7 @@ fn prefetch(v: &[u32], i: usize) {
     // SAFETY: `i` is in bounds (checked below in debug builds); prefetching only hints the
     // cache and never faults or changes memory.
     unsafe {
-        debug_assert!(i < v.len());
+        assert!(i < v.len(), "prefetch of {i} beyond {}", v.len());
         std::arch::x86_64::_mm_prefetch(
             v.as_ptr().add(i) as *const i8,
             std::arch::x86_64::_MM_HINT_T0,
@@ -435,12 +494,23 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
         };
         self.unmap(&g, lpn.0);
         let (ppn, done) = flash.program_next(block, data, now);
+        assert_eq!(
+            self.per_block.div(ppn.0 as u32),
+            block,
+            "page {ppn:?} of block {block}"
+        );
         self.map(lpn.0 as u32, ppn.0 as u32, block);
         self.close_if_full(flash, stream.0, die, block);
         Ok(done)
     }
 
     fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found {
+        assert!(
+            lpn.0 < self.logical,
+            "read of lpn {} beyond {}",
+            lpn.0,
+            self.logical
+        );
         let p = self.l2p[lpn.0 as usize];
         if p == NIL {
             return Ok((now, None));
@@ -449,6 +519,12 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
     }
 
     fn trim(&mut self, _flash: &mut Flash, lpn: Lpn, now: SimTime) -> Done {
+        assert!(
+            lpn.0 < self.logical,
+            "trim of lpn {} beyond {}",
+            lpn.0,
+            self.logical
+        );
         let g = self.g;
         self.unmap(&g, lpn.0);
         Ok(now)

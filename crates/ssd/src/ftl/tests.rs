@@ -10,7 +10,7 @@ use super::gc::Greedy;
 use super::logblock::LogBlocks;
 use super::merge::FifoMerge;
 use super::page::PageFtl;
-use super::{Ftl, HostWrite};
+use super::scheme::{Ftl, HostWrite};
 use crate::config::{FtlConfig, FtlKind, Geometry, SsdConfig};
 use crate::error::InvariantError;
 use crate::flash::Flash;
@@ -235,4 +235,58 @@ fn without_tags_a_block_mapped_scheme_still_sees_a_skipped_page_as_unprogrammed(
         .collect();
     assert_eq!(programmed.len(), 1, "only the page written: {programmed:?}");
     assert_eq!(flash.page_in_block(crate::types::Ppn(programmed[0])), 5);
+}
+
+#[test]
+#[should_panic(expected = "mapped twice")]
+fn a_physical_page_mapped_twice_panics_on_the_write() {
+    // A stale P2L entry on the next page of the open block (a bug's leftover): the write
+    // that programs it finds the page already mapped.
+    let cfg = small(FtlKind::Page);
+    let mut flash = Flash::new(&cfg);
+    let mut ftl = PageFtl::<Greedy>::new(&cfg, &flash);
+    write_all(&mut ftl, &mut flash, [0]);
+    let b = ftl.blocks.open_blocks()[0];
+    let next = flash
+        .layout
+        .page(b, flash.write_pointer(crate::types::BlockId(b)));
+    ftl.p2l[next as usize] = 5;
+    // Stream 0's cursor went on to die 1; two more writes return to die 0's open block.
+    write_all(&mut ftl, &mut flash, [1, 2]);
+}
+
+#[test]
+#[should_panic(expected = "valid count vs P2L")]
+fn a_victim_whose_count_disagrees_with_its_pages_panics_in_gc() {
+    // Trim every page of the first block closed (FIFO GC takes it first on its die), then
+    // leave a P2L entry behind in it, as a bug would: GC finds a mapped page in a block the
+    // index says holds none.
+    let cfg = small(FtlKind::Page);
+    let mut flash = Flash::new(&cfg);
+    let mut ftl = PageFtl::<super::gc::Fifo>::new(&cfg, &flash);
+    let n = cfg.logical_pages();
+    write_all(&mut ftl, &mut flash, 0..n);
+    let g = flash.layout;
+    let closed = (0..ftl.state.len() as u32)
+        .find(|&b| ftl.victims.contains(b))
+        .expect("a closed block");
+    for p in g.page(closed, 0)..g.page(closed + 1, 0) {
+        let lpn = ftl.p2l[p as usize];
+        if lpn != NIL {
+            ftl.trim(&mut flash, Lpn(lpn as u64), SimTime::ZERO)
+                .unwrap();
+        }
+    }
+    assert_eq!(ftl.victims.valid(closed), 0);
+    ftl.p2l[g.page(closed, 0) as usize] = 0;
+    // Overwrite everything until GC takes that block (no verify in between).
+    for l in churn(n).chain(churn(n)).chain(churn(n)) {
+        let w = HostWrite {
+            lpn: Lpn(l),
+            stream: StreamId(0),
+            data: PageWrite::tag(l),
+            now: SimTime::ZERO,
+        };
+        ftl.write(&mut flash, w).unwrap();
+    }
 }

@@ -160,9 +160,9 @@ fn run_variant(p: &Plan, scheme: FtlKind, v: Variant, cache_mb: u64, seed: u64) 
         lean: v.lean,
         cache_mb,
         app_pages,
-        stats: d.ssd.stats().since(&before),
-        sim_seconds: (d.last_done.0 - t0.0) as f64 / 1e9,
-        mapping_bytes: d.ssd.mapping_bytes(),
+        stats: d.ssd().stats().since(&before),
+        sim_seconds: (d.last_done().0 - t0.0) as f64 / 1e9,
+        mapping_bytes: d.ssd().mapping_bytes(),
         page_bytes,
     })
 }

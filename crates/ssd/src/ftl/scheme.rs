@@ -1,0 +1,34 @@
+//! What every FTL scheme offers the device: the [`Ftl`] trait and the page write it receives.
+
+use crate::error::{InvariantError, SsdError};
+use crate::flash::Flash;
+use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
+
+/// One page write as an FTL receives it: where, on which stream, what, and when.
+pub(crate) struct HostWrite {
+    pub lpn: Lpn,
+    pub stream: StreamId,
+    pub data: PageWrite,
+    pub now: SimTime,
+}
+
+/// A completion time, or why the operation was refused.
+pub(crate) type Done = Result<SimTime, SsdError>;
+/// A read's completion time and where the data is (`None`: not mapped).
+pub(crate) type Found = Result<(SimTime, Option<Ppn>), SsdError>;
+
+pub(crate) trait Ftl: Send {
+    /// Logical pages the host may address (`0..logical_pages`).
+    fn logical_pages(&self) -> u64;
+    /// Write one logical page; may run GC/merges first. Returns the completion time.
+    fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done;
+    /// Read one logical page: completion time and where its data is (`None`: not mapped).
+    fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found;
+    /// Drop a logical page's mapping (TRIM).
+    fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Done;
+    /// Bytes of RAM the scheme's mapping structures take for this device (from its real
+    /// data structures: entries x entry size).
+    fn mapping_bytes(&self, flash: &Flash) -> u64;
+    /// Check every invariant of the scheme against the flash state.
+    fn verify(&self, flash: &Flash) -> Result<(), InvariantError>;
+}
