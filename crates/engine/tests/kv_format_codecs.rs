@@ -412,30 +412,13 @@ fn committed_seq(r: &Recovered) -> Option<u64> {
 }
 
 #[test]
-fn recovery_opens_the_newest_commit_and_falls_back_when_it_is_torn() {
+fn recovery_opens_the_newest_commit_and_falls_back_only_past_a_lost_slot() {
     assert_eq!(committed_seq(&File::committed(5).recover()), Some(5));
     match File::committed(0).recover() {
         Recovered::Committed { header: None, .. } => {}
         r => panic!("{r:?}"),
     }
-    // Newest header torn (second half from an older write): commit 4, with the reason kept.
-    let mut f = File::committed(5);
-    f.headers.get_mut(&50).unwrap()[64..].fill(0xAA);
-    match f.recover() {
-        Recovered::Committed {
-            superblock,
-            header: Some(h),
-            skipped,
-        } => {
-            assert_eq!((superblock.commit_seq, h.commit_seq), (4, 4));
-            assert!(
-                matches!(skipped[..], [FormatError::Field { offset, .. }] | [FormatError::Checksum { offset, .. }] if offset >= 50 * PAGE_BYTES),
-                "{skipped:?}"
-            );
-        }
-        r => panic!("{r:?}"),
-    }
-    // Newest slot torn: commit 4 too; the error names the slot's file offset.
+    // Newest slot torn (lost): commit 4; the error names the slot's file offset.
     let mut f = File::committed(5);
     f.slots[1][30] ^= 1;
     match f.recover() {
@@ -452,14 +435,10 @@ fn recovery_opens_the_newest_commit_and_falls_back_when_it_is_torn() {
         }
         r => panic!("{r:?}"),
     }
-    // A slot pointing at a page that now holds another commit's header: not accepted.
+    // Both slots damaged: every failure reported; a blank file is blank.
     let mut f = File::committed(5);
-    let old = f.headers[&40].clone();
-    f.headers.insert(50, old);
-    assert_eq!(committed_seq(&f.recover()), Some(4));
-    // Both damaged: every failure reported; a blank file is blank.
-    let mut f = File::committed(5);
-    f.headers.clear();
+    f.slots[0][30] ^= 1;
+    f.slots[1][30] ^= 1;
     match f.recover() {
         Recovered::Damaged { errors } => assert_eq!(errors.len(), 2),
         r => panic!("{r:?}"),
@@ -469,6 +448,39 @@ fn recovery_opens_the_newest_commit_and_falls_back_when_it_is_torn() {
         headers: BTreeMap::new(),
     };
     assert_eq!(blank.recover(), Recovered::Blank);
+}
+
+/// The header an intact newest slot points at was durable before the slot was written: its
+/// damage is corruption of a durable commit, reported with its offset, never a rollback.
+#[test]
+fn a_damaged_header_behind_an_intact_newest_slot_is_corrupt_not_torn() {
+    let corrupt_at = |f: &File| match f.recover() {
+        Recovered::Corrupt { superblock, error } => {
+            assert_eq!(superblock.commit_seq, 5);
+            match error {
+                FormatError::Field { offset, .. } | FormatError::Checksum { offset, .. } => offset,
+                FormatError::Blank { offset, .. } => offset,
+                e => panic!("{e:?}"),
+            }
+        }
+        r => panic!("{r:?}"),
+    };
+    // One flipped byte (second half from an older write, too).
+    let mut f = File::committed(5);
+    f.headers.get_mut(&50).unwrap()[20] ^= 1;
+    assert!(corrupt_at(&f) >= 50 * PAGE_BYTES);
+    let mut f = File::committed(5);
+    f.headers.get_mut(&50).unwrap()[64..].fill(0xAA);
+    assert!(corrupt_at(&f) >= 50 * PAGE_BYTES);
+    // A slot pointing at a page that now holds another commit's header.
+    let mut f = File::committed(5);
+    let old = f.headers[&40].clone();
+    f.headers.insert(50, old);
+    assert_eq!(corrupt_at(&f), 50 * PAGE_BYTES + 8);
+    // The header gone (trimmed or never written).
+    let mut f = File::committed(5);
+    f.headers.clear();
+    assert_eq!(corrupt_at(&f), 50 * PAGE_BYTES);
 }
 
 /// Keys that share long prefixes and differ late, in zero bytes or in length: the cases an
@@ -842,7 +854,7 @@ proptest! {
     /// Recovery against a model: commits 1..=n, then any of the two slots and two newest
     /// headers damaged; recovery lands on the newest commit whose slot and header are intact.
     #[test]
-    fn recovery_lands_on_the_newest_intact_commit(n in 2u64..8, damage in proptest::array::uniform4(any::<bool>()), at in 0usize..64) {
+    fn recovery_lands_on_the_newest_intact_slot_or_names_its_damaged_header(n in 2u64..8, damage in proptest::array::uniform4(any::<bool>()), at in 0usize..64) {
         let mut f = File::committed(n);
         let newest_slot = (n % 2) as usize;
         let [slot_new, slot_old, head_new, head_old] = damage;
@@ -850,14 +862,14 @@ proptest! {
         if slot_old { f.slots[1 - newest_slot][at] ^= 0x10; }
         if head_new { f.headers.get_mut(&(10 * n)).unwrap()[at] ^= 0x10; }
         if head_old { f.headers.get_mut(&(10 * (n - 1))).unwrap()[at] ^= 0x10; }
-        let want = if !slot_new && !head_new {
-            Some(n)
-        } else if !slot_old && !head_old {
-            Some(n - 1)
-        } else {
-            None
-        };
+        // The newest slot that checks out decides; a damaged header behind it is corrupt.
+        let newest = if !slot_new { Some((n, head_new)) } else if !slot_old { Some((n - 1, head_old)) } else { None };
         let got = f.recover();
-        prop_assert_eq!(committed_seq(&got), want, "{:?}", got);
+        match (newest, &got) {
+            (Some((seq, false)), Recovered::Committed { superblock, .. }) => prop_assert_eq!(superblock.commit_seq, seq),
+            (Some((seq, true)), Recovered::Corrupt { superblock, .. }) => prop_assert_eq!(superblock.commit_seq, seq),
+            (None, Recovered::Damaged { errors }) => prop_assert_eq!(errors.len(), 2),
+            _ => prop_assert!(false, "{:?} for {:?}", got, newest),
+        }
     }
 }

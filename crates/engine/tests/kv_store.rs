@@ -453,18 +453,58 @@ fn a_flipped_or_torn_page_of_every_type_is_detected() {
     }
 }
 
-#[test]
-fn a_torn_newest_header_falls_back_and_a_flipped_document_names_its_page() {
-    let img = image(2);
+/// The page of the newest DB header in `img`.
+fn newest_header_page(img: &[u8]) -> usize {
     let kind_of = |p: usize| img[p * 4096 + 4];
     let seq = |p: usize| u64::from_le_bytes(img[p * 4096 + 40..p * 4096 + 48].try_into().unwrap());
     let hp: Vec<usize> = (0..256).filter(|&p| kind_of(p) == 0x11).collect();
-    let newest = *hp.iter().max_by_key(|&&p| seq(p)).unwrap();
-    let mut bad = img.clone();
-    bad[newest * 4096 + 3000] ^= 1;
-    let mut s = Store::open(Box::new(MemDevice::from_bytes(4096, bad)), small_opts()).unwrap();
-    assert_eq!(s.stat().commit_seq, 1);
-    assert_eq!(s.get(&key(1)).unwrap().unwrap(), vec![1u8; 100]);
+    *hp.iter().max_by_key(|&&p| seq(p)).unwrap()
+}
+
+/// One flipped byte in the newest commit's header, whose superblock is intact: damage to a
+/// durable commit. Opening fails naming the page and its byte offset (never a silent
+/// rollback to the previous commit), for a byte in the header's fields and past them.
+#[test]
+fn a_flipped_byte_in_the_newest_header_is_an_error_naming_page_and_offset() {
+    let img = image(2);
+    let newest = newest_header_page(&img);
+    for at in [32 + 20, 3000] {
+        let mut bad = img.clone();
+        bad[newest * 4096 + at] ^= 1;
+        let dev = Box::new(MemDevice::from_bytes(4096, bad));
+        let e = match Store::open(dev, Options { create: false, ..small_opts() }) {
+            Err(e) => e.to_string(),
+            Ok(s) => panic!("opened at commit {} with a damaged newest header", s.stat().commit_seq),
+        };
+        assert!(e.contains(&format!("at page {newest} (byte {})", newest * 4096)), "{e}");
+        assert!(e.contains("commit 2") && e.contains("not a torn write"), "{e}");
+    }
+}
+
+/// A torn tail write (the newest header torn before its superblock slot was written, or the
+/// slot write itself torn) rolls back to the previous commit without an error.
+#[test]
+fn a_torn_tail_write_rolls_back_to_the_previous_commit() {
+    let (one, two) = (image(1), image(2));
+    let newest = newest_header_page(&two);
+    // Header torn, slot 0 still as commit 1 left it (commit 2 writes slot 0).
+    let mut torn = two.clone();
+    torn[newest * 4096 + 2048..(newest + 1) * 4096].fill(0xA5);
+    torn[..4096].copy_from_slice(&one[..4096]);
+    // The slot write itself torn inside the superblock (its tail as commit 0 left it).
+    let mut torn_slot = two.clone();
+    torn_slot[48..4096].copy_from_slice(&one[48..4096]);
+    for img in [torn, torn_slot] {
+        let mut s = Store::open(Box::new(MemDevice::from_bytes(4096, img)), small_opts()).unwrap();
+        assert_eq!(s.stat().commit_seq, 1);
+        assert_eq!(s.get(&key(1)).unwrap().unwrap(), vec![1u8; 100]);
+    }
+}
+
+#[test]
+fn a_flipped_document_names_its_page() {
+    let img = image(2);
+    let kind_of = |p: usize| img[p * 4096 + 4];
     // A flipped data byte is an error naming the page, never data.
     let dp: Vec<usize> = (0..256).filter(|&p| kind_of(p) == 0x13).collect();
     let mut bad = img.clone();

@@ -291,22 +291,33 @@ impl Store {
         let s1 = slot_bytes(self, 1)?;
         let offs = [HEADER_BYTES as u64, pb + HEADER_BYTES as u64];
         let cap = self.alloc.capacity();
+        // Why the header page's own seal failed, if it did (its bytes then read as nothing).
+        let mut seal: Option<String> = None;
         let rec = format::recover([&s0, &s1], offs, |page| {
             if page >= cap {
                 return Ok((vec![], page * pb));
             }
             let b = self.pager.read_uncached(page)?;
             let at = page * pb + HEADER_BYTES as u64;
-            // A header page whose own seal fails reads as nothing (recovery falls back).
             match page::open_kind(b, page, PageKind::KvHeader, "DB header") {
                 Ok(h) if h.id == page => Ok::<_, EngineError>((
                     b[HEADER_BYTES..HEADER_BYTES + format::DB_HEADER_BYTES].to_vec(),
                     at,
                 )),
-                _ => Ok((vec![], at)),
+                Ok(h) => {
+                    seal = Some(format!("the page header names page {}", h.id));
+                    Ok((vec![], at))
+                }
+                Err(e) => {
+                    seal = Some(e.to_string());
+                    Ok((vec![], at))
+                }
             }
         })?;
         match rec {
+            Recovered::Corrupt { superblock, error } => {
+                Err(self.durable_damage(superblock, error, seal))
+            }
             Recovered::Blank if !self.opts.create => Err(EngineError::Kv {
                 place: format!("{}: not a store", self.name),
                 error: FormatError::Blank {
@@ -322,7 +333,7 @@ impl Store {
             }
             Recovered::Damaged { errors } => Err(EngineError::Kv {
                 place: format!(
-                    "{}: no valid superblock and header (this is not a store, or both commits are damaged; {} problems)",
+                    "{}: neither superblock slot checks out (this is not a store, or both slots are damaged; {} problems)",
                     self.name,
                     errors.len()
                 ),
@@ -360,6 +371,39 @@ impl Store {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// The error for a newest commit whose superblock checks out and whose header does not:
+    /// damage to a durable commit (never rolled back silently; docs/kv-format.md, "Torn or
+    /// corrupt"). `seal` says why the header page's seal failed, if it did.
+    fn durable_damage(
+        &self,
+        sb: Superblock,
+        error: FormatError,
+        seal: Option<String>,
+    ) -> EngineError {
+        let pb = self.pager.page_bytes() as u64;
+        let page = sb.header_page;
+        let error = match seal {
+            Some(why) => FormatError::Field {
+                structure: "DB header page",
+                field: "page seal",
+                offset: page.saturating_mul(pb),
+                expected: "a sealed DB header page".into(),
+                found: why,
+            },
+            None => error,
+        };
+        EngineError::Kv {
+            place: format!(
+                "{}: the DB header of commit {} at page {page} (byte {}) is damaged, and the superblock in slot {} that points at it is intact: a durable commit is corrupt, not a torn write (restore from a backup)",
+                self.name,
+                sb.commit_seq,
+                page.saturating_mul(pb),
+                sb.slot()
+            ),
+            error,
         }
     }
 

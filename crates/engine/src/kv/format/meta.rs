@@ -244,13 +244,22 @@ pub enum Recovered {
         header: Option<DbHeader>,
         skipped: Vec<FormatError>,
     },
-    /// Neither slot leads to a valid header: every failure, newest candidate first.
+    /// Neither slot holds a superblock that checks out: every failure, slot 0 first.
     Damaged { errors: Vec<FormatError> },
+    /// The newest superblock checks out but the header it points at does not: damage to a
+    /// durable commit (the header was flushed before the superblock was written, so it cannot
+    /// be a torn write). An error, never a rollback to the previous commit.
+    Corrupt {
+        superblock: Superblock,
+        error: FormatError,
+    },
 }
 
-/// Recovery: try the superblock slots newest first; the first whose header decodes and
-/// carries the slot's commit number wins, so a torn newest header (or slot) falls back to the
-/// previous commit. `slots[i]` is slot i's bytes at file offset `slot_offsets[i]`;
+/// Recovery: the newest superblock slot that checks out names the commit; its header must
+/// decode and carry the slot's commit number, else the result is [`Recovered::Corrupt`] (the
+/// header was durable before the slot was written: its damage is not a torn write). A slot
+/// that fails its checks is read as a lost slot write, and the other slot's commit is taken
+/// (the error is kept in `skipped`). `slots[i]` is slot i's bytes at file offset `slot_offsets[i]`;
 /// `read_header(page)` returns the header's bytes and their file offset (I/O errors pass
 /// through). Format errors come back with file offsets.
 pub fn recover<E>(
@@ -270,35 +279,36 @@ pub fn recover<E>(
     if candidates.is_empty() && errors.is_empty() {
         return Ok(Recovered::Blank);
     }
-    candidates.sort_by_key(|sb| std::cmp::Reverse(sb.commit_seq));
-    for sb in candidates {
-        if sb.header_page == NO_PAGE {
-            let skipped = errors;
+    let Some(sb) = candidates.into_iter().max_by_key(|sb| sb.commit_seq) else {
+        return Ok(Recovered::Damaged { errors });
+    };
+    if sb.header_page == NO_PAGE {
+        return Ok(Recovered::Committed {
+            superblock: sb,
+            header: None,
+            skipped: errors,
+        });
+    }
+    let (bytes, at) = read_header(sb.header_page)?;
+    let error = match DbHeader::decode(&bytes) {
+        Ok(h) if h.commit_seq == sb.commit_seq => {
             return Ok(Recovered::Committed {
                 superblock: sb,
-                header: None,
-                skipped,
+                header: Some(h),
+                skipped: errors,
             });
         }
-        let (bytes, at) = read_header(sb.header_page)?;
-        match DbHeader::decode(&bytes) {
-            Ok(h) if h.commit_seq == sb.commit_seq => {
-                let skipped = errors;
-                return Ok(Recovered::Committed {
-                    superblock: sb,
-                    header: Some(h),
-                    skipped,
-                });
-            }
-            Ok(h) => errors.push(FormatError::Field {
-                structure: "DB header",
-                field: "commit_seq",
-                offset: at + 8,
-                expected: format!("{} (as the superblock says)", sb.commit_seq),
-                found: h.commit_seq.to_string(),
-            }),
-            Err(e) => errors.push(e.rebase(at)),
-        }
-    }
-    Ok(Recovered::Damaged { errors })
+        Ok(h) => FormatError::Field {
+            structure: "DB header",
+            field: "commit_seq",
+            offset: at + 8,
+            expected: format!("{} (as the superblock says)", sb.commit_seq),
+            found: h.commit_seq.to_string(),
+        },
+        Err(e) => e.rebase(at),
+    };
+    Ok(Recovered::Corrupt {
+        superblock: sb,
+        error,
+    })
 }
