@@ -472,12 +472,27 @@ fn a_flipped_byte_in_the_newest_header_is_an_error_naming_page_and_offset() {
         let mut bad = img.clone();
         bad[newest * 4096 + at] ^= 1;
         let dev = Box::new(MemDevice::from_bytes(4096, bad));
-        let e = match Store::open(dev, Options { create: false, ..small_opts() }) {
+        let e = match Store::open(
+            dev,
+            Options {
+                create: false,
+                ..small_opts()
+            },
+        ) {
             Err(e) => e.to_string(),
-            Ok(s) => panic!("opened at commit {} with a damaged newest header", s.stat().commit_seq),
+            Ok(s) => panic!(
+                "opened at commit {} with a damaged newest header",
+                s.stat().commit_seq
+            ),
         };
-        assert!(e.contains(&format!("at page {newest} (byte {})", newest * 4096)), "{e}");
-        assert!(e.contains("commit 2") && e.contains("not a torn write"), "{e}");
+        assert!(
+            e.contains(&format!("at page {newest} (byte {})", newest * 4096)),
+            "{e}"
+        );
+        assert!(
+            e.contains("commit 2") && e.contains("not a torn write"),
+            "{e}"
+        );
     }
 }
 
