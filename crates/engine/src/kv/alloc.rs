@@ -11,7 +11,7 @@ use crate::error::EngineError;
 use std::collections::BTreeMap;
 
 /// Pages before the log: the two superblock slots.
-pub const FIRST_LOG_PAGE: u64 = 2;
+pub const FIRST_LOG_PAGE: u64 = crate::pager::MetaSlots::PAGES;
 
 pub struct Alloc {
     refs: Vec<u32>,

@@ -8,7 +8,7 @@
 //! Each slot is a page of kind Meta whose `flags` carry the structure's tag (so one kind of
 //! structure never opens another's root) and whose version is the epoch.
 
-use super::Pager;
+use super::{PageForm, PageWrite, Pager};
 use crate::error::{Corruption, EngineError};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
 
@@ -71,6 +71,53 @@ impl MetaSlots {
             );
         })?;
         pager.flush()
+    }
+
+    /// Flush, write `body` as a typed page (sealed as `w` says) to epoch `epoch`'s slot,
+    /// flush: the protocol for a structure whose root is a page of its own kind (the KV
+    /// store's superblock, which carries its commit and checks its own slot).
+    pub fn publish_page<T: PageForm>(
+        &self,
+        pager: &mut Pager,
+        buf: &mut Vec<u8>,
+        epoch: u64,
+        body: &[u8],
+        w: PageWrite,
+    ) -> Result<(), EngineError> {
+        pager.flush()?;
+        self.write_page::<T>(pager, buf, epoch, body, w)?;
+        pager.flush()
+    }
+
+    /// Write epoch `epoch`'s slot without the flushes (the first root of a new structure:
+    /// nothing before it to make durable; the caller flushes after).
+    pub fn write_page<T: PageForm>(
+        &self,
+        pager: &mut Pager,
+        buf: &mut Vec<u8>,
+        epoch: u64,
+        body: &[u8],
+        w: PageWrite,
+    ) -> Result<(), EngineError> {
+        let slot = self.slot(epoch);
+        assert!(
+            slot < self.first + MetaSlots::PAGES,
+            "slot {slot} of {self:?}"
+        );
+        pager.write_pages::<T>(buf, &[(slot, body)], w)
+    }
+
+    /// Both slots' pages as read past the cache, unverified (the structure's own format
+    /// checks them: a torn slot is for it to tell), in slot order.
+    pub fn read_both(&self, pager: &mut Pager) -> Result<[Vec<u8>; 2], EngineError> {
+        let a = pager.read_uncached(self.first)?.to_vec();
+        let b = pager.read_uncached(self.first + 1)?.to_vec();
+        Ok([a, b])
+    }
+
+    /// The slots' pages.
+    pub fn pages(&self) -> [u64; 2] {
+        [self.first, self.first + 1]
     }
 
     /// One slot's (epoch, words) if it holds a sealed meta page of this tag.

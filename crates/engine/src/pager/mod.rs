@@ -12,7 +12,9 @@
 //!   flash extension (`flash_ext`: circular logs with a DRAM directory, checksummed copies,
 //!   fallback to the database device), placed by a [`cache::BufferPolicy`];
 //! - writes contiguous runs of pages ([`RunWriter`]: log tails, bulk loads);
-//! - keeps double-buffered roots ([`MetaSlots`]).
+//! - keeps double-buffered roots ([`MetaSlots`]);
+//! - holds the page contract for typed pages ([`Pager::read_page`], [`Pager::write_pages`]):
+//!   sealing, verified reads (seal, kind, page number) and the cache's write-through rule.
 //!
 //! The page format (header, crc32c, format version) is [`crate::page`]; `docs/format.md`
 //! draws every structure's layout.
@@ -27,11 +29,13 @@ mod flash_ext;
 mod frames;
 mod meta;
 mod run;
+mod typed;
 
 pub use flash_ext::FlashExtStats;
 pub use frames::FrameId;
 pub use meta::MetaSlots;
 pub use run::RunWriter;
+pub use typed::{Keep, PageForm, PageWrite};
 
 use crate::error::EngineError;
 use blockdev::{BlockDevice, Io, WriteHint};

@@ -8,8 +8,8 @@ impl Store {
     pub fn check(&mut self) -> Result<Vec<Damage>, EngineError> {
         let mut damage = Vec::new();
         let pb = self.pager.page_bytes() as u64;
-        for slot in 0..2u64 {
-            let b = self.pager.read_uncached(slot)?.to_vec();
+        let slots = self.slots.read_both(&mut self.pager)?;
+        for (slot, b) in self.slots.pages().into_iter().zip(&slots) {
             let b = b.as_slice();
             if page::is_blank(b) {
                 continue;

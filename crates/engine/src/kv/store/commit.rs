@@ -2,6 +2,7 @@
 //! header, flush, the superblock slot, flush; then deferred trims and the cache's size.
 
 use super::*;
+use crate::pager::Keep;
 
 /// What a commit also does.
 #[derive(Clone, Copy, Default)]
@@ -144,12 +145,8 @@ impl Store {
         };
         self.stats.pages.header -= 1;
         self.stats.pages.superblock -= 1;
-        let mut img = vec![0u8; self.pager.page_bytes()];
-        self.seal(&mut img, PageKind::KvHeader, hp, &h.encode());
-        self.write_pages(hp, &img, DataType::Header)?;
-        self.pager.flush()?;
-        self.write_superblock(seq, hp)?;
-        self.pager.flush()?;
+        self.write_typed(&[(hp, &h.encode())], DataType::Header, Keep::Resident)?;
+        self.publish_superblock(seq, hp)?;
         if self.header_page != NO_PAGE {
             self.alloc.drop_ref(self.header_page, 1);
         }

@@ -18,8 +18,8 @@ use super::format::{
 };
 use super::{DataType, StreamPolicy};
 use crate::error::{Corruption, EngineError};
-use crate::page::{self, Header, PageKind, HEADER_BYTES};
-use crate::pager::Pager;
+use crate::page::{self, PageKind, HEADER_BYTES};
+use crate::pager::{MetaSlots, Pager};
 use blockdev::{BlockDevice, FileDevice, FileOptions};
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -180,6 +180,8 @@ pub struct Store {
     page_buf: Vec<u8>,
     /// When to compact and which pages to clean.
     policy: Box<dyn CompactionPolicy>,
+    /// The superblock's two slots (pages 0 and 1), by the pager's slot protocol.
+    slots: MetaSlots,
 }
 
 impl Store {
@@ -248,6 +250,7 @@ impl Store {
             compaction_batches: 0,
             trims: std::collections::VecDeque::new(),
             page_buf: Vec::new(),
+            slots: MetaSlots::new(0, 0, "KV superblock"),
             policy: Box::new(StaleShare::new(
                 opts.compact_threshold,
                 opts.compact_min_bytes,

@@ -3,6 +3,8 @@
 //! nodes and documents.
 
 use super::*;
+use crate::pager::{Keep, PageForm, PageWrite};
+use blockdev::WriteHint;
 
 /// A decoded page in the pager's cache.
 pub(super) enum Cached {
@@ -36,6 +38,21 @@ impl std::ops::Deref for NodeRef {
     }
 }
 
+impl PageForm for Cached {
+    fn kind(&self) -> PageKind {
+        match self {
+            Cached::Node(_) => PageKind::KvIndex,
+            Cached::Raw { kind, .. } => *kind,
+        }
+    }
+    fn from_payload(kind: PageKind, payload: &[u8]) -> Cached {
+        Cached::Raw {
+            kind,
+            payload: payload.to_vec(),
+        }
+    }
+}
+
 impl Store {
     pub(super) fn kv_err(&self, page: u64, what: &str, e: FormatError) -> EngineError {
         let base = page * self.pager.page_bytes() as u64 + HEADER_BYTES as u64;
@@ -45,85 +62,75 @@ impl Store {
         }
     }
 
-    pub(super) fn seal(&self, buf: &mut [u8], kind: PageKind, page: u64, body: &[u8]) {
-        buf[HEADER_BYTES..HEADER_BYTES + body.len()].copy_from_slice(body);
-        page::seal(
-            buf,
-            &Header {
-                kind,
-                flags: 0,
-                id: page,
-                version: self.commit_seq + 1,
-                len: body.len() as u32,
-            },
-        );
-    }
-
-    /// Write whole page images from `first` on with the type's hint (see `write_runs`).
-    pub(super) fn write_pages(
-        &mut self,
-        first: u64,
-        images: &[u8],
-        t: DataType,
-    ) -> Result<(), EngineError> {
-        self.write_runs(&[(first, images)], t)
-    }
-
-    /// Write runs of whole page images, (first page, images), all in flight at once, with the
-    /// type's hint; no cached copy is left stale. The callers of data and index pages cache
-    /// the new forms themselves (a commit's pages are the ones read next): `write_data_run`
-    /// keeps every data page it writes, so those are left alone; `write_staged` keeps
-    /// single-page nodes only, so an index page's old form is discarded (rebuilding it from
-    /// the image would cost a crc and a copy, and be replaced at once). Other pages (header,
-    /// superblock) get their cached copy rebuilt from the image.
-    pub(super) fn write_runs(
-        &mut self,
-        runs: &[(u64, &[u8])],
-        t: DataType,
-    ) -> Result<(), EngineError> {
-        // The type's write life rides along for real files (fcntl(F_SET_RW_HINT) on a change
-        // of type); the `none` policy gives no hints at all.
-        let hint = match self.opts.streams {
+    /// The write hint of a data type's pages: the stream policy's stream, and the type's
+    /// write life for real files (fcntl(F_SET_RW_HINT) on a change of type); the `none`
+    /// policy gives no hints at all.
+    pub(super) fn hint(&self, t: DataType) -> WriteHint {
+        match self.opts.streams {
             StreamPolicy::NoStreams => self.opts.streams.hint(t),
             p => p.hint(t).with_life(t.write_life()),
-        };
-        let pb = self.pager.page_bytes();
-        let r = self.pager.write_runs_hinted(runs, hint);
+        }
+    }
+
+    /// How pages of data type `t` are sealed and placed (versioned with the commit being
+    /// built) and what the cache keeps of them.
+    pub(super) fn page_write(&self, t: DataType, keep: Keep) -> PageWrite {
+        PageWrite {
+            kind: page_kind(t),
+            version: self.commit_seq + 1,
+            hint: self.hint(t),
+            keep,
+        }
+    }
+
+    /// Seal and write `items` (first page, payload) as pages of data type `t` through the
+    /// pager, which caches them by `keep`.
+    pub(super) fn write_typed(
+        &mut self,
+        items: &[(u64, &[u8])],
+        t: DataType,
+        keep: Keep,
+    ) -> Result<(), EngineError> {
+        let w = self.page_write(t, keep);
+        let r = self
+            .pager
+            .write_pages::<Cached>(&mut self.page_buf, items, w);
+        let pages: u64 = items
+            .iter()
+            .map(|(_, b)| b.len().div_ceil(self.payload) as u64)
+            .sum();
+        self.wrote(r, pages, t)
+    }
+
+    /// After a write of `pages` pages of type `t`: a failure breaks the store (its memory is
+    /// ahead of the device); success counts them. The staging buffer is kept for the next
+    /// commit unless one huge batch made it large.
+    fn wrote(
+        &mut self,
+        r: Result<(), EngineError>,
+        pages: u64,
+        t: DataType,
+    ) -> Result<(), EngineError> {
+        if self.page_buf.capacity() > PAGE_BUF_KEEP_BYTES {
+            self.page_buf = Vec::new();
+        }
         if r.is_err() {
             self.broken = true;
         }
         r?;
-        let n: u64 = runs.iter().map(|(_, b)| (b.len() / pb) as u64).sum();
         match t {
-            DataType::Superblock => self.stats.pages.superblock += n,
-            DataType::Header => self.stats.pages.header += n,
-            DataType::Index => self.stats.pages.index += n,
-            DataType::Data => self.stats.pages.data += n,
-        }
-        for &(first, images) in runs {
-            for (i, img) in images.chunks(pb).enumerate() {
-                let p = first + i as u64;
-                if t == DataType::Data {
-                    continue;
-                }
-                if t == DataType::Index {
-                    self.pager.discard(p);
-                    continue;
-                }
-                if self.pager.contains(p) {
-                    let h = page::open(img, p)?;
-                    let c = Cached::Raw {
-                        kind: h.kind,
-                        payload: page::payload(img, &h).to_vec(),
-                    };
-                    self.pager.keep(p, Rc::new(c))?;
-                }
-            }
+            DataType::Superblock => self.stats.pages.superblock += pages,
+            DataType::Header => self.stats.pages.header += pages,
+            DataType::Index => self.stats.pages.index += pages,
+            DataType::Data => self.stats.pages.data += pages,
         }
         Ok(())
     }
 
-    pub(super) fn write_superblock(
+    /// Publish the superblock of commit `seq` in its slot by the pager's slot protocol
+    /// (flush, slot `seq % 2`, flush); commit 0, a new store's first root, without the
+    /// first flush.
+    pub(super) fn publish_superblock(
         &mut self,
         seq: u64,
         header_page: u64,
@@ -133,13 +140,21 @@ impl Store {
             header_page,
             page_bytes: self.pager.page_bytes() as u32,
         };
-        let mut img = vec![0u8; self.pager.page_bytes()];
-        let slot = sb.slot() as u64;
-        self.seal(&mut img, PageKind::KvSuperblock, slot, &sb.encode());
-        self.write_pages(slot, &img, DataType::Superblock)
+        assert_eq!(
+            self.slots.slot(seq),
+            sb.slot() as u64,
+            "slot protocol and format agree"
+        );
+        let w = self.page_write(DataType::Superblock, Keep::Resident);
+        let (slots, pager, buf) = (self.slots, &mut self.pager, &mut self.page_buf);
+        let r = match seq {
+            0 => slots.write_page::<Cached>(pager, buf, seq, &sb.encode(), w),
+            _ => slots.publish_page::<Cached>(pager, buf, seq, &sb.encode(), w),
+        };
+        self.wrote(r, 1, DataType::Superblock)
     }
 
-    /// A sealed page of `kind` (cached).
+    /// A sealed page of `kind` (verified and cached by the pager).
     pub(super) fn raw(
         &mut self,
         page: u64,
@@ -156,40 +171,7 @@ impl Store {
                 },
             ));
         }
-        let c: Rc<Cached> = self.pager.load(page, page, |img| {
-            let h = page::open_kind(img, page, kind, what)?;
-            if h.id != page {
-                return Err(EngineError::corrupt(
-                    page,
-                    Corruption::Id {
-                        what: "page number in the page header",
-                        expected: page,
-                        found: h.id,
-                    },
-                ));
-            }
-            Ok(Cached::Raw {
-                kind,
-                payload: page::payload(img, &h).to_vec(),
-            })
-        })?;
-        let ok = match &*c {
-            Cached::Raw { kind: k, .. } => *k == kind,
-            Cached::Node(..) => kind == PageKind::KvIndex,
-        };
-        if !ok {
-            return Err(EngineError::corrupt(
-                page,
-                Corruption::Kind {
-                    expected: what,
-                    found: match &*c {
-                        Cached::Raw { kind, .. } => *kind,
-                        Cached::Node(..) => PageKind::KvIndex,
-                    },
-                },
-            ));
-        }
-        Ok(c)
+        self.pager.read_page::<Cached>(page, kind, what)
     }
 
     /// The node at `ptr`, which must be at `level` (a child is one level below its parent:
@@ -337,97 +319,51 @@ impl Store {
         Err(self.kv_err(ptr.page, "document", e))
     }
 
-    /// Seal and write data-page payloads to pages `base..`, then cache every one of them
-    /// (`write_runs` relies on that: it leaves data pages' cached forms to this function).
+    /// Write data-page payloads to pages `base..`; the pager caches every one of them (the
+    /// pages read next). Cached copies, not the builder's pages: the cached copies are
+    /// allocated together and the builder's pages freed together, which glibc's malloc serves
+    /// much faster than long-lived pages allocated in between a commit's short-lived buffers
+    /// (measured: moving them cost ~20 % more CPU in the update phase).
     pub(super) fn write_data_run(
         &mut self,
         base: u64,
         pages: &[Vec<u8>],
     ) -> Result<(), EngineError> {
-        // In I/Os of up to 1 MiB, all in flight at once.
-        const CHUNK: usize = 256;
         if pages.is_empty() {
             return Ok(());
         }
-        let pb = self.pager.page_bytes();
-        let bytes = pb * pages.len();
-        // The staging buffer lives in the store: a fresh megabyte per commit would be a fresh
-        // mapping, paid again in page faults and kernel zeroing. Sealing overwrites every
-        // byte of each page (header, payload, zeroed tail), so old contents never leak.
-        let mut buf = std::mem::take(&mut self.page_buf);
-        if buf.len() < bytes {
-            buf.resize(bytes, 0);
-        }
-        for (i, (p, img)) in pages.iter().zip(buf.chunks_mut(pb)).enumerate() {
-            self.seal(img, PageKind::KvData, base + i as u64, p);
-        }
-        let runs: Vec<(u64, &[u8])> = buf[..bytes]
-            .chunks(CHUNK * pb)
-            .enumerate()
-            .map(|(c, b)| (base + (c * CHUNK) as u64, b))
+        let items: Vec<(u64, &[u8])> = (base..)
+            .zip(pages)
+            .map(|(p, b)| (p, b.as_slice()))
             .collect();
-        let r = self.write_runs(&runs, DataType::Data);
-        drop(runs);
-        // Kept for the next commit unless one huge batch made it large.
-        if buf.capacity() <= PAGE_BUF_KEEP_BYTES {
-            self.page_buf = buf;
-        }
-        r?;
-        // Write-through: the payloads just sealed are what a read of these pages would find.
-        // Copied, not moved: the cached copies are allocated together and the builder's pages
-        // freed together, which glibc's malloc serves much faster than long-lived pages
-        // allocated in between a commit's short-lived buffers (measured: moving them cost
-        // ~20 % more CPU in the update phase).
-        for (i, payload) in pages.iter().enumerate() {
-            let c = Cached::Raw {
-                kind: PageKind::KvData,
-                payload: payload.clone(),
-            };
-            self.pager.keep(base + i as u64, Rc::new(c))?;
-        }
-        Ok(())
+        self.write_typed(&items, DataType::Data, Keep::Payloads)
     }
 
+    /// Write the commit's staged index nodes (consecutive ones as one I/O); the nodes of one
+    /// page are cached decoded (the ones the next commit walks), other copies dropped.
     pub(super) fn write_staged(&mut self) -> Result<(), EngineError> {
         let mut staged = std::mem::take(&mut self.staged);
         staged.sort_by_key(|s| s.0);
-        let pb = self.pager.page_bytes();
-        // Consecutive nodes go out as one I/O (of up to 256 pages), every I/O at once, from the
-        // store's staging buffer (as the data pages: no fresh mapping per commit).
-        let mut buf = std::mem::take(&mut self.page_buf);
-        buf.clear();
-        let mut runs: Vec<(u64, usize, usize)> = Vec::new(); // (first page, from, to) in buf
-        for (page, node) in &staged {
-            let at = buf.len();
-            let follows = runs.last().is_some_and(|&(first, from, to)| {
-                first + ((to - from) / pb) as u64 == *page && to - from < 256 * pb
-            });
-            for (i, chunk) in node.bytes().chunks(self.payload).enumerate() {
-                let at = buf.len();
-                buf.resize(at + pb, 0);
-                self.seal(&mut buf[at..], PageKind::KvIndex, page + i as u64, chunk);
-            }
-            match runs.last_mut() {
-                Some(r) if follows => r.2 = buf.len(),
-                _ => runs.push((*page, at, buf.len())),
-            }
+        let items: Vec<(u64, &[u8])> = staged.iter().map(|(p, n)| (*p, n.bytes())).collect();
+        if !items.is_empty() {
+            self.write_typed(&items, DataType::Index, Keep::Nothing)?;
         }
-        let ios: Vec<(u64, &[u8])> = runs.iter().map(|&(p, f, t)| (p, &buf[f..t])).collect();
-        let r = match ios.is_empty() {
-            true => Ok(()),
-            false => self.write_runs(&ios, DataType::Index),
-        };
-        drop(ios);
-        if buf.capacity() <= PAGE_BUF_KEEP_BYTES {
-            self.page_buf = buf;
-        }
-        r?;
-        // Write-through: the nodes just written are the ones the next commit walks.
+        drop(items);
         for (page, node) in staged {
             if node.encoded_len() <= self.payload {
                 self.pager.keep(page, node.0)?;
             }
         }
         Ok(())
+    }
+}
+
+/// The page kind of a data type's pages.
+fn page_kind(t: DataType) -> PageKind {
+    match t {
+        DataType::Superblock => PageKind::KvSuperblock,
+        DataType::Header => PageKind::KvHeader,
+        DataType::Index => PageKind::KvIndex,
+        DataType::Data => PageKind::KvData,
     }
 }

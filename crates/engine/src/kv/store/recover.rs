@@ -6,17 +6,14 @@ use super::*;
 impl Store {
     pub(super) fn recover(&mut self) -> Result<(), EngineError> {
         let pb = self.pager.page_bytes() as u64;
-        let slot_bytes = |s: &mut Store, p: u64| -> Result<Vec<u8>, EngineError> {
-            let b = s.pager.read_uncached(p)?;
-            Ok(b[HEADER_BYTES..HEADER_BYTES + format::SUPERBLOCK_BYTES].to_vec())
-        };
-        let s0 = slot_bytes(self, 0)?;
-        let s1 = slot_bytes(self, 1)?;
-        let offs = [HEADER_BYTES as u64, pb + HEADER_BYTES as u64];
+        let [s0, s1] = self.slots.read_both(&mut self.pager)?;
+        let sb_bytes = HEADER_BYTES..HEADER_BYTES + format::SUPERBLOCK_BYTES;
+        let (s0, s1) = (&s0[sb_bytes.clone()], &s1[sb_bytes]);
+        let offs = self.slots.pages().map(|p| p * pb + HEADER_BYTES as u64);
         let cap = self.alloc.capacity();
         // Why the header page's own seal failed, if it did (its bytes then read as nothing).
         let mut seal: Option<String> = None;
-        let rec = format::recover([&s0, &s1], offs, |page| {
+        let rec = format::recover([s0, s1], offs, |page| {
             if page >= cap {
                 return Ok((vec![], page * pb));
             }
@@ -50,7 +47,7 @@ impl Store {
             }),
             Recovered::Blank => {
                 // Commit 0: the empty store.
-                self.write_superblock(0, NO_PAGE)?;
+                self.publish_superblock(0, NO_PAGE)?;
                 self.pager.flush()?;
                 Ok(())
             }
