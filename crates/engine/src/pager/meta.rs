@@ -26,12 +26,21 @@ impl MetaSlots {
     /// Slots at pages `first` and `first + 1` for a structure tagged `tag`, named `what` in
     /// errors ("in-place B-tree meta page", "AS B-tree superblock").
     pub fn new(first: u64, tag: u8, what: &'static str) -> MetaSlots {
+        assert!(
+            first.checked_add(MetaSlots::PAGES).is_some(),
+            "slots past the last page"
+        );
         MetaSlots { first, tag, what }
     }
 
     /// The slot epoch `epoch` is written to.
     pub fn slot(&self, epoch: u64) -> u64 {
-        self.first + epoch % 2
+        let slot = self.first + epoch % MetaSlots::PAGES;
+        assert!(
+            slot - self.first < MetaSlots::PAGES,
+            "epoch {epoch} maps to a slot"
+        );
+        slot
     }
 
     /// Words that fit one slot of `page_bytes`.
@@ -54,6 +63,10 @@ impl MetaSlots {
         }
         pager.flush()?;
         let (tag, slot) = (self.tag, self.slot(epoch));
+        assert!(
+            HEADER_BYTES + 8 * words.len() <= pager.page_bytes(),
+            "words fit a slot"
+        );
         pager.write_with(slot, |img| {
             for (i, w) in words.iter().enumerate() {
                 img[HEADER_BYTES + 8 * i..HEADER_BYTES + 8 * i + 8]
@@ -112,6 +125,7 @@ impl MetaSlots {
     pub fn read_both(&self, pager: &mut Pager) -> Result<[Vec<u8>; 2], EngineError> {
         let a = pager.read_uncached(self.first)?.to_vec();
         let b = pager.read_uncached(self.first + 1)?.to_vec();
+        assert_eq!(a.len(), b.len(), "two slots of one page size");
         Ok([a, b])
     }
 
@@ -134,10 +148,14 @@ impl MetaSlots {
                 },
             ));
         }
-        let words = page::payload(buf, &h)
+        let words: Vec<u64> = page::payload(buf, &h)
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
             .collect();
+        assert!(
+            words.len() <= MetaSlots::capacity_words(buf.len()),
+            "a slot's words fit it"
+        );
         Ok((h.version, words))
     }
 

@@ -95,6 +95,10 @@ impl Pager {
         w: PageWrite,
     ) -> Result<(), EngineError> {
         let pb = self.page_bytes;
+        assert!(
+            w.version > 0,
+            "a page written carries the version that wrote it"
+        );
         let room = page::payload_capacity(pb);
         let pages_of = |body: &[u8]| {
             assert!(!body.is_empty(), "a page written holds a payload");
@@ -136,6 +140,7 @@ impl Pager {
         room: usize,
         w: PageWrite,
     ) -> Result<(), EngineError> {
+        assert!(room > 0, "a page holds a payload");
         for &(first, body) in items {
             for (i, chunk) in body.chunks(room).enumerate() {
                 let p = first + i as u64;
@@ -158,6 +163,10 @@ impl Pager {
 
 /// Seal `body` as page `page` into `img` (one page).
 fn seal_into(img: &mut [u8], page: u64, body: &[u8], w: &PageWrite) {
+    assert!(
+        HEADER_BYTES + body.len() <= img.len(),
+        "a payload fits its page"
+    );
     img[HEADER_BYTES..HEADER_BYTES + body.len()].copy_from_slice(body);
     page::seal(
         img,

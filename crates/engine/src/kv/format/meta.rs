@@ -67,6 +67,10 @@ impl DbHeader {
         ] {
             out.extend_from_slice(&x.to_le_bytes());
         }
+        assert!(
+            out.len() <= DB_HEADER_BYTES - CRC_BYTES,
+            "header fields fit the header"
+        );
         out.resize(DB_HEADER_BYTES - CRC_BYTES, 0);
         push_crc(&mut out, 0);
         out.try_into().expect("a header is DB_HEADER_BYTES long")
@@ -109,6 +113,7 @@ impl DbHeader {
         let pad = DB_HEADER_BYTES - CRC_BYTES - r.at;
         zeros(&mut r, pad)?;
         r.bytes(CRC_BYTES)?; // checked first, in fixed_head
+        assert_eq!(r.at, DB_HEADER_BYTES, "every byte of the header read");
         if header.commit_seq == 0 {
             return Err(field_at("DB header", "commit_seq", 8, "at least 1", 0));
         }
@@ -153,6 +158,7 @@ fn fixed_head(r: &mut Reader<'_>, magic: u32, size: usize) -> Result<(), FormatE
     if s != size {
         return Err(r.field("size", 2, size, s));
     }
+    assert_eq!(r.at, 8, "magic, version and size read");
     Ok(())
 }
 
@@ -185,7 +191,9 @@ pub struct Superblock {
 impl Superblock {
     /// The slot this superblock is written to.
     pub fn slot(&self) -> u8 {
-        (self.commit_seq % 2) as u8
+        let slot = (self.commit_seq % 2) as u8;
+        assert!(slot < 2, "two slots");
+        slot
     }
 
     pub fn encode(&self) -> [u8; SUPERBLOCK_BYTES] {
@@ -196,6 +204,10 @@ impl Superblock {
         out.extend_from_slice(&self.commit_seq.to_le_bytes());
         out.extend_from_slice(&self.header_page.to_le_bytes());
         out.extend_from_slice(&self.page_bytes.to_le_bytes());
+        assert!(
+            out.len() <= SUPERBLOCK_BYTES - CRC_BYTES,
+            "fields fit the superblock"
+        );
         out.resize(SUPERBLOCK_BYTES - CRC_BYTES, 0);
         push_crc(&mut out, 0);
         out.try_into()
@@ -214,6 +226,7 @@ impl Superblock {
         let pad = SUPERBLOCK_BYTES - CRC_BYTES - r.at;
         zeros(&mut r, pad)?;
         r.bytes(CRC_BYTES)?; // checked first, in fixed_head
+        assert_eq!(r.at, SUPERBLOCK_BYTES, "every byte of the superblock read");
         if sb.slot() != slot {
             let found = format!("commit {} (belongs in slot {})", sb.commit_seq, sb.slot());
             let expected = format!("a commit for slot {slot}");
@@ -279,6 +292,10 @@ pub fn recover<E>(
     if candidates.is_empty() && errors.is_empty() {
         return Ok(Recovered::Blank);
     }
+    assert!(
+        candidates.len() + errors.len() <= 2,
+        "two slots, each a candidate or an error"
+    );
     let Some(sb) = candidates.into_iter().max_by_key(|sb| sb.commit_seq) else {
         return Ok(Recovered::Damaged { errors });
     };

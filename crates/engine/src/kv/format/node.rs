@@ -92,13 +92,19 @@ impl Node {
                 .collect(),
         };
         let at = balanced_cut(&sizes);
-        Some(match self {
+        let right = match self {
             Node::Leaf(e) => Node::Leaf(e.split_off(at)),
             Node::Inner { level, children } => Node::Inner {
                 level: *level,
                 children: children.split_off(at),
             },
-        })
+        };
+        assert!(
+            !self.is_empty() && !right.is_empty(),
+            "each half keeps an entry"
+        );
+        assert_eq!(self.level(), right.level(), "halves of one level");
+        Some(right)
     }
 
     /// Bytes of the encoded node (a split decision needs this before encoding).
@@ -142,6 +148,11 @@ impl Node {
             }
         }
         push_crc(out, from);
+        assert_eq!(
+            out.len() - from,
+            self.encoded_len(),
+            "encoded as long as computed"
+        );
         Ok(out.len() - from)
     }
 
@@ -216,6 +227,11 @@ impl Node {
 
 /// The cut `1..sizes.len()` that leaves the two sides' byte totals closest.
 fn balanced_cut(sizes: &[usize]) -> usize {
+    assert!(
+        sizes.len() >= 2,
+        "a cut needs two entries, got {}",
+        sizes.len()
+    );
     let total: usize = sizes.iter().sum();
     let mut left = 0;
     let mut best = (usize::MAX, 1);
@@ -226,6 +242,10 @@ fn balanced_cut(sizes: &[usize]) -> usize {
             best = (diff, i + 1);
         }
     }
+    assert!(
+        (1..sizes.len()).contains(&best.1),
+        "the cut leaves an entry on each side"
+    );
     best.1
 }
 
@@ -242,6 +262,7 @@ pub fn gather_node(pages: &[&[u8]], ptr: NodePtr) -> Result<NodeView, FormatErro
             break;
         }
     }
+    assert!(bytes.len() <= len, "gathered no more than the node");
     if bytes.len() < len {
         return Err(FormatError::Truncated {
             structure: "index node",
@@ -392,6 +413,7 @@ impl NodeView {
             }
         }
         offs.push(r.at as u32);
+        assert_eq!(offs.len(), count + 1, "an offset per entry and the end");
         r.crc()?;
         if r.at != len {
             return Err(field_at("index node", "len", 4, r.at, len));
@@ -428,6 +450,15 @@ impl NodeView {
             })
             .collect();
         let fences = count.min(FENCES);
+        assert!(
+            prefix <= key(0).len().min(u32::MAX as usize),
+            "the prefix is a key's"
+        );
+        assert_eq!(
+            offs[count] as usize + CRC_BYTES,
+            bytes.len(),
+            "the crc follows the entries"
+        );
         let mut fence_heads = [0u64; FENCES];
         for (j, f) in fence_heads.iter_mut().enumerate().take(fences) {
             *f = slots[j * count / fences].head;
@@ -497,6 +528,7 @@ impl NodeView {
     /// The document of entry `i` of a leaf (an inner node's entry reads as garbage: callers
     /// check `level`).
     pub fn doc(&self, i: usize) -> DocPtr {
+        assert_eq!(self.level, 0, "a document pointer is a leaf's");
         let b = self.ptr_bytes(i);
         let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
         let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4]));
@@ -516,6 +548,7 @@ impl NodeView {
 
     /// The child of entry `i` of an inner node.
     pub fn child(&self, i: usize) -> NodePtr {
+        assert!(self.level > 0, "a child pointer is an inner node's");
         let b = self.ptr_bytes(i);
         if b.len() < NODE_PTR_BYTES {
             return NodePtr {
@@ -677,6 +710,10 @@ impl NodeBuilder {
         let at = self.body.len();
         self.body.extend_from_slice(key);
         self.last_key = (at, self.body.len());
+        assert!(
+            self.body.len() <= u32::MAX as usize,
+            "entry offsets fit u32"
+        );
         Ok(())
     }
 
@@ -692,6 +729,11 @@ impl NodeBuilder {
         self.body.extend_from_slice(&doc.page.to_le_bytes());
         self.body.extend_from_slice(&doc.offset.to_le_bytes());
         self.body.extend_from_slice(&doc.len.to_le_bytes());
+        assert_eq!(
+            self.body.len() - self.last_key.1,
+            DOC_PTR_BYTES,
+            "a leaf entry ends in its pointer"
+        );
         Ok(())
     }
 
@@ -706,6 +748,11 @@ impl NodeBuilder {
         self.push_key(key)?;
         self.body.extend_from_slice(&child.page.to_le_bytes());
         self.body.extend_from_slice(&child.len.to_le_bytes());
+        assert_eq!(
+            self.body.len() - self.last_key.1,
+            NODE_PTR_BYTES,
+            "an inner entry ends in its pointer"
+        );
         Ok(())
     }
 
@@ -729,6 +776,12 @@ impl NodeBuilder {
         if from >= to {
             return Ok(());
         }
+        assert!(
+            to <= view.len(),
+            "entries {from}..{to} of a node of {}",
+            view.len()
+        );
+        let before = self.len();
         self.push_entry(view, from)?;
         if to > from + 1 {
             // The view's keys ascend (it was checked): the rest go in as one copy.
@@ -744,6 +797,7 @@ impl NodeBuilder {
             let n = u16::from_le_bytes([self.body[last], self.body[last + 1]]) as usize;
             self.last_key = (last + 2, last + 2 + n);
         }
+        assert_eq!(self.len(), before + (to - from), "every entry copied once");
         Ok(())
     }
 
@@ -784,9 +838,17 @@ impl NodeBuilder {
             }
             done.push((a, b));
         }
+        // The pieces tile the entries in key order (`todo` pops the left half first).
+        assert!(done.windows(2).all(|w| w[0].1 == w[1].0), "pieces in order");
+        assert_eq!(
+            (done[0].0, done[done.len() - 1].1),
+            (0, n),
+            "pieces cover the entries"
+        );
         let mut out = Vec::with_capacity(done.len());
         for (a, b) in done {
             let count = b - a;
+            assert!(count >= 1, "every piece holds an entry");
             if count > u16::MAX as usize {
                 return Err(NodeBuilder::bad(
                     "count",
@@ -819,6 +881,11 @@ impl NodeBuilder {
                 NodeView::index(self.level, offs, bytes.into_boxed_slice()),
             ));
         }
+        // Tree order at the split: each piece's least key is above the previous piece's.
+        assert!(
+            out.windows(2).all(|w| w[0].0 < w[1].0),
+            "pieces' keys ascend"
+        );
         Ok(out)
     }
 }

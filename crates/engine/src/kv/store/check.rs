@@ -6,6 +6,7 @@ impl Store {
     /// Verify every page the newest commit reaches: page seals, node order and key bounds,
     /// every document's checksum and key, every data page's layout; nothing is changed.
     pub fn check(&mut self) -> Result<Vec<Damage>, EngineError> {
+        let (seq, ops) = (self.commit_seq, self.pending.len());
         let mut damage = Vec::new();
         let pb = self.pager.page_bytes() as u64;
         let slots = self.slots.read_both(&mut self.pager)?;
@@ -66,6 +67,11 @@ impl Store {
                 ),
             });
         }
+        assert_eq!(
+            (seq, ops),
+            (self.commit_seq, self.pending.len()),
+            "check changes nothing"
+        );
         Ok(damage)
     }
 
@@ -89,6 +95,10 @@ impl Store {
                 return Ok(());
             }
         };
+        assert!(
+            node.level() == 0 || !node.is_empty(),
+            "a decoded inner node has a child"
+        );
         let first = (!node.is_empty()).then(|| node.key(0));
         let last = node.len().checked_sub(1).map(|i| node.key(i));
         let out_of_bounds =

@@ -17,9 +17,14 @@ impl Store {
     /// Commit what is pending, with the next compaction batch (if a pass is under way).
     pub(super) fn commit_with_batch(&mut self) -> Result<u64, EngineError> {
         let ops: Vec<PendingOp> = std::mem::take(&mut self.pending).into_iter().collect();
+        let before = self.commit_seq;
         let r = self.commit_ops_and_batch(ops);
         if r.is_err() {
             self.broken = true;
+        }
+        // Commit sequence numbers grow by one per commit, and only a commit moves them.
+        if let Ok(seq) = &r {
+            assert_eq!(*seq, before + 1, "commit {seq} after commit {before}");
         }
         r
     }
@@ -35,6 +40,10 @@ impl Store {
             }
             None => (None, CommitKind::default()),
         };
+        assert!(
+            ops.windows(2).all(|w| w[0].0 < w[1].0),
+            "a commit's operations are sorted by key, each key once"
+        );
         let seq = self.commit_ops(ops, kind)?;
         match end {
             Some(compaction::BatchEnd::Continue(pass)) => {
@@ -88,6 +97,13 @@ impl Store {
             tree_ops.push((k, ptr));
         }
         self.place_run(dp, &mut tree_ops[run_from..])?;
+        assert!(
+            tree_ops
+                .iter()
+                .flat_map(|(_, p)| p)
+                .all(|p| p.page < self.alloc.end()),
+            "every document placed inside the log"
+        );
         self.finish_commit(&tree_ops, kind)
     }
 
@@ -99,15 +115,25 @@ impl Store {
         tree_ops: &mut [(Vec<u8>, Option<DocPtr>)],
     ) -> Result<(), EngineError> {
         let pages = dp.into_pages();
+        assert!(
+            pages.is_empty() || tree_ops.iter().any(|(_, p)| p.is_some()),
+            "a run of data pages holds a document"
+        );
         let base = if pages.is_empty() {
             0
         } else {
             self.alloc.alloc(pages.len() as u64)?
         };
         self.write_data_run(base, &pages)?;
+        let run_pages = pages.len() as u64;
         drop(pages);
         for (_, p) in tree_ops.iter_mut() {
             if let Some(p) = p {
+                assert!(
+                    p.page < run_pages,
+                    "document on page {} of a run of {run_pages}",
+                    p.page
+                );
                 p.page += base;
                 self.alloc.add_ref(p.page, p.pages(self.payload), true);
             }
@@ -130,6 +156,10 @@ impl Store {
             self.generation += 1;
         }
         let hp = self.alloc.alloc(1)?;
+        assert!(
+            hp >= FIRST_LOG_PAGE && hp != self.header_page,
+            "a fresh header page"
+        );
         self.alloc.add_ref(hp, 1, false);
         self.stats.pages.header += 1;
         self.stats.pages.superblock += 1;
@@ -153,7 +183,12 @@ impl Store {
         self.header_page = hp;
         self.commit_seq = seq;
         let freed = self.alloc.commit_done();
+        assert_eq!(self.alloc.refs(hp), 1, "the durable header holds its page");
         if kind.trim && !freed.is_empty() {
+            assert!(
+                self.trims.back().is_none_or(|(s, _)| *s < seq),
+                "trims queue by commit"
+            );
             self.trims.push_back((seq, freed));
         }
         self.trim_due(seq.saturating_sub(self.opts.trim_after_commits))?;
@@ -169,6 +204,10 @@ impl Store {
             };
             for (s, n) in extents {
                 for (s, n) in self.alloc.free_parts(s, n) {
+                    assert!(
+                        s >= FIRST_LOG_PAGE,
+                        "a trim never reaches the superblock slots"
+                    );
                     self.pager.trim(s, n)?;
                 }
             }
@@ -181,6 +220,10 @@ impl Store {
         let max = self.opts.cache_max_pages.max(self.opts.cache_pages);
         let want = usize::try_from(self.alloc.end()).unwrap_or(usize::MAX);
         let want = want.clamp(self.opts.cache_pages, max);
+        assert!(
+            want >= self.opts.cache_pages,
+            "the cache never shrinks below its floor"
+        );
         if want > self.pager.cache_pages() {
             self.pager.set_cache_pages(want);
         }

@@ -122,6 +122,10 @@ type LiveDocs = Vec<(Vec<u8>, Vec<u8>, DocPtr)>;
 impl Store {
     /// The store's space as a policy sees it.
     pub fn space(&self) -> Space {
+        assert!(
+            self.alloc.free_pages() <= self.alloc.capacity(),
+            "free pages are pages"
+        );
         Space {
             live_bytes: self.stats.live_bytes,
             stale_bytes: self.stale_bytes(),
@@ -141,6 +145,7 @@ impl Store {
     }
 
     pub(super) fn start_compaction(&mut self) {
+        assert!(self.compaction.is_none(), "one pass at a time");
         self.compaction = Some(Pass {
             next_page: FIRST_LOG_PAGE,
             end_page: self.alloc.end(),
@@ -163,6 +168,7 @@ impl Store {
     /// has its live documents copied into fresh space and is given back.
     pub fn compact(&mut self) -> Result<(), EngineError> {
         while self.compact_step()? {}
+        assert!(self.compaction.is_none(), "a whole pass ends its pass");
         Ok(())
     }
 
@@ -191,6 +197,10 @@ impl Store {
         let look_max = (budget / pb).max(16) * 4;
         let room = (self.payload - format::DATA_PAGE_HEAD_BYTES - format::DOC_HEAD_BYTES) as u64;
         let pages_for = |bytes: u64| bytes / room + bytes / room / 8 + 2;
+        assert!(
+            budget >= 1 && look_max >= 16,
+            "a batch may move and look at something"
+        );
         let (mut moved, mut looked, mut stuck) = (0u64, 0u64, false);
         let mut copies: Vec<PendingOp> = Vec::new();
         let end = pass.end_page.min(self.alloc.end());
@@ -225,6 +235,10 @@ impl Store {
             }
             pass.next_page += 1;
         }
+        assert!(
+            looked <= look_max,
+            "a batch looks at {looked} pages, at most {look_max}"
+        );
         let end = if pass.next_page >= end {
             BatchEnd::Done
         } else if stuck {
@@ -236,6 +250,10 @@ impl Store {
             trim: true,
             pass_done: matches!(end, BatchEnd::Done),
         };
+        assert!(
+            copies.iter().all(|(_, v)| v.is_some()),
+            "compaction copies live documents, never deletes"
+        );
         ops.extend(copies);
         ops.sort_by(|a, b| a.0.cmp(&b.0));
         Ok((end, kind))
@@ -278,6 +296,7 @@ impl Store {
             })
             .collect();
         drop(c);
+        let found_docs = found.len();
         let mut live = Vec::with_capacity(found.len());
         for (ptr, key) in found {
             let key = match key {
@@ -294,6 +313,10 @@ impl Store {
                 live.push((key, v, ptr));
             }
         }
+        assert!(
+            live.len() <= found_docs,
+            "live documents are among those found"
+        );
         let page_use = PageUse {
             docs: docs.len(),
             live_docs: live.len(),

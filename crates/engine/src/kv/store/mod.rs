@@ -258,6 +258,8 @@ impl Store {
         };
         s.recover()?;
         s.fit_cache();
+        assert!(s.alloc.end() <= capacity, "the log ends inside the device");
+        assert!(s.pending.is_empty() && !s.broken, "a store opens clean");
         Ok(s)
     }
 
@@ -310,6 +312,10 @@ impl Store {
             .range::<Vec<u8>, _>((start.clone(), end.clone()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        assert!(
+            pending.windows(2).all(|w| w[0].0 < w[1].0),
+            "pending keys ascend, once each"
+        );
         let mut scan = Scan {
             store: self,
             stack: Vec::new(),
@@ -379,12 +385,18 @@ impl Store {
         if self.compaction.is_none() && self.should_compact() {
             self.start_compaction();
         }
-        self.commit_with_batch()
+        let r = self.commit_with_batch();
+        assert!(
+            self.pending.is_empty(),
+            "a commit takes every pending operation"
+        );
+        r
     }
 
     /// Commit what is pending and give the device back.
     pub fn close(mut self) -> Result<Box<dyn BlockDevice>, EngineError> {
         self.commit()?;
+        assert!(self.pending.is_empty(), "a commit leaves nothing pending");
         self.trim_due(u64::MAX)?;
         Ok(self.pager.into_device())
     }
@@ -414,6 +426,10 @@ impl Store {
             in_use.header = 1;
             in_use.index = in_use.index.saturating_sub(1);
         }
+        assert!(
+            in_use.data + in_use.index + in_use.header <= self.alloc.end(),
+            "pages in use lie below the footprint"
+        );
         StoreStat {
             commit_seq: self.commit_seq,
             generation: self.generation,

@@ -23,6 +23,10 @@ pub(super) struct NodeRef(pub(super) Rc<Cached>);
 
 impl NodeRef {
     pub(super) fn new(view: NodeView) -> NodeRef {
+        assert!(
+            view.encoded_len() >= format::NODE_MIN_BYTES,
+            "a node view is a whole node"
+        );
         NodeRef(Rc::new(Cached::Node(view)))
     }
 }
@@ -75,6 +79,10 @@ impl Store {
     /// How pages of data type `t` are sealed and placed (versioned with the commit being
     /// built) and what the cache keeps of them.
     pub(super) fn page_write(&self, t: DataType, keep: Keep) -> PageWrite {
+        assert!(
+            !self.broken,
+            "no write after a failed one (the store refuses until reopened)"
+        );
         PageWrite {
             kind: page_kind(t),
             version: self.commit_seq + 1,
@@ -91,6 +99,14 @@ impl Store {
         t: DataType,
         keep: Keep,
     ) -> Result<(), EngineError> {
+        let (cap, slot_ok) = (self.alloc.capacity(), t == DataType::Superblock);
+        assert!(
+            items.iter().all(|&(p, b)| {
+                (slot_ok || p >= FIRST_LOG_PAGE)
+                    && p + (b.len().div_ceil(self.payload) as u64) <= cap
+            }),
+            "{t:?} pages inside the log"
+        );
         let w = self.page_write(t, keep);
         let r = self
             .pager
@@ -234,6 +250,7 @@ impl Store {
                 Cached::Node(node) => pages.push(node.bytes().to_vec()),
             }
         }
+        assert_eq!(pages.len() as u64, n, "every page of the node read");
         let slices: Vec<&[u8]> = pages.iter().map(|p| p.as_slice()).collect();
         let view = gather_node(&slices, ptr).map_err(|e| self.kv_err(ptr.page, "index node", e))?;
         Ok(NodeRef::new(view))
@@ -263,6 +280,7 @@ impl Store {
         for p in ptr.page..ptr.page.saturating_add(n) {
             pages.push(self.raw(p, PageKind::KvData, "data")?);
         }
+        assert_eq!(pages.len() as u64, n, "every page of the document read");
         let slices: Vec<&[u8]> = pages
             .iter()
             .map(|c| match &**c {

@@ -88,6 +88,8 @@ impl Store {
                         self.ref_tree(r, None)?;
                     }
                     self.alloc.rebuild_free();
+                    assert!(self.alloc.refs(self.header_page) >= 1, "the header holds its page");
+                    assert_eq!(h.commit_seq, self.commit_seq, "the header is the slot's commit");
                 }
                 Ok(())
             }
@@ -105,6 +107,10 @@ impl Store {
     ) -> EngineError {
         let pb = self.pager.page_bytes() as u64;
         let page = sb.header_page;
+        assert_ne!(
+            page, NO_PAGE,
+            "only a commit with a header can have a damaged one"
+        );
         let error = match seal {
             Some(why) => FormatError::Field {
                 structure: "DB header page",

@@ -34,6 +34,7 @@ impl Scan<'_> {
                 return self.advance();
             }
             let i = node.child_index(key);
+            assert!(i < node.len(), "an inner node has a child for every key");
             ptr = node.child(i);
             level = Some(node.level() - 1);
             self.stack.push((node, i + 1));
@@ -65,8 +66,13 @@ impl Scan<'_> {
             }
             let (c, level) = (node.child(*i), node.level());
             *i += 1;
+            assert!(*i <= node.len(), "the cursor stays inside its node");
             let child = self.store.node_at(c, Some(level - 1))?;
             self.stack.push((child, 0));
+            assert!(
+                self.stack.len() <= format::NODE_LEVEL_MAX as usize + 1,
+                "a path no deeper than the deepest level"
+            );
         }
         Ok(())
     }
@@ -90,6 +96,10 @@ impl Scan<'_> {
                 }
             }
             let (k, p) = self.tree_next.take().expect("checked");
+            assert!(
+                self.pending.peek().is_none_or(|(pk, _)| *pk > k),
+                "merge order"
+            );
             let v = self.store.doc_value(&k, p)?;
             self.advance()?;
             return Ok(Some((k, v)));

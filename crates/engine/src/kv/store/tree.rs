@@ -7,6 +7,10 @@ impl Store {
     /// Count every page the tree under `ptr` reaches.
     pub(super) fn ref_tree(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<(), EngineError> {
         let node = self.node_at(ptr, level)?;
+        assert!(
+            node.level() == 0 || !node.is_empty(),
+            "a decoded inner node has a child"
+        );
         self.alloc.add_ref(ptr.page, ptr.pages(self.payload), false);
         for i in 0..node.len() {
             if node.level() == 0 {
@@ -66,6 +70,7 @@ impl Store {
             }
             pieces = self.write_split(b)?;
         }
+        assert!(pieces.len() <= 1, "the tree grows until one root holds it");
         self.root = pieces.first().map(|p| p.1);
         // A root with one child is no root: its child is.
         while let Some(r) = self.root {
@@ -87,6 +92,11 @@ impl Store {
 
     pub(super) fn staged_or_read(&mut self, ptr: NodePtr) -> Result<NodeRef, EngineError> {
         if let Some((_, n)) = self.staged.iter().find(|(p, _)| *p == ptr.page) {
+            assert_eq!(
+                n.encoded_len(),
+                ptr.len as usize,
+                "a staged node is as its pointer says"
+            );
             return Ok(n.clone());
         }
         self.node(ptr)
@@ -125,6 +135,7 @@ impl Store {
                     b.push_doc(k, *p).map_err(|e| self.encode_err(e))?;
                 }
             }
+            assert!(i <= node.len(), "the merge stays inside the leaf");
             b.push_entries(&node, i, node.len())
                 .map_err(|e| self.encode_err(e))?;
         } else {
@@ -147,6 +158,7 @@ impl Store {
                 }
                 at = to;
             }
+            assert_eq!(at, ops.len(), "every operation routed to one child");
         }
         self.write_split(b)
     }
@@ -162,6 +174,10 @@ impl Store {
             let len = view.encoded_len() as u32;
             let pages = NodePtr { page: 0, len }.pages(self.payload);
             let page = self.alloc.alloc(pages)?;
+            assert!(
+                page >= FIRST_LOG_PAGE,
+                "a node is never staged over a superblock slot"
+            );
             self.alloc.add_ref(page, pages, false);
             self.staged.push((page, NodeRef::new(view)));
             out.push((key, NodePtr { page, len }));
