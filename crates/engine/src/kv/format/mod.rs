@@ -20,16 +20,18 @@
 //! structure, the field, the byte offset (relative to the buffer given; [`FormatError::rebase`]
 //! makes it absolute) and what was expected and found.
 
+mod builder;
 mod doc;
 mod meta;
 mod node;
 
+pub use builder::NodeBuilder;
 pub use doc::{
     data_page_cont, data_page_docs, document_in_verified_page, gather_document, DataPages, DocHead,
     DocPtr, DocStart, Document,
 };
 pub use meta::{recover, DbHeader, KvStats, PagesByType, Recovered, Superblock};
-pub use node::{gather_node, Node, NodeBuilder, NodePtr, NodeView};
+pub use node::{gather_node, Node, NodePtr, NodeView};
 
 /// Longest key, in bytes.
 pub const KEY_BYTES_MAX: usize = 4096;
