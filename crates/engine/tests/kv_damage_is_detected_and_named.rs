@@ -101,7 +101,12 @@ fn a_flipped_byte_in_the_newest_header_is_an_error_naming_page_and_offset() {
                 ..small_opts()
             },
         ) {
-            Err(e) => e.to_string(),
+            Err(e) => {
+                // The byte offset is structured too: the seal's page, or the damaged field.
+                let off = e.offset().expect("damage names its offset");
+                assert_eq!(off / 4096, newest as u64, "{e}");
+                e.to_string()
+            }
             Ok(s) => panic!(
                 "opened at commit {} with a damaged newest header",
                 s.stat().commit_seq

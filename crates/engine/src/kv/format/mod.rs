@@ -108,6 +108,17 @@ pub enum FormatError {
 }
 
 impl FormatError {
+    /// The byte offset the error names (absolute once rebased); None for a size refused.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            FormatError::Field { offset, .. }
+            | FormatError::Truncated { offset, .. }
+            | FormatError::Checksum { offset, .. }
+            | FormatError::Blank { offset, .. } => Some(*offset),
+            FormatError::TooLarge { .. } => None,
+        }
+    }
+
     /// The same error with its offset moved by `base` (where the decoded buffer sits).
     pub fn rebase(mut self, base: u64) -> FormatError {
         match &mut self {

@@ -29,7 +29,10 @@ impl Store {
                     Ok((vec![], at))
                 }
                 Err(e) => {
-                    seal = Some(e.to_string());
+                    seal = Some(match e {
+                        EngineError::Corrupt { what, .. } => what.to_string(),
+                        e => e.to_string(),
+                    });
                     Ok((vec![], at))
                 }
             }
