@@ -50,6 +50,11 @@ impl Store {
             }),
             Recovered::Blank => {
                 // Commit 0: the empty store.
+                assert_eq!(
+                    (self.commit_seq, self.root, self.header_page),
+                    (0, None, NO_PAGE),
+                    "a new store starts empty at commit 0"
+                );
                 self.publish_superblock(0, NO_PAGE)?;
                 self.pager.flush()?;
                 Ok(())
