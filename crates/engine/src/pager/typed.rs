@@ -59,17 +59,7 @@ impl Pager {
         what: &'static str,
     ) -> Result<Rc<T>, EngineError> {
         let form: Rc<T> = self.load(page, page, |img| {
-            let h = page::open_kind(img, page, kind, what)?;
-            if h.id != page {
-                return Err(EngineError::corrupt(
-                    page,
-                    Corruption::Id {
-                        what: "page number in the page header",
-                        expected: page,
-                        found: h.id,
-                    },
-                ));
-            }
+            let h = verified_header(img, page, kind, what)?;
             Ok(T::from_payload(kind, page::payload(img, &h)))
         })?;
         if form.kind() != kind {
@@ -82,6 +72,19 @@ impl Pager {
             ));
         }
         Ok(form)
+    }
+
+    /// Page `page` read past the cache (a page read once: recovery, checks) and verified as
+    /// [`Pager::read_page`] verifies: its payload.
+    pub fn read_verified(
+        &mut self,
+        page: u64,
+        kind: PageKind,
+        what: &'static str,
+    ) -> Result<Vec<u8>, EngineError> {
+        let img = self.read_uncached(page)?;
+        let h = verified_header(img, page, kind, what)?;
+        Ok(page::payload(img, &h).to_vec())
     }
 
     /// Seal `items` — (first page, payload; a payload longer than a page continues on the next
@@ -159,6 +162,29 @@ impl Pager {
         }
         Ok(())
     }
+}
+
+/// The header of `img`, read from device page `page`, if its seal checks out, its kind is
+/// `kind` and it names page `page`.
+fn verified_header(
+    img: &[u8],
+    page: u64,
+    kind: PageKind,
+    what: &'static str,
+) -> Result<Header, EngineError> {
+    let h = page::open_kind(img, page, kind, what)?;
+    if h.id != page {
+        return Err(EngineError::corrupt(
+            page,
+            Corruption::Id {
+                what: "page number in the page header",
+                expected: page,
+                found: h.id,
+            },
+        ));
+    }
+    assert_eq!(h.kind, kind, "open_kind checked the kind");
+    Ok(h)
 }
 
 /// Seal `body` as page `page` into `img` (one page).

@@ -9,16 +9,20 @@ impl Store {
         let (seq, ops) = (self.commit_seq, self.pending.len());
         let mut damage = Vec::new();
         let pb = self.pager.page_bytes() as u64;
-        let slots = self.slots.read_both(&mut self.pager)?;
-        for (slot, b) in self.slots.pages().into_iter().zip(&slots) {
-            let b = b.as_slice();
-            if page::is_blank(b) {
-                continue;
-            }
-            let r = page::open_kind(b, slot, PageKind::KvSuperblock, "superblock").and_then(|h| {
-                Superblock::decode(page::payload(b, &h), slot as u8)
-                    .map_err(|e| self.kv_err(slot, "superblock", e))
-            });
+        for slot in self.slots.pages() {
+            let r = match self
+                .pager
+                .read_verified(slot, PageKind::KvSuperblock, "superblock")
+            {
+                Err(EngineError::Corrupt {
+                    what: Corruption::Blank,
+                    ..
+                }) => continue,
+                r => r.and_then(|payload| {
+                    Superblock::decode(&payload, slot as u8)
+                        .map_err(|e| self.kv_err(slot, "superblock", e))
+                }),
+            };
             if let Err(e) = r {
                 damage.push(Damage {
                     offset: slot * pb,

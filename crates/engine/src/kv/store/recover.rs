@@ -17,24 +17,17 @@ impl Store {
             if page >= cap {
                 return Ok((vec![], page * pb));
             }
-            let b = self.pager.read_uncached(page)?;
             let at = page * pb + HEADER_BYTES as u64;
-            match page::open_kind(b, page, PageKind::KvHeader, "DB header") {
-                Ok(h) if h.id == page => Ok::<_, EngineError>((
-                    b[HEADER_BYTES..HEADER_BYTES + format::DB_HEADER_BYTES].to_vec(),
-                    at,
-                )),
-                Ok(h) => {
-                    seal = Some(format!("the page header names page {}", h.id));
+            match self
+                .pager
+                .read_verified(page, PageKind::KvHeader, "DB header")
+            {
+                Ok(payload) => Ok((payload, at)),
+                Err(EngineError::Corrupt { what, .. }) => {
+                    seal = Some(what.to_string());
                     Ok((vec![], at))
                 }
-                Err(e) => {
-                    seal = Some(match e {
-                        EngineError::Corrupt { what, .. } => what.to_string(),
-                        e => e.to_string(),
-                    });
-                    Ok((vec![], at))
-                }
+                Err(e) => Err(e),
             }
         })?;
         match rec {
