@@ -201,7 +201,7 @@ fn check(path: &Path, as_json: bool) -> ExitCode {
             Err(e) => vec![(None, e.to_string())],
         },
         Err(e @ (EngineError::Kv { .. } | EngineError::Corrupt { .. })) => {
-            vec![(None, e.to_string())]
+            vec![(e.offset(), e.to_string())]
         }
         Err(e) => {
             eprintln!("error: opening {}: {e}", path.display());

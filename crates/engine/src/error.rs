@@ -39,6 +39,24 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// Where damage on the device was found, as a byte offset, when this error is damage
+    /// and names one (a KV structure's field or seal; a page's start for page damage needs the
+    /// page size: see [`EngineError::page`]).
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            EngineError::Kv { error, .. } => error.offset(),
+            _ => None,
+        }
+    }
+
+    /// The device page damage was found on, when this error is page damage.
+    pub fn page(&self) -> Option<u64> {
+        match self {
+            EngineError::Corrupt { page, .. } => Some(*page),
+            _ => None,
+        }
+    }
+
     /// A corruption found at device page `page`.
     pub fn corrupt(page: u64, what: Corruption) -> EngineError {
         EngineError::Corrupt { page, what }

@@ -2,10 +2,10 @@
 //! decoders that never panic on arbitrary bytes.
 
 use engine::kv::format::{
-    data_page_docs, document_in_verified_page, gather_document, gather_node, recover, DataPages,
-    DbHeader, DocPtr, Document, FormatError, KvStats, Node, NodeBuilder, NodePtr, NodeView,
-    PagesByType, Recovered, Superblock, DB_HEADER_BYTES, DOC_HEAD_BYTES, KEY_BYTES_MAX, NO_PAGE,
-    SUPERBLOCK_BYTES, VALUE_BYTES_MAX,
+    data_page_docs, document_in_verified_page, gather_document, gather_node, DataPages, DbHeader,
+    DocPtr, Document, FormatError, KvStats, Node, NodeBuilder, NodePtr, NodeView, PagesByType,
+    Superblock, DB_HEADER_BYTES, DOC_HEAD_BYTES, KEY_BYTES_MAX, NO_PAGE, SUPERBLOCK_BYTES,
+    VALUE_BYTES_MAX,
 };
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -358,117 +358,6 @@ fn blank_header_and_superblock_are_blank_not_corrupt() {
             ..
         })
     ));
-}
-
-/// A file model for recovery: superblock slots and headers by page.
-struct File {
-    slots: [Vec<u8>; 2],
-    headers: BTreeMap<u64, Vec<u8>>,
-}
-
-const SLOT_OFFSETS: [u64; 2] = [0, 4096];
-const PAGE_BYTES: u64 = 4096;
-
-impl File {
-    /// Commits 1..=n, commit c's header at page 10 * c.
-    fn committed(n: u64) -> File {
-        let mut f = File {
-            slots: [vec![0u8; SUPERBLOCK_BYTES], vec![0u8; SUPERBLOCK_BYTES]],
-            headers: BTreeMap::new(),
-        };
-        f.slots[0] = Superblock {
-            commit_seq: 0,
-            header_page: NO_PAGE,
-            page_bytes: 4096,
-        }
-        .encode()
-        .to_vec();
-        for c in 1..=n {
-            f.headers.insert(10 * c, header(c).encode().to_vec());
-            let sb = Superblock {
-                commit_seq: c,
-                header_page: 10 * c,
-                page_bytes: 4096,
-            };
-            f.slots[sb.slot() as usize] = sb.encode().to_vec();
-        }
-        f
-    }
-
-    fn recover(&self) -> Recovered {
-        let read = |page: u64| -> Result<(Vec<u8>, u64), std::convert::Infallible> {
-            let bytes = self.headers.get(&page).cloned().unwrap_or_default();
-            Ok((bytes, page * PAGE_BYTES))
-        };
-        recover([&self.slots[0], &self.slots[1]], SLOT_OFFSETS, read).unwrap()
-    }
-}
-
-fn committed_seq(r: &Recovered) -> Option<u64> {
-    match r {
-        Recovered::Committed { superblock, .. } => Some(superblock.commit_seq),
-        _ => None,
-    }
-}
-
-#[test]
-fn recovery_opens_the_newest_commit_and_falls_back_when_it_is_torn() {
-    assert_eq!(committed_seq(&File::committed(5).recover()), Some(5));
-    match File::committed(0).recover() {
-        Recovered::Committed { header: None, .. } => {}
-        r => panic!("{r:?}"),
-    }
-    // Newest header torn (second half from an older write): commit 4, with the reason kept.
-    let mut f = File::committed(5);
-    f.headers.get_mut(&50).unwrap()[64..].fill(0xAA);
-    match f.recover() {
-        Recovered::Committed {
-            superblock,
-            header: Some(h),
-            skipped,
-        } => {
-            assert_eq!((superblock.commit_seq, h.commit_seq), (4, 4));
-            assert!(
-                matches!(skipped[..], [FormatError::Field { offset, .. }] | [FormatError::Checksum { offset, .. }] if offset >= 50 * PAGE_BYTES),
-                "{skipped:?}"
-            );
-        }
-        r => panic!("{r:?}"),
-    }
-    // Newest slot torn: commit 4 too; the error names the slot's file offset.
-    let mut f = File::committed(5);
-    f.slots[1][30] ^= 1;
-    match f.recover() {
-        Recovered::Committed {
-            superblock,
-            skipped,
-            ..
-        } => {
-            assert_eq!(superblock.commit_seq, 4);
-            assert!(
-                matches!(skipped[..], [FormatError::Checksum { offset: 4156, .. }]),
-                "{skipped:?}"
-            );
-        }
-        r => panic!("{r:?}"),
-    }
-    // A slot pointing at a page that now holds another commit's header: not accepted.
-    let mut f = File::committed(5);
-    let old = f.headers[&40].clone();
-    f.headers.insert(50, old);
-    assert_eq!(committed_seq(&f.recover()), Some(4));
-    // Both damaged: every failure reported; a blank file is blank.
-    let mut f = File::committed(5);
-    f.headers.clear();
-    match f.recover() {
-        Recovered::Damaged { errors } => assert_eq!(errors.len(), 2),
-        r => panic!("{r:?}"),
-    }
-    let blank = File {
-        slots: [vec![0u8; 64], vec![0u8; 64]],
-        headers: BTreeMap::new(),
-    };
-    assert_eq!(blank.recover(), Recovered::Blank);
 }
 
 /// Keys that share long prefixes and differ late, in zero bytes or in length: the cases an
@@ -837,27 +726,5 @@ proptest! {
         let pages: Vec<&[u8]> = bytes.chunks(split).collect();
         let _ = gather_document(&pages, DocPtr { page: 0, offset, len }, &mut Vec::new());
         let _ = gather_node(&pages, NodePtr { page: 0, len });
-    }
-
-    /// Recovery against a model: commits 1..=n, then any of the two slots and two newest
-    /// headers damaged; recovery lands on the newest commit whose slot and header are intact.
-    #[test]
-    fn recovery_lands_on_the_newest_intact_commit(n in 2u64..8, damage in proptest::array::uniform4(any::<bool>()), at in 0usize..64) {
-        let mut f = File::committed(n);
-        let newest_slot = (n % 2) as usize;
-        let [slot_new, slot_old, head_new, head_old] = damage;
-        if slot_new { f.slots[newest_slot][at] ^= 0x10; }
-        if slot_old { f.slots[1 - newest_slot][at] ^= 0x10; }
-        if head_new { f.headers.get_mut(&(10 * n)).unwrap()[at] ^= 0x10; }
-        if head_old { f.headers.get_mut(&(10 * (n - 1))).unwrap()[at] ^= 0x10; }
-        let want = if !slot_new && !head_new {
-            Some(n)
-        } else if !slot_old && !head_old {
-            Some(n - 1)
-        } else {
-            None
-        };
-        let got = f.recover();
-        prop_assert_eq!(committed_seq(&got), want, "{:?}", got);
     }
 }

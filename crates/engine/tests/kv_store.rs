@@ -7,43 +7,10 @@ use engine::EngineError;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeMap;
 use std::ops::Bound;
 
-type Model = BTreeMap<Vec<u8>, Vec<u8>>;
-
-fn small_opts() -> Options {
-    Options {
-        cache_pages: 16,
-        cache_max_pages: 0,
-        compact_min_bytes: 16 << 10,
-        ..Options::default()
-    }
-}
-
-fn mem(pages: u64) -> Box<dyn BlockDevice> {
-    Box::new(MemDevice::new(4096, pages))
-}
-
-fn all(store: &mut Store) -> Model {
-    store
-        .scan((Bound::Unbounded, Bound::Unbounded))
-        .unwrap()
-        .map(|r| r.unwrap())
-        .collect()
-}
-
-fn key(i: u32) -> Vec<u8> {
-    format!("key{i:05}").into_bytes()
-}
-
-fn value(rng: &mut ChaCha8Rng) -> Vec<u8> {
-    let len = match rng.gen_range(0..10) {
-        0 => rng.gen_range(3000..9000), // spans pages
-        _ => rng.gen_range(0..300),
-    };
-    (0..len).map(|_| rng.gen()).collect()
-}
+mod common;
+use common::{all, key, mem, small_opts, value, Model};
 
 #[test]
 fn put_get_delete_scan_commit_reopen() {
@@ -385,101 +352,6 @@ fn deferred_trims_skip_reused_pages_and_never_hit_live_ones() {
     assert!(later_closed >= later);
     assert_eq!(never, 0, "nothing is due before close");
     assert!(never_closed > 0, "close trims what waits and is still free");
-}
-
-fn image(commits: u32) -> Vec<u8> {
-    let mut s = Store::open(mem(256), small_opts()).unwrap();
-    for k in 0..300u32 {
-        s.put(&key(k), &[k as u8; 100]).unwrap();
-    }
-    s.commit().unwrap();
-    for _ in 1..commits {
-        s.put(&key(1), b"x").unwrap();
-        s.commit().unwrap();
-    }
-    let mut dev = s.into_device();
-    let mut img = vec![0u8; 256 * 4096];
-    dev.read(0, &mut img).unwrap();
-    img
-}
-
-/// Flip a byte in, or tear, each page of each type of a committed store: opening falls back
-/// to the previous commit, or `check` reports the page, or reading fails — never wrong data.
-#[test]
-fn a_flipped_or_torn_page_of_every_type_is_detected() {
-    let img = image(1);
-    let kind_of = |p: usize| img[p * 4096 + 4];
-    for (kind, name) in [
-        (0x10u8, "superblock"),
-        (0x11, "header"),
-        (0x12, "index"),
-        (0x13, "data"),
-    ] {
-        let pages: Vec<usize> = (0..256).filter(|&p| kind_of(p) == kind).collect();
-        assert!(!pages.is_empty(), "{name}");
-        for tear in [false, true] {
-            for &p in &pages {
-                let mut bad = img.clone();
-                if tear {
-                    bad[p * 4096 + 2048..(p + 1) * 4096].fill(0xA5);
-                } else {
-                    bad[p * 4096 + 32 + 20] ^= 0x10;
-                }
-                let dev = Box::new(MemDevice::from_bytes(4096, bad));
-                let detected = match Store::open(dev, small_opts()) {
-                    Err(_) => true,
-                    Ok(mut s) => {
-                        let fell_back = s.stat().commit_seq < 1;
-                        let damage = s.check().unwrap();
-                        let reads_fail = (0..300).any(|k| s.get(&key(k)).is_err());
-                        if !fell_back && damage.is_empty() {
-                            // Every value still reads right: the damage must have been seen.
-                            for k in 0..300u32 {
-                                if let Ok(Some(v)) = s.get(&key(k)) {
-                                    assert_eq!(
-                                        v,
-                                        vec![k as u8; 100],
-                                        "{name} page {p}: wrong data"
-                                    );
-                                }
-                            }
-                        }
-                        fell_back || !damage.is_empty() || reads_fail
-                    }
-                };
-                assert!(detected, "{name} page {p} tear {tear}");
-            }
-        }
-    }
-}
-
-#[test]
-fn a_torn_newest_header_falls_back_and_a_flipped_document_names_its_page() {
-    let img = image(2);
-    let kind_of = |p: usize| img[p * 4096 + 4];
-    let seq = |p: usize| u64::from_le_bytes(img[p * 4096 + 40..p * 4096 + 48].try_into().unwrap());
-    let hp: Vec<usize> = (0..256).filter(|&p| kind_of(p) == 0x11).collect();
-    let newest = *hp.iter().max_by_key(|&&p| seq(p)).unwrap();
-    let mut bad = img.clone();
-    bad[newest * 4096 + 3000] ^= 1;
-    let mut s = Store::open(Box::new(MemDevice::from_bytes(4096, bad)), small_opts()).unwrap();
-    assert_eq!(s.stat().commit_seq, 1);
-    assert_eq!(s.get(&key(1)).unwrap().unwrap(), vec![1u8; 100]);
-    // A flipped data byte is an error naming the page, never data.
-    let dp: Vec<usize> = (0..256).filter(|&p| kind_of(p) == 0x13).collect();
-    let mut bad = img.clone();
-    bad[dp[0] * 4096 + 100] ^= 4;
-    let mut s = Store::open(Box::new(MemDevice::from_bytes(4096, bad)), small_opts()).unwrap();
-    let errs: Vec<String> = (0..300)
-        .filter_map(|k| s.get(&key(k)).err().map(|e| e.to_string()))
-        .collect();
-    assert!(!errs.is_empty());
-    assert!(errs[0].contains(&format!("page {}", dp[0])), "{}", errs[0]);
-    let damage = s.check().unwrap();
-    assert!(
-        damage.iter().any(|d| d.offset / 4096 == dp[0] as u64),
-        "{damage:?}"
-    );
 }
 
 /// Records the hint of every write by the page kind it carries, and counts the pages

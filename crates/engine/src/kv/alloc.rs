@@ -11,7 +11,7 @@ use crate::error::EngineError;
 use std::collections::BTreeMap;
 
 /// Pages before the log: the two superblock slots.
-pub const FIRST_LOG_PAGE: u64 = 2;
+pub const FIRST_LOG_PAGE: u64 = crate::pager::MetaSlots::PAGES;
 
 pub struct Alloc {
     refs: Vec<u32>,
@@ -43,6 +43,20 @@ impl Alloc {
             released: Vec::new(),
             data_pages: 0,
         }
+        .checked()
+    }
+
+    /// The bounds every operation keeps (cheap: no walk over pages or extents).
+    fn checked(self) -> Alloc {
+        assert!(
+            FIRST_LOG_PAGE <= self.end.max(FIRST_LOG_PAGE)
+                && self.end <= self.capacity.max(FIRST_LOG_PAGE),
+            "log end {} outside {FIRST_LOG_PAGE}..={}",
+            self.end,
+            self.capacity
+        );
+        assert_eq!(self.refs.len(), self.data.len(), "one data flag per page");
+        self
     }
 
     /// After references were rebuilt (at open): every unreferenced page below `end` is free.
@@ -63,6 +77,12 @@ impl Alloc {
             }
         }
         self.shrink_end();
+        assert!(
+            self.free_total + FIRST_LOG_PAGE <= self.end.max(FIRST_LOG_PAGE),
+            "{} free pages below a log end of {}",
+            self.free_total,
+            self.end
+        );
     }
 
     /// The high-water mark: no page at or above it is in use.
@@ -78,12 +98,23 @@ impl Alloc {
     }
     /// Pages an allocation can take now (free extents and the room above the mark).
     pub fn free_pages(&self) -> u64 {
+        assert!(
+            self.end <= self.capacity,
+            "log end {} past {}",
+            self.end,
+            self.capacity
+        );
         self.capacity - self.end + self.free_total
     }
     /// The longest run of consecutive pages an allocation can take now.
     pub fn largest_run(&self) -> u64 {
         let above = self.capacity.saturating_sub(self.end);
         let longest = self.lengths.keys().next_back().copied().unwrap_or(0);
+        assert!(
+            longest <= self.free_total,
+            "a run of {longest} in {} free pages",
+            self.free_total
+        );
         longest.max(above)
     }
     /// Whether `page` is a data page in use.
@@ -116,6 +147,11 @@ impl Alloc {
             push(s, s + len);
         }
         push(self.end, self.capacity);
+        assert!(
+            out.iter().all(|&(s, n)| s >= first && s + n <= last)
+                && out.windows(2).all(|w| w[0].0 + w[0].1 < w[1].0),
+            "free parts are disjoint, ascending and inside {first}+{n}"
+        );
         out
     }
 
@@ -132,6 +168,7 @@ impl Alloc {
             if len > n {
                 self.add_extent(s + n, len - n);
             }
+            self.assert_unused(s, n);
             return Ok(s);
         }
         if self.end + n > self.capacity {
@@ -146,7 +183,24 @@ impl Alloc {
         }
         let s = self.end;
         self.end += n;
+        assert!(self.end <= self.capacity, "allocated past the capacity");
+        self.assert_unused(s, n);
         Ok(s)
+    }
+
+    /// Pages handed out by `alloc` hold no object and lie in the log (cheap: an allocation's
+    /// pages are about to be written anyway).
+    fn assert_unused(&self, s: u64, n: u64) {
+        assert!(
+            s >= FIRST_LOG_PAGE && s + n <= self.end,
+            "extent {s}+{n} outside the log"
+        );
+        assert!(
+            self.refs[s as usize..(s + n) as usize]
+                .iter()
+                .all(|&r| r == 0),
+            "extent {s}+{n} allocated while in use"
+        );
     }
 
     /// Count one more object on pages `first..first + n`; `data` marks data pages.
@@ -161,8 +215,13 @@ impl Alloc {
             if *r == 0 {
                 self.data[p as usize] = data;
             }
+            assert!(*r < u32::MAX, "reference count of page {p} overflows");
             *r += 1;
         }
+        assert!(
+            self.data_pages <= self.capacity,
+            "more data pages than pages"
+        );
     }
 
     /// One object fewer on pages `first..first + n`; pages left empty are released.
@@ -177,6 +236,7 @@ impl Alloc {
             *r -= 1;
             if *r == 0 {
                 if self.data[p as usize] {
+                    assert!(self.data_pages > 0, "data page {p} released, none counted");
                     self.data_pages -= 1;
                 }
                 self.released.push(p);
@@ -199,9 +259,17 @@ impl Alloc {
             }
         }
         for &(s, n) in &extents {
+            assert!(
+                s >= FIRST_LOG_PAGE && s + n <= self.end,
+                "freed {s}+{n} outside the log"
+            );
             self.insert_free(s, n);
         }
         self.shrink_end();
+        assert!(
+            self.free_pages() <= self.capacity,
+            "more free pages than pages"
+        );
         extents
     }
 
@@ -227,10 +295,17 @@ impl Alloc {
             self.take_extent(s);
             self.end = s;
         }
+        assert!(
+            self.end >= FIRST_LOG_PAGE,
+            "log end {} below the slots",
+            self.end
+        );
     }
 
     fn add_extent(&mut self, s: u64, n: u64) {
-        self.free.insert(s, n);
+        assert!(n > 0, "an empty extent at {s}");
+        let before = self.free.insert(s, n);
+        assert_eq!(before, None, "extent at {s} added twice");
         self.free_total += n;
         *self.lengths.entry(n).or_insert(0) += 1;
     }
@@ -240,6 +315,11 @@ impl Alloc {
         let Some(n) = self.free.remove(&s) else {
             return 0;
         };
+        assert!(
+            n <= self.free_total,
+            "extent of {n} pages, {} free",
+            self.free_total
+        );
         self.free_total -= n;
         if let Some(c) = self.lengths.get_mut(&n) {
             *c -= 1;

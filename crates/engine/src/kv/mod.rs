@@ -17,5 +17,8 @@ pub mod stream_map;
 
 pub use data_type::{DataType, StreamPolicy};
 pub use format::FormatError;
-pub use store::{Damage, Options, Scan, Store, StoreStat, WriteBatch};
+pub use store::{
+    Choice, CompactionPolicy, Damage, Options, PageUse, Scan, Space, StaleShare, Store, StoreStat,
+    WriteBatch,
+};
 pub use stream_map::{StreamMap, StreamMapError, StreamRouter};

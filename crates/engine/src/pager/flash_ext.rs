@@ -102,6 +102,8 @@ impl FlashExt {
             bases.push(next);
             next += c as u64;
         }
+        assert_eq!(next, total, "the logs tile the extension");
+        assert!(capacities.len() <= u8::MAX as usize, "a log id fits its u8");
         Ok(FlashExt {
             dev,
             logs: capacities.iter().map(|&c| FlashLog::new(c)).collect(),
@@ -149,6 +151,10 @@ impl FlashExt {
             .iter_mut()
             .enumerate()
             .find_map(|(i, log)| log.remove(&page).map(|s| (i, s)))?;
+        assert!(
+            (slot as usize) < self.logs[i].capacity(),
+            "slot {slot} inside log {i}"
+        );
         let t0 = self.dev.now_ns();
         let r = self.dev.read(self.bases[i] + slot as u64, buf);
         self.stats.read_ns += self.dev.now_ns().saturating_sub(t0);
@@ -172,6 +178,10 @@ impl FlashExt {
         self.drop_copy(page);
         let i = log.0 as usize;
         let a = self.logs[i].append(page);
+        assert!(
+            (a.slot as usize) < self.logs[i].capacity(),
+            "an append lands inside its log"
+        );
         self.stats.displaced += a.displaced.is_some() as u64;
         self.crcs[i][a.slot as usize] = copy_crc(page, data);
         let t0 = self.dev.now_ns();
@@ -184,6 +194,10 @@ impl FlashExt {
             self.stats.write_errors += 1;
             self.logs[i].remove(&page);
         }
+        assert!(
+            self.logs.iter().filter(|l| l.contains(&page)).count() <= 1,
+            "one copy a page"
+        );
     }
 
     fn drop_copy(&mut self, page: u64) -> bool {
@@ -204,6 +218,10 @@ impl FlashExt {
         } else {
             (first..end).filter(|&p| self.drop_copy(p)).count()
         };
+        assert!(
+            dropped as u64 <= pages,
+            "dropped {dropped} copies of {pages} pages"
+        );
         self.stats.invalidated += dropped as u64;
     }
 

@@ -122,7 +122,12 @@ impl Frames {
             .policy
             .get()
             .victim(&mut |k| map.get(k).is_some_and(|f| slots[f].pins == 0))?;
-        self.map.get(key)
+        let f = self.map.get(key);
+        assert!(
+            f.is_some_and(|f| self.slots[f].pins == 0),
+            "the policy's victim {key} is a resident, unpinned frame"
+        );
+        f
     }
 
     /// A reference to `f` ended: the policy learns of it.
@@ -152,6 +157,11 @@ impl Frames {
     /// Undo frames taken for a failed read.
     fn release(&mut self, frames: &[FrameId]) {
         for &f in frames {
+            assert_ne!(
+                self.map.get(self.slots[f].key),
+                Some(f),
+                "a released frame is unmapped"
+            );
             self.slots[f].pins = 0;
             self.free.push(f);
         }
@@ -201,6 +211,10 @@ impl Pager {
     }
 
     fn pin_hit(&mut self, f: FrameId) {
+        assert!(
+            self.frames.slots[f].pins < u32::MAX,
+            "pins of frame {f} overflow"
+        );
         self.frames.slots[f].pins += 1;
         self.io.stats.hits += 1;
     }
@@ -213,6 +227,10 @@ impl Pager {
                 self.evict(victim)?;
             }
         }
+        assert!(
+            self.frames.map.get(key).is_none(),
+            "key {key} is in at most one frame"
+        );
         let fr = &mut self.frames;
         let f = match fr.free.pop() {
             Some(f) => f,
@@ -249,6 +267,11 @@ impl Pager {
     /// freed.
     fn evict(&mut self, f: FrameId) -> Result<(), EngineError> {
         let fr = &mut self.frames.slots[f];
+        assert_eq!(
+            fr.pins, 0,
+            "frame {f} (key {}) evicted while pinned",
+            fr.key
+        );
         if fr.dirty {
             write_back(&mut self.io, fr)?;
         }
@@ -285,6 +308,10 @@ impl Pager {
         self.frames.slots[f].image = true;
         self.frames.map.insert(page, f);
         self.io.stats.misses += 1;
+        assert_eq!(
+            self.frames.slots[f].pins, 1,
+            "a fetched frame comes pinned once"
+        );
         Ok(f)
     }
 
@@ -333,6 +360,7 @@ impl Pager {
             };
             frames.push(f);
         }
+        assert_eq!(frames.len(), pages.len(), "one frame per page asked for");
         Ok(frames)
     }
 
@@ -346,6 +374,11 @@ impl Pager {
     /// it holds the page's flash copy, otherwise from the database device.
     fn fill(&mut self, f: FrameId, page: u64, flash: Option<LogId>) -> Result<(), EngineError> {
         let fr = &mut self.frames.slots[f];
+        assert_eq!(
+            fr.data.len(),
+            self.page_bytes,
+            "a frame filled holds a page"
+        );
         match flash {
             Some(log) => {
                 fr.data.copy_from_slice(&self.scratch);
@@ -406,6 +439,7 @@ impl Pager {
             self.frames.release(&new_frames);
             return Err(e);
         }
+        assert_eq!(new_frames.len(), missing.len(), "a frame per missing page");
         for (&p, &f) in missing.iter().zip(&new_frames) {
             self.frames.map.insert(p, f);
         }
@@ -560,11 +594,20 @@ impl Pager {
         while let Some(f) = self.frames.victim() {
             self.evict(f)?;
         }
+        assert_eq!(
+            self.resident(),
+            self.pinned_count(),
+            "only pinned frames stay"
+        );
         Ok(())
     }
 }
 
 fn write_back(io: &mut Device, fr: &mut Frame) -> Result<(), EngineError> {
+    assert!(
+        fr.image && fr.page != NO_PAGE,
+        "a dirty frame holds a device page's image"
+    );
     io.write(fr.page, &fr.data)?;
     fr.dirty = false;
     io.stats.writebacks += 1;
@@ -602,6 +645,7 @@ impl FrameMap {
 
     /// Map `key` to `f` (not yet mapped).
     fn insert(&mut self, key: u64, f: FrameId) {
+        assert_eq!(self.get(key), None, "key {key} mapped twice");
         self.len += 1;
         let dense_ok =
             f < u32::MAX as usize && key < (Self::SPREAD * (self.len + 1) + Self::FLOOR) as u64;
@@ -635,6 +679,7 @@ impl FrameMap {
             _ => self.sparse.remove(&key),
         };
         if f.is_some() {
+            assert!(self.len > 0, "a mapped key counted");
             self.len -= 1;
         }
         f

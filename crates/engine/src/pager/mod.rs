@@ -12,7 +12,9 @@
 //!   flash extension (`flash_ext`: circular logs with a DRAM directory, checksummed copies,
 //!   fallback to the database device), placed by a [`cache::BufferPolicy`];
 //! - writes contiguous runs of pages ([`RunWriter`]: log tails, bulk loads);
-//! - keeps double-buffered roots ([`MetaSlots`]).
+//! - keeps double-buffered roots ([`MetaSlots`]);
+//! - holds the page contract for typed pages ([`Pager::read_page`], [`Pager::write_pages`]):
+//!   sealing, verified reads (seal, kind, page number) and the cache's write-through rule.
 //!
 //! The page format (header, crc32c, format version) is [`crate::page`]; `docs/format.md`
 //! draws every structure's layout.
@@ -27,11 +29,13 @@ mod flash_ext;
 mod frames;
 mod meta;
 mod run;
+mod typed;
 
 pub use flash_ext::FlashExtStats;
 pub use frames::FrameId;
 pub use meta::MetaSlots;
 pub use run::RunWriter;
+pub use typed::{Keep, PageForm, PageWrite};
 
 use crate::error::EngineError;
 use blockdev::{BlockDevice, Io, WriteHint};
@@ -69,6 +73,7 @@ impl Device {
     fn read(&mut self, page: u64, buf: &mut [u8]) -> Result<(), EngineError> {
         let t0 = self.dev.now_ns();
         self.dev.read(page, buf)?;
+        assert!(self.dev.now_ns() >= t0, "the device clock never runs back");
         self.stats.read_ns += self.dev.now_ns() - t0;
         self.stats.pages_read += (buf.len() / self.dev.page_bytes()) as u64;
         Ok(())
@@ -86,6 +91,7 @@ impl Device {
     ) -> Result<(), EngineError> {
         let t0 = self.dev.now_ns();
         self.dev.write(page, bytes, hint)?;
+        assert!(self.dev.now_ns() >= t0, "the device clock never runs back");
         self.stats.write_ns += self.dev.now_ns() - t0;
         self.stats.pages_written += (bytes.len() / self.dev.page_bytes()) as u64;
         Ok(())
@@ -94,6 +100,7 @@ impl Device {
     fn submit_writes(&mut self, batch: &mut [Io<'_>]) -> Result<(), EngineError> {
         let t0 = self.dev.now_ns();
         let r = self.dev.submit(batch);
+        assert!(self.dev.now_ns() >= t0, "the device clock never runs back");
         self.stats.write_ns += self.dev.now_ns() - t0;
         r?;
         let pb = self.dev.page_bytes();
@@ -108,6 +115,7 @@ impl Device {
     fn submit_reads(&mut self, batch: &mut [Io<'_>]) -> Result<(), EngineError> {
         let t0 = self.dev.now_ns();
         let r = self.dev.submit(batch);
+        assert!(self.dev.now_ns() >= t0, "the device clock never runs back");
         self.stats.read_ns += self.dev.now_ns() - t0;
         self.stats.batches += 1;
         r?;
@@ -121,6 +129,7 @@ impl Device {
     ) -> Result<(), EngineError> {
         let t0 = self.dev.now_ns();
         let r = op(self.dev.as_mut());
+        assert!(self.dev.now_ns() >= t0, "the device clock never runs back");
         self.stats.write_ns += self.dev.now_ns() - t0;
         Ok(r?)
     }
@@ -198,6 +207,7 @@ impl Pager {
         ext: Option<FlashExt>,
     ) -> Pager {
         let page_bytes = dev.page_bytes();
+        assert!(page_bytes > 0, "a device of pages");
         Pager {
             io: Device {
                 dev,
@@ -270,6 +280,7 @@ impl Pager {
     /// Read device page `page` past the cache; the bytes stay valid until the next call.
     pub fn read_uncached(&mut self, page: u64) -> Result<&[u8], EngineError> {
         self.io.read(page, &mut self.scratch)?;
+        assert_eq!(self.scratch.len(), self.page_bytes, "one page read");
         Ok(&self.scratch)
     }
 
@@ -298,6 +309,10 @@ impl Pager {
         hint: WriteHint,
     ) -> Result<(), EngineError> {
         for &(page, bytes) in runs {
+            assert!(
+                !bytes.is_empty() && bytes.len().is_multiple_of(self.page_bytes),
+                "a run of whole pages at page {page}"
+            );
             self.invalidate_flash(page, (bytes.len() / self.page_bytes) as u64);
         }
         let mut batch: Vec<Io<'_>> = runs
@@ -322,6 +337,7 @@ impl Pager {
         encode: impl FnOnce(&mut [u8]),
     ) -> Result<(), EngineError> {
         encode(&mut self.scratch);
+        assert_eq!(self.scratch.len(), self.page_bytes, "one page encoded");
         self.invalidate_flash(page, 1);
         self.io.write(page, &self.scratch)
     }

@@ -17,6 +17,7 @@ pub struct RunWriter {
 impl RunWriter {
     /// A writer of runs of at most `chunk_pages` pages (`usize::MAX`: only when asked).
     pub fn new(page_bytes: usize, chunk_pages: usize) -> RunWriter {
+        assert!(page_bytes > 0, "pages of at least a byte");
         RunWriter {
             start: 0,
             pages: 0,
@@ -43,6 +44,8 @@ impl RunWriter {
         if self.pages == self.chunk_pages {
             self.write_out(pager)?;
         }
+        assert!(self.pages < self.chunk_pages, "a run holds at most a chunk");
+        assert_eq!(pager.page_bytes(), self.page_bytes, "the pager's page size");
         let pb = self.page_bytes;
         let end = (self.pages + 1) * pb;
         if self.buf.len() < end {

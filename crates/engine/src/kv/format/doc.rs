@@ -46,6 +46,11 @@ impl<'a> Document<'a> {
         out.extend_from_slice(self.key);
         out.extend_from_slice(value);
         push_crc(out, from);
+        assert_eq!(
+            out.len() - from,
+            self.encoded_len(),
+            "encoded as long as computed"
+        );
         Ok(out.len() - from)
     }
 
@@ -71,6 +76,7 @@ impl<'a> Document<'a> {
             r.bytes(CRC_BYTES)?;
         }
         let value = (!head.tombstone).then_some(value);
+        assert_eq!(r.at, head.encoded_len(), "read exactly the document");
         Ok((
             Document {
                 key,
@@ -155,12 +161,17 @@ impl DocHead {
             return Err(r.field("value_len", 4, expected, value_len));
         }
         let seq = r.u64()?;
-        Ok(DocHead {
+        let head = DocHead {
             tombstone,
             key_len,
             value_len,
             seq,
-        })
+        };
+        assert!(
+            head.encoded_len() <= DOC_MAX_BYTES,
+            "a checked head is within the limits"
+        );
+        Ok(head)
     }
 }
 
@@ -191,7 +202,9 @@ impl DocPtr {
         let room = payload_bytes.saturating_sub(DATA_PAGE_HEAD_BYTES).max(1) as u64;
         let first = (payload_bytes as u64).saturating_sub(self.offset as u64);
         let rest = (self.len as u64).saturating_sub(first);
-        1 + rest.div_ceil(room)
+        let pages = 1 + rest.div_ceil(room);
+        assert!(pages >= 1, "a document touches its first page");
+        pages
     }
 }
 
@@ -220,6 +233,7 @@ impl DataPages {
                 found: payload_bytes.to_string(),
             });
         }
+        assert!(payload_bytes > DATA_PAGE_HEAD_BYTES + DOC_HEAD_BYTES);
         Ok(DataPages {
             payload_bytes,
             pages: Vec::new(),
@@ -230,6 +244,10 @@ impl DataPages {
     }
 
     fn new_page(&mut self, cont_bytes: usize) {
+        assert!(
+            cont_bytes <= self.payload_bytes - DATA_PAGE_HEAD_BYTES,
+            "a continuation of {cont_bytes} bytes fits its page"
+        );
         let mut p = vec![0u8; self.payload_bytes];
         p[..DATA_PAGE_HEAD_BYTES].copy_from_slice(&(cont_bytes as u32).to_le_bytes());
         self.pages.push(p);
@@ -243,6 +261,12 @@ impl DataPages {
         bytes.clear();
         let r = doc.encode(&mut bytes).map(|_| self.place(&bytes));
         self.scratch = bytes;
+        if let Ok(p) = &r {
+            assert!(
+                p.invalid().is_none(),
+                "a placed document's pointer is valid: {p:?}"
+            );
+        }
         r
     }
 
@@ -255,6 +279,10 @@ impl DataPages {
             offset: self.at as u32,
             len: bytes.len() as u32,
         };
+        assert!(
+            self.at >= DATA_PAGE_HEAD_BYTES && self.payload_bytes - self.at >= DOC_HEAD_BYTES,
+            "a document starts past the page head with its head on the page"
+        );
         let mut rest = bytes;
         loop {
             let n = rest.len().min(self.payload_bytes - self.at);
@@ -281,6 +309,7 @@ impl DataPages {
         let filling = usize::from(self.at < self.payload_bytes && !self.pages.is_empty());
         let full: Vec<Vec<u8>> = self.pages.drain(..self.pages.len() - filling).collect();
         self.taken += full.len() as u64;
+        assert!(self.pages.len() <= 1, "at most the filling page stays");
         full
     }
 
@@ -297,6 +326,10 @@ pub fn data_page_cont(payload: &[u8]) -> Result<usize, FormatError> {
         let room = payload.len() - DATA_PAGE_HEAD_BYTES;
         return Err(r.field("cont_bytes", 4, format!("at most {room}"), cont));
     }
+    assert!(
+        DATA_PAGE_HEAD_BYTES + cont <= payload.len(),
+        "the continuation fits its page"
+    );
     Ok(cont)
 }
 
@@ -354,6 +387,7 @@ pub fn gather_document<'a>(
             });
         }
         scratch.extend_from_slice(&page[DATA_PAGE_HEAD_BYTES..DATA_PAGE_HEAD_BYTES + want]);
+        assert!(scratch.len() <= len, "gathered no more than the document");
         if scratch.len() == len {
             return checked_len(Document::decode(scratch), len, start);
         }
@@ -372,6 +406,11 @@ fn checked_len(
     start: usize,
 ) -> Result<Document<'_>, FormatError> {
     let (doc, used) = r.map_err(|e| e.rebase(start as u64))?;
+    assert_eq!(
+        used,
+        doc.encoded_len(),
+        "a decoded document is as long as it says"
+    );
     if used != len {
         return Err(FormatError::Field {
             structure: "document pointer",
@@ -425,5 +464,9 @@ pub fn data_page_docs(payload: &[u8]) -> Result<Vec<DocStart>, FormatError> {
             found: format!("{:#04x}", payload[at + i]),
         });
     }
+    assert!(
+        docs.windows(2).all(|w| w[0].offset < w[1].offset),
+        "documents in page order"
+    );
     Ok(docs)
 }

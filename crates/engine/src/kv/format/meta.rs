@@ -67,6 +67,10 @@ impl DbHeader {
         ] {
             out.extend_from_slice(&x.to_le_bytes());
         }
+        assert!(
+            out.len() <= DB_HEADER_BYTES - CRC_BYTES,
+            "header fields fit the header"
+        );
         out.resize(DB_HEADER_BYTES - CRC_BYTES, 0);
         push_crc(&mut out, 0);
         out.try_into().expect("a header is DB_HEADER_BYTES long")
@@ -109,6 +113,7 @@ impl DbHeader {
         let pad = DB_HEADER_BYTES - CRC_BYTES - r.at;
         zeros(&mut r, pad)?;
         r.bytes(CRC_BYTES)?; // checked first, in fixed_head
+        assert_eq!(r.at, DB_HEADER_BYTES, "every byte of the header read");
         if header.commit_seq == 0 {
             return Err(field_at("DB header", "commit_seq", 8, "at least 1", 0));
         }
@@ -153,6 +158,7 @@ fn fixed_head(r: &mut Reader<'_>, magic: u32, size: usize) -> Result<(), FormatE
     if s != size {
         return Err(r.field("size", 2, size, s));
     }
+    assert_eq!(r.at, 8, "magic, version and size read");
     Ok(())
 }
 
@@ -185,7 +191,9 @@ pub struct Superblock {
 impl Superblock {
     /// The slot this superblock is written to.
     pub fn slot(&self) -> u8 {
-        (self.commit_seq % 2) as u8
+        let slot = (self.commit_seq % 2) as u8;
+        assert!(slot < 2, "two slots");
+        slot
     }
 
     pub fn encode(&self) -> [u8; SUPERBLOCK_BYTES] {
@@ -196,6 +204,10 @@ impl Superblock {
         out.extend_from_slice(&self.commit_seq.to_le_bytes());
         out.extend_from_slice(&self.header_page.to_le_bytes());
         out.extend_from_slice(&self.page_bytes.to_le_bytes());
+        assert!(
+            out.len() <= SUPERBLOCK_BYTES - CRC_BYTES,
+            "fields fit the superblock"
+        );
         out.resize(SUPERBLOCK_BYTES - CRC_BYTES, 0);
         push_crc(&mut out, 0);
         out.try_into()
@@ -214,6 +226,7 @@ impl Superblock {
         let pad = SUPERBLOCK_BYTES - CRC_BYTES - r.at;
         zeros(&mut r, pad)?;
         r.bytes(CRC_BYTES)?; // checked first, in fixed_head
+        assert_eq!(r.at, SUPERBLOCK_BYTES, "every byte of the superblock read");
         if sb.slot() != slot {
             let found = format!("commit {} (belongs in slot {})", sb.commit_seq, sb.slot());
             let expected = format!("a commit for slot {slot}");
@@ -244,13 +257,22 @@ pub enum Recovered {
         header: Option<DbHeader>,
         skipped: Vec<FormatError>,
     },
-    /// Neither slot leads to a valid header: every failure, newest candidate first.
+    /// Neither slot holds a superblock that checks out: every failure, slot 0 first.
     Damaged { errors: Vec<FormatError> },
+    /// The newest superblock checks out but the header it points at does not: damage to a
+    /// durable commit (the header was flushed before the superblock was written, so it cannot
+    /// be a torn write). An error, never a rollback to the previous commit.
+    Corrupt {
+        superblock: Superblock,
+        error: FormatError,
+    },
 }
 
-/// Recovery: try the superblock slots newest first; the first whose header decodes and
-/// carries the slot's commit number wins, so a torn newest header (or slot) falls back to the
-/// previous commit. `slots[i]` is slot i's bytes at file offset `slot_offsets[i]`;
+/// Recovery: the newest superblock slot that checks out names the commit; its header must
+/// decode and carry the slot's commit number, else the result is [`Recovered::Corrupt`] (the
+/// header was durable before the slot was written: its damage is not a torn write). A slot
+/// that fails its checks is read as a lost slot write, and the other slot's commit is taken
+/// (the error is kept in `skipped`). `slots[i]` is slot i's bytes at file offset `slot_offsets[i]`;
 /// `read_header(page)` returns the header's bytes and their file offset (I/O errors pass
 /// through). Format errors come back with file offsets.
 pub fn recover<E>(
@@ -270,35 +292,40 @@ pub fn recover<E>(
     if candidates.is_empty() && errors.is_empty() {
         return Ok(Recovered::Blank);
     }
-    candidates.sort_by_key(|sb| std::cmp::Reverse(sb.commit_seq));
-    for sb in candidates {
-        if sb.header_page == NO_PAGE {
-            let skipped = errors;
+    assert!(
+        candidates.len() + errors.len() <= 2,
+        "two slots, each a candidate or an error"
+    );
+    let Some(sb) = candidates.into_iter().max_by_key(|sb| sb.commit_seq) else {
+        return Ok(Recovered::Damaged { errors });
+    };
+    if sb.header_page == NO_PAGE {
+        return Ok(Recovered::Committed {
+            superblock: sb,
+            header: None,
+            skipped: errors,
+        });
+    }
+    let (bytes, at) = read_header(sb.header_page)?;
+    let error = match DbHeader::decode(&bytes) {
+        Ok(h) if h.commit_seq == sb.commit_seq => {
             return Ok(Recovered::Committed {
                 superblock: sb,
-                header: None,
-                skipped,
+                header: Some(h),
+                skipped: errors,
             });
         }
-        let (bytes, at) = read_header(sb.header_page)?;
-        match DbHeader::decode(&bytes) {
-            Ok(h) if h.commit_seq == sb.commit_seq => {
-                let skipped = errors;
-                return Ok(Recovered::Committed {
-                    superblock: sb,
-                    header: Some(h),
-                    skipped,
-                });
-            }
-            Ok(h) => errors.push(FormatError::Field {
-                structure: "DB header",
-                field: "commit_seq",
-                offset: at + 8,
-                expected: format!("{} (as the superblock says)", sb.commit_seq),
-                found: h.commit_seq.to_string(),
-            }),
-            Err(e) => errors.push(e.rebase(at)),
-        }
-    }
-    Ok(Recovered::Damaged { errors })
+        Ok(h) => FormatError::Field {
+            structure: "DB header",
+            field: "commit_seq",
+            offset: at + 8,
+            expected: format!("{} (as the superblock says)", sb.commit_seq),
+            found: h.commit_seq.to_string(),
+        },
+        Err(e) => e.rebase(at),
+    };
+    Ok(Recovered::Corrupt {
+        superblock: sb,
+        error,
+    })
 }

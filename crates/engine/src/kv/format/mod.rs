@@ -20,16 +20,18 @@
 //! structure, the field, the byte offset (relative to the buffer given; [`FormatError::rebase`]
 //! makes it absolute) and what was expected and found.
 
+mod builder;
 mod doc;
 mod meta;
 mod node;
 
+pub use builder::NodeBuilder;
 pub use doc::{
     data_page_cont, data_page_docs, document_in_verified_page, gather_document, DataPages, DocHead,
     DocPtr, DocStart, Document,
 };
 pub use meta::{recover, DbHeader, KvStats, PagesByType, Recovered, Superblock};
-pub use node::{gather_node, Node, NodeBuilder, NodePtr, NodeView};
+pub use node::{gather_node, Node, NodePtr, NodeView};
 
 /// Longest key, in bytes.
 pub const KEY_BYTES_MAX: usize = 4096;
@@ -106,6 +108,17 @@ pub enum FormatError {
 }
 
 impl FormatError {
+    /// The byte offset the error names (absolute once rebased); None for a size refused.
+    pub fn offset(&self) -> Option<u64> {
+        match self {
+            FormatError::Field { offset, .. }
+            | FormatError::Truncated { offset, .. }
+            | FormatError::Checksum { offset, .. }
+            | FormatError::Blank { offset, .. } => Some(*offset),
+            FormatError::TooLarge { .. } => None,
+        }
+    }
+
     /// The same error with its offset moved by `base` (where the decoded buffer sits).
     pub fn rebase(mut self, base: u64) -> FormatError {
         match &mut self {
@@ -148,12 +161,18 @@ impl<'a> Reader<'a> {
         };
         let b = &self.buf[self.at..end];
         self.at = end;
+        assert!(
+            self.at <= self.buf.len(),
+            "a reader stays inside its buffer"
+        );
         Ok(b)
     }
 
     pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N], FormatError> {
         let mut a = [0u8; N];
-        a.copy_from_slice(self.bytes(N)?);
+        let b = self.bytes(N)?;
+        assert_eq!(b.len(), N, "a field of its width");
+        a.copy_from_slice(b);
         Ok(a)
     }
     pub(crate) fn u8(&mut self) -> Result<u8, FormatError> {
@@ -177,6 +196,11 @@ impl<'a> Reader<'a> {
         expected: impl ToString,
         found: impl ToString,
     ) -> FormatError {
+        assert!(
+            width <= self.at,
+            "field `{field}` of {width} bytes ends at {}",
+            self.at
+        );
         FormatError::Field {
             structure: self.structure,
             field,
@@ -191,6 +215,11 @@ impl<'a> Reader<'a> {
         let computed = crc32c::crc32c(&self.buf[..self.at]);
         let offset = self.at as u64;
         let stored = self.u32()?;
+        assert_eq!(
+            self.at as u64,
+            offset + CRC_BYTES as u64,
+            "a crc is 4 bytes"
+        );
         if stored != computed {
             return Err(FormatError::Checksum {
                 structure: self.structure,
@@ -220,11 +249,20 @@ pub(crate) fn field_at(
 }
 
 pub(crate) fn push_crc(out: &mut Vec<u8>, from: usize) {
+    assert!(
+        from <= out.len(),
+        "a crc over bytes {from}.. of {}",
+        out.len()
+    );
     let crc = crc32c::crc32c(&out[from..]);
     out.extend_from_slice(&crc.to_le_bytes());
 }
 
 pub(crate) fn too_large(what: &'static str, len: usize, max: usize) -> FormatError {
+    assert!(
+        len > max,
+        "{what} of {len} bytes is within its limit of {max}"
+    );
     FormatError::TooLarge {
         what,
         len_bytes: len as u64,

@@ -10,7 +10,8 @@ pub struct NodePtr {
     pub len: u32,
 }
 
-const NODE_PTR_RULE: &str = "a page (not NO_PAGE) and a length of at least NODE_MIN_BYTES";
+pub(super) const NODE_PTR_RULE: &str =
+    "a page (not NO_PAGE) and a length of at least NODE_MIN_BYTES";
 
 impl NodePtr {
     /// Why this pointer cannot point at a node (None: it can).
@@ -92,13 +93,19 @@ impl Node {
                 .collect(),
         };
         let at = balanced_cut(&sizes);
-        Some(match self {
+        let right = match self {
             Node::Leaf(e) => Node::Leaf(e.split_off(at)),
             Node::Inner { level, children } => Node::Inner {
                 level: *level,
                 children: children.split_off(at),
             },
-        })
+        };
+        assert!(
+            !self.is_empty() && !right.is_empty(),
+            "each half keeps an entry"
+        );
+        assert_eq!(self.level(), right.level(), "halves of one level");
+        Some(right)
     }
 
     /// Bytes of the encoded node (a split decision needs this before encoding).
@@ -142,6 +149,11 @@ impl Node {
             }
         }
         push_crc(out, from);
+        assert_eq!(
+            out.len() - from,
+            self.encoded_len(),
+            "encoded as long as computed"
+        );
         Ok(out.len() - from)
     }
 
@@ -215,7 +227,12 @@ impl Node {
 }
 
 /// The cut `1..sizes.len()` that leaves the two sides' byte totals closest.
-fn balanced_cut(sizes: &[usize]) -> usize {
+pub(super) fn balanced_cut(sizes: &[usize]) -> usize {
+    assert!(
+        sizes.len() >= 2,
+        "a cut needs two entries, got {}",
+        sizes.len()
+    );
     let total: usize = sizes.iter().sum();
     let mut left = 0;
     let mut best = (usize::MAX, 1);
@@ -226,6 +243,10 @@ fn balanced_cut(sizes: &[usize]) -> usize {
             best = (diff, i + 1);
         }
     }
+    assert!(
+        (1..sizes.len()).contains(&best.1),
+        "the cut leaves an entry on each side"
+    );
     best.1
 }
 
@@ -242,6 +263,7 @@ pub fn gather_node(pages: &[&[u8]], ptr: NodePtr) -> Result<NodeView, FormatErro
             break;
         }
     }
+    assert!(bytes.len() <= len, "gathered no more than the node");
     if bytes.len() < len {
         return Err(FormatError::Truncated {
             structure: "index node",
@@ -283,14 +305,14 @@ pub struct NodeView {
     prefix: u32,
     /// ... and the first of them (all of them when `prefix <= PREFIX_INLINE`).
     prefix_bytes: [u8; PREFIX_INLINE],
-    slots: Box<[Slot]>,
+    pub(super) slots: Box<[Slot]>,
     /// The heads of entries `fence_at(0..fences)`, inline: a search narrows to the slots
     /// between two fences before it reads the slot array (one small block of it).
     fence_heads: [u64; FENCES],
     fences: u8,
     /// Where the entries end in `bytes` (the crc follows).
     end: u32,
-    bytes: Box<[u8]>,
+    pub(super) bytes: Box<[u8]>,
 }
 
 /// Prefix bytes a [`NodeView`] keeps inline.
@@ -300,10 +322,10 @@ const FENCES: usize = 16;
 
 /// One entry of a [`NodeView`]: its key's head and where the entry lies in the bytes.
 #[derive(Clone, Copy, Debug)]
-struct Slot {
+pub(super) struct Slot {
     head: u64,
     /// Where the entry starts (at its `key_len`).
-    off: u32,
+    pub(super) off: u32,
     key_len: u32,
 }
 
@@ -392,6 +414,7 @@ impl NodeView {
             }
         }
         offs.push(r.at as u32);
+        assert_eq!(offs.len(), count + 1, "an offset per entry and the end");
         r.crc()?;
         if r.at != len {
             return Err(field_at("index node", "len", 4, r.at, len));
@@ -401,7 +424,7 @@ impl NodeView {
 
     /// A view of encoded, checked bytes with their entries' offsets (`offs`: one per entry
     /// and the end of the entries).
-    fn index(level: u8, offs: Vec<u32>, bytes: Box<[u8]>) -> NodeView {
+    pub(super) fn index(level: u8, offs: Vec<u32>, bytes: Box<[u8]>) -> NodeView {
         let key = |i: usize| {
             let at = offs[i] as usize;
             let n = u16::from_le_bytes([bytes[at], bytes[at + 1]]) as usize;
@@ -428,6 +451,15 @@ impl NodeView {
             })
             .collect();
         let fences = count.min(FENCES);
+        assert!(
+            count == 0 || prefix <= key(0).len(),
+            "the prefix is a key's"
+        );
+        assert_eq!(
+            offs[count] as usize + CRC_BYTES,
+            bytes.len(),
+            "the crc follows the entries"
+        );
         let mut fence_heads = [0u64; FENCES];
         for (j, f) in fence_heads.iter_mut().enumerate().take(fences) {
             *f = slots[j * count / fences].head;
@@ -445,7 +477,7 @@ impl NodeView {
     }
 
     /// Where entry `i` starts (`len`: where the entries end).
-    fn off(&self, i: usize) -> usize {
+    pub(super) fn off(&self, i: usize) -> usize {
         match self.slots.get(i) {
             Some(s) => s.off as usize,
             None => self.end as usize,
@@ -482,7 +514,7 @@ impl NodeView {
     }
 
     /// The pointer bytes of entry `i` (after its key).
-    fn ptr_bytes(&self, i: usize) -> &[u8] {
+    pub(super) fn ptr_bytes(&self, i: usize) -> &[u8] {
         let s = self.slots[i];
         let at = s.off as usize + 2 + s.key_len as usize;
         &self.bytes[at..self.off(i + 1)]
@@ -497,6 +529,7 @@ impl NodeView {
     /// The document of entry `i` of a leaf (an inner node's entry reads as garbage: callers
     /// check `level`).
     pub fn doc(&self, i: usize) -> DocPtr {
+        assert_eq!(self.level, 0, "a document pointer is a leaf's");
         let b = self.ptr_bytes(i);
         let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
         let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4]));
@@ -516,6 +549,7 @@ impl NodeView {
 
     /// The child of entry `i` of an inner node.
     pub fn child(&self, i: usize) -> NodePtr {
+        assert!(self.level > 0, "a child pointer is an inner node's");
         let b = self.ptr_bytes(i);
         if b.len() < NODE_PTR_BYTES {
             return NodePtr {
@@ -607,218 +641,5 @@ impl NodeView {
                     .collect(),
             }
         }
-    }
-}
-
-/// Builds index nodes entry by entry, encoding as it goes (no allocation per key), then cuts
-/// them to pages: the copy-on-write tree's writer.
-#[derive(Clone, Debug, Default)]
-pub struct NodeBuilder {
-    level: u8,
-    /// Encoded entries, back to back.
-    body: Vec<u8>,
-    /// Where each entry starts in `body`.
-    offs: Vec<u32>,
-    /// Where the last key starts and ends in `body` (to check that keys ascend).
-    last_key: (usize, usize),
-}
-
-impl NodeBuilder {
-    /// An empty node of `level` (0: a leaf).
-    pub fn new(level: u8) -> NodeBuilder {
-        NodeBuilder {
-            level,
-            ..NodeBuilder::default()
-        }
-    }
-
-    pub fn level(&self) -> u8 {
-        self.level
-    }
-
-    pub fn len(&self) -> usize {
-        self.offs.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.offs.is_empty()
-    }
-
-    /// Bytes the entries would take as one node.
-    pub fn encoded_len(&self) -> usize {
-        NODE_HEAD_BYTES + self.body.len() + CRC_BYTES
-    }
-
-    fn bad(field: &'static str, expected: impl ToString, found: impl ToString) -> FormatError {
-        FormatError::Field {
-            structure: "index node (encoding)",
-            field,
-            offset: 0,
-            expected: expected.to_string(),
-            found: found.to_string(),
-        }
-    }
-
-    /// Start an entry for `key`, which must be above the last one.
-    fn push_key(&mut self, key: &[u8]) -> Result<(), FormatError> {
-        if key.len() > KEY_BYTES_MAX {
-            return Err(too_large("key", key.len(), KEY_BYTES_MAX));
-        }
-        if !self.offs.is_empty() && &self.body[self.last_key.0..self.last_key.1] >= key {
-            return Err(NodeBuilder::bad(
-                "keys",
-                "strictly ascending",
-                "a repeat or descent",
-            ));
-        }
-        self.offs.push(self.body.len() as u32);
-        self.body
-            .extend_from_slice(&(key.len() as u16).to_le_bytes());
-        let at = self.body.len();
-        self.body.extend_from_slice(key);
-        self.last_key = (at, self.body.len());
-        Ok(())
-    }
-
-    /// Append a leaf entry.
-    pub fn push_doc(&mut self, key: &[u8], doc: DocPtr) -> Result<(), FormatError> {
-        if self.level != 0 {
-            return Err(NodeBuilder::bad("level", "a leaf", self.level));
-        }
-        if let Some(found) = doc.invalid() {
-            return Err(NodeBuilder::bad("pointer", DOC_PTR_RULE, found));
-        }
-        self.push_key(key)?;
-        self.body.extend_from_slice(&doc.page.to_le_bytes());
-        self.body.extend_from_slice(&doc.offset.to_le_bytes());
-        self.body.extend_from_slice(&doc.len.to_le_bytes());
-        Ok(())
-    }
-
-    /// Append an inner entry: `child`, whose least key is `key`.
-    pub fn push_child(&mut self, key: &[u8], child: NodePtr) -> Result<(), FormatError> {
-        if self.level == 0 {
-            return Err(NodeBuilder::bad("level", "an inner node", 0));
-        }
-        if let Some(found) = child.invalid() {
-            return Err(NodeBuilder::bad("pointer", NODE_PTR_RULE, found));
-        }
-        self.push_key(key)?;
-        self.body.extend_from_slice(&child.page.to_le_bytes());
-        self.body.extend_from_slice(&child.len.to_le_bytes());
-        Ok(())
-    }
-
-    /// Append entry `i` of `view`, a checked node of the same level, as it is encoded.
-    pub fn push_entry(&mut self, view: &NodeView, i: usize) -> Result<(), FormatError> {
-        if view.level() != self.level {
-            return Err(NodeBuilder::bad("level", self.level, view.level()));
-        }
-        self.push_key(view.key(i))?;
-        self.body.extend_from_slice(view.ptr_bytes(i));
-        Ok(())
-    }
-
-    /// Append entries `from..to` of `view` (checked, same level), as they are encoded.
-    pub fn push_entries(
-        &mut self,
-        view: &NodeView,
-        from: usize,
-        to: usize,
-    ) -> Result<(), FormatError> {
-        if from >= to {
-            return Ok(());
-        }
-        self.push_entry(view, from)?;
-        if to > from + 1 {
-            // The view's keys ascend (it was checked): the rest go in as one copy.
-            let (a, b) = (view.off(from + 1), view.off(to));
-            let base = self.body.len() as u32;
-            self.offs.extend(
-                view.slots[from + 1..to]
-                    .iter()
-                    .map(|s| s.off - a as u32 + base),
-            );
-            self.body.extend_from_slice(&view.bytes[a..b]);
-            let last = *self.offs.last().unwrap_or(&0) as usize;
-            let n = u16::from_le_bytes([self.body[last], self.body[last + 1]]) as usize;
-            self.last_key = (last + 2, last + 2 + n);
-        }
-        Ok(())
-    }
-
-    /// The first key of entry `i`.
-    fn key(&self, i: usize) -> &[u8] {
-        let at = self.offs[i] as usize;
-        let n = u16::from_le_bytes([self.body[at], self.body[at + 1]]) as usize;
-        &self.body[at + 2..at + 2 + n]
-    }
-
-    /// Cut the entries into nodes that fit `payload` bytes where they can — halves of about
-    /// equal bytes, halved again until each fits (a leaf needs two entries to split, an inner
-    /// node four, so an inner node keeps at least two children; a node that cannot split spans
-    /// pages) — and encode each: (least key, encoded node, its view), in key order.
-    pub fn finish(self, payload: usize) -> Result<Vec<(Vec<u8>, NodeView)>, FormatError> {
-        let n = self.len();
-        if n == 0 {
-            return Ok(vec![]);
-        }
-        let end = |i: usize| {
-            if i == n {
-                self.body.len()
-            } else {
-                self.offs[i] as usize
-            }
-        };
-        let bytes_of = |a: usize, b: usize| NODE_HEAD_BYTES + end(b) - end(a) + CRC_BYTES;
-        let min = if self.level == 0 { 2 } else { 4 };
-        let mut todo = vec![(0usize, n)];
-        let mut done = Vec::new();
-        while let Some((a, b)) = todo.pop() {
-            if bytes_of(a, b) > payload && b - a >= min {
-                let sizes: Vec<usize> = (a..b).map(|i| end(i + 1) - end(i)).collect();
-                let at = a + balanced_cut(&sizes);
-                todo.push((at, b));
-                todo.push((a, at));
-                continue;
-            }
-            done.push((a, b));
-        }
-        let mut out = Vec::with_capacity(done.len());
-        for (a, b) in done {
-            let count = b - a;
-            if count > u16::MAX as usize {
-                return Err(NodeBuilder::bad(
-                    "count",
-                    format!("at most {}", u16::MAX),
-                    count,
-                ));
-            }
-            let len = bytes_of(a, b);
-            if len > u32::MAX as usize {
-                return Err(too_large("index node", len, u32::MAX as usize));
-            }
-            let mut bytes = Vec::with_capacity(len);
-            bytes.push(NODE_TAG);
-            bytes.push(self.level);
-            bytes.extend_from_slice(&(count as u16).to_le_bytes());
-            bytes.extend_from_slice(&(len as u32).to_le_bytes());
-            bytes.extend_from_slice(&self.body[end(a)..end(b)]);
-            push_crc(&mut bytes, 0);
-            let base = end(a) as u32;
-            let mut offs: Vec<u32> = Vec::with_capacity(count + 1);
-            offs.extend(
-                self.offs[a..b]
-                    .iter()
-                    .map(|&o| o - base + NODE_HEAD_BYTES as u32),
-            );
-            offs.push((NODE_HEAD_BYTES + end(b) - end(a)) as u32);
-            let key = self.key(a).to_vec();
-            out.push((
-                key,
-                NodeView::index(self.level, offs, bytes.into_boxed_slice()),
-            ));
-        }
-        Ok(out)
     }
 }

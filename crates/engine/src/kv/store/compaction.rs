@@ -10,12 +10,91 @@
 //! by at most one batch while a pass runs. Documents written after a pass began (its own
 //! copies included) are left alone, so a pass ends even under endless updates.
 
+use super::Cached;
 use super::{CommitKind, PendingOp, Store};
 use crate::error::EngineError;
 use crate::kv::alloc::FIRST_LOG_PAGE;
 use crate::kv::format::{self, data_page_docs, DocPtr};
-use crate::kv::store::Cached;
 use crate::page::PageKind;
+
+/// What a compaction policy sees of the store when it chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Space {
+    /// Bytes of the documents the index points at.
+    pub live_bytes: u64,
+    /// Bytes of data pages in use that hold no live document (dead documents, empty room).
+    pub stale_bytes: u64,
+    /// Pages an allocation can take now.
+    pub free_pages: u64,
+    pub capacity_pages: u64,
+}
+
+/// One data page as the page choice sees it: documents that start on it, how many of them
+/// the index still points at, and whether it has no room left for another document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageUse {
+    pub docs: usize,
+    pub live_docs: usize,
+    pub full: bool,
+}
+
+/// A policy's answer at a commit with no pass under way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    DoNothing,
+    /// Start a pass over the data pages (it goes on one batch per commit).
+    Compact,
+}
+
+/// When to compact and which pages to clean: the policy. The mechanism (`Store`'s passes and
+/// batches) applies whichever policy it holds and knows nothing of its rule.
+pub trait CompactionPolicy {
+    /// Whether a pass starts now.
+    fn choose(&self, space: &Space) -> Choice;
+    /// Whether a data page is worth cleaning (its live documents re-put, the page given back).
+    fn clean(&self, page: &PageUse) -> bool;
+}
+
+/// The default policy: compact once stale bytes pass a share of all data bytes and a
+/// minimum (`Options::compact_threshold`, `compact_min_bytes`); clean every page with waste
+/// (a dead document, or room left empty).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StaleShare {
+    /// Stale / (live + stale) above which a pass starts (0..=1; 1: never).
+    pub threshold: f64,
+    pub min_bytes: u64,
+}
+
+impl StaleShare {
+    pub fn new(threshold: f64, min_bytes: u64) -> StaleShare {
+        assert!(
+            (0.0..=1.0).contains(&threshold),
+            "a share of stale bytes is 0..=1, got {threshold} (Store::open refuses it)"
+        );
+        StaleShare {
+            threshold,
+            min_bytes,
+        }
+    }
+}
+
+impl CompactionPolicy for StaleShare {
+    fn choose(&self, space: &Space) -> Choice {
+        let total = space.stale_bytes + space.live_bytes;
+        let due = self.threshold < 1.0
+            && space.stale_bytes >= self.min_bytes
+            && (space.stale_bytes as f64) > self.threshold * total as f64;
+        if due {
+            Choice::Compact
+        } else {
+            Choice::DoNothing
+        }
+    }
+
+    fn clean(&self, page: &PageUse) -> bool {
+        page.live_docs < page.docs || !page.full
+    }
+}
 
 /// A compaction pass under way.
 #[derive(Clone, Copy, Debug)]
@@ -41,16 +120,32 @@ pub(super) enum BatchEnd {
 type LiveDocs = Vec<(Vec<u8>, Vec<u8>, DocPtr)>;
 
 impl Store {
-    /// Whether stale bytes passed the threshold (share and minimum).
+    /// The store's space as a policy sees it.
+    pub fn space(&self) -> Space {
+        assert!(
+            self.alloc.free_pages() <= self.alloc.capacity(),
+            "free pages are pages"
+        );
+        Space {
+            live_bytes: self.stats.live_bytes,
+            stale_bytes: self.stale_bytes(),
+            free_pages: self.alloc.free_pages(),
+            capacity_pages: self.alloc.capacity(),
+        }
+    }
+
+    /// Whether the policy starts a pass now.
     pub(super) fn should_compact(&self) -> bool {
-        let stale = self.stale_bytes();
-        let total = stale + self.stats.live_bytes;
-        self.opts.compact_threshold < 1.0
-            && stale >= self.opts.compact_min_bytes
-            && (stale as f64) > self.opts.compact_threshold * total as f64
+        self.policy.choose(&self.space()) == Choice::Compact
+    }
+
+    /// Compact by `policy` from now on (the default: [`StaleShare`] from the options).
+    pub fn set_compaction_policy(&mut self, policy: Box<dyn CompactionPolicy>) {
+        self.policy = policy;
     }
 
     pub(super) fn start_compaction(&mut self) {
+        assert!(self.compaction.is_none(), "one pass at a time");
         self.compaction = Some(Pass {
             next_page: FIRST_LOG_PAGE,
             end_page: self.alloc.end(),
@@ -73,6 +168,7 @@ impl Store {
     /// has its live documents copied into fresh space and is given back.
     pub fn compact(&mut self) -> Result<(), EngineError> {
         while self.compact_step()? {}
+        assert!(self.compaction.is_none(), "a whole pass ends its pass");
         Ok(())
     }
 
@@ -101,6 +197,10 @@ impl Store {
         let look_max = (budget / pb).max(16) * 4;
         let room = (self.payload - format::DATA_PAGE_HEAD_BYTES - format::DOC_HEAD_BYTES) as u64;
         let pages_for = |bytes: u64| bytes / room + bytes / room / 8 + 2;
+        assert!(
+            budget >= 1 && look_max >= 16,
+            "a batch may move and look at something"
+        );
         let (mut moved, mut looked, mut stuck) = (0u64, 0u64, false);
         let mut copies: Vec<PendingOp> = Vec::new();
         let end = pass.end_page.min(self.alloc.end());
@@ -135,6 +235,10 @@ impl Store {
             }
             pass.next_page += 1;
         }
+        assert!(
+            looked <= look_max,
+            "a batch looks at {looked} pages, at most {look_max}"
+        );
         let end = if pass.next_page >= end {
             BatchEnd::Done
         } else if stuck {
@@ -146,6 +250,10 @@ impl Store {
             trim: true,
             pass_done: matches!(end, BatchEnd::Done),
         };
+        assert!(
+            copies.iter().all(|(_, v)| v.is_some()),
+            "compaction copies live documents, never deletes"
+        );
         ops.extend(copies);
         ops.sort_by(|a, b| a.0.cmp(&b.0));
         Ok((end, kind))
@@ -188,6 +296,7 @@ impl Store {
             })
             .collect();
         drop(c);
+        let found_docs = found.len();
         let mut live = Vec::with_capacity(found.len());
         for (ptr, key) in found {
             let key = match key {
@@ -204,6 +313,19 @@ impl Store {
                 live.push((key, v, ptr));
             }
         }
-        Ok((live.len() < docs.len() || !full).then_some(live))
+        assert!(
+            live.len() <= found_docs,
+            "live documents are among those found"
+        );
+        let page_use = PageUse {
+            docs: docs.len(),
+            live_docs: live.len(),
+            full,
+        };
+        assert!(
+            page_use.live_docs <= page_use.docs,
+            "{page_use:?} on page {p}"
+        );
+        Ok(self.policy.clean(&page_use).then_some(live))
     }
 }

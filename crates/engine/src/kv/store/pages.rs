@@ -1,0 +1,387 @@
+//! The store's pages on the pager: sealing and writing runs with their data type's hint,
+//! the cache's write-through rule per page type, and verified reads of sealed pages, index
+//! nodes and documents.
+
+use super::*;
+use crate::pager::{Keep, PageForm, PageWrite};
+use blockdev::WriteHint;
+
+/// A decoded page in the pager's cache.
+pub(super) enum Cached {
+    /// An index node, searched in place (its encoded length is what a pointer must say).
+    Node(NodeView),
+    Raw {
+        kind: PageKind,
+        payload: Vec<u8>,
+    },
+}
+
+/// An index node held by its cache entry (one `Rc`, the node inline: one pointer to follow
+/// per level of a lookup).
+#[derive(Clone)]
+pub(super) struct NodeRef(pub(super) Rc<Cached>);
+
+impl NodeRef {
+    pub(super) fn new(view: NodeView) -> NodeRef {
+        assert!(
+            view.encoded_len() >= format::NODE_MIN_BYTES,
+            "a node view is a whole node"
+        );
+        NodeRef(Rc::new(Cached::Node(view)))
+    }
+}
+
+impl std::ops::Deref for NodeRef {
+    type Target = NodeView;
+    fn deref(&self) -> &NodeView {
+        match &*self.0 {
+            Cached::Node(v) => v,
+            // Every NodeRef is made of a `Cached::Node` (`new`, `Store::node`).
+            Cached::Raw { .. } => unreachable!("a NodeRef holds an index node"),
+        }
+    }
+}
+
+impl PageForm for Cached {
+    fn kind(&self) -> PageKind {
+        match self {
+            Cached::Node(_) => PageKind::KvIndex,
+            Cached::Raw { kind, .. } => *kind,
+        }
+    }
+    fn from_payload(kind: PageKind, payload: &[u8]) -> Cached {
+        Cached::Raw {
+            kind,
+            payload: payload.to_vec(),
+        }
+    }
+}
+
+impl Store {
+    pub(super) fn kv_err(&self, page: u64, what: &str, e: FormatError) -> EngineError {
+        let base = page * self.pager.page_bytes() as u64 + HEADER_BYTES as u64;
+        EngineError::Kv {
+            place: format!("{}: {what} at page {page}", self.name),
+            error: e.rebase(base),
+        }
+    }
+
+    /// The write hint of a data type's pages: the stream policy's stream, and the type's
+    /// write life for real files (fcntl(F_SET_RW_HINT) on a change of type); the `none`
+    /// policy gives no hints at all.
+    pub(super) fn hint(&self, t: DataType) -> WriteHint {
+        match self.opts.streams {
+            StreamPolicy::NoStreams => self.opts.streams.hint(t),
+            p => p.hint(t).with_life(t.write_life()),
+        }
+    }
+
+    /// How pages of data type `t` are sealed and placed (versioned with the commit being
+    /// built) and what the cache keeps of them.
+    pub(super) fn page_write(&self, t: DataType, keep: Keep) -> PageWrite {
+        assert!(
+            !self.broken,
+            "no write after a failed one (the store refuses until reopened)"
+        );
+        PageWrite {
+            kind: page_kind(t),
+            version: self.commit_seq + 1,
+            hint: self.hint(t),
+            keep,
+        }
+    }
+
+    /// Seal and write `items` (first page, payload) as pages of data type `t` through the
+    /// pager, which caches them by `keep`.
+    pub(super) fn write_typed(
+        &mut self,
+        items: &[(u64, &[u8])],
+        t: DataType,
+        keep: Keep,
+    ) -> Result<(), EngineError> {
+        let (cap, slot_ok) = (self.alloc.capacity(), t == DataType::Superblock);
+        assert!(
+            items.iter().all(|&(p, b)| {
+                (slot_ok || p >= FIRST_LOG_PAGE)
+                    && p + (b.len().div_ceil(self.payload) as u64) <= cap
+            }),
+            "{t:?} pages inside the log"
+        );
+        let w = self.page_write(t, keep);
+        let r = self
+            .pager
+            .write_pages::<Cached>(&mut self.page_buf, items, w);
+        let pages: u64 = items
+            .iter()
+            .map(|(_, b)| b.len().div_ceil(self.payload) as u64)
+            .sum();
+        self.wrote(r, pages, t)
+    }
+
+    /// After a write of `pages` pages of type `t`: a failure breaks the store (its memory is
+    /// ahead of the device); success counts them. The staging buffer is kept for the next
+    /// commit unless one huge batch made it large.
+    fn wrote(
+        &mut self,
+        r: Result<(), EngineError>,
+        pages: u64,
+        t: DataType,
+    ) -> Result<(), EngineError> {
+        if self.page_buf.capacity() > PAGE_BUF_KEEP_BYTES {
+            self.page_buf = Vec::new();
+        }
+        if r.is_err() {
+            self.broken = true;
+        }
+        r?;
+        match t {
+            DataType::Superblock => self.stats.pages.superblock += pages,
+            DataType::Header => self.stats.pages.header += pages,
+            DataType::Index => self.stats.pages.index += pages,
+            DataType::Data => self.stats.pages.data += pages,
+        }
+        Ok(())
+    }
+
+    /// Publish the superblock of commit `seq` in its slot by the pager's slot protocol
+    /// (flush, slot `seq % 2`, flush); commit 0, a new store's first root, without the
+    /// first flush.
+    pub(super) fn publish_superblock(
+        &mut self,
+        seq: u64,
+        header_page: u64,
+    ) -> Result<(), EngineError> {
+        let sb = Superblock {
+            commit_seq: seq,
+            header_page,
+            page_bytes: self.pager.page_bytes() as u32,
+        };
+        assert_eq!(
+            self.slots.slot(seq),
+            sb.slot() as u64,
+            "slot protocol and format agree"
+        );
+        let w = self.page_write(DataType::Superblock, Keep::Resident);
+        let (slots, pager, buf) = (self.slots, &mut self.pager, &mut self.page_buf);
+        let r = match seq {
+            0 => slots.write_page::<Cached>(pager, buf, seq, &sb.encode(), w),
+            _ => slots.publish_page::<Cached>(pager, buf, seq, &sb.encode(), w),
+        };
+        self.wrote(r, 1, DataType::Superblock)
+    }
+
+    /// A sealed page of `kind` (verified and cached by the pager).
+    pub(super) fn raw(
+        &mut self,
+        page: u64,
+        kind: PageKind,
+        what: &'static str,
+    ) -> Result<Rc<Cached>, EngineError> {
+        if page >= self.alloc.capacity() {
+            return Err(EngineError::corrupt(
+                page,
+                Corruption::OutOfRange {
+                    what: "page of a pointer",
+                    limit: self.alloc.capacity(),
+                    found: page,
+                },
+            ));
+        }
+        self.pager.read_page::<Cached>(page, kind, what)
+    }
+
+    /// The node at `ptr`, which must be at `level` (a child is one level below its parent:
+    /// a damaged pointer can neither loop nor skip levels).
+    pub(super) fn node_at(
+        &mut self,
+        ptr: NodePtr,
+        level: Option<u8>,
+    ) -> Result<NodeRef, EngineError> {
+        let node = self.node(ptr)?;
+        match level {
+            Some(l) if node.level() != l => Err(self.kv_err(
+                ptr.page,
+                "index node",
+                FormatError::Field {
+                    structure: "index node",
+                    field: "level",
+                    offset: 1,
+                    expected: format!("{l} (one below its parent)"),
+                    found: node.level().to_string(),
+                },
+            )),
+            _ => Ok(node),
+        }
+    }
+
+    pub(super) fn node(&mut self, ptr: NodePtr) -> Result<NodeRef, EngineError> {
+        let n = ptr.pages(self.payload);
+        if n == 1 {
+            let c = self.raw(ptr.page, PageKind::KvIndex, "index node")?;
+            let node = match &*c {
+                Cached::Node(_) => NodeRef(c),
+                Cached::Raw { payload, .. } => {
+                    let view = gather_node(&[payload], ptr)
+                        .map_err(|e| self.kv_err(ptr.page, "index node", e))?;
+                    let node = NodeRef::new(view);
+                    self.pager.keep(ptr.page, node.0.clone())?;
+                    node
+                }
+            };
+            if node.encoded_len() != ptr.len as usize {
+                return Err(self.kv_err(
+                    ptr.page,
+                    "index node",
+                    FormatError::Field {
+                        structure: "node pointer",
+                        field: "len",
+                        offset: 0,
+                        expected: node.encoded_len().to_string(),
+                        found: ptr.len.to_string(),
+                    },
+                ));
+            }
+            return Ok(node);
+        }
+        let mut pages = Vec::new();
+        for p in ptr.page..ptr.page + n {
+            match &*self.raw(p, PageKind::KvIndex, "index node")? {
+                Cached::Raw { payload, .. } => pages.push(payload.clone()),
+                Cached::Node(node) => pages.push(node.bytes().to_vec()),
+            }
+        }
+        assert_eq!(pages.len() as u64, n, "every page of the node read");
+        let slices: Vec<&[u8]> = pages.iter().map(|p| p.as_slice()).collect();
+        let view = gather_node(&slices, ptr).map_err(|e| self.kv_err(ptr.page, "index node", e))?;
+        Ok(NodeRef::new(view))
+    }
+
+    /// The document at `ptr`, handed to `f` (borrowed from the cached pages where it lies in
+    /// one; checked: page seals, continuation lengths, the document's crc).
+    pub(super) fn with_doc<R>(
+        &mut self,
+        ptr: DocPtr,
+        f: impl FnOnce(&Document<'_>) -> R,
+    ) -> Result<R, EngineError> {
+        let n = ptr.pages(self.payload);
+        if n == 1 {
+            // The common case: no allocation, the document borrowed from the cached page,
+            // whose seal was checked when it was read or written.
+            let c = self.raw(ptr.page, PageKind::KvData, "data")?;
+            let payload: &[u8] = match &*c {
+                Cached::Raw { payload, .. } => payload,
+                Cached::Node(..) => &[],
+            };
+            let doc = format::document_in_verified_page(payload, ptr)
+                .map_err(|e| self.kv_err(ptr.page, "document", e))?;
+            return Ok(f(&doc));
+        }
+        let mut pages = Vec::with_capacity(n as usize);
+        for p in ptr.page..ptr.page.saturating_add(n) {
+            pages.push(self.raw(p, PageKind::KvData, "data")?);
+        }
+        assert_eq!(pages.len() as u64, n, "every page of the document read");
+        let slices: Vec<&[u8]> = pages
+            .iter()
+            .map(|c| match &**c {
+                Cached::Raw { payload, .. } => payload.as_slice(),
+                Cached::Node(..) => &[],
+            })
+            .collect();
+        let mut scratch = Vec::new();
+        let doc = gather_document(&slices, ptr, &mut scratch)
+            .map_err(|e| self.kv_err(ptr.page, "document", e))?;
+        Ok(f(&doc))
+    }
+
+    /// The document at `ptr`, checked to carry `key`: its value.
+    pub(super) fn doc_value(&mut self, key: &[u8], ptr: DocPtr) -> Result<Vec<u8>, EngineError> {
+        self.doc_value_with(key, ptr, <[u8]>::to_vec)
+    }
+
+    /// The document at `ptr`, checked to carry `key`: its value handed to `f`.
+    pub(super) fn doc_value_with<R>(
+        &mut self,
+        key: &[u8],
+        ptr: DocPtr,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, EngineError> {
+        let got = self.with_doc(ptr, |doc| {
+            if doc.key != key {
+                return Err(("key", String::from_utf8_lossy(doc.key).into_owned()));
+            }
+            doc.value.map(f).ok_or(("flags", String::new()))
+        })?;
+        let (field, found) = match got {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let (expected, found) = if field == "key" {
+            (
+                format!("{:?} (the index's key)", String::from_utf8_lossy(key)),
+                format!("{found:?}"),
+            )
+        } else {
+            (
+                "a value (the index points at it)".into(),
+                "a tombstone".into(),
+            )
+        };
+        let e = FormatError::Field {
+            structure: "document",
+            field,
+            offset: ptr.offset as u64,
+            expected,
+            found,
+        };
+        Err(self.kv_err(ptr.page, "document", e))
+    }
+
+    /// Write data-page payloads to pages `base..`; the pager caches every one of them (the
+    /// pages read next). Cached copies, not the builder's pages: the cached copies are
+    /// allocated together and the builder's pages freed together, which glibc's malloc serves
+    /// much faster than long-lived pages allocated in between a commit's short-lived buffers
+    /// (measured: moving them cost ~20 % more CPU in the update phase).
+    pub(super) fn write_data_run(
+        &mut self,
+        base: u64,
+        pages: &[Vec<u8>],
+    ) -> Result<(), EngineError> {
+        if pages.is_empty() {
+            return Ok(());
+        }
+        let items: Vec<(u64, &[u8])> = (base..)
+            .zip(pages)
+            .map(|(p, b)| (p, b.as_slice()))
+            .collect();
+        self.write_typed(&items, DataType::Data, Keep::Payloads)
+    }
+
+    /// Write the commit's staged index nodes (consecutive ones as one I/O); the nodes of one
+    /// page are cached decoded (the ones the next commit walks), other copies dropped.
+    pub(super) fn write_staged(&mut self) -> Result<(), EngineError> {
+        let mut staged = std::mem::take(&mut self.staged);
+        staged.sort_by_key(|s| s.0);
+        let items: Vec<(u64, &[u8])> = staged.iter().map(|(p, n)| (*p, n.bytes())).collect();
+        if !items.is_empty() {
+            self.write_typed(&items, DataType::Index, Keep::Nothing)?;
+        }
+        drop(items);
+        for (page, node) in staged {
+            if node.encoded_len() <= self.payload {
+                self.pager.keep(page, node.0)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The page kind of a data type's pages.
+fn page_kind(t: DataType) -> PageKind {
+    match t {
+        DataType::Superblock => PageKind::KvSuperblock,
+        DataType::Header => PageKind::KvHeader,
+        DataType::Index => PageKind::KvIndex,
+        DataType::Data => PageKind::KvData,
+    }
+}

@@ -1,0 +1,136 @@
+//! Recovery at open: the newest intact superblock slot, its header (damage there is an
+//! error, not a rollback: docs/kv-format.md, "Torn or corrupt"), the reference counts.
+
+use super::*;
+
+impl Store {
+    pub(super) fn recover(&mut self) -> Result<(), EngineError> {
+        let pb = self.pager.page_bytes() as u64;
+        let [s0, s1] = self.slots.read_both(&mut self.pager)?;
+        let sb_bytes = HEADER_BYTES..HEADER_BYTES + format::SUPERBLOCK_BYTES;
+        let (s0, s1) = (&s0[sb_bytes.clone()], &s1[sb_bytes]);
+        let offs = self.slots.pages().map(|p| p * pb + HEADER_BYTES as u64);
+        let cap = self.alloc.capacity();
+        // Why the header page's own seal failed, if it did (its bytes then read as nothing).
+        let mut seal: Option<String> = None;
+        let rec = format::recover([s0, s1], offs, |page| {
+            if page >= cap {
+                return Ok((vec![], page * pb));
+            }
+            let at = page * pb + HEADER_BYTES as u64;
+            match self
+                .pager
+                .read_verified(page, PageKind::KvHeader, "DB header")
+            {
+                Ok(payload) => Ok((payload, at)),
+                Err(EngineError::Corrupt { what, .. }) => {
+                    seal = Some(what.to_string());
+                    Ok((vec![], at))
+                }
+                Err(e) => Err(e),
+            }
+        })?;
+        match rec {
+            Recovered::Corrupt { superblock, error } => {
+                Err(self.durable_damage(superblock, error, seal))
+            }
+            Recovered::Blank if !self.opts.create => Err(EngineError::Kv {
+                place: format!("{}: not a store", self.name),
+                error: FormatError::Blank {
+                    structure: "superblock",
+                    offset: 0,
+                },
+            }),
+            Recovered::Blank => {
+                // Commit 0: the empty store.
+                assert_eq!(
+                    (self.commit_seq, self.root, self.header_page),
+                    (0, None, NO_PAGE),
+                    "a new store starts empty at commit 0"
+                );
+                self.publish_superblock(0, NO_PAGE)?;
+                self.pager.flush()?;
+                Ok(())
+            }
+            Recovered::Damaged { errors } => Err(EngineError::Kv {
+                place: format!(
+                    "{}: neither superblock slot checks out (this is not a store, or both slots are damaged; {} problems)",
+                    self.name,
+                    errors.len()
+                ),
+                error: errors.into_iter().next().unwrap_or(FormatError::Blank {
+                    structure: "superblock",
+                    offset: 0,
+                }),
+            }),
+            Recovered::Committed {
+                superblock, header, ..
+            } => {
+                if superblock.page_bytes as u64 != pb {
+                    return Err(EngineError::Config {
+                        field: "page_bytes",
+                        value: pb.to_string(),
+                        reason: format!(
+                            "{} was made with pages of {} bytes: open it with that page size",
+                            self.name, superblock.page_bytes
+                        ),
+                    });
+                }
+                self.commit_seq = superblock.commit_seq;
+                if let Some(h) = header {
+                    self.header_page = superblock.header_page;
+                    self.doc_seq = h.doc_seq;
+                    self.root = h.root;
+                    self.generation = h.generation;
+                    self.stats = h.stats;
+                    self.alloc = Alloc::new(cap, h.log_end_page);
+                    self.alloc.add_ref(self.header_page, 1, false);
+                    if let Some(r) = self.root {
+                        self.ref_tree(r, None)?;
+                    }
+                    self.alloc.rebuild_free();
+                    assert!(self.alloc.refs(self.header_page) >= 1, "the header holds its page");
+                    assert_eq!(h.commit_seq, self.commit_seq, "the header is the slot's commit");
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The error for a newest commit whose superblock checks out and whose header does not:
+    /// damage to a durable commit (never rolled back silently; docs/kv-format.md, "Torn or
+    /// corrupt"). `seal` says why the header page's seal failed, if it did.
+    pub(super) fn durable_damage(
+        &self,
+        sb: Superblock,
+        error: FormatError,
+        seal: Option<String>,
+    ) -> EngineError {
+        let pb = self.pager.page_bytes() as u64;
+        let page = sb.header_page;
+        assert_ne!(
+            page, NO_PAGE,
+            "only a commit with a header can have a damaged one"
+        );
+        let error = match seal {
+            Some(why) => FormatError::Field {
+                structure: "DB header page",
+                field: "page seal",
+                offset: page.saturating_mul(pb),
+                expected: "a sealed DB header page".into(),
+                found: why,
+            },
+            None => error,
+        };
+        EngineError::Kv {
+            place: format!(
+                "{}: the DB header of commit {} at page {page} (byte {}) is damaged, and the superblock in slot {} that points at it is intact: a durable commit is corrupt, not a torn write (restore from a backup)",
+                self.name,
+                sb.commit_seq,
+                page.saturating_mul(pb),
+                sb.slot()
+            ),
+            error,
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The copy-on-write B+-tree over the keys: lookup, applying a commit's sorted operations
+//! along the changed paths (split into pages bottom-up), and the reference walk at open.
+
+use super::*;
+
+impl Store {
+    /// Count every page the tree under `ptr` reaches.
+    pub(super) fn ref_tree(&mut self, ptr: NodePtr, level: Option<u8>) -> Result<(), EngineError> {
+        let node = self.node_at(ptr, level)?;
+        assert!(
+            node.level() == 0 || !node.is_empty(),
+            "a decoded inner node has a child"
+        );
+        self.alloc.add_ref(ptr.page, ptr.pages(self.payload), false);
+        for i in 0..node.len() {
+            if node.level() == 0 {
+                let d = node.doc(i);
+                self.alloc.add_ref(d.page, d.pages(self.payload), true);
+            } else {
+                self.ref_tree(node.child(i), Some(node.level() - 1))?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn lookup(&mut self, key: &[u8]) -> Result<Option<DocPtr>, EngineError> {
+        let Some(mut ptr) = self.root else {
+            return Ok(None);
+        };
+        let mut level = None;
+        loop {
+            let node = self.node_at(ptr, level)?;
+            if node.level() == 0 {
+                return Ok(node.search(key).ok().map(|i| node.doc(i)));
+            }
+            ptr = node.child(node.child_index(key));
+            level = Some(node.level() - 1);
+        }
+    }
+
+    pub(super) fn apply_tree(
+        &mut self,
+        ops: &[(Vec<u8>, Option<DocPtr>)],
+    ) -> Result<(), EngineError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
+        let (mut pieces, mut level) = match self.root {
+            None => {
+                let mut b = NodeBuilder::new(0);
+                for (k, p) in ops {
+                    if let Some(p) = p {
+                        self.stats.live_keys += 1;
+                        self.stats.live_bytes += p.len as u64;
+                        b.push_doc(k, *p).map_err(|e| self.encode_err(e))?;
+                    }
+                }
+                (self.write_split(b)?, 0)
+            }
+            Some(r) => {
+                let level = self.node(r)?.level();
+                (self.apply_node(r, None, ops)?, level)
+            }
+        };
+        while pieces.len() > 1 {
+            level += 1;
+            let mut b = NodeBuilder::new(level);
+            for (k, p) in &pieces {
+                b.push_child(k, *p).map_err(|e| self.encode_err(e))?;
+            }
+            pieces = self.write_split(b)?;
+        }
+        assert!(pieces.len() <= 1, "the tree grows until one root holds it");
+        self.root = pieces.first().map(|p| p.1);
+        // A root with one child is no root: its child is.
+        while let Some(r) = self.root {
+            let node = self.staged_or_read(r)?;
+            if node.level() > 0 && node.len() == 1 {
+                self.alloc.drop_ref(r.page, r.pages(self.payload));
+                self.staged.retain(|(p, _)| *p != r.page);
+                self.root = Some(node.child(0));
+            } else {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn encode_err(&self, e: FormatError) -> EngineError {
+        self.kv_err(0, "index node (encoding)", e)
+    }
+
+    pub(super) fn staged_or_read(&mut self, ptr: NodePtr) -> Result<NodeRef, EngineError> {
+        if let Some((_, n)) = self.staged.iter().find(|(p, _)| *p == ptr.page) {
+            assert_eq!(
+                n.encoded_len(),
+                ptr.len as usize,
+                "a staged node is as its pointer says"
+            );
+            return Ok(n.clone());
+        }
+        self.node(ptr)
+    }
+
+    /// Merge sorted `ops` into the subtree at `ptr`; its replacement as (least key, node)s.
+    /// Entries the ops leave alone are copied as they are encoded.
+    pub(super) fn apply_node(
+        &mut self,
+        ptr: NodePtr,
+        level: Option<u8>,
+        ops: &[(Vec<u8>, Option<DocPtr>)],
+    ) -> Result<Vec<(Vec<u8>, NodePtr)>, EngineError> {
+        let node = self.node_at(ptr, level)?;
+        self.alloc.drop_ref(ptr.page, ptr.pages(self.payload));
+        let mut b = NodeBuilder::new(node.level());
+        if node.level() == 0 {
+            let mut i = 0;
+            for (k, p) in ops {
+                let at = match node.search(k) {
+                    Ok(j) | Err(j) => j.max(i),
+                };
+                b.push_entries(&node, i, at)
+                    .map_err(|e| self.encode_err(e))?;
+                i = at;
+                if i < node.len() && node.key(i) == k.as_slice() {
+                    let o = node.doc(i);
+                    i += 1;
+                    self.alloc.drop_ref(o.page, o.pages(self.payload));
+                    self.stats.live_keys -= 1;
+                    self.stats.live_bytes -= o.len as u64;
+                }
+                if let Some(p) = p {
+                    self.stats.live_keys += 1;
+                    self.stats.live_bytes += p.len as u64;
+                    b.push_doc(k, *p).map_err(|e| self.encode_err(e))?;
+                }
+            }
+            assert!(i <= node.len(), "the merge stays inside the leaf");
+            b.push_entries(&node, i, node.len())
+                .map_err(|e| self.encode_err(e))?;
+        } else {
+            let mut at = 0;
+            for ci in 0..node.len() {
+                let mut to = at;
+                while to < ops.len()
+                    && (ci + 1 == node.len() || ops[to].0.as_slice() < node.key(ci + 1))
+                {
+                    to += 1;
+                }
+                if to == at {
+                    b.push_entry(&node, ci).map_err(|e| self.encode_err(e))?;
+                } else {
+                    let pieces =
+                        self.apply_node(node.child(ci), Some(node.level() - 1), &ops[at..to])?;
+                    for (k, p) in &pieces {
+                        b.push_child(k, *p).map_err(|e| self.encode_err(e))?;
+                    }
+                }
+                at = to;
+            }
+            assert_eq!(at, ops.len(), "every operation routed to one child");
+        }
+        self.write_split(b)
+    }
+
+    /// Stage the nodes `b` makes (cut to pages) for writing: their (least key, pointer)s.
+    pub(super) fn write_split(
+        &mut self,
+        b: NodeBuilder,
+    ) -> Result<Vec<(Vec<u8>, NodePtr)>, EngineError> {
+        let pieces = b.finish(self.payload).map_err(|e| self.encode_err(e))?;
+        let mut out = Vec::with_capacity(pieces.len());
+        for (key, view) in pieces {
+            let len = view.encoded_len() as u32;
+            let pages = NodePtr { page: 0, len }.pages(self.payload);
+            let page = self.alloc.alloc(pages)?;
+            assert!(
+                page >= FIRST_LOG_PAGE,
+                "a node is never staged over a superblock slot"
+            );
+            self.alloc.add_ref(page, pages, false);
+            self.staged.push((page, NodeRef::new(view)));
+            out.push((key, NodePtr { page, len }));
+        }
+        Ok(out)
+    }
+}

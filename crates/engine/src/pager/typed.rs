@@ -1,0 +1,207 @@
+//! Typed pages: the page contract held once. A structure reads a page as a verified payload of
+//! the kind it expects ([`Pager::read_page`]) and writes payloads as sealed pages of one kind
+//! and version ([`Pager::write_pages`]); the pager seals, checks (seal, kind, page number),
+//! caches, and applies the write-through rule ([`Keep`]) so no cached copy is left stale.
+//!
+//! Invariants: a cached form is returned only for the kind it was read or written as (checked
+//! on every hit); a page read from the device is returned only if its seal checks out and its
+//! header names its own page number; every page written is sealed with the kind and version
+//! given, and its frame afterwards holds the new form or nothing.
+
+use super::Pager;
+use crate::error::{Corruption, EngineError};
+use crate::page::{self, Header, PageKind, HEADER_BYTES};
+use blockdev::WriteHint;
+use std::any::Any;
+use std::rc::Rc;
+
+/// A decoded form of a page that the pager caches under the page's number.
+pub trait PageForm: Any {
+    /// The kind of page this form was read or written as.
+    fn kind(&self) -> PageKind;
+    /// The form of a verified payload of `kind` (what a read of the page finds).
+    fn from_payload(kind: PageKind, payload: &[u8]) -> Self;
+}
+
+/// What the cache keeps of pages just written: the write-through rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Every page's new payload (the pages read next: a commit's data pages).
+    Payloads,
+    /// The new payload of pages already cached; others stay out (headers, superblocks).
+    Resident,
+    /// Nothing: cached copies are dropped, the caller keeps the forms it wants (index nodes,
+    /// kept decoded, so rebuilding them from the image would cost a crc and a copy).
+    Nothing,
+}
+
+/// How [`Pager::write_pages`] seals and places pages.
+#[derive(Clone, Copy, Debug)]
+pub struct PageWrite {
+    pub kind: PageKind,
+    /// Written in every page header (e.g. the commit that wrote it).
+    pub version: u64,
+    pub hint: WriteHint,
+    pub keep: Keep,
+}
+
+/// Consecutive items go out as one I/O of at most this many pages (1 MiB of 4-KiB pages).
+const RUN_PAGES_MAX: usize = 256;
+
+impl Pager {
+    /// Page `page` as a verified payload of `kind` (`what` names it in errors), decoded to `T`
+    /// and cached. A cached form of another kind is an error, as is a page whose seal fails
+    /// or whose header names another page.
+    pub fn read_page<T: PageForm>(
+        &mut self,
+        page: u64,
+        kind: PageKind,
+        what: &'static str,
+    ) -> Result<Rc<T>, EngineError> {
+        let form: Rc<T> = self.load(page, page, |img| {
+            let h = verified_header(img, page, kind, what)?;
+            Ok(T::from_payload(kind, page::payload(img, &h)))
+        })?;
+        if form.kind() != kind {
+            return Err(EngineError::corrupt(
+                page,
+                Corruption::Kind {
+                    expected: what,
+                    found: form.kind(),
+                },
+            ));
+        }
+        Ok(form)
+    }
+
+    /// Page `page` read past the cache (a page read once: recovery, checks) and verified as
+    /// [`Pager::read_page`] verifies: its payload.
+    pub fn read_verified(
+        &mut self,
+        page: u64,
+        kind: PageKind,
+        what: &'static str,
+    ) -> Result<Vec<u8>, EngineError> {
+        let img = self.read_uncached(page)?;
+        let h = verified_header(img, page, kind, what)?;
+        Ok(page::payload(img, &h).to_vec())
+    }
+
+    /// Seal `items` — (first page, payload; a payload longer than a page continues on the next
+    /// pages) — as pages of `w.kind` and `w.version` in `buf`, and write them, consecutive
+    /// items as one I/O (of up to 256 pages), every I/O in flight at once, each with `w.hint`;
+    /// then cache by `w.keep`. `buf` is the caller's staging buffer, kept between calls.
+    pub fn write_pages<T: PageForm>(
+        &mut self,
+        buf: &mut Vec<u8>,
+        items: &[(u64, &[u8])],
+        w: PageWrite,
+    ) -> Result<(), EngineError> {
+        let pb = self.page_bytes;
+        assert!(
+            w.version > 0,
+            "a page written carries the version that wrote it"
+        );
+        let room = page::payload_capacity(pb);
+        let pages_of = |body: &[u8]| {
+            assert!(!body.is_empty(), "a page written holds a payload");
+            body.len().div_ceil(room)
+        };
+        let total: usize = items.iter().map(|(_, b)| pages_of(b)).sum();
+        if buf.len() < total * pb {
+            // Sealing overwrites every byte of a page: old contents never leak.
+            buf.resize(total * pb, 0);
+        }
+        let mut runs: Vec<(u64, usize, usize)> = Vec::new(); // (first page, from, to) in buf
+        let mut at = 0;
+        for &(first, body) in items {
+            let follows = runs.last().is_some_and(|&(p, from, to)| {
+                p + ((to - from) / pb) as u64 == first && to - from < RUN_PAGES_MAX * pb
+            });
+            let from = at;
+            for (i, chunk) in body.chunks(room).enumerate() {
+                seal_into(&mut buf[at..at + pb], first + i as u64, chunk, &w);
+                at += pb;
+            }
+            match runs.last_mut() {
+                Some(r) if follows => r.2 = at,
+                _ => runs.push((first, from, at)),
+            }
+        }
+        assert_eq!(at, total * pb, "every page of every item sealed once");
+        let ios: Vec<(u64, &[u8])> = runs.iter().map(|&(p, f, t)| (p, &buf[f..t])).collect();
+        if !ios.is_empty() {
+            self.write_runs_hinted(&ios, w.hint)?;
+        }
+        self.write_through::<T>(items, room, w)
+    }
+
+    /// The cache after `items` were written: the write-through rule, in one place.
+    fn write_through<T: PageForm>(
+        &mut self,
+        items: &[(u64, &[u8])],
+        room: usize,
+        w: PageWrite,
+    ) -> Result<(), EngineError> {
+        assert!(room > 0, "a page holds a payload");
+        for &(first, body) in items {
+            for (i, chunk) in body.chunks(room).enumerate() {
+                let p = first + i as u64;
+                let keep = match w.keep {
+                    Keep::Payloads => true,
+                    Keep::Resident => self.contains(p),
+                    Keep::Nothing => {
+                        self.discard(p);
+                        false
+                    }
+                };
+                if keep {
+                    self.keep(p, Rc::new(T::from_payload(w.kind, chunk)))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The header of `img`, read from device page `page`, if its seal checks out, its kind is
+/// `kind` and it names page `page`.
+fn verified_header(
+    img: &[u8],
+    page: u64,
+    kind: PageKind,
+    what: &'static str,
+) -> Result<Header, EngineError> {
+    let h = page::open_kind(img, page, kind, what)?;
+    if h.id != page {
+        return Err(EngineError::corrupt(
+            page,
+            Corruption::Id {
+                what: "page number in the page header",
+                expected: page,
+                found: h.id,
+            },
+        ));
+    }
+    assert_eq!(h.kind, kind, "open_kind checked the kind");
+    Ok(h)
+}
+
+/// Seal `body` as page `page` into `img` (one page).
+fn seal_into(img: &mut [u8], page: u64, body: &[u8], w: &PageWrite) {
+    assert!(
+        HEADER_BYTES + body.len() <= img.len(),
+        "a payload fits its page"
+    );
+    img[HEADER_BYTES..HEADER_BYTES + body.len()].copy_from_slice(body);
+    page::seal(
+        img,
+        &Header {
+            kind: w.kind,
+            flags: 0,
+            id: page,
+            version: w.version,
+            len: body.len() as u32,
+        },
+    );
+}

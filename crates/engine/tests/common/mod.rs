@@ -1,0 +1,45 @@
+//! Helpers the KV store's integration tests share: small options, a memory device, keys,
+//! values and the store's contents as a model.
+#![allow(dead_code)]
+
+use blockdev::{BlockDevice, MemDevice};
+use engine::kv::{Options, Store};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+pub fn small_opts() -> Options {
+    Options {
+        cache_pages: 16,
+        cache_max_pages: 0,
+        compact_min_bytes: 16 << 10,
+        ..Options::default()
+    }
+}
+
+pub fn mem(pages: u64) -> Box<dyn BlockDevice> {
+    Box::new(MemDevice::new(4096, pages))
+}
+
+pub fn all(store: &mut Store) -> Model {
+    store
+        .scan((Bound::Unbounded, Bound::Unbounded))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+pub fn key(i: u32) -> Vec<u8> {
+    format!("key{i:05}").into_bytes()
+}
+
+pub fn value(rng: &mut ChaCha8Rng) -> Vec<u8> {
+    let len = match rng.gen_range(0..10) {
+        0 => rng.gen_range(3000..9000), // spans pages
+        _ => rng.gen_range(0..300),
+    };
+    (0..len).map(|_| rng.gen()).collect()
+}
