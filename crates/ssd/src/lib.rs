@@ -27,15 +27,11 @@ pub mod flash;
 pub mod ftl;
 pub mod host;
 mod hugevec;
-pub mod lifetime;
 pub mod stats;
-pub mod streams;
 pub mod types;
 
 pub use config::{DataMode, FtlKind, GcPolicy, GcPool, GcStreamMode, SsdConfig};
 pub use device::{ReadPage, Ssd};
 pub use error::{ConfigError, InvariantError, SsdError};
-pub use lifetime::{ClassLifetime, LifetimeReport, LifetimeTracker};
 pub use stats::Stats;
-pub use streams::AutoStreams;
 pub use types::{BlockId, DieId, Lpn, PageWrite, Ppn, SimTime, StreamId};

@@ -16,7 +16,7 @@ use super::format::{
     self, data_page_docs, gather_document, gather_node, DataPages, DbHeader, DocPtr, Document,
     FormatError, KvStats, NodeBuilder, NodePtr, NodeView, Recovered, Superblock, NO_PAGE,
 };
-use super::{DataType, StreamPolicy};
+use super::{DataType, NamedPolicy};
 use crate::error::{Corruption, EngineError};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
 use crate::pager::Pager;
@@ -58,7 +58,7 @@ pub struct Options {
     /// page is written again); on a simulated SSD it is a TRIM command.
     pub trim_after_commits: u64,
     /// How data types map to write streams.
-    pub streams: StreamPolicy,
+    pub streams: NamedPolicy,
     /// Make an empty store on a blank device (false: a blank device is an error, and opening
     /// writes nothing — for `check`, `stat`).
     pub create: bool,
@@ -76,7 +76,7 @@ impl Default for Options {
             compact_min_bytes: 4 << 20,
             compact_batch_bytes: 1 << 20,
             trim_after_commits: 8,
-            streams: StreamPolicy::PerType,
+            streams: NamedPolicy::PerType,
             create: true,
         }
     }
@@ -407,11 +407,11 @@ impl Store {
     /// the image would cost a crc and a copy, and be replaced at once). Other pages (header,
     /// superblock) get their cached copy rebuilt from the image.
     fn write_runs(&mut self, runs: &[(u64, &[u8])], t: DataType) -> Result<(), EngineError> {
-        // The type's write life rides along for real files (fcntl(F_SET_RW_HINT) on a change
-        // of type); the `none` policy gives no hints at all.
+        // The class (file 0: a partition stamps its own) and the type's write life ride
+        // along (fcntl(F_SET_RW_HINT) on a real file); the `none` policy gives no hints at all.
         let hint = match self.opts.streams {
-            StreamPolicy::NoStreams => self.opts.streams.hint(t),
-            p => p.hint(t).with_life(t.write_life()),
+            NamedPolicy::NoStreams => blockdev::WriteHint::NONE,
+            p => blockdev::WriteHint::classed(p.stream(t), cache::streams::WriteClass::new(0, t)),
         };
         let pb = self.pager.page_bytes();
         let r = self.pager.write_runs_hinted(runs, hint);
