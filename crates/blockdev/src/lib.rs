@@ -200,7 +200,10 @@ mod tests {
 
     #[test]
     fn write_lives_follow_p5s_lifetimes_and_differ_per_type() {
-        let lives: Vec<u64> = DataType::ALL.iter().map(|&t| write_life(t) as u64).collect();
+        let lives: Vec<u64> = DataType::ALL
+            .iter()
+            .map(|&t| write_life(t) as u64)
+            .collect();
         assert!(lives.windows(2).all(|w| w[0] < w[1]), "{lives:?}");
         for t in DataType::ALL {
             let h = WriteHint::classed(0, WriteClass::new(0, t));

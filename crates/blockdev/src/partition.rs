@@ -312,7 +312,8 @@ mod tests {
         let mut a = shared.partition(4).unwrap();
         let mut b = shared.partition(4).unwrap();
         let data = WriteClass::new(7, DataType::Data);
-        a.write(1, &[1u8; 1024], WriteHint::classed(3, data)).unwrap();
+        a.write(1, &[1u8; 1024], WriteHint::classed(3, data))
+            .unwrap();
         let bufs = [vec![2u8; 512], vec![3u8; 1024]];
         let index = WriteClass::new(0, DataType::Index);
         let mut batch = vec![

@@ -2,9 +2,9 @@
 //! histogram per class) over a block trace or a synthetic workload.
 
 use anyhow::{bail, Context, Result};
+use cache::streams::LbaPolicySpec;
 use clap::Args;
 use lab::lifetime::{ClassBy, LifetimeOptions, Source};
-use lab::stream_policy::StreamPolicySpec;
 use lab::units::{parse_bytes, parse_multiple};
 use std::path::PathBuf;
 use workload::TraceFormat;
@@ -108,7 +108,7 @@ fn options(a: &LifetimeArgs) -> Result<LifetimeOptions> {
     Ok(LifetimeOptions {
         source,
         class_by: ClassBy::parse(&a.class)?,
-        stream_policy: StreamPolicySpec::parse(&a.stream_policy)?,
+        stream_policy: LbaPolicySpec::parse(&a.stream_policy)?,
         streams: a.streams,
         page_bytes: page_bytes as u32,
         capacity_bytes: a

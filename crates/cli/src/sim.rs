@@ -1,9 +1,9 @@
 //! `flashlab sim`: flags for the SSD model, the FTL, the workload; a summary or one JSON object.
 
 use anyhow::{bail, Context, Result};
+use cache::streams::LbaPolicySpec;
 use clap::Args;
 use lab::sim::{planned_pages, Precondition, SimOptions, SimResult};
-use lab::stream_policy::StreamPolicySpec;
 use lab::units::{parse_bytes, parse_multiple};
 use ssd::{FtlKind, GcPolicy, GcStreamMode, SsdConfig};
 use std::path::PathBuf;
@@ -222,7 +222,7 @@ fn options(a: &SimArgs) -> Result<SimOptions> {
         },
         precondition: parse_precondition(&a.precondition)?,
         replay_trace_timing: a.trace_timing,
-        stream_policy: StreamPolicySpec::parse(&a.stream_policy)?,
+        stream_policy: LbaPolicySpec::parse(&a.stream_policy)?,
         seed: a.seed,
         max_memory_bytes: max_memory_bytes(a)?,
     })

@@ -20,7 +20,6 @@ pub mod multistream;
 pub mod papers;
 pub mod report;
 pub mod sim;
-pub mod stream_policy;
 pub mod trace_info;
 pub mod units;
 

@@ -23,7 +23,10 @@ pub const AUTO_RANGES_DEFAULT: u32 = 64;
 pub enum LbaPolicyError {
     #[error("--stream-policy {spec}: expected {}", LbaPolicySpec::FORMS)]
     Form { spec: String },
-    #[error("--stream-policy {spec}: {what} `{arg}` must be a whole number from 1 to {}", u32::MAX)]
+    #[error(
+        "--stream-policy {spec}: {what} `{arg}` must be a whole number from 1 to {}",
+        u32::MAX
+    )]
     Count {
         spec: String,
         what: &'static str,

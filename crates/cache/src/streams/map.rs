@@ -357,7 +357,10 @@ impl StreamAssignment for ClassStreams {
             "stream {stream} beyond the device's {}",
             self.map.device_streams
         );
-        *self.routed.entry((c.file, c.data_type, stream)).or_insert(0) += 1;
+        *self
+            .routed
+            .entry((c.file, c.data_type, stream))
+            .or_insert(0) += 1;
         stream
     }
 
@@ -377,7 +380,10 @@ mod tests {
     #[test]
     fn named_policies_build_their_tables() {
         let m = StreamMap::policy(NamedPolicy::PerType, 3, 8).unwrap();
-        assert_eq!(m.stream(2, DataType::Data), NamedPolicy::PerType.stream(DataType::Data));
+        assert_eq!(
+            m.stream(2, DataType::Data),
+            NamedPolicy::PerType.stream(DataType::Data)
+        );
         assert_eq!(m.streams_used(), 5);
         let m = StreamMap::named("merge-similar", 3, 8).unwrap();
         assert_eq!(m.stream(0, DataType::Index), m.stream(0, DataType::Header));

@@ -27,7 +27,9 @@ fn old_hint(p: NamedPolicy, t: DataType) -> u16 {
 fn old_row(p: NamedPolicy, file: u32, t: DataType, device_streams: u16) -> u16 {
     let device_streams = device_streams.max(1);
     match p {
-        NamedPolicy::PerFile if device_streams > 1 => 1 + (file % (device_streams as u32 - 1)) as u16,
+        NamedPolicy::PerFile if device_streams > 1 => {
+            1 + (file % (device_streams as u32 - 1)) as u16
+        }
         NamedPolicy::PerFile | NamedPolicy::Auto => 0,
         p => old_hint(p, t),
     }
