@@ -268,8 +268,11 @@ mod tests {
     use crate::MemDevice;
     use cache::streams::{DataType, WriteClass};
 
+    /// Every page placed, with its class.
+    type Placed = Rc<RefCell<Vec<(PageNo, Option<WriteClass>)>>>;
+
     /// Records every page it places and sends DB file `f`'s writes to stream `f + 1`.
-    struct ByFile(Rc<RefCell<Vec<(PageNo, Option<WriteClass>)>>>);
+    struct ByFile(Placed);
 
     impl StreamAssignment for ByFile {
         fn stream(&mut self, page: PageNo, class: Option<WriteClass>) -> u16 {
