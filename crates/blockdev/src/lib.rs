@@ -9,8 +9,8 @@
 //! Devices: `FileDevice` (O_DIRECT + io_uring), `SimDevice` (the simulated SSD, data-carrying),
 //! `HddModel` (seek + rotation), `CrashDevice<D>` (wraps any device; durable image; power cuts),
 //! [`MemDevice`] (RAM, zero cost, for tests), and [`Partition`]s of a [`SharedDevice`] (several
-//! users, e.g. one store per DB file, on one device and its streams; a [`HintRouter`] assigns
-//! the streams of all of them in one place).
+//! users, e.g. one store per DB file, on one device and its streams; one
+//! [`cache::streams::StreamAssignment`] assigns the streams of all of them in one place).
 //!
 //! Invariants: a read returns exactly the bytes of the last completed write of each page (or
 //! zeros for a page never written or trimmed); after `flush` returns, every completed write is durable.
@@ -23,12 +23,14 @@ mod mem;
 mod partition;
 mod sim;
 
+use cache::streams::{DataType, WriteClass};
+
 pub use crash::{CrashDevice, CrashHandle};
 pub use error::DevError;
 pub use file::{FileDevice, FileOptions, WriteLife};
 pub use hdd::{HddConfig, HddModel};
 pub use mem::MemDevice;
-pub use partition::{HintRouter, Partition, SharedDevice};
+pub use partition::{Partition, SharedDevice};
 pub use sim::SimDevice;
 
 /// Page number on a block device (in units of the device's `page_bytes`).
@@ -52,10 +54,14 @@ impl ClockKind {
     }
 }
 
-/// The data type or stream of a write, passed to devices that place data by it (multi-stream).
+/// The stream of a write and what it is, passed to devices that place data by it
+/// (multi-stream): the simulated SSD places by `stream`; a shared device's stream assignment
+/// chooses `stream` from `class`; a real file takes `life`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct WriteHint {
     pub stream: u16,
+    /// What the write is (a store's page: DB file and data type; `None`: not said).
+    pub class: Option<WriteClass>,
     /// The write-life hint a real file is given for this write (`None`: leave the file's hint
     /// as it is). Simulated devices place data by `stream` only.
     pub life: Option<WriteLife>,
@@ -64,10 +70,22 @@ pub struct WriteHint {
 impl WriteHint {
     pub const NONE: WriteHint = WriteHint {
         stream: 0,
+        class: None,
         life: None,
     };
     pub fn stream(stream: u16) -> WriteHint {
-        WriteHint { stream, life: None }
+        WriteHint {
+            stream,
+            ..WriteHint::NONE
+        }
+    }
+    /// A write of `class` on `stream`, with its data type's write life for real files.
+    pub fn classed(stream: u16, class: WriteClass) -> WriteHint {
+        WriteHint {
+            stream,
+            class: Some(class),
+            life: Some(write_life(class.data_type)),
+        }
     }
     /// This hint with a write life for real files.
     pub fn with_life(self, life: WriteLife) -> WriteHint {
@@ -75,6 +93,17 @@ impl WriteHint {
             life: Some(life),
             ..self
         }
+    }
+}
+
+/// The Linux write-life hint of a data type, ordered by P5's measured lifetimes (superblock
+/// shortest, data pages longest).
+pub fn write_life(t: DataType) -> WriteLife {
+    match t {
+        DataType::Superblock => WriteLife::Short,
+        DataType::Header => WriteLife::Medium,
+        DataType::Index => WriteLife::Long,
+        DataType::Data => WriteLife::Extreme,
     }
 }
 
@@ -168,6 +197,20 @@ pub fn check_extent(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_lives_follow_p5s_lifetimes_and_differ_per_type() {
+        let lives: Vec<u64> = DataType::ALL
+            .iter()
+            .map(|&t| write_life(t) as u64)
+            .collect();
+        assert!(lives.windows(2).all(|w| w[0] < w[1]), "{lives:?}");
+        for t in DataType::ALL {
+            let h = WriteHint::classed(0, WriteClass::new(0, t));
+            assert_ne!(h, WriteHint::NONE);
+            assert_eq!(h.life, Some(write_life(t)));
+        }
+    }
 
     #[test]
     fn submit_all_runs_every_item_and_returns_the_first_error() {

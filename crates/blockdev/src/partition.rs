@@ -11,36 +11,26 @@
 //! Trims pass on to the device unless the shared device is made
 //! [`SharedDevice::without_discard`] (a file system mounted without `discard`).
 //!
-//! Streams: a [`HintRouter`] given to the shared device sees every page written through any
-//! partition (partition index, page on the whole device, the writer's hint) and returns the
-//! hint the page goes out with — so the assignment of streams is decided in one place for all
-//! users of the device (e.g. `engine::kv::StreamRouter`: a table from (DB file, data type) to
-//! stream, or an online lifetime grouping). A write whose pages are routed to different hints
-//! is split into runs of equal hints.
+//! Streams: partition `i` is DB file `i`: it stamps its index as the file of every write's
+//! class ([`WriteClass::in_file`]). A [`StreamAssignment`] given to the shared device sees
+//! every page written through any partition (page on the whole device, the write's class) and
+//! chooses the stream the page goes out on — so the assignment of streams is decided in one
+//! place for all users of the device (e.g. `cache::streams::ClassStreams`: a table from
+//! (DB file, data type) to stream, or an online lifetime grouping). A write whose pages get
+//! different streams is split into runs of equal streams.
 
 use crate::{check_extent, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint};
+use cache::streams::StreamAssignment;
+#[cfg(doc)]
+use cache::streams::WriteClass;
 use std::cell::{Ref, RefCell, RefMut};
 use std::rc::Rc;
-
-/// Decides the hint of every page written through a [`SharedDevice`]'s partitions.
-pub trait HintRouter {
-    /// The hint `page` (a page of the whole device) written by partition `part` with the
-    /// writer's `hint` goes out with.
-    fn route(&mut self, part: usize, page: PageNo, hint: WriteHint) -> WriteHint;
-}
-
-/// A router the caller keeps a handle to (to read what it measured after the run).
-impl<R: HintRouter> HintRouter for Rc<RefCell<R>> {
-    fn route(&mut self, part: usize, page: PageNo, hint: WriteHint) -> WriteHint {
-        self.borrow_mut().route(part, page, hint)
-    }
-}
 
 struct Shared<D> {
     dev: RefCell<D>,
     /// Pass trims on to the device (false: a file system mounted without `discard`).
     discard: bool,
-    router: Option<RefCell<Box<dyn HintRouter>>>,
+    streams: Option<RefCell<Box<dyn StreamAssignment>>>,
 }
 
 /// One device shared by [`Partition`]s.
@@ -52,22 +42,22 @@ pub struct SharedDevice<D: BlockDevice> {
 }
 
 impl<D: BlockDevice> SharedDevice<D> {
-    /// Share `dev`; every write keeps its writer's hint.
+    /// Share `dev`; every write keeps its writer's stream.
     pub fn new(dev: D) -> SharedDevice<D> {
         SharedDevice::build(dev, None)
     }
 
-    /// Share `dev`; `router` decides every written page's hint.
-    pub fn with_router(dev: D, router: Box<dyn HintRouter>) -> SharedDevice<D> {
-        SharedDevice::build(dev, Some(RefCell::new(router)))
+    /// Share `dev`; `streams` decides every written page's stream.
+    pub fn with_streams(dev: D, streams: Box<dyn StreamAssignment>) -> SharedDevice<D> {
+        SharedDevice::build(dev, Some(RefCell::new(streams)))
     }
 
-    fn build(dev: D, router: Option<RefCell<Box<dyn HintRouter>>>) -> SharedDevice<D> {
+    fn build(dev: D, streams: Option<RefCell<Box<dyn StreamAssignment>>>) -> SharedDevice<D> {
         SharedDevice {
             shared: Rc::new(Shared {
                 dev: RefCell::new(dev),
                 discard: true,
-                router,
+                streams,
             }),
             next_page: 0,
             parts: 0,
@@ -144,16 +134,22 @@ impl<D: BlockDevice> Partition<D> {
         check_extent(page, len, self.page_bytes(), self.pages)
     }
 
-    /// Runs of pages of `buf` (written at partition page `page`) with equal routed hints:
-    /// (offset in pages, page count, hint).
+    /// Runs of pages of `buf` (written at partition page `page`) with equal hints, the
+    /// partition's file stamped on the class and each page's stream chosen by the shared
+    /// device's assignment: (offset in pages, page count, hint).
     fn runs(&self, page: PageNo, pages: u64, hint: WriteHint) -> Vec<(u64, u64, WriteHint)> {
-        let Some(router) = &self.shared.router else {
+        let hint = WriteHint {
+            class: hint.class.map(|c| c.in_file(self.index as u32)),
+            ..hint
+        };
+        let Some(streams) = &self.shared.streams else {
             return vec![(0, pages, hint)];
         };
-        let mut router = router.borrow_mut();
+        let mut streams = streams.borrow_mut();
         let mut runs: Vec<(u64, u64, WriteHint)> = Vec::new();
         for i in 0..pages {
-            let h = router.route(self.index, self.first_page + page + i, hint);
+            let stream = streams.stream(self.first_page + page + i, hint.class);
+            let h = WriteHint { stream, ..hint };
             match runs.last_mut() {
                 Some(last) if last.2 == h => last.1 += 1,
                 _ => runs.push((i, 1, h)),
@@ -270,14 +266,18 @@ impl<D: BlockDevice> BlockDevice for Partition<D> {
 mod tests {
     use super::*;
     use crate::MemDevice;
+    use cache::streams::{DataType, WriteClass};
 
-    /// Records every routed page and sends partition `p`'s writes to stream `p + 1`.
-    struct ByPartition(Rc<RefCell<Vec<(usize, PageNo, u16)>>>);
+    /// Every page placed, with its class.
+    type Placed = Rc<RefCell<Vec<(PageNo, Option<WriteClass>)>>>;
 
-    impl HintRouter for ByPartition {
-        fn route(&mut self, part: usize, page: PageNo, hint: WriteHint) -> WriteHint {
-            self.0.borrow_mut().push((part, page, hint.stream));
-            WriteHint::stream(part as u16 + 1)
+    /// Records every page it places and sends DB file `f`'s writes to stream `f + 1`.
+    struct ByFile(Placed);
+
+    impl StreamAssignment for ByFile {
+        fn stream(&mut self, page: PageNo, class: Option<WriteClass>) -> u16 {
+            self.0.borrow_mut().push((page, class));
+            class.map_or(0, |c| c.file as u16 + 1)
         }
     }
 
@@ -308,19 +308,22 @@ mod tests {
     }
 
     #[test]
-    fn the_router_sees_every_page_and_decides_its_hint() {
+    fn the_assignment_sees_every_page_with_its_partitions_file() {
         let seen = Rc::new(RefCell::new(Vec::new()));
         let mut shared =
-            SharedDevice::with_router(MemDevice::new(512, 8), Box::new(ByPartition(seen.clone())));
+            SharedDevice::with_streams(MemDevice::new(512, 8), Box::new(ByFile(seen.clone())));
         let mut a = shared.partition(4).unwrap();
         let mut b = shared.partition(4).unwrap();
-        a.write(1, &[1u8; 1024], WriteHint::stream(3)).unwrap();
+        let data = WriteClass::new(7, DataType::Data);
+        a.write(1, &[1u8; 1024], WriteHint::classed(3, data))
+            .unwrap();
         let bufs = [vec![2u8; 512], vec![3u8; 1024]];
+        let index = WriteClass::new(0, DataType::Index);
         let mut batch = vec![
             Io::Write {
                 page: 0,
                 buf: &bufs[0],
-                hint: WriteHint::stream(4),
+                hint: WriteHint::classed(4, index),
             },
             Io::Write {
                 page: 2,
@@ -329,9 +332,10 @@ mod tests {
             },
         ];
         b.submit(&mut batch).unwrap();
+        let (a_data, b_index) = (Some(data.in_file(0)), Some(index.in_file(1)));
         assert_eq!(
             *seen.borrow(),
-            [(0, 1, 3), (0, 2, 3), (1, 4, 4), (1, 6, 0), (1, 7, 0)]
+            [(1, a_data), (2, a_data), (4, b_index), (6, None), (7, None)]
         );
         let mut buf = vec![0u8; 512];
         b.read(3, &mut buf).unwrap();

@@ -15,6 +15,10 @@
 //! trace-driven mechanism that counts page moves; [`StackDistances`] gives every LRU size's hit
 //! ratio (and the whole `lru-ext` grid) in one pass.
 //!
+//! Stream assignment ([`streams`]) is the other policy family here: which device stream a page
+//! write goes to, by its typed [`streams::WriteClass`] or its address, behind
+//! [`streams::StreamAssignment`], with the lifetime tracking it learns from.
+//!
 //! Invariants (checked by `Lru::check` in tests): the list visits every live entry exactly once
 //! in both directions, the index maps each key to its own slot, and free slots are unreachable.
 
@@ -24,6 +28,7 @@ mod flash_log;
 mod lru;
 mod policy;
 mod stack_distance;
+pub mod streams;
 mod two_q;
 
 pub use buffer_policy::BufferPolicy;

@@ -18,7 +18,6 @@ pub mod papers;
 pub mod report;
 pub mod sim;
 pub mod spec;
-pub mod stream_policy;
 pub mod trace_info;
 pub mod units;
 

@@ -1,19 +1,19 @@
 //! `flashlab lifetime`: P5's Table 1 — per class of writes, its share of the page writes and the
 //! mean and median lifetime (page writes between two writes of the same logical page), plus a
 //! log2 histogram — over a block trace (any format `flashlab sim` reads) or a synthetic
-//! workload. The accounting is [`ssd::LifetimeTracker`] (definitions and precision there).
+//! workload. The accounting is [`cache::streams::LifetimeTracker`] (definitions and precision there).
 //!
 //! Addresses: a trace's byte offsets become pages of `page_bytes`; with a capacity they wrap
 //! onto it as `flashlab sim --trace-mapping wrap` does, else the trace's own span is the space
 //! (read once first, so the trace must be a file). Only writes count; reads and trims are
-//! skipped (P5 counts writes). Classes: the stream a [`StreamPolicySpec`] gives each write
+//! skipped (P5 counts writes). Classes: the stream a [`LbaPolicySpec`] gives each write
 //! (`stream`; `none` puts every write on stream 0), or N equal LBA ranges (`lba-range:N`).
 
 use crate::report::{fmt_f, Table};
-use crate::stream_policy::StreamPolicySpec;
 use anyhow::{bail, Context, Result};
+use cache::streams::LbaPolicySpec;
+use cache::streams::{LifetimeReport, LifetimeTracker};
 use serde::Serialize;
-use ssd::{LifetimeReport, LifetimeTracker};
 use std::path::PathBuf;
 use workload::{LbaMapping, OpKind, Target, TraceFormat, WorkloadOptions, WorkloadSpec};
 
@@ -71,7 +71,7 @@ pub enum Source {
 pub struct LifetimeOptions {
     pub source: Source,
     pub class_by: ClassBy,
-    pub stream_policy: StreamPolicySpec,
+    pub stream_policy: LbaPolicySpec,
     /// Streams the policy may use (None: what it needs; `auto` 4).
     pub streams: Option<u16>,
     pub page_bytes: u32,
@@ -90,7 +90,7 @@ pub struct LifetimeResult {
     pub page_bytes: u32,
     /// Page writes, and one row per class (ascending).
     pub total_writes: u64,
-    pub rows: Vec<ssd::ClassLifetime>,
+    pub rows: Vec<cache::streams::ClassLifetime>,
     pub notes: Vec<String>,
 }
 
@@ -111,12 +111,15 @@ pub fn run(opts: &LifetimeOptions, progress: &mut dyn FnMut(u64)) -> Result<Life
     };
     let (spec, wopts, source) = workload_of(opts, target)?;
     let streams = opts.streams.unwrap_or(match opts.stream_policy {
-        StreamPolicySpec::None => 1,
-        StreamPolicySpec::HotCold => 2,
-        StreamPolicySpec::ByLbaRange { ranges } => ranges.min(u16::MAX as u32) as u16,
-        StreamPolicySpec::Auto { .. } => AUTO_STREAMS_DEFAULT,
+        LbaPolicySpec::None => 1,
+        LbaPolicySpec::HotCold => 2,
+        LbaPolicySpec::ByLbaRange { ranges } => ranges.min(u16::MAX as u32) as u16,
+        LbaPolicySpec::Auto { .. } => AUTO_STREAMS_DEFAULT,
     });
-    let mut policy = opts.stream_policy.build(&spec, target, 1, streams)?;
+    let hot_pages = workload::synth::hot_pages(&spec, target, 1);
+    let mut policy = opts
+        .stream_policy
+        .build(hot_pages, logical_pages, streams)?;
     let mut tracker = LifetimeTracker::new(logical_pages);
     let (mut skipped, mut requests) = (0u64, 0u64);
     for r in workload::build(&spec, target, &wopts)? {
@@ -129,7 +132,7 @@ pub fn run(opts: &LifetimeOptions, progress: &mut dyn FnMut(u64)) -> Result<Life
             skipped += 1;
             continue;
         }
-        let stream = policy.stream(r.lpn, r.pages);
+        let stream = policy.stream_of_run(r.lpn, r.pages, None);
         for p in r.lpn..r.lpn + r.pages as u64 {
             let class = match opts.class_by {
                 ClassBy::Stream => stream as u32,
@@ -298,7 +301,7 @@ mod tests {
                 format: TraceFormat::Msr,
             },
             class_by,
-            stream_policy: StreamPolicySpec::None,
+            stream_policy: LbaPolicySpec::None,
             streams: None,
             page_bytes: 4096,
             capacity_bytes: None,
@@ -362,7 +365,7 @@ mod tests {
                 seed: 1,
             },
             class_by: ClassBy::Stream,
-            stream_policy: StreamPolicySpec::HotCold,
+            stream_policy: LbaPolicySpec::HotCold,
             streams: None,
             page_bytes: 4096,
             capacity_bytes: Some(40 << 20), // 10240 pages

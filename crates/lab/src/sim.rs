@@ -9,12 +9,12 @@
 //! timestamp (relative to the first record).
 //!
 //! Streams: every host write (preconditioning included) goes to the stream its
-//! [`StreamPolicySpec`] chooses (`--stream-policy`; `none` puts everything on stream 0).
+//! [`LbaPolicySpec`] chooses (`--stream-policy`; `none` puts everything on stream 0).
 
 use crate::host::HostDriver;
-use crate::stream_policy::{StreamPolicy, StreamPolicySpec};
 use crate::units::format_bytes;
 use anyhow::{bail, Context, Result};
+use cache::streams::{LbaPolicySpec, StreamAssignment};
 use seed::Seed;
 use serde::Serialize;
 use ssd::{SimTime, Ssd, SsdConfig};
@@ -52,7 +52,7 @@ pub struct SimOptions {
     pub precondition: Precondition,
     pub replay_trace_timing: bool,
     /// Which device stream each host write goes to.
-    pub stream_policy: StreamPolicySpec,
+    pub stream_policy: LbaPolicySpec,
     pub seed: u64,
     /// Refuse to build a device whose `SsdConfig::memory_bytes_estimate` exceeds this.
     pub max_memory_bytes: u64,
@@ -238,9 +238,10 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         logical_pages: ssd.logical_pages(),
         page_bytes: ssd.page_bytes() as u32,
     };
+    let hot_pages = workload::synth::hot_pages(&spec, target, opts.request_pages);
     let mut policy =
         opts.stream_policy
-            .build(&spec, target, opts.request_pages, opts.config.ftl.streams)?;
+            .build(hot_pages, target.logical_pages, opts.config.ftl.streams)?;
     let mut d = HostDriver::new(ssd, opts.config.timing.host_queue_depth);
     let wall = Instant::now();
     precondition(&mut d, opts, target, policy.as_mut(), progress)?;
@@ -442,12 +443,12 @@ fn check_memory(cfg: &SsdConfig, limit_bytes: u64) -> Result<()> {
 /// Requests with the stream `policy` chooses for each write.
 fn with_streams<'a, E>(
     reqs: impl Iterator<Item = Result<Request, E>> + 'a,
-    policy: &'a mut dyn StreamPolicy,
+    policy: &'a mut dyn StreamAssignment,
 ) -> impl Iterator<Item = Result<Request, E>> + 'a {
     reqs.map(move |r| {
         r.map(|mut r| {
             if r.op == OpKind::Write {
-                r.stream = policy.stream(r.lpn, r.pages);
+                r.stream = policy.stream_of_run(r.lpn, r.pages, None);
             }
             r
         })
@@ -458,7 +459,7 @@ fn precondition(
     d: &mut HostDriver,
     opts: &SimOptions,
     target: Target,
-    policy: &mut dyn StreamPolicy,
+    policy: &mut dyn StreamAssignment,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<()> {
     let passes = match opts.precondition {
@@ -585,7 +586,7 @@ fn setup(opts: &SimOptions) -> Setup {
             LbaMapping::Scale { max_byte } => format!("scale (span {max_byte} bytes)"),
         },
         replay_trace_timing: opts.replay_trace_timing,
-        stream_policy: (opts.stream_policy != StreamPolicySpec::None)
+        stream_policy: (opts.stream_policy != LbaPolicySpec::None)
             .then(|| opts.stream_policy.name()),
         seed: opts.seed,
     }

@@ -2,7 +2,7 @@
 //! names, the WAF-over-time and lifetime series, P5's figures apart from ours, and the same JSON
 //! for the same seed.
 
-use engine::kv::StreamPolicy;
+use cache::streams::NamedPolicy;
 use lab::multistream::{run_with, MapSpec, MultistreamRow, Plan};
 use lab::ReproduceOptions;
 
@@ -93,8 +93,8 @@ fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
 fn the_same_seed_gives_the_same_json() {
     let (opts, mut plan) = small();
     plan.policies = vec![
-        MapSpec::Policy(StreamPolicy::NoStreams),
-        MapSpec::Policy(StreamPolicy::Auto),
+        MapSpec::Policy(NamedPolicy::NoStreams),
+        MapSpec::Policy(NamedPolicy::Auto),
     ];
     let a = run_with(&opts, &plan).unwrap().report.to_json();
     let b = run_with(&opts, &plan).unwrap().report.to_json();
@@ -112,7 +112,7 @@ fn a_users_stream_map_runs_beside_the_policies_and_a_bad_one_is_refused_first() 
     .unwrap();
     let (opts, mut plan) = small();
     plan.policies = vec![
-        MapSpec::Policy(StreamPolicy::NoStreams),
+        MapSpec::Policy(NamedPolicy::NoStreams),
         MapSpec::File(good.clone()),
     ];
     plan.gc_modes.truncate(1);

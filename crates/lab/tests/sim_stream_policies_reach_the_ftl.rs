@@ -3,8 +3,8 @@
 //! stream), policies are refused where they cannot apply, and a run is deterministic (same
 //! seed, same JSON except the wall-clock keys).
 
+use cache::streams::LbaPolicySpec;
 use lab::sim::{run, Precondition, SimOptions};
-use lab::stream_policy::StreamPolicySpec;
 use ssd::{GcStreamMode, SsdConfig};
 use workload::{LbaMapping, OpKind, Target, WorkloadOptions, WorkloadSpec};
 
@@ -26,7 +26,7 @@ fn options(policy: &str, streams: u16, precondition: Precondition) -> SimOptions
         write_volume: Some(2.0),
         precondition,
         replay_trace_timing: false,
-        stream_policy: StreamPolicySpec::parse(policy).unwrap(),
+        stream_policy: LbaPolicySpec::parse(policy).unwrap(),
         seed: 3,
         max_memory_bytes: 1 << 30,
     }
@@ -40,7 +40,11 @@ fn replayed(opts: &SimOptions) -> Vec<u64> {
     };
     let spec = WorkloadSpec::parse(&opts.workload).unwrap();
     let streams = opts.config.ftl.streams;
-    let mut policy = opts.stream_policy.build(&spec, target, 1, streams).unwrap();
+    let hot = workload::synth::hot_pages(&spec, target, 1);
+    let mut policy = opts
+        .stream_policy
+        .build(hot, target.logical_pages, streams)
+        .unwrap();
     let w = WorkloadOptions {
         request_pages: 1,
         volume_pages: None,
@@ -54,7 +58,7 @@ fn replayed(opts: &SimOptions) -> Vec<u64> {
     for r in workload::build(&spec, target, &w).unwrap().take(pages) {
         let r = r.unwrap();
         assert_eq!(r.op, OpKind::Write);
-        counts[policy.stream(r.lpn, r.pages) as usize] += r.pages as u64;
+        counts[policy.stream_of_run(r.lpn, r.pages, None) as usize] += r.pages as u64;
     }
     counts
 }

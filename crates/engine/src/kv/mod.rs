@@ -6,19 +6,17 @@
 //! numbers, stats) and two superblock slots at fixed pages, rewritten alternately, pointing at
 //! the newest header. [`mod@format`] holds the codecs (pure, no I/O; docs/kv-format.md draws the
 //! layout); every decoder reports damage as a [`format::FormatError`] and never panics.
-//! [`Store`] is the store itself, on the engine's pager. [`StreamMap`] and [`StreamRouter`]
-//! assign device streams to (DB file, data type) for stores sharing one device.
+//! [`Store`] is the store itself, on the engine's pager. Every write carries its class (data
+//! type) and the stream of the store's [`NamedPolicy`]; stream assignment for stores sharing
+//! one device lives in `cache::streams`.
 
 mod alloc;
-pub mod data_type;
 pub mod format;
 mod store;
-pub mod stream_map;
 
-pub use data_type::{DataType, StreamPolicy};
+pub use cache::streams::{DataType, NamedPolicy};
 pub use format::FormatError;
 pub use store::{
     Choice, CompactionPolicy, Damage, Options, PageUse, Scan, Space, StaleShare, Store, StoreStat,
     WriteBatch,
 };
-pub use stream_map::{StreamMap, StreamMapError, StreamRouter};

@@ -3,7 +3,7 @@
 
 use super::{de, RunSpec, SpecError};
 use crate::lifetime::{ClassBy, LifetimeOptions, Source};
-use crate::stream_policy::StreamPolicySpec;
+use cache::streams::LbaPolicySpec;
 use crate::units::{parse_bytes, parse_multiple};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -99,7 +99,7 @@ impl LifetimeSpec {
         Ok(LifetimeOptions {
             source: self.source()?,
             class_by: ClassBy::parse(&self.class).map_err(|e| SpecError::stated("--class", e))?,
-            stream_policy: StreamPolicySpec::parse(&self.stream_policy)
+            stream_policy: LbaPolicySpec::parse(&self.stream_policy)
                 .map_err(|e| SpecError::stated("--stream-policy", e))?,
             streams: self.streams,
             page_bytes: page_bytes as u32,

@@ -4,7 +4,7 @@
 
 use super::{de, RunSpec, SpecError};
 use crate::sim::{Precondition, SimOptions};
-use crate::stream_policy::StreamPolicySpec;
+use cache::streams::LbaPolicySpec;
 use crate::units::{parse_bytes, parse_multiple};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -197,7 +197,7 @@ impl RunSpec for SimSpec {
             parse_volume(v)?;
         }
         parse_precondition(&self.precondition)?;
-        StreamPolicySpec::parse(&self.stream_policy)
+        LbaPolicySpec::parse(&self.stream_policy)
             .map_err(|e| SpecError::stated("--stream-policy", e))?;
         match self.trace_mapping.as_deref() {
             None | Some("wrap" | "scale") => Ok(()),
@@ -298,7 +298,7 @@ impl SimSpec {
             write_volume: self.write_volume.as_deref().map(parse_volume).transpose()?,
             precondition: parse_precondition(&self.precondition)?,
             replay_trace_timing: self.trace_timing,
-            stream_policy: StreamPolicySpec::parse(&self.stream_policy)?,
+            stream_policy: LbaPolicySpec::parse(&self.stream_policy)?,
             seed: self.seed,
             max_memory_bytes: self.max_memory_bytes()?,
         })

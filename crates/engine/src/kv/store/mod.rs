@@ -16,7 +16,7 @@ use super::format::{
     self, data_page_docs, gather_document, gather_node, DataPages, DbHeader, DocPtr, Document,
     FormatError, KvStats, NodeBuilder, NodePtr, NodeView, Recovered, Superblock, NO_PAGE,
 };
-use super::{DataType, StreamPolicy};
+use super::{DataType, NamedPolicy};
 use crate::error::{Corruption, EngineError};
 use crate::page::{self, PageKind, HEADER_BYTES};
 use crate::pager::{MetaSlots, Pager};
@@ -69,7 +69,7 @@ pub struct Options {
     /// page is written again); on a simulated SSD it is a TRIM command.
     pub trim_after_commits: u64,
     /// How data types map to write streams.
-    pub streams: StreamPolicy,
+    pub streams: NamedPolicy,
     /// Make an empty store on a blank device (false: a blank device is an error, and opening
     /// writes nothing — for `check`, `stat`).
     pub create: bool,
@@ -87,7 +87,7 @@ impl Default for Options {
             compact_min_bytes: 4 << 20,
             compact_batch_bytes: 1 << 20,
             trim_after_commits: 8,
-            streams: StreamPolicy::PerType,
+            streams: NamedPolicy::PerType,
             create: true,
         }
     }

@@ -71,8 +71,10 @@ impl Store {
     /// policy gives no hints at all.
     pub(super) fn hint(&self, t: DataType) -> WriteHint {
         match self.opts.streams {
-            StreamPolicy::NoStreams => self.opts.streams.hint(t),
-            p => p.hint(t).with_life(t.write_life()),
+            // The class (file 0: a partition stamps its own) and the type's write life ride
+            // along (fcntl(F_SET_RW_HINT) on a real file); the `none` policy gives no hints.
+            NamedPolicy::NoStreams => WriteHint::NONE,
+            p => WriteHint::classed(p.stream(t), cache::streams::WriteClass::new(0, t)),
         }
     }
 

@@ -9,8 +9,8 @@
 //! file and key, a new value; each file commits every `OPS_PER_COMMIT` updates it received. The
 //! drive is aged first (every logical page written once) and the stores' trims are dropped
 //! (a file system without `discard`), so the SSD sees what P5's drive saw.
-//! The device's streams are assigned by [`engine::kv::StreamRouter`] from the policy's
-//! [`engine::kv::StreamMap`] (none, per-type, merge-similar, merge-different, per-file, auto),
+//! The device's streams are assigned by [`cache::streams::ClassStreams`] from the policy's
+//! [`cache::streams::StreamMap`] (none, per-type, merge-similar, merge-different, per-file, auto),
 //! once per GC placement mode of the SSD.
 //!
 //! Measured, over the update phase only: every `SAMPLE_SHARE` of the logical capacity written
@@ -31,12 +31,14 @@ use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
 use blockdev::{BlockDevice, SharedDevice, SimDevice};
-use engine::kv::{DataType, Options, Store, StreamMap, StreamMapError, StreamPolicy, StreamRouter};
+use cache::streams::{
+    ClassStreams, DataType, LifetimeReport, NamedPolicy, StreamMap, StreamMapError,
+};
+use engine::kv::{Options, Store};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use ssd::lifetime::LifetimeReport;
 use ssd::{GcStreamMode, SsdConfig};
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -103,7 +105,7 @@ impl Plan {
             capacity_bytes,
             files: FILES,
             device_streams: opts.streams.unwrap_or(DEVICE_STREAMS_DEFAULT),
-            policies: StreamPolicy::EVERY
+            policies: NamedPolicy::EVERY
                 .into_iter()
                 .map(MapSpec::Policy)
                 .chain(opts.stream_map.iter().cloned().map(MapSpec::File))
@@ -144,7 +146,7 @@ impl Plan {
 /// A stream map to run: a named policy or a user's TOML file.
 #[derive(Clone, Debug, PartialEq)]
 pub enum MapSpec {
-    Policy(StreamPolicy),
+    Policy(NamedPolicy),
     File(PathBuf),
 }
 
@@ -316,7 +318,7 @@ fn store_options(file_pages: u64) -> Options {
         cache_pages: CACHE_PAGES,
         compact_threshold: COMPACT_THRESHOLD,
         compact_min_bytes: file_pages * PAGE_BYTES as u64 / 20,
-        streams: StreamPolicy::PerType,
+        streams: NamedPolicy::PerType,
         ..Options::default()
     }
 }
@@ -385,8 +387,8 @@ fn run_one(
     let logical_pages = dev.capacity_pages();
     precondition(&mut dev)?;
     let map = policy.build(plan.files, plan.device_streams)?;
-    let router = Rc::new(RefCell::new(StreamRouter::new(map, logical_pages)));
-    let mut shared = SharedDevice::with_router(dev, Box::new(router.clone())).without_discard();
+    let router = Rc::new(RefCell::new(ClassStreams::new(map, logical_pages)));
+    let mut shared = SharedDevice::with_streams(dev, Box::new(router.clone())).without_discard();
     let mut files = open_files(&mut shared, plan)?;
     load(&mut files, plan.ops_per_commit, plan.value_bytes, seed)?;
     if lifetimes {
@@ -517,7 +519,7 @@ fn find<'a>(runs: &'a [Run], p: &MapSpec, gc: GcStreamMode) -> Option<&'a Run> {
 /// Final WAF of (p, gc) and its reduction against `none` in the same GC mode.
 fn waf_and_reduction(runs: &[Run], p: &MapSpec, gc: GcStreamMode) -> (Option<f64>, Option<f64>) {
     let waf = find(runs, p, gc).map(Run::final_waf);
-    let none = find(runs, &MapSpec::Policy(StreamPolicy::NoStreams), gc).map(Run::final_waf);
+    let none = find(runs, &MapSpec::Policy(NamedPolicy::NoStreams), gc).map(Run::final_waf);
     let red = waf
         .zip(none)
         .filter(|&(_, n)| n > 0.0)
@@ -722,7 +724,7 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs)".into(),
         "P5's WAF is the drive's (SMART) since the start of a 6.5 h or 24 h run and still growing (P5: WAF grows with the data written); ours is the steady-state WAF of the last capacities written once flat (`waf_cumulative`: since the updates began), and equal time is the shortest of our runs in simulated time (queue depth 1), not 24 h".into(),
     ];
-    let auto = find(runs, &MapSpec::Policy(StreamPolicy::Auto), plan.gc_modes[0]);
+    let auto = find(runs, &MapSpec::Policy(NamedPolicy::Auto), plan.gc_modes[0]);
     if let Some(r) = auto {
         let mut groups: std::collections::BTreeMap<u16, Vec<&str>> = Default::default();
         for (_, t, s) in &r.auto_mapping {

@@ -5,7 +5,8 @@
 //! to each stream — for every policy, through commits, overwrites and a compaction.
 
 use blockdev::{BlockDevice, ClockKind, DevError, DevStats, Io, SimDevice, WriteHint};
-use engine::kv::{DataType, Options, Store, StreamPolicy};
+use cache::streams::{DataType, NamedPolicy};
+use engine::kv::{Options, Store};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -82,7 +83,7 @@ fn sim(streams: u16) -> SimDevice {
 
 #[test]
 fn each_data_types_writes_arrive_on_its_own_ftl_stream() {
-    for policy in StreamPolicy::ALL {
+    for policy in NamedPolicy::ALL {
         let dev = Rc::new(RefCell::new(sim(policy.streams())));
         let pages_by_kind = Rc::new(RefCell::new([0u64; 256]));
         let counting = Counting {
@@ -119,7 +120,7 @@ fn each_data_types_writes_arrive_on_its_own_ftl_stream() {
                 by_kind[kind as usize] > 0,
                 "{policy:?}: no {t:?} page written"
             );
-            expected[policy.hint(t).stream as usize] += by_kind[kind as usize];
+            expected[policy.stream(t) as usize] += by_kind[kind as usize];
         }
         let typed: u64 = KINDS.iter().map(|&(k, _)| by_kind[k as usize]).sum();
         assert_eq!(
@@ -133,12 +134,12 @@ fn each_data_types_writes_arrive_on_its_own_ftl_stream() {
             dev.ssd().stats().host_pages_written,
             "{policy:?}"
         );
-        if policy == StreamPolicy::PerType {
+        if policy == NamedPolicy::PerType {
             // One stream per type, nothing on the default stream.
             assert_eq!(by_stream[0], 0);
             for (kind, t) in KINDS {
                 assert_eq!(
-                    by_stream[t.hint().stream as usize],
+                    by_stream[NamedPolicy::PerType.stream(t) as usize],
                     by_kind[kind as usize],
                     "{t:?}"
                 );
@@ -172,7 +173,10 @@ fn on_a_real_file_typed_writes_carry_their_write_life() {
     s.commit().unwrap();
     match probe.write_life() {
         Ok(life) => {
-            let lives: Vec<WriteLife> = DataType::ALL.iter().map(|t| t.write_life()).collect();
+            let lives: Vec<WriteLife> = DataType::ALL
+                .iter()
+                .map(|&t| blockdev::write_life(t))
+                .collect();
             // A kernel without hints reads back NotSet; with them, a type's life.
             assert!(
                 lives.contains(&life) || probe.set_write_life(WriteLife::Short).is_err(),

@@ -1,13 +1,12 @@
-//! Stream assignment as data: a [`StreamMap`] from (DB file, data type) to device stream, and
-//! the [`StreamRouter`] that applies it to every page the stores of one shared device write.
+//! Stream assignment by class: a [`StreamMap`] from (DB file, data type) to device stream,
+//! and [`ClassStreams`], the [`StreamAssignment`] that applies it to every page the stores of
+//! one shared device write.
 //!
-//! Model: several stores (one per DB file) run on [`blockdev::Partition`]s of one
-//! [`blockdev::SharedDevice`]; partition `i` is DB file `i`. Each store tags its writes with its
-//! data type's per-type label ([`DataType::label`]; the store's `Options::streams` is
-//! `per-type`, `per-file` or `auto`). The router reads (file, type) back from (partition,
-//! label) and sends the page to the stream the map names — or, under `auto`, to the stream
-//! [`ssd::streams::AutoStreams`] gives the class `file * 4 + type` from the lifetimes it
-//! measures online. Writes without a type label (the default stream) stay on stream 0.
+//! Model: several stores (one per DB file) run on partitions of one shared device; partition
+//! `i` is DB file `i` and stamps it on the [`WriteClass`] of every write through it. The
+//! policy sends each page to the stream the map names for its class — or, under `auto`, to
+//! the stream [`AutoStreams`] gives the class (key [`WriteClass::key`]) from the lifetimes it
+//! measures online. Writes without a class stay on the default stream 0.
 //!
 //! Maps come from a named policy ([`StreamMap::policy`]) or from a TOML file
 //! ([`StreamMap::load`]):
@@ -26,12 +25,9 @@
 //!
 //! Every stream must be below the device's streams; every file below the number of files.
 
-use super::DataType;
-use super::StreamPolicy;
-use blockdev::{HintRouter, PageNo, WriteHint};
+use super::lifetime::{LifetimeReport, LifetimeTracker};
+use super::{AutoStreams, DataType, NamedPolicy, StreamAssignment, WriteClass};
 use serde::Deserialize;
-use ssd::lifetime::{LifetimeReport, LifetimeTracker};
-use ssd::streams::AutoStreams;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -80,7 +76,7 @@ impl StreamMap {
     /// file when the device has more streams than files; files share round-robin otherwise);
     /// `auto` groups online into at most `device_streams` streams.
     pub fn policy(
-        p: StreamPolicy,
+        p: NamedPolicy,
         files: u32,
         device_streams: u16,
     ) -> Result<StreamMap, StreamMapError> {
@@ -88,11 +84,11 @@ impl StreamMap {
         let rows = (0..files)
             .map(|f| {
                 DataType::ALL.map(|t| match p {
-                    StreamPolicy::PerFile if device_streams > 1 => {
+                    NamedPolicy::PerFile if device_streams > 1 => {
                         1 + (f % (device_streams as u32 - 1)) as u16
                     }
-                    StreamPolicy::PerFile | StreamPolicy::Auto => 0,
-                    p => p.hint(t).stream,
+                    NamedPolicy::PerFile | NamedPolicy::Auto => 0,
+                    p => p.stream(t),
                 })
             })
             .collect();
@@ -100,7 +96,7 @@ impl StreamMap {
             name: p.name().to_string(),
             rows,
             device_streams,
-            auto: p == StreamPolicy::Auto,
+            auto: p == NamedPolicy::Auto,
         };
         let needed = map.streams_used();
         if needed > device_streams {
@@ -118,7 +114,7 @@ impl StreamMap {
         if name.ends_with(".toml") {
             return StreamMap::load(Path::new(name), files, device_streams);
         }
-        let p = StreamPolicy::parse(name).ok_or_else(|| StreamMapError::UnknownPolicy {
+        let p = NamedPolicy::parse(name).ok_or_else(|| StreamMapError::UnknownPolicy {
             name: name.to_string(),
         })?;
         StreamMap::policy(p, files, device_streams)
@@ -283,20 +279,20 @@ pub type Routed = BTreeMap<(u32, DataType, u16), u64>;
 
 /// Applies a [`StreamMap`] to every page written on a shared device (see the module docs);
 /// optionally measures each data type's lifetimes (P5's Table 1) on the way.
-pub struct StreamRouter {
+pub struct ClassStreams {
     map: StreamMap,
     auto: Option<AutoStreams>,
     lifetimes: Option<LifetimeTracker>,
     routed: Routed,
 }
 
-impl StreamRouter {
-    /// A router for a device of `device_pages` pages.
-    pub fn new(map: StreamMap, device_pages: u64) -> StreamRouter {
+impl ClassStreams {
+    /// The policy of `map` for a device of `device_pages` pages.
+    pub fn new(map: StreamMap, device_pages: u64) -> ClassStreams {
         let auto = map
             .auto
             .then(|| AutoStreams::new(map.device_streams, device_pages));
-        StreamRouter {
+        ClassStreams {
             map,
             auto,
             lifetimes: None,
@@ -305,7 +301,7 @@ impl StreamRouter {
     }
 
     /// Measure lifetimes per data type from now on (class = [`DataType::index`]; 4 for
-    /// untyped pages), forgetting what was measured before.
+    /// writes without a class), forgetting what was measured before.
     pub fn measure_lifetimes(&mut self, device_pages: u64) {
         self.lifetimes = Some(LifetimeTracker::new(device_pages));
     }
@@ -319,13 +315,12 @@ impl StreamRouter {
         &self.routed
     }
 
-    /// Lifetimes per data type so far (`None` unless [`StreamRouter::measuring_lifetimes`]).
+    /// Lifetimes per data type so far (`None` unless [`ClassStreams::measure_lifetimes`]).
     pub fn lifetimes(&self) -> Option<LifetimeReport> {
         self.lifetimes.as_ref().map(|l| l.report())
     }
 
-    /// `auto`: the online grouping (its lifetime estimates, decisions), by class
-    /// `file * 4 + type index`.
+    /// `auto`: the online grouping (its lifetime estimates, decisions), by class key.
     pub fn auto(&self) -> Option<&AutoStreams> {
         self.auto.as_ref()
     }
@@ -335,28 +330,42 @@ impl StreamRouter {
         self.auto.as_ref().map_or_else(Vec::new, |a| {
             a.mapping()
                 .into_iter()
-                .map(|(class, s)| (class / 4, DataType::ALL[class as usize % 4], s))
+                .map(|(key, s)| {
+                    let c = WriteClass::from_key(key);
+                    (c.file, c.data_type, s)
+                })
                 .collect()
         })
     }
 }
 
-impl HintRouter for StreamRouter {
-    fn route(&mut self, part: usize, page: PageNo, hint: WriteHint) -> WriteHint {
-        let file = part as u32;
-        let t = DataType::from_label(hint.stream);
+impl StreamAssignment for ClassStreams {
+    fn stream(&mut self, lpn: u64, class: Option<WriteClass>) -> u16 {
         if let Some(l) = &mut self.lifetimes {
-            l.record(page, t.map_or(4, |t| t.index() as u32));
+            let untyped = DataType::ALL.len() as u32;
+            l.record(lpn, class.map_or(untyped, |c| c.data_type.index() as u32));
         }
-        let Some(t) = t else {
-            return WriteHint { stream: 0, ..hint };
+        let Some(c) = class else {
+            return 0;
         };
         let stream = match &mut self.auto {
-            Some(a) => a.on_write(page, file * 4 + t.index() as u32),
-            None => self.map.stream(file, t),
+            Some(a) => a.on_write(lpn, c.key()),
+            None => self.map.stream(c.file, c.data_type),
         };
-        *self.routed.entry((file, t, stream)).or_insert(0) += 1;
-        WriteHint { stream, ..hint }
+        assert!(
+            stream < self.map.device_streams,
+            "stream {stream} beyond the device's {}",
+            self.map.device_streams
+        );
+        *self
+            .routed
+            .entry((c.file, c.data_type, stream))
+            .or_insert(0) += 1;
+        stream
+    }
+
+    fn mapping(&self) -> Option<Vec<(u32, u16)>> {
+        self.auto.as_ref().map(AutoStreams::mapping)
     }
 }
 
@@ -370,8 +379,11 @@ mod tests {
 
     #[test]
     fn named_policies_build_their_tables() {
-        let m = StreamMap::policy(StreamPolicy::PerType, 3, 8).unwrap();
-        assert_eq!(m.stream(2, DataType::Data), DataType::Data.label());
+        let m = StreamMap::policy(NamedPolicy::PerType, 3, 8).unwrap();
+        assert_eq!(
+            m.stream(2, DataType::Data),
+            NamedPolicy::PerType.stream(DataType::Data)
+        );
         assert_eq!(m.streams_used(), 5);
         let m = StreamMap::named("merge-similar", 3, 8).unwrap();
         assert_eq!(m.stream(0, DataType::Index), m.stream(0, DataType::Header));
@@ -380,18 +392,18 @@ mod tests {
             m.stream(1, DataType::Data),
             m.stream(1, DataType::Superblock)
         );
-        let m = StreamMap::policy(StreamPolicy::PerFile, 10, 5).unwrap();
+        let m = StreamMap::policy(NamedPolicy::PerFile, 10, 5).unwrap();
         let files: Vec<u16> = (0..10).map(|f| m.stream(f, DataType::Data)).collect();
         assert_eq!(files, [1, 2, 3, 4, 1, 2, 3, 4, 1, 2]);
         assert!(DataType::ALL.iter().all(|&t| m.stream(7, t) == 4));
         assert_eq!(m.streams_used(), 5);
-        let m = StreamMap::policy(StreamPolicy::NoStreams, 3, 1).unwrap();
+        let m = StreamMap::policy(NamedPolicy::NoStreams, 3, 1).unwrap();
         assert_eq!(m.streams_used(), 1);
-        assert!(StreamMap::policy(StreamPolicy::Auto, 3, 4)
+        assert!(StreamMap::policy(NamedPolicy::Auto, 3, 4)
             .unwrap()
             .is_auto());
         assert!(matches!(
-            StreamMap::policy(StreamPolicy::PerType, 3, 4),
+            StreamMap::policy(NamedPolicy::PerType, 3, 4),
             Err(StreamMapError::TooFewStreams {
                 needed: 5,
                 device: 4,
@@ -451,15 +463,17 @@ mod tests {
     }
 
     #[test]
-    fn the_router_applies_the_map_and_leaves_untyped_writes_on_the_default_stream() {
-        let map = StreamMap::policy(StreamPolicy::PerFile, 2, 3).unwrap();
-        let mut r = StreamRouter::new(map, 100);
+    fn class_streams_apply_the_map_and_leave_unclassed_writes_on_the_default_stream() {
+        let map = StreamMap::policy(NamedPolicy::PerFile, 2, 3).unwrap();
+        let mut r = ClassStreams::new(map, 100);
         r.measure_lifetimes(100);
-        let data = DataType::Data.hint();
-        assert_eq!(r.route(0, 10, data).stream, 1);
-        assert_eq!(r.route(1, 60, data).stream, 2);
-        assert_eq!(r.route(1, 60, WriteHint::stream(3)).stream, 2);
-        assert_eq!(r.route(1, 61, WriteHint::NONE).stream, 0);
+        let data = |file| Some(WriteClass::new(file, DataType::Data));
+        assert_eq!(r.stream(10, data(0)), 1);
+        assert_eq!(r.stream(60, data(1)), 2);
+        let index = Some(WriteClass::new(1, DataType::Index));
+        assert_eq!(r.stream(60, index), 2);
+        assert_eq!(r.stream(61, None), 0);
+        assert!(r.mapping().is_none());
         assert_eq!(r.routed()[&(1, DataType::Data, 2)], 1);
         assert_eq!(r.routed()[&(1, DataType::Index, 2)], 1);
         let lt = r.lifetimes().unwrap();

@@ -3,13 +3,14 @@
 //! named policy and for a map from a TOML file — and `auto` puts short-lived and long-lived
 //! (file, type) classes on different streams.
 //!
-//! Checked three ways: the router's count of pages per (file, type, stream) against each
+//! Checked three ways: the stream assignment's count of pages per (file, type, stream) against each
 //! store's own count of pages written per type (the type arrives intact), against the map
-//! (the stream is the map's), and the SSD's per-stream host page counters against the router's
+//! (the stream is the map's), and the SSD's per-stream host page counters against the assignment's
 //! (the stream reaches the FTL).
 
 use blockdev::{BlockDevice, SharedDevice, SimDevice};
-use engine::kv::{DataType, Options, Store, StreamMap, StreamPolicy, StreamRouter};
+use cache::streams::{ClassStreams, DataType, NamedPolicy, StreamMap};
+use engine::kv::{Options, Store};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -27,17 +28,17 @@ fn sim() -> SimDevice {
 
 struct Setup {
     shared: SharedDevice<SimDevice>,
-    router: Rc<RefCell<StreamRouter>>,
+    router: Rc<RefCell<ClassStreams>>,
     stores: Vec<Store>,
 }
 
 fn setup(map: StreamMap) -> Setup {
     let dev = sim();
     let pages = dev.capacity_pages();
-    let router = Rc::new(RefCell::new(StreamRouter::new(map, pages)));
-    let mut shared = SharedDevice::with_router(dev, Box::new(router.clone()));
+    let router = Rc::new(RefCell::new(ClassStreams::new(map, pages)));
+    let mut shared = SharedDevice::with_streams(dev, Box::new(router.clone()));
     let opts = Options {
-        streams: StreamPolicy::PerType,
+        streams: NamedPolicy::PerType,
         cache_pages: 16,
         compact_min_bytes: 16 << 10,
         ..Options::default()
@@ -121,8 +122,8 @@ fn check_routing(st: &Setup, map: &StreamMap) -> Vec<u64> {
 
 #[test]
 fn every_policys_map_reaches_the_ftl_per_file_and_type() {
-    for p in StreamPolicy::EVERY {
-        if p == StreamPolicy::Auto {
+    for p in NamedPolicy::EVERY {
+        if p == NamedPolicy::Auto {
             continue; // its own test below
         }
         let map = StreamMap::policy(p, FILES, STREAMS).unwrap();
@@ -133,8 +134,8 @@ fn every_policys_map_reaches_the_ftl_per_file_and_type() {
         let per_stream = check_routing(&st, &map);
         let used = per_stream.iter().filter(|&&n| n > 0).count();
         let expected = match p {
-            StreamPolicy::NoStreams => 1,
-            StreamPolicy::PerType | StreamPolicy::PerFile => 4,
+            NamedPolicy::NoStreams => 1,
+            NamedPolicy::PerType | NamedPolicy::PerFile => 4,
             _ => 3,
         };
         assert_eq!(used, expected, "{}: streams used {per_stream:?}", p.name());
@@ -168,7 +169,7 @@ fn a_map_from_a_toml_file_reaches_the_ftl() {
 
 #[test]
 fn auto_puts_short_and_long_lived_classes_on_different_streams() {
-    let map = StreamMap::policy(StreamPolicy::Auto, FILES, STREAMS).unwrap();
+    let map = StreamMap::policy(NamedPolicy::Auto, FILES, STREAMS).unwrap();
     let mut st = setup(map.clone());
     // Every file is loaded once (long-lived data), then file 0 is updated in small commits:
     // its superblock and headers die within a few writes, the other files' data never.

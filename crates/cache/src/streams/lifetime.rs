@@ -19,7 +19,7 @@
 //!
 //! Memory: 12 bytes per logical page ([`LastWrites`]) plus a few KiB to ~200 KiB per class.
 //! [`LastWrites`] is the one per-page last-write bookkeeping, also used by
-//! [`crate::streams::AutoStreams`].
+//! [`super::AutoStreams`].
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -51,8 +51,8 @@ pub struct Death {
 impl LastWrites {
     pub fn new(logical_pages: u64) -> LastWrites {
         LastWrites {
-            at: crate::hugevec::filled(logical_pages as usize, 0),
-            class: crate::hugevec::filled(logical_pages as usize, NEVER),
+            at: vec![0; logical_pages as usize],
+            class: vec![NEVER; logical_pages as usize],
             writes: 0,
         }
     }
@@ -86,7 +86,7 @@ impl LastWrites {
 /// Dense indices for sparse class ids, in order of first appearance (with a one-entry cache:
 /// consecutive writes of one class are the common case).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct ClassIndex {
+pub(super) struct ClassIndex {
     index: BTreeMap<u32, u32>,
     last: Option<(u32, u32)>,
 }

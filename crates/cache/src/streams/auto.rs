@@ -5,7 +5,7 @@
 //! Model:
 //! - **Measure.** Each class's mean page lifetime (device page writes between a write and the
 //!   next write of the same logical page, attributed to the page that died; see
-//!   [`crate::lifetime`]) is estimated by Little's law, `lifetime = live / rate`: `live` is
+//!   [`super::lifetime`]) is estimated by Little's law, `lifetime = live / rate`: `live` is
 //!   the class's live pages (logical pages whose last write was of this class, from the shared
 //!   per-page bookkeeping [`LastWrites`]), `rate` its share of the device's page writes, an
 //!   EWMA over decision intervals (weight 1/2 on the newest interval). In steady state this is
@@ -29,7 +29,7 @@
 //!
 //! Deterministic: the result is a function of the sequence of `(lpn, class)` writes.
 
-use crate::lifetime::{ClassIndex, LastWrites};
+use super::lifetime::{ClassIndex, LastWrites};
 
 /// Quarter-octave bins of `log2(lifetime)`.
 const BINS_PER_OCTAVE: f64 = 4.0;
