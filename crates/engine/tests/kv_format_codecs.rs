@@ -1,6 +1,8 @@
 //! The KV store's on-device codecs: round trips, limits, damage detection with offsets, and
 //! decoders that never panic on arbitrary bytes.
 
+mod common;
+use common::header;
 use engine::kv::format::{
     data_page_docs, document_in_verified_page, gather_document, gather_node, DataPages, DbHeader,
     DocPtr, Document, FormatError, KvStats, Node, NodeBuilder, NodePtr, NodeView, PagesByType,
@@ -128,30 +130,6 @@ fn ptr(page: u64) -> DocPtr {
     }
 }
 
-fn header(commit_seq: u64) -> DbHeader {
-    DbHeader {
-        commit_seq,
-        doc_seq: commit_seq * 10,
-        root: Some(NodePtr {
-            page: commit_seq * 100,
-            len: 300,
-        }),
-        prev_header_page: commit_seq * 100 - 1,
-        log_end_page: commit_seq * 100 + 2,
-        generation: 1,
-        stats: KvStats {
-            live_keys: 5,
-            live_bytes: 500,
-            stale_bytes: 50,
-            pages: PagesByType {
-                superblock: 1,
-                header: 2,
-                index: 3,
-                data: 4,
-            },
-        },
-    }
-}
 
 #[test]
 fn documents_span_pages_and_a_stale_continuation_page_is_caught() {

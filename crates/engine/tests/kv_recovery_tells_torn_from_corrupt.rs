@@ -3,6 +3,8 @@
 //! newest slot is corruption of a durable commit, never a rollback (docs/kv-format.md, "Torn or
 //! corrupt").
 
+mod common;
+use common::header;
 use engine::kv::format::{
     recover, DbHeader, FormatError, KvStats, NodePtr, PagesByType, Recovered, Superblock, NO_PAGE,
     SUPERBLOCK_BYTES,
@@ -10,30 +12,6 @@ use engine::kv::format::{
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
-fn header(commit_seq: u64) -> DbHeader {
-    DbHeader {
-        commit_seq,
-        doc_seq: commit_seq * 10,
-        root: Some(NodePtr {
-            page: commit_seq * 100,
-            len: 300,
-        }),
-        prev_header_page: commit_seq * 100 - 1,
-        log_end_page: commit_seq * 100 + 2,
-        generation: 1,
-        stats: KvStats {
-            live_keys: 5,
-            live_bytes: 500,
-            stale_bytes: 50,
-            pages: PagesByType {
-                superblock: 1,
-                header: 2,
-                index: 3,
-                data: 4,
-            },
-        },
-    }
-}
 
 /// A file model for recovery: superblock slots and headers by page.
 struct File {

@@ -1,19 +1,12 @@
 //! Every repository path that README.md and docs/*.md name in backticks (`crates/...`,
 //! `docs/...`, `.ci/...`) exists, so a moved or renamed file cannot leave the docs behind.
-//! The README still names the paper files at their place before they moved into
-//! `crates/lab/src/papers/pN_name/paper.toml`; those few are listed in [`STALE`] until the
-//! docs are rewritten, and the test fails as soon as one of them is no longer named (so the
-//! list only shrinks). It is not `#[ignore]`d: the suite's ignored tests are the ones that
-//! need shared traces.
+//! A path the docs must keep naming while it is gone can be listed in [`STALE`]; the test
+//! fails as soon as one of them is no longer named (so the list only shrinks).
 
 use std::path::{Path, PathBuf};
 
 /// `(doc, path)` that the docs name and that no longer exist, until the docs are rewritten.
-const STALE: &[(&str, &str)] = &[
-    ("README.md", "crates/lab/papers/p3.toml"),
-    ("README.md", "crates/lab/papers/p5.toml"),
-    ("README.md", "crates/lab/papers/pN.toml"),
-];
+const STALE: &[(&str, &str)] = &[];
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use blockdev::{BlockDevice, MemDevice};
+use engine::kv::format::{DbHeader, KvStats, NodePtr, PagesByType};
 use engine::kv::{Options, Store};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -42,4 +43,30 @@ pub fn value(rng: &mut ChaCha8Rng) -> Vec<u8> {
         _ => rng.gen_range(0..300),
     };
     (0..len).map(|_| rng.gen()).collect()
+}
+
+/// A DB header with every field derived from `commit_seq` (codec and recovery tests).
+pub fn header(commit_seq: u64) -> DbHeader {
+    DbHeader {
+        commit_seq,
+        doc_seq: commit_seq * 10,
+        root: Some(NodePtr {
+            page: commit_seq * 100,
+            len: 300,
+        }),
+        prev_header_page: commit_seq * 100 - 1,
+        log_end_page: commit_seq * 100 + 2,
+        generation: 1,
+        stats: KvStats {
+            live_keys: 5,
+            live_bytes: 500,
+            stale_bytes: 50,
+            pages: PagesByType {
+                superblock: 1,
+                header: 2,
+                index: 3,
+                data: 4,
+            },
+        },
+    }
 }
