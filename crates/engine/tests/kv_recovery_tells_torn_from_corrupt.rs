@@ -5,10 +5,7 @@
 
 mod common;
 use common::header;
-use engine::kv::format::{
-    recover, DbHeader, FormatError, KvStats, NodePtr, PagesByType, Recovered, Superblock, NO_PAGE,
-    SUPERBLOCK_BYTES,
-};
+use engine::kv::format::{recover, FormatError, Recovered, Superblock, NO_PAGE, SUPERBLOCK_BYTES};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
