@@ -82,7 +82,11 @@ fn parse_holder(text: &str, want: &str) -> Option<u32> {
     text.lines().find_map(|line| {
         let f: Vec<&str> = line.split_whitespace().collect();
         // `N: FLOCK ADVISORY WRITE PID MAJ:MIN:INO START END` (blocked waiters have `->`).
-        let f = if f.get(1) == Some(&"->") { &f[1..] } else { &f[..] };
+        let f = if f.get(1) == Some(&"->") {
+            &f[1..]
+        } else {
+            &f[..]
+        };
         let pid: u32 = f.get(4)?.parse().ok()?;
         (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&want)).then_some(pid)
     })
@@ -120,7 +124,10 @@ mod tests {
             .to_string();
         assert!(msg.contains("store.img") && msg.contains("locked"), "{msg}");
         let c = File::open(&path).expect("open");
-        assert!(take(&c, &path, Lock::Shared).is_err(), "no reader beside a writer");
+        assert!(
+            take(&c, &path, Lock::Shared).is_err(),
+            "no reader beside a writer"
+        );
         drop(a);
         take(&b, &path, Lock::Shared).expect("readers share");
         take(&c, &path, Lock::Shared).expect("readers share");

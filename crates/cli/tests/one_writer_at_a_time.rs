@@ -24,10 +24,12 @@ fn spawn_writer(db: &str) -> Child {
 fn a_second_writer_is_refused_and_nothing_is_lost() {
     let dir = tempfile::tempdir().unwrap();
     let db = s(&dir.path().join("kv.db"));
-    let load = flashlab(&["kv", "load", "--path", &db, "--records", "2000"]
-        .into_iter()
-        .chain(["--value-bytes", "100", "--file-mib", "64", "--quiet"])
-        .collect::<Vec<_>>());
+    let load = flashlab(
+        &["kv", "load", "--path", &db, "--records", "2000"]
+            .into_iter()
+            .chain(["--value-bytes", "100", "--file-mib", "64", "--quiet"])
+            .collect::<Vec<_>>(),
+    );
     assert!(load.status.success(), "{}", stderr(&load));
     let mut writer = spawn_writer(&db);
     let mut committed = Vec::new();
@@ -45,7 +47,10 @@ fn a_second_writer_is_refused_and_nothing_is_lost() {
             refusal = Some((out.status.code(), err));
             break;
         }
-        assert!(writer.try_wait().unwrap().is_none(), "the writer ended: {err}");
+        assert!(
+            writer.try_wait().unwrap().is_none(),
+            "the writer ended: {err}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let (code, err) = refusal.expect("the second writer was refused while the first ran");

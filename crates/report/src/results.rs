@@ -121,7 +121,21 @@ pub enum ReportError {
 impl Results {
     /// Read and check `path`.
     pub fn load(path: &Path) -> Result<Results, ReportError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ReportError::Read {
+        let text = {
+            use std::io::Read;
+            let cap: u64 = 1 << 30;
+            let mut text = String::new();
+            std::fs::File::open(path)
+                .and_then(|f| f.take(cap + 1).read_to_string(&mut text))
+                .and_then(|n| match n as u64 > cap {
+                    true => Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("larger than the {cap}-byte cap for a results file"),
+                    )),
+                    false => Ok(text),
+                })
+        }
+        .map_err(|source| ReportError::Read {
             path: path.to_path_buf(),
             source,
         })?;

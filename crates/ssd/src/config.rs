@@ -358,7 +358,21 @@ impl SsdConfig {
 
     /// Read, parse and validate a TOML file.
     pub fn from_file(path: &Path) -> Result<SsdConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        let text = {
+            use std::io::Read;
+            let cap: u64 = 1 << 20;
+            let mut text = String::new();
+            std::fs::File::open(path)
+                .and_then(|f| f.take(cap + 1).read_to_string(&mut text))
+                .and_then(|n| match n as u64 > cap {
+                    true => Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("larger than the {cap}-byte cap for an SSD config"),
+                    )),
+                    false => Ok(text),
+                })
+        }
+        .map_err(|source| ConfigError::Io {
             path: path.to_path_buf(),
             source,
         })?;

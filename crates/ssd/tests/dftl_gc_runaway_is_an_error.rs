@@ -32,7 +32,10 @@ fn a_gc_livelock_is_an_error_naming_the_cmt() {
     match run(&mut ssd, 2) {
         Err(e @ SsdError::GcCannotKeepUp { .. }) => {
             let msg = e.to_string();
-            assert!(msg.contains("1-entry CMT") && msg.contains("--cmt-entries"), "{msg}");
+            assert!(
+                msg.contains("1-entry CMT") && msg.contains("--cmt-entries"),
+                "{msg}"
+            );
         }
         other => panic!("expected GcCannotKeepUp, got {other:?}"),
     }

@@ -73,8 +73,21 @@ impl Run {
 
 impl Spec {
     pub fn from_file(path: &Path) -> Result<Spec> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("sweep spec {}", path.display()))?;
+        let text = {
+            use std::io::Read;
+            let cap: u64 = 1 << 20;
+            let mut text = String::new();
+            std::fs::File::open(path)
+                .and_then(|f| f.take(cap + 1).read_to_string(&mut text))
+                .and_then(|n| match n as u64 > cap {
+                    true => Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("larger than the {cap}-byte cap for a sweep spec"),
+                    )),
+                    false => Ok(text),
+                })
+        }
+        .with_context(|| format!("sweep spec {}", path.display()))?;
         let value: Value = if path.extension().is_some_and(|e| e == "json") {
             serde_json::from_str(&text)
                 .with_context(|| format!("sweep spec {} (JSON)", path.display()))?

@@ -126,7 +126,21 @@ impl StreamMap {
 
     /// The mapping in TOML file `path` (format in the module docs).
     pub fn load(path: &Path, files: u32, device_streams: u16) -> Result<StreamMap, StreamMapError> {
-        let text = std::fs::read_to_string(path).map_err(|source| StreamMapError::Read {
+        let text = {
+            use std::io::Read;
+            let cap: u64 = 1 << 20;
+            let mut text = String::new();
+            std::fs::File::open(path)
+                .and_then(|f| f.take(cap + 1).read_to_string(&mut text))
+                .and_then(|n| match n as u64 > cap {
+                    true => Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("larger than the {cap}-byte cap for a stream map"),
+                    )),
+                    false => Ok(text),
+                })
+        }
+        .map_err(|source| StreamMapError::Read {
             file: path.to_path_buf(),
             source,
         })?;
