@@ -189,8 +189,12 @@ fn options(a: &SimArgs) -> Result<SimOptions> {
             .map_err(anyhow::Error::msg)
             .context("--capacity")?;
         cfg = cfg.with_logical_capacity(bytes)?;
+        check_honoured(a, &cfg, c)?;
     }
     cfg.validate()?;
+    if let Some(v) = &a.write_volume {
+        check_measurable(v, parse_volume(v)?, &cfg)?;
+    }
     let page = cfg.geometry.page_bytes as u64;
     let req = match &a.request_size {
         Some(r) => parse_bytes(r)
@@ -278,6 +282,40 @@ fn parse_volume(v: &str) -> Result<f64> {
     Ok(x)
 }
 
+/// A flag `--capacity` would lower to fit the spare blocks is refused, never clamped.
+fn check_honoured(a: &SimArgs, cfg: &SsdConfig, capacity: &str) -> Result<()> {
+    let f = &cfg.ftl;
+    for (flag, given, kept) in [
+        (
+            "--gc-free-blocks-min",
+            a.gc_free_blocks_min,
+            f.gc_free_blocks_min,
+        ),
+        ("--log-blocks", a.log_blocks, f.log_blocks),
+    ] {
+        if let Some(v) = given.filter(|&v| v != kept) {
+            bail!("{flag} {v}: a {capacity} device's spare blocks hold at most {kept} (beside the open blocks and the GC reserve); give at most {kept}, or raise --op or --capacity");
+        }
+    }
+    Ok(())
+}
+
+/// Fewer measured pages than one block cannot show any GC: refused.
+fn check_measurable(v: &str, volume: f64, cfg: &SsdConfig) -> Result<()> {
+    let pages = volume * cfg.logical_pages() as f64;
+    let ppb = cfg.geometry.pages_per_block;
+    if pages < ppb as f64 {
+        bail!("--write-volume {v}: measures {pages:.3e} pages, fewer than one block ({ppb} pages), too little to measure a write amplification; give e.g. 0.5x or 5x");
+    }
+    if volume > PRECONDITION_PASSES_MAX * 10.0 {
+        bail!(
+            "--write-volume {v}: more than {} x the capacity would run for days; give at most that",
+            PRECONDITION_PASSES_MAX * 10.0
+        );
+    }
+    Ok(())
+}
+
 fn apply_ftl_flags(a: &SimArgs, cfg: &mut SsdConfig) -> Result<()> {
     let f = &mut cfg.ftl;
     if let Some(s) = &a.ftl {
@@ -343,6 +381,9 @@ fn parse_mapping(a: &SimArgs, format: Option<TraceFormat>) -> Result<LbaMapping>
     }
 }
 
+/// The most random-write passes `--precondition full:N` runs.
+const PRECONDITION_PASSES_MAX: f64 = 100.0;
+
 fn parse_precondition(s: &str) -> Result<Precondition> {
     let (kind, arg) = s.split_once(':').map_or((s, None), |(k, v)| (k, Some(v)));
     match (kind, arg) {
@@ -353,6 +394,9 @@ fn parse_precondition(s: &str) -> Result<Precondition> {
             let passes = parse_multiple(n)
                 .map_err(anyhow::Error::msg)
                 .context("--precondition full:N")?;
+            if passes > PRECONDITION_PASSES_MAX {
+                bail!("--precondition full:{n}: at most {PRECONDITION_PASSES_MAX} x the capacity of random writes (steady state comes within a few)");
+            }
             Ok(Precondition::Full { passes })
         }
         _ => bail!("--precondition {s}: expected none, fill, full or full:N"),
