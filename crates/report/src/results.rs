@@ -209,10 +209,7 @@ impl Results {
     /// Write the file (pretty-printed JSON).
     pub fn save(&self, path: &Path) -> Result<(), ReportError> {
         let text = serde_json::to_string_pretty(self).expect("results always serialize");
-        std::fs::write(path, text + "\n").map_err(|source| ReportError::Write {
-            path: path.to_path_buf(),
-            source,
-        })
+        crate::write_file(path, (text + "\n").as_bytes())
     }
 }
 
