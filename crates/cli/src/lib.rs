@@ -8,6 +8,7 @@ pub mod api;
 pub mod bench;
 pub mod buffer_sim;
 pub mod lifetime;
+pub mod memory_limit;
 pub mod output;
 pub mod progress;
 pub mod reproduce;

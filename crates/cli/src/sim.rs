@@ -127,16 +127,14 @@ fn max_memory_bytes(a: &SimArgs) -> Result<u64> {
         Some(m) => parse_bytes(m)
             .map_err(anyhow::Error::msg)
             .context("--max-memory"),
-        None => Ok(physical_memory_bytes().map_or(FALLBACK_MAX_MEMORY_BYTES, |b| b / 2)),
+        None => {
+            let (bytes, _from) = crate::memory_limit::memory_limit();
+            if bytes == u64::MAX {
+                return Ok(FALLBACK_MAX_MEMORY_BYTES);
+            }
+            Ok(bytes)
+        }
     }
-}
-
-/// `MemTotal` of /proc/meminfo (Linux), if readable.
-fn physical_memory_bytes() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
 }
 
 pub fn run(a: &SimArgs) -> Result<()> {
