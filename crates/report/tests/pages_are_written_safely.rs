@@ -14,7 +14,10 @@ fn a_symlinked_page_is_replaced_not_followed() {
     std::os::unix::fs::symlink(&target, &page).unwrap();
     write_file(&page, b"<html>").unwrap();
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
-    assert!(!std::fs::symlink_metadata(&page).unwrap().file_type().is_symlink());
+    assert!(!std::fs::symlink_metadata(&page)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     assert_eq!(std::fs::read_to_string(&page).unwrap(), "<html>");
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(names.len(), 1, "no temp file left: {names:?}");
