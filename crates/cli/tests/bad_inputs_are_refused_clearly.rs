@@ -108,6 +108,18 @@ const CASES: &[Case] = &[
         code: 2,
         says: &["sweep spec", "UTF-8"],
     },
+    case(
+        &[
+            "sweep",
+            "spec.toml",
+            "--out",
+            "o.jsonl",
+            "--ray",
+            "127.0.0.1:1",
+        ],
+        2,
+        &["--ray 127.0.0.1:1", "no Ray cluster answers"],
+    ),
     case(&["sim", "--capacity", "NaN"], 2, &["--capacity", "NaN"]),
     case(&["sim", "--op", "nan"], 2, &["ftl.op", "NaN"]),
     case(
