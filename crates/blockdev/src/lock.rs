@@ -19,6 +19,9 @@ pub enum Lock {
     /// Read-only (`O_RDONLY`), shared lock: never writes, works on read-only media; any
     /// number of readers, but no writer, may hold the file at the same time.
     Shared,
+    /// Read-write without a lock: a second handle for inspection (e.g. reading the file's
+    /// write-life hint) beside the locked one. Never for a store's data.
+    Unlocked,
 }
 
 impl Lock {
@@ -32,6 +35,7 @@ pub(crate) fn take(file: &File, path: &Path, lock: Lock) -> Result<(), DevError>
     let op = match lock {
         Lock::Exclusive => libc::LOCK_EX,
         Lock::Shared => libc::LOCK_SH,
+        Lock::Unlocked => return Ok(()),
     };
     // SAFETY: plain syscall on an fd we own.
     let r = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
@@ -53,8 +57,8 @@ pub(crate) fn take(file: &File, path: &Path, lock: Lock) -> Result<(), DevError>
     Err(DevError::Locked {
         path: path.to_path_buf(),
         wanted: match lock {
-            Lock::Exclusive => "an exclusive (read-write)",
             Lock::Shared => "a shared (read-only)",
+            _ => "an exclusive (read-write)",
         },
         holder: match holder {
             None => "another process".to_string(),
