@@ -19,7 +19,7 @@ pub enum DevError {
         got_bytes: usize,
         expected_bytes: usize,
     },
-    #[error("{path}: the file system does not support O_DIRECT (e.g. tmpfs); put the file on a disk file system (ext4, xfs), or opt in to buffered I/O with the `buffered` option (timings then include the page cache)")]
+    #[error("{path}: the file system does not support O_DIRECT (e.g. tmpfs); put the file on a disk file system (ext4, xfs), or open it with `FileOptions::buffered` (timings then include the page cache)")]
     DirectIoUnsupported { path: PathBuf },
     #[error("I/O of {pages} pages at page {page} is beyond the device's {capacity_pages} pages")]
     OutOfRange {
@@ -35,6 +35,14 @@ pub enum DevError {
     SsdConfig(#[from] ssd::ConfigError),
     #[error("{path}: the device is unusable after an io_uring wave could not be drained ({reason}); I/Os may still be in flight, so it refuses every further operation: reopen the file")]
     Poisoned { path: PathBuf, reason: String },
+    #[error("{path} is locked by {holder}: cannot take {wanted} lock (one writer at a time; wait for it to finish, or open read-only beside other readers)")]
+    Locked {
+        path: PathBuf,
+        wanted: &'static str,
+        holder: String,
+    },
+    #[error("{path} is open read-only: {op} refused")]
+    ReadOnly { path: PathBuf, op: &'static str },
     #[error("the device lost power (crash test); reopen it from its durable image")]
     PowerCut,
     #[error("injected I/O error at page {page} (fault injection)")]

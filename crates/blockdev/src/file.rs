@@ -9,6 +9,7 @@
 //! fallback (timings then include the page cache). `flush` is `fdatasync`; `trim` punches a
 //! hole (`fallocate`), ignored where unsupported.
 
+use crate::lock::{self, Lock};
 use crate::{
     check_extent, submit_all, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint,
 };
@@ -34,6 +35,8 @@ pub struct FileOptions {
     /// Page size used by [`FileDevice::open`] (a multiple of 512; [`FileDevice::create`]
     /// takes its page size explicitly and ignores this).
     pub page_bytes: usize,
+    /// Read-write with an exclusive `flock`, or read-only with a shared one (see [`Lock`]).
+    pub lock: Lock,
 }
 
 impl Default for FileOptions {
@@ -42,6 +45,7 @@ impl Default for FileOptions {
             buffered: false,
             queue_depth: 64,
             page_bytes: 4096,
+            lock: Lock::Exclusive,
         }
     }
 }
@@ -330,7 +334,15 @@ impl FileDevice {
         opts: FileOptions,
     ) -> Result<FileDevice, DevError> {
         check_page_bytes(page_bytes)?;
+        if opts.lock.read_only() {
+            return Err(DevError::ReadOnly {
+                path: path.to_path_buf(),
+                op: "create",
+            });
+        }
         let file = open(path, opts, true)?;
+        // Truncate only once the lock is held: another writer's file is never cut.
+        file.set_len(0).map_err(|e| io_err(path, "set_len", e))?;
         file.set_len(capacity_pages * page_bytes as u64)
             .map_err(|e| io_err(path, "set_len", e))?;
         FileDevice::with_file(file, path, capacity_pages, page_bytes, opts)
@@ -548,6 +560,17 @@ impl FileDevice {
     }
 
     /// Refuse every operation on a poisoned device (see [`FileDevice::run_wave`]).
+    /// `check_usable`, and refuse `op` on a read-only device.
+    fn check_writable(&self, op: &'static str) -> Result<(), DevError> {
+        if self.opts.lock.read_only() {
+            return Err(DevError::ReadOnly {
+                path: self.path.clone(),
+                op,
+            });
+        }
+        self.check_usable()
+    }
+
     fn check_usable(&self) -> Result<(), DevError> {
         match &self.poisoned {
             None => Ok(()),
@@ -605,16 +628,19 @@ fn check_page_bytes(page_bytes: usize) -> Result<(), DevError> {
     Ok(())
 }
 
+/// Open `path` (read-only under a shared lock) and take the lock before anything else.
 fn open(path: &Path, opts: FileOptions, create: bool) -> Result<File, DevError> {
     let mut o = OpenOptions::new();
-    o.read(true).write(true);
+    o.read(true).write(!opts.lock.read_only());
     if create {
-        o.create(true).truncate(true);
+        o.create(true);
     }
     if !opts.buffered {
         o.custom_flags(libc::O_DIRECT);
     }
-    o.open(path).map_err(|e| open_err(path, opts, e))
+    let file = o.open(path).map_err(|e| open_err(path, opts, e))?;
+    lock::take(&file, path, opts.lock)?;
+    Ok(file)
 }
 
 /// EINVAL on an O_DIRECT open means the file system refuses direct I/O.
@@ -652,7 +678,7 @@ impl BlockDevice for FileDevice {
         Ok(())
     }
     fn write(&mut self, page: PageNo, buf: &[u8], hint: WriteHint) -> Result<(), DevError> {
-        self.check_usable()?;
+        self.check_writable("write")?;
         let pages = check_extent(page, buf.len(), self.page_bytes, self.capacity_pages)?;
         self.apply_life(hint)?;
         let off = page * self.page_bytes as u64;
@@ -672,6 +698,9 @@ impl BlockDevice for FileDevice {
             Io::Write { hint, .. } if hint.life.is_some() => Some(*hint),
             _ => None,
         });
+        if batch.iter().any(|io| matches!(io, Io::Write { .. })) {
+            self.check_writable("write")?;
+        }
         if let Some(hint) = hint {
             self.apply_life(hint)?;
         }
@@ -680,7 +709,7 @@ impl BlockDevice for FileDevice {
         submit_all(batch.chunks_mut(qd), |wave| self.wave(wave))
     }
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
-        self.check_usable()?;
+        self.check_writable("trim")?;
         check_extent(
             page,
             pages as usize * self.page_bytes,
@@ -711,6 +740,9 @@ impl BlockDevice for FileDevice {
     }
     fn flush(&mut self) -> Result<(), DevError> {
         self.check_usable()?;
+        if self.opts.lock.read_only() {
+            return Ok(()); // nothing was written
+        }
         self.stats.flushes += 1;
         self.file
             .sync_data()

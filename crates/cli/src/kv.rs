@@ -116,8 +116,8 @@ fn existing(path: &Path) -> Result<Store> {
             path.display()
         );
     }
-    Store::open_path(path, Options::default())
-        .with_context(|| format!("opening {}", path.display()))
+    Store::open_read_only(path, Options::default())
+        .with_context(|| format!("opening {} read-only", path.display()))
 }
 
 fn get(path: &Path, key: &str) -> Result<()> {
@@ -195,7 +195,7 @@ fn check(path: &Path, as_json: bool) -> ExitCode {
         create: false,
         ..Options::default()
     };
-    let damage: Vec<(Option<u64>, String)> = match Store::open_path(path, opts) {
+    let damage: Vec<(Option<u64>, String)> = match Store::open_read_only(path, opts) {
         Ok(mut s) => match s.check() {
             Ok(d) => d.into_iter().map(|d| (Some(d.offset), d.what)).collect(),
             Err(e) => vec![(None, e.to_string())],

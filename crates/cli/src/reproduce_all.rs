@@ -157,8 +157,7 @@ fn write_csvs(dir: &Path, e: &ExperimentResult) -> Result<()> {
             title.trim_end_matches('-')
         );
         let path = dir.join(name);
-        std::fs::write(&path, crate::output::table_csv(t))
-            .with_context(|| format!("writing {}", path.display()))?;
+        report::write_file(&path, crate::output::table_csv(t).as_bytes())?;
     }
     Ok(())
 }

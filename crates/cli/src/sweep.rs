@@ -68,7 +68,35 @@ pub fn main(a: &SweepArgs) -> Result<()> {
 }
 
 /// `--ray`: the Python package's driver (`python -m flashlab.ray_sweep`) runs the sweep.
+/// How long `--ray HOST:PORT` may take to accept a connection.
+const RAY_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A `--ray HOST:PORT` that accepts no TCP connection within [`RAY_CONNECT_TIMEOUT`] is an
+/// error at once (Ray itself retries for minutes in silence). Other forms (`ray://..`,
+/// `auto`, none) are left to Ray.
+fn check_reachable(address: &str) -> Result<()> {
+    use std::net::ToSocketAddrs;
+    let Ok(addrs) = address.to_socket_addrs() else {
+        return Ok(());
+    };
+    let mut last = None;
+    for addr in addrs {
+        match std::net::TcpStream::connect_timeout(&addr, RAY_CONNECT_TIMEOUT) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+    }
+    match last {
+        None => Ok(()),
+        Some(e) => bail!(
+            "--ray {address}: no Ray cluster answers there (connecting timed out after {} s or was refused: {e}); start one (`ray start --head`) or give its address",
+            RAY_CONNECT_TIMEOUT.as_secs()
+        ),
+    }
+}
+
 fn run_on_ray(a: &SweepArgs, address: &str) -> Result<()> {
+    check_reachable(address)?;
     let python = a
         .python
         .clone()
@@ -84,6 +112,16 @@ fn run_on_ray(a: &SweepArgs, address: &str) -> Result<()> {
         bail!("--ray runs the sweep from Python, but {py} cannot import the flashlab package: pip install flashlab[ray] (from this repository: pip install '.[ray]'), or point --python / FLASHLAB_PYTHON at the Python that has it");
     }
     let mut cmd = std::process::Command::new(&python);
+    // The driver dies with flashlab (killed or crashed), never left running on its own.
+    // SAFETY: prctl is async-signal-safe; the closure allocates nothing.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     cmd.args(["-m", "flashlab.ray_sweep"])
         .arg(&a.spec)
         .arg("--out")

@@ -134,3 +134,32 @@ proptest! {
         rounds(Kind::As, &rs)?;
     }
 }
+
+/// The same at any scale: `POWER_CUTS` cuts per tree (default 200 here), in chains of 4
+/// rounds from seeded random rounds, e.g.
+/// `POWER_CUTS=10000 cargo test --release -p engine --test btree_crash_repeated at_scale`.
+#[test]
+fn both_trees_survive_power_cuts_at_scale() {
+    use rand::{Rng, SeedableRng};
+    let n: u64 = std::env::var("POWER_CUTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    for kind in [Kind::InPlace, Kind::As] {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut cuts = 0;
+        while cuts < n {
+            let chain: Vec<(Vec<Op>, u64, u64)> = (0..4)
+                .map(|_| {
+                    let ops = (0..rng.gen_range(5..150))
+                        .map(|_| (rng.gen_range(0..200), rng.gen(), rng.gen_bool(0.2)))
+                        .collect();
+                    (ops, rng.gen_range(1..300), rng.gen())
+                })
+                .collect();
+            rounds(kind, &chain).unwrap_or_else(|e| panic!("{kind:?} after {cuts} cuts: {e}"));
+            cuts += 4;
+        }
+        eprintln!("{kind:?}: {cuts} power cuts, every recovered state allowed");
+    }
+}

@@ -130,7 +130,6 @@ fn ptr(page: u64) -> DocPtr {
     }
 }
 
-
 #[test]
 fn documents_span_pages_and_a_stale_continuation_page_is_caught() {
     let mut pages = DataPages::new(64).unwrap();

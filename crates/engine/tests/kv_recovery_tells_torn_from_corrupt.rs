@@ -9,7 +9,6 @@ use engine::kv::format::{recover, FormatError, Recovered, Superblock, NO_PAGE, S
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
-
 /// A file model for recovery: superblock slots and headers by page.
 struct File {
     slots: [Vec<u8>; 2],

@@ -312,9 +312,13 @@ fn open(o: &BenchOptions) -> Result<Opened> {
             let fs = devices::check_timing_dir(&base, o.allow_memory_fs)?;
             let tmp = devices::temp_dir(Some(&base))?;
             let bytes = o.capacity_bytes.unwrap_or(DEFAULT_FILE_BYTES);
+            let min_bytes = 64 * FILE_PAGE_BYTES as u64;
+            if bytes < min_bytes {
+                bail!("--capacity {bytes} B: a file device needs at least {min_bytes} B (64 pages of {FILE_PAGE_BYTES} B) to measure; give at least 256KiB");
+            }
             let req = DeviceRequest {
                 page_bytes: FILE_PAGE_BYTES,
-                pages: bytes.div_ceil(FILE_PAGE_BYTES as u64).max(64),
+                pages: bytes.div_ceil(FILE_PAGE_BYTES as u64),
                 sim_min_bytes: 0,
                 sim_preset: "",
                 queue_depth: *QUEUE_DEPTHS.iter().max().expect("depths"),

@@ -161,7 +161,11 @@ fn on_a_real_file_typed_writes_carry_their_write_life() {
         ..FileOptions::default()
     };
     let dev = FileDevice::create(&path, 4096, 4096, fopts).unwrap();
-    let probe = FileDevice::open(&path, fopts).unwrap();
+    let probe_opts = FileOptions {
+        lock: blockdev::Lock::Unlocked,
+        ..fopts
+    };
+    let probe = FileDevice::open(&path, probe_opts).unwrap();
     let opts = Options {
         cache_pages: 16,
         ..Options::default()

@@ -32,9 +32,29 @@ pub fn render_dir(dir: &Path) -> Result<PathBuf, ReportError> {
 pub fn write_page(results: &Results, dir: &Path) -> Result<PathBuf, ReportError> {
     let page = html::page(results)?;
     let path = dir.join("index.html");
-    std::fs::write(&path, page).map_err(|source| ReportError::Write {
-        path: path.clone(),
-        source,
-    })?;
+    write_file(&path, page.as_bytes())?;
     Ok(path)
+}
+
+/// Write `bytes` to `path` safely: into a temp file in its directory, then renamed over it —
+/// a reader never sees half a file, and a symlink at `path` is replaced, never followed out
+/// of the directory. On an error the temp file is removed.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    use std::io::Write;
+    let err = |source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    // A temp file is private (0600); the page and results are for reading (0644, less umask).
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o644);
+    tmp.as_file().set_permissions(mode).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
 }

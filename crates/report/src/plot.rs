@@ -154,10 +154,15 @@ impl Plot {
     }
 }
 
-/// The least and greatest finite values; None when there is none.
+/// The largest magnitude an axis spans: near f64::MAX, padding overflows to infinity and the
+/// axis' tick loop never ends, so larger values are drawn at this edge.
+const AXIS_ABS_MAX: f64 = 1e300;
+
+/// The least and greatest finite values (within ±[`AXIS_ABS_MAX`]); None when there is none.
 fn finite_bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite()) {
+        let v = v.clamp(-AXIS_ABS_MAX, AXIS_ABS_MAX);
         lo = lo.min(v);
         hi = hi.max(v);
     }
@@ -590,6 +595,27 @@ mod tests {
             vec!["paper: > 200 % faster than", "disks alone (below)"]
         );
         assert!(wrap("", 30).is_empty());
+    }
+
+    /// Values near f64::MAX once made the axis range infinite and the tick loop endless.
+    #[test]
+    fn huge_values_still_draw() {
+        let huge = vec![(1.0, 1.7e308), (2.0, -1.7e308), (1.7e308, 1.0)];
+        let chart = Chart {
+            lines: vec![Line::ours("ours: a", "a", huge)],
+            ..Chart::default()
+        };
+        assert!(Plot::Lines(chart).svg("h").unwrap().starts_with("<svg"));
+        let bars = Bars {
+            y_label: "y".into(),
+            categories: vec!["a".into()],
+            groups: vec![BarGroup {
+                label: "ours".into(),
+                values: vec![Some(1.7e308)],
+                source: Source::Ours,
+            }],
+        };
+        assert!(Plot::Bars(bars).svg("b").unwrap().starts_with("<svg"));
     }
 
     #[test]

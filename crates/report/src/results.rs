@@ -121,9 +121,11 @@ pub enum ReportError {
 impl Results {
     /// Read and check `path`.
     pub fn load(path: &Path) -> Result<Results, ReportError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ReportError::Read {
-            path: path.to_path_buf(),
-            source,
+        let text = bounded::read_text(path, 1 << 30, "a results file").map_err(|source| {
+            ReportError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         Results::parse(&text, path)
     }
@@ -195,10 +197,7 @@ impl Results {
     /// Write the file (pretty-printed JSON).
     pub fn save(&self, path: &Path) -> Result<(), ReportError> {
         let text = serde_json::to_string_pretty(self).expect("results always serialize");
-        std::fs::write(path, text + "\n").map_err(|source| ReportError::Write {
-            path: path.to_path_buf(),
-            source,
-        })
+        crate::write_file(path, (text + "\n").as_bytes())
     }
 }
 

@@ -2,8 +2,12 @@
 //! [`crate::ycsb::LogReader`], [`crate::cache_trace::PageRefs`]): one line at a time into a
 //! reused buffer, counting lines from 1, stopping for good after the first error.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
+
+/// The longest line a reader takes, in bytes (with its newline): a longer one (a file with
+/// no newlines, e.g. `/dev/zero` or a binary file) is an error, never unbounded memory.
+pub const LINE_BYTES_MAX: usize = 1 << 20;
 
 /// Why [`Lines::next_parsed`] stopped: the reader failed, or a line did not parse (the line
 /// is [`Lines::line`]).
@@ -64,8 +68,19 @@ impl Lines {
             return None;
         }
         self.buf.clear();
-        match self.input.read_until(b'\n', &mut self.buf) {
+        let cap = LINE_BYTES_MAX as u64 + 1;
+        match (&mut self.input).take(cap).read_until(b'\n', &mut self.buf) {
             Ok(0) => None,
+            Ok(n) if n > LINE_BYTES_MAX => {
+                self.stopped = true;
+                Some(Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "line {} is longer than the line-length cap of {LINE_BYTES_MAX} bytes (a binary file, or one without newlines?)",
+                        self.line + 1
+                    ),
+                )))
+            }
             Ok(_) => {
                 self.line += 1;
                 Some(Ok(&self.buf))
@@ -144,6 +159,22 @@ mod tests {
         assert_eq!(lines.line(), 4);
         assert!(lines.stopped());
         assert!(lines.next_parsed("utf8", parse).is_none());
+    }
+
+    #[test]
+    fn a_line_without_end_fails_naming_the_line_and_the_cap() {
+        let endless = std::io::repeat(0).take(LINE_BYTES_MAX as u64 * 3);
+        let input = Box::new(std::io::BufReader::new(
+            std::io::Cursor::new(b"1\n".to_vec()).chain(endless),
+        ));
+        let mut lines = Lines::new(Path::new("t"), input);
+        assert!(lines.next_line().unwrap().is_ok());
+        let e = lines.next_line().unwrap().unwrap_err().to_string();
+        assert!(
+            e.contains("line 2") && e.contains(&LINE_BYTES_MAX.to_string()),
+            "{e}"
+        );
+        assert!(lines.next_line().is_none());
     }
 
     #[test]

@@ -122,10 +122,12 @@ impl StreamMap {
 
     /// The mapping in TOML file `path` (format in the module docs).
     pub fn load(path: &Path, files: u32, device_streams: u16) -> Result<StreamMap, StreamMapError> {
-        let text = std::fs::read_to_string(path).map_err(|source| StreamMapError::Read {
-            file: path.to_path_buf(),
-            source,
-        })?;
+        let text = bounded::read_text(path, bounded::CONFIG_BYTES_MAX, "a stream map").map_err(
+            |source| StreamMapError::Read {
+                file: path.to_path_buf(),
+                source,
+            },
+        )?;
         StreamMap::parse(path, &text, files, device_streams)
     }
 

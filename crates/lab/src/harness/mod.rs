@@ -2,6 +2,7 @@
 //! sweeps of runs.
 
 pub mod kv_bench;
+pub mod memory_limit;
 pub mod sim_summary;
 pub mod sweep;
 

@@ -3,8 +3,8 @@
 
 use super::{de, RunSpec, SpecError};
 use crate::lifetime::{ClassBy, LifetimeOptions, Source};
-use cache::streams::LbaPolicySpec;
 use crate::units::{parse_bytes, parse_multiple};
+use cache::streams::LbaPolicySpec;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use workload::TraceFormat;

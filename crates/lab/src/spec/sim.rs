@@ -4,9 +4,9 @@
 
 use super::{de, RunSpec, SpecError};
 use crate::sim::{Precondition, SimOptions};
-use cache::streams::LbaPolicySpec;
 use crate::units::{parse_bytes, parse_multiple};
 use anyhow::{bail, Context, Result};
+use cache::streams::LbaPolicySpec;
 use serde::{Deserialize, Serialize};
 use ssd::{FtlKind, GcPolicy, GcStreamMode, SsdConfig};
 use std::path::PathBuf;
@@ -279,8 +279,12 @@ impl SimSpec {
         if let Some(c) = &self.capacity {
             let bytes = parse_bytes(c).map_err(|e| SpecError::refused("--capacity", e))?;
             cfg = cfg.with_logical_capacity(bytes)?;
+            self.check_honoured(&cfg, c)?;
         }
         cfg.validate()?;
+        if let Some(v) = &self.write_volume {
+            check_measurable(v, parse_volume(v)?, &cfg)?;
+        }
         let request_pages = self.request_pages(&cfg)?;
         let trace_format = self
             .trace_format
@@ -320,13 +324,35 @@ impl SimSpec {
         Ok((req / page) as u32)
     }
 
-    /// `max_memory`, or half of physical RAM: a device larger than that would push the
+    /// `max_memory`, or the process's real limit (the least of half the RAM, RLIMIT_AS,
+    /// RLIMIT_DATA and the cgroup's memory.max): a device larger than that would push the
     /// machine into swap or the allocator into an abort.
     fn max_memory_bytes(&self) -> Result<u64, SpecError> {
         match &self.max_memory {
             Some(m) => parse_bytes(m).map_err(|e| SpecError::refused("--max-memory", e)),
-            None => Ok(physical_memory_bytes().map_or(FALLBACK_MAX_MEMORY_BYTES, |b| b / 2)),
+            None => match crate::harness::memory_limit::memory_limit() {
+                (u64::MAX, _) => Ok(FALLBACK_MAX_MEMORY_BYTES),
+                (bytes, _from) => Ok(bytes),
+            },
         }
+    }
+
+    /// A flag `--capacity` would lower to fit the spare blocks is refused, never clamped.
+    fn check_honoured(&self, cfg: &SsdConfig, capacity: &str) -> Result<(), SpecError> {
+        let f = &cfg.ftl;
+        for (flag, given, kept) in [
+            (
+                "--gc-free-blocks-min",
+                self.gc_free_blocks_min,
+                f.gc_free_blocks_min,
+            ),
+            ("--log-blocks", self.log_blocks, f.log_blocks),
+        ] {
+            if let Some(v) = given.filter(|&v| v != kept) {
+                return Err(SpecError::stated(flag, format!("{flag} {v}: a {capacity} device's spare blocks hold at most {kept} (beside the open blocks and the GC reserve); give at most {kept}, or raise --op or --capacity")));
+            }
+        }
+        Ok(())
     }
 
     fn apply_ftl(&self, cfg: &mut SsdConfig) -> Result<(), SpecError> {
@@ -378,12 +404,27 @@ impl SimSpec {
     }
 }
 
-/// `MemTotal` of /proc/meminfo (Linux), if readable.
-fn physical_memory_bytes() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
+/// The most random-write passes `--precondition full:N` runs (steady state comes within a
+/// few); ten times it bounds `--write-volume`.
+const PRECONDITION_PASSES_MAX: f64 = 100.0;
+
+/// Fewer measured pages than one block cannot show any GC: refused; so is a volume that would
+/// run for days.
+fn check_measurable(v: &str, volume: f64, cfg: &SsdConfig) -> Result<(), SpecError> {
+    let pages = volume * cfg.logical_pages() as f64;
+    let ppb = cfg.geometry.pages_per_block;
+    if pages < ppb as f64 {
+        return Err(SpecError::value("--write-volume", v, format!("measures {pages:.3e} pages, fewer than one block ({ppb} pages), too little to measure a write amplification; give e.g. 0.5x or 5x")));
+    }
+    let most = PRECONDITION_PASSES_MAX * 10.0;
+    if volume > most {
+        return Err(SpecError::value(
+            "--write-volume",
+            v,
+            format!("more than {most} x the capacity would run for days; give at most that"),
+        ));
+    }
+    Ok(())
 }
 
 fn parse_ftl(s: &str) -> Result<FtlKind, SpecError> {
@@ -446,6 +487,9 @@ fn parse_precondition(s: &str) -> Result<Precondition, SpecError> {
         ("full", Some(n)) => {
             let passes =
                 parse_multiple(n).map_err(|e| SpecError::refused("--precondition full:N", e))?;
+            if passes > PRECONDITION_PASSES_MAX {
+                return Err(SpecError::value("--precondition", s, format!("at most full:{PRECONDITION_PASSES_MAX} (x the capacity of random writes; steady state comes within a few)")));
+            }
             Ok(Precondition::Full { passes })
         }
         _ => Err(SpecError::value(

@@ -55,10 +55,12 @@ impl SsdConfig {
 
     /// Read, parse and validate a TOML file.
     pub fn from_file(path: &Path) -> Result<SsdConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = bounded::read_text(path, bounded::CONFIG_BYTES_MAX, "an SSD config").map_err(
+            |source| ConfigError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+        )?;
         SsdConfig::from_toml(&text, &path.display().to_string())
     }
 

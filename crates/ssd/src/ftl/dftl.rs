@@ -26,6 +26,9 @@ use std::collections::{BTreeSet, HashMap};
 /// Tag stored in translation pages (not host data).
 const TRANSLATION_TAG: u64 = u64::MAX - 1;
 
+/// Most rounds of "fix the moved pages' mappings, which may run GC again" after one write.
+const AFTER_GC_ROUNDS_MAX: u32 = 64;
+
 pub(crate) struct Dftl<P> {
     pub(crate) inner: PageFtl<P>,
     host_pages: u64,
@@ -35,7 +38,20 @@ pub(crate) struct Dftl<P> {
     pub(crate) cmt: Lru<u64, bool>,
     /// tvpn -> cached dirty lpns of that translation page (lookups only, never iterated).
     dirty_by_tpage: HashMap<u64, Vec<u64>>,
+    /// Host accesses in the current window, and the flash work done when it began.
+    window_accesses: u64,
+    window_work_at_start: u64,
 }
+
+/// Host accesses per window over which the flash work (translation writes + GC page
+/// copies) is averaged.
+const RUNAWAY_WINDOW_ACCESSES: u64 = 1024;
+/// Most flash work per host access, averaged over a window. More means GC's translation
+/// updates free less than they cost (each rewrite of a translation page triggers more GC,
+/// which moves more pages whose mappings need rewriting): a livelock, reported as an
+/// error. Healthy runs stay below about 100 (a write amplification of 100); runaway ones
+/// reach hundreds to thousands and take hours or days.
+const RUNAWAY_WORK_PER_ACCESS: u64 = 300;
 
 impl<P: VictimPolicy> Dftl<P> {
     pub fn new(cfg: &SsdConfig, flash: &Flash) -> Dftl<P> {
@@ -54,6 +70,8 @@ impl<P: VictimPolicy> Dftl<P> {
             capacity: (cfg.ftl.cmt_entries.max(1) as u64).min(host_pages.max(1)) as usize,
             cmt: Lru::new(),
             dirty_by_tpage: HashMap::new(),
+            window_accesses: 0,
+            window_work_at_start: 0,
         }
     }
 
@@ -149,8 +167,10 @@ impl<P: VictimPolicy> Dftl<P> {
     /// Fix the mappings of pages the inner GC moved.
     fn after_gc(&mut self, flash: &mut Flash, now: SimTime) -> Result<SimTime, SsdError> {
         let mut t = now;
-        // Bounded: each round's translation writes move at most a few pages.
-        for _ in 0..64 {
+        // Bounded: each round's translation writes move at most a few pages. When they move
+        // more than GC frees (a tiny CMT on a device of many translation pages), the rounds
+        // never end: that is an error, not a livelock.
+        for _ in 0..AFTER_GC_ROUNDS_MAX {
             let moved = std::mem::take(self.inner.gc_moved.as_mut().expect("recording"));
             if moved.is_empty() {
                 return Ok(t);
@@ -184,6 +204,33 @@ impl<P: VictimPolicy> Dftl<P> {
         }
         Ok(t)
     }
+
+    fn cannot_keep_up(&self) -> SsdError {
+        SsdError::GcCannotKeepUp {
+            cmt_entries: self.capacity,
+            translation_pages: self.host_pages.div_ceil(self.per_tpage),
+        }
+    }
+
+    /// Count a host access; at the end of a window, an error when GC ran away in it.
+    fn watch_runaway(&mut self, flash: &Flash) -> Result<(), SsdError> {
+        self.window_accesses += 1;
+        if self.window_accesses < RUNAWAY_WINDOW_ACCESSES {
+            return Ok(());
+        }
+        let spent = work(flash) - self.window_work_at_start;
+        self.window_accesses = 0;
+        self.window_work_at_start = work(flash);
+        if spent > RUNAWAY_WINDOW_ACCESSES * RUNAWAY_WORK_PER_ACCESS {
+            return Err(self.cannot_keep_up());
+        }
+        Ok(())
+    }
+}
+
+/// Flash work done so far that a host access can cause beyond its own page.
+fn work(flash: &Flash) -> u64 {
+    flash.stats.translation_writes + flash.stats.gc_pages_copied
 }
 
 impl<P: VictimPolicy> Ftl for Dftl<P> {
@@ -195,16 +242,19 @@ impl<P: VictimPolicy> Ftl for Dftl<P> {
         let t = self.translate(flash, w.lpn.0, true, w.now)?;
         let done = self.inner.write(flash, HostWrite { now: t, ..w })?;
         let fixed = self.after_gc(flash, t)?;
+        self.watch_runaway(flash)?;
         Ok(done.max(fixed))
     }
 
     fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found {
         let t = self.translate(flash, lpn.0, false, now)?;
+        self.watch_runaway(flash)?;
         self.inner.read(flash, lpn, t)
     }
 
     fn trim(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Done {
         let t = self.translate(flash, lpn.0, true, now)?;
+        self.watch_runaway(flash)?;
         self.inner.trim(flash, lpn, t)
     }
 

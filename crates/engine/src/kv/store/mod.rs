@@ -20,7 +20,7 @@ use super::{DataType, NamedPolicy};
 use crate::error::{Corruption, EngineError};
 use crate::page::{self, PageKind, HEADER_BYTES};
 use crate::pager::{MetaSlots, Pager};
-use blockdev::{BlockDevice, FileDevice, FileOptions};
+use blockdev::{BlockDevice, FileDevice, FileOptions, Lock};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
@@ -200,11 +200,30 @@ impl Store {
             // between waves. 256 (the block queue's depth here) cut the update phase's wall
             // time by about a sixth at 1 M records; 1024 was no better.
             queue_depth: 256,
+            lock: Lock::Exclusive,
         };
         let dev = if path.exists() {
             FileDevice::open(path, fo)?
         } else {
             FileDevice::create(path, opts.file_pages, opts.page_bytes, fo)?
+        };
+        Store::open_named(Box::new(dev), opts, path.display().to_string())
+    }
+
+    /// Open the existing store in file `path` read-only: `O_RDONLY` under a shared lock
+    /// (beside other readers, never beside a writer); works on read-only media and never
+    /// writes (a write, commit or trim fails with the device's read-only error).
+    pub fn open_read_only(path: &Path, opts: Options) -> Result<Store, EngineError> {
+        let fo = FileOptions {
+            buffered: opts.buffered,
+            page_bytes: opts.page_bytes,
+            lock: Lock::Shared,
+            ..FileOptions::default()
+        };
+        let dev = FileDevice::open(path, fo)?;
+        let opts = Options {
+            create: false,
+            ..opts
         };
         Store::open_named(Box::new(dev), opts, path.display().to_string())
     }

@@ -94,6 +94,15 @@ pub fn read(path: &Path) -> Result<Finished> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Finished { rows }),
         Err(e) => return Err(e).with_context(|| format!("--out {}", path.display())),
     };
+    let meta = file
+        .metadata()
+        .with_context(|| format!("--out {}", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!(
+            "--out {}: not a regular file (the sweep reads its finished rows back from it and appends new ones); give a file path",
+            path.display()
+        );
+    }
     let mut text = String::new();
     file.read_to_string(&mut text)
         .with_context(|| format!("--out {}: not UTF-8 text", path.display()))?;

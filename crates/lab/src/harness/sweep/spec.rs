@@ -64,7 +64,7 @@ pub struct Run {
 
 impl Spec {
     pub fn from_file(path: &Path) -> Result<Spec> {
-        let text = std::fs::read_to_string(path)
+        let text = bounded::read_text(path, bounded::CONFIG_BYTES_MAX, "a sweep spec")
             .with_context(|| format!("sweep spec {}", path.display()))?;
         let value: Value = if path.extension().is_some_and(|e| e == "json") {
             serde_json::from_str(&text)

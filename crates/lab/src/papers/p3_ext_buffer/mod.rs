@@ -227,6 +227,12 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     let steps = Steps::new(opts, 2 + 2 * 10 + 9 + ext.engine as usize);
     steps.step(format!("one-pass LRU curve of {}", trace.path.display()));
     let curve = one_pass_curve(&trace)?;
+    if curve.references == 0 {
+        anyhow::bail!(
+            "{}: the trace is empty (no page references), so there is nothing to measure; give a trace with references",
+            trace.path.display()
+        );
+    }
     let db_pages = tpcc_db.map_or(curve.distinct(), |d| d as usize);
     let ctx = Ctx { trace, db_pages };
     let main = ctx.pages(MAIN_PCT).max(1);

@@ -1,0 +1,139 @@
+//! Advisory whole-file locks (`flock`) on device files: one writer at a time, any number of
+//! readers. A read-write open takes an exclusive lock, a read-only open a shared one; both
+//! are non-blocking, so a second writer fails at once with [`DevError::Locked`] naming the
+//! file and, where Linux tells (`/proc/locks`), the process holding it. The lock lives as
+//! long as the open file (it is released when the device is dropped or the process dies).
+
+use crate::DevError;
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+/// How a [`crate::FileDevice`] holds its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Lock {
+    /// Read-write, exclusive lock: the one writer (the default).
+    #[default]
+    Exclusive,
+    /// Read-only (`O_RDONLY`), shared lock: never writes, works on read-only media; any
+    /// number of readers, but no writer, may hold the file at the same time.
+    Shared,
+    /// Read-write without a lock: a second handle for inspection (e.g. reading the file's
+    /// write-life hint) beside the locked one. Never for a store's data.
+    Unlocked,
+}
+
+impl Lock {
+    pub fn read_only(self) -> bool {
+        self == Lock::Shared
+    }
+}
+
+/// Take `lock` on `file` (opened from `path`) without waiting.
+pub(crate) fn take(file: &File, path: &Path, lock: Lock) -> Result<(), DevError> {
+    let op = match lock {
+        Lock::Exclusive => libc::LOCK_EX,
+        Lock::Shared => libc::LOCK_SH,
+        Lock::Unlocked => return Ok(()),
+    };
+    // SAFETY: plain syscall on an fd we own.
+    let r = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+        return Err(DevError::Io {
+            path: path.to_path_buf(),
+            op: "flock",
+            source: e,
+        });
+    }
+    let holder = file
+        .metadata()
+        .ok()
+        .and_then(|m| holder_pid(m.dev(), m.ino()));
+    Err(DevError::Locked {
+        path: path.to_path_buf(),
+        wanted: match lock {
+            Lock::Shared => "a shared (read-only)",
+            _ => "an exclusive (read-write)",
+        },
+        holder: match holder {
+            None => "another process".to_string(),
+            Some(pid) if pid == std::process::id() => {
+                format!("this process ({pid}: the file is open twice)")
+            }
+            Some(pid) => format!("process {pid}{}", comm(pid)),
+        },
+    })
+}
+
+/// The pid of a process holding a `flock` on the inode (`dev`, `ino`),
+/// from `/proc/locks` (lines like `1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF`).
+fn holder_pid(dev: u64, ino: u64) -> Option<u32> {
+    let text = std::fs::read_to_string("/proc/locks").ok()?;
+    let want = format!(
+        "{:02x}:{:02x}:{ino}",
+        libc::major(dev as libc::dev_t),
+        libc::minor(dev as libc::dev_t)
+    );
+    parse_holder(&text, &want)
+}
+
+fn parse_holder(text: &str, want: &str) -> Option<u32> {
+    text.lines().find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        // `N: FLOCK ADVISORY WRITE PID MAJ:MIN:INO START END` (blocked waiters have `->`).
+        let f = if f.get(1) == Some(&"->") {
+            &f[1..]
+        } else {
+            &f[..]
+        };
+        let pid: u32 = f.get(4)?.parse().ok()?;
+        (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&want)).then_some(pid)
+    })
+}
+
+/// ` (NAME)` of a process, or nothing when it cannot be read.
+fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| format!(" ({})", c.trim()))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_holder_is_read_from_proc_locks_lines() {
+        let text = "1: POSIX  ADVISORY  WRITE 77 08:01:5678 0 EOF\n\
+                    2: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF\n\
+                    3: FLOCK  ADVISORY  WRITE 99 08:01:9999 0 EOF\n";
+        assert_eq!(parse_holder(text, "08:01:5678"), Some(1234));
+        assert_eq!(parse_holder(text, "08:02:5678"), None);
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_naming_the_file_and_the_holder() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("store.img");
+        let a = File::create(&path).expect("create");
+        take(&a, &path, Lock::Exclusive).expect("first writer");
+        let b = File::open(&path).expect("open");
+        let msg = take(&b, &path, Lock::Exclusive)
+            .expect_err("second writer")
+            .to_string();
+        assert!(msg.contains("store.img") && msg.contains("locked"), "{msg}");
+        let c = File::open(&path).expect("open");
+        assert!(
+            take(&c, &path, Lock::Shared).is_err(),
+            "no reader beside a writer"
+        );
+        drop(a);
+        take(&b, &path, Lock::Shared).expect("readers share");
+        take(&c, &path, Lock::Shared).expect("readers share");
+    }
+}

@@ -1,0 +1,175 @@
+//! Bad inputs, one row each: the arguments (and an optional input file, `{FILE}` in the
+//! arguments), the exit code, substrings the error must contain, and never a panic or a
+//! backtrace. Every case runs in well under a second (tiny capacities).
+
+use std::process::Command;
+
+struct Case {
+    args: &'static [&'static str],
+    /// Content of `{FILE}` (a file in a fresh temp dir), if the args name one.
+    file: Option<&'static [u8]>,
+    code: i32,
+    says: &'static [&'static str],
+}
+
+const fn case(args: &'static [&'static str], code: i32, says: &'static [&'static str]) -> Case {
+    Case {
+        args,
+        file: None,
+        code,
+        says,
+    }
+}
+
+const CASES: &[Case] = &[
+    case(
+        &[
+            "sim",
+            "--ftl",
+            "dftl",
+            "--cmt-entries",
+            "1",
+            "--capacity",
+            "256MiB",
+        ],
+        2,
+        &["cannot keep up", "1-entry CMT", "--cmt-entries"],
+    ),
+    case(
+        &["sim", "--capacity", "64MiB", "--precondition", "full:1e30"],
+        2,
+        &["full:1e30", "at most 100"],
+    ),
+    case(
+        &["sim", "--capacity", "256MiB", "--gc-free-blocks-min", "100"],
+        2,
+        &["--gc-free-blocks-min 100", "at most", "--op or --capacity"],
+    ),
+    case(
+        &[
+            "sim",
+            "--ftl",
+            "bast",
+            "--capacity",
+            "256MiB",
+            "--log-blocks",
+            "1000",
+        ],
+        2,
+        &["--log-blocks 1000", "at most"],
+    ),
+    case(
+        &["sim", "--capacity", "64MiB", "--write-volume", "1e-300x"],
+        2,
+        &["--write-volume 1e-300x", "too little to measure"],
+    ),
+    case(
+        &["sim", "--capacity", "64MiB", "--write-volume", "1e30x"],
+        2,
+        &["--write-volume 1e30x", "at most"],
+    ),
+    case(
+        &["bench", "device", "--device", "file", "--capacity", "1B"],
+        2,
+        &["--capacity 1 B", "at least 262144 B"],
+    ),
+    case(
+        &["reproduce", "ext-buffer", "--trace", "/dev/null"],
+        2,
+        &["/dev/null", "trace is empty"],
+    ),
+    case(
+        &[
+            "sim",
+            "--capacity",
+            "64MiB",
+            "--workload",
+            "trace:/dev/zero",
+            "--trace-format",
+            "msr",
+        ],
+        2,
+        &["/dev/zero", "line 1", "line-length cap of 1048576 bytes"],
+    ),
+    case(
+        &["sim", "--config", "/dev/zero"],
+        2,
+        &["/dev/zero", "1048576-byte cap"],
+    ),
+    Case {
+        args: &["sweep", "{FILE}", "--out", "/dev/full", "--quiet"],
+        file: Some(b"[base]\ncapacity = \"64MiB\"\nwrite_volume = \"0.1x\"\n[vary]\nseed = [1]\n"),
+        code: 2,
+        says: &["--out /dev/full", "not a regular file"],
+    },
+    Case {
+        args: &["sweep", "{FILE}", "--out", "o.jsonl", "--quiet"],
+        file: Some(b"\xff\xfe\x00binary"),
+        code: 2,
+        says: &["sweep spec", "UTF-8"],
+    },
+    case(
+        &[
+            "sweep",
+            "spec.toml",
+            "--out",
+            "o.jsonl",
+            "--ray",
+            "127.0.0.1:1",
+        ],
+        2,
+        &["--ray 127.0.0.1:1", "no Ray cluster answers"],
+    ),
+    case(&["sim", "--capacity", "NaN"], 2, &["--capacity", "NaN"]),
+    case(&["sim", "--op", "nan"], 2, &["ftl.op", "NaN"]),
+    case(
+        &["kv", "get", "--path", "/nonexistent/kv.db", "k"],
+        2,
+        &["/nonexistent/kv.db", "no such store"],
+    ),
+    case(
+        &["kv", "check", "--path", "/nonexistent/kv.db"],
+        2,
+        &["/nonexistent/kv.db", "no such store"],
+    ),
+];
+
+fn run(c: &Case) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("input");
+    if let Some(content) = c.file {
+        std::fs::write(&file, content).unwrap();
+    }
+    let args: Vec<String> = c
+        .args
+        .iter()
+        .map(|a| a.replace("{FILE}", &file.display().to_string()))
+        .collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(&args)
+        .current_dir(dir.path())
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run flashlab");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_bad_input_is_refused_with_a_clear_error() {
+    let mut failures = Vec::new();
+    for c in CASES {
+        let (code, err) = run(c);
+        let missing: Vec<_> = c.says.iter().filter(|s| !err.contains(*s)).collect();
+        let panicked = err.contains("panicked") || err.contains("stack backtrace");
+        if code != Some(c.code) || !missing.is_empty() || panicked {
+            failures.push(format!(
+                "{:?}: exit {code:?} (want {}), missing {missing:?}, panicked {panicked}:\n{err}",
+                c.args, c.code
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -1,0 +1,96 @@
+//! A store has one writer at a time, across processes: while `kv run` writes a store, `kv
+//! put` from a second process is refused with an error naming the file and the holder (it
+//! never says "committed" for keys that then vanish); read-only `check` and `stat` are
+//! refused beside the writer too, and run beside each other and on a read-only file.
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Child, Command, Stdio};
+
+mod common;
+use common::{flashlab, path_str as s, stderr};
+
+fn spawn_writer(db: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["kv", "run", "--path", db, "--records", "2000", "--ops"])
+        .args(["100000000", "--value-bytes", "100", "--commit-every", "50"])
+        .args(["--file-mib", "64", "--quiet", "--json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the writer")
+}
+
+#[test]
+fn a_second_writer_is_refused_and_nothing_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = s(&dir.path().join("kv.db"));
+    let load = flashlab(
+        &["kv", "load", "--path", &db, "--records", "2000"]
+            .into_iter()
+            .chain(["--value-bytes", "100", "--file-mib", "64", "--quiet"])
+            .collect::<Vec<_>>(),
+    );
+    assert!(load.status.success(), "{}", stderr(&load));
+    let mut writer = spawn_writer(&db);
+    let mut committed = Vec::new();
+    let mut refusal = None;
+    // Until the writer holds the lock, puts may get in first: those must survive too.
+    for i in 0..2000 {
+        let key = format!("second-writer-{i}");
+        let out = flashlab(&["kv", "put", "--path", &db, &key, "v"]);
+        if out.status.success() {
+            committed.push(key);
+            continue;
+        }
+        let err = stderr(&out);
+        if err.contains("locked") {
+            refusal = Some((out.status.code(), err));
+            break;
+        }
+        assert!(
+            writer.try_wait().unwrap().is_none(),
+            "the writer ended: {err}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (code, err) = refusal.expect("the second writer was refused while the first ran");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(&db), "names the file: {err}");
+    assert!(
+        err.contains(&format!("process {}", writer.id())),
+        "names the holder: {err}"
+    );
+    assert!(!err.contains("committed as commit"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let check = flashlab(&["kv", "check", "--path", &db]);
+    assert_eq!(check.status.code(), Some(2), "no reader beside the writer");
+    assert!(stderr(&check).contains("locked"), "{}", stderr(&check));
+    writer.kill().expect("kill the writer");
+    writer.wait().expect("reap the writer");
+    let check = flashlab(&["kv", "check", "--path", &db]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    for key in &committed {
+        let got = flashlab(&["kv", "get", "--path", &db, key]);
+        assert!(got.status.success(), "{key} lost: {}", stderr(&got));
+    }
+}
+
+#[test]
+fn read_only_commands_work_on_a_read_only_file_and_never_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = s(&dir.path().join("kv.db"));
+    let put = flashlab(&["kv", "put", "--path", &db, "k", "v"]);
+    assert!(put.status.success(), "{}", stderr(&put));
+    let before = std::fs::read(&db).unwrap();
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    for args in [
+        &["kv", "check", "--path", &db][..],
+        &["kv", "stat", "--path", &db],
+        &["kv", "get", "--path", &db, "k"],
+        &["kv", "scan", "--path", &db],
+    ] {
+        let out = flashlab(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before, "a reader wrote");
+}
