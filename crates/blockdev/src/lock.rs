@@ -30,31 +30,60 @@ impl Lock {
     }
 }
 
-/// Take `lock` on `file` (opened from `path`) without waiting.
+/// How long an open waits for a lock whose holder has died: a process killed with its
+/// io_uring still open releases its files (and so its locks) from a kernel worker shortly
+/// after it is gone, not at its exit. A live holder is never waited for.
+const DEAD_HOLDER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Take `lock` on `file` (opened from `path`) without waiting for a live holder.
 pub(crate) fn take(file: &File, path: &Path, lock: Lock) -> Result<(), DevError> {
     let op = match lock {
         Lock::Exclusive => libc::LOCK_EX,
         Lock::Shared => libc::LOCK_SH,
         Lock::Unlocked => return Ok(()),
     };
-    // SAFETY: plain syscall on an fd we own.
-    let r = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
-    if r == 0 {
-        return Ok(());
+    let started = std::time::Instant::now();
+    loop {
+        // SAFETY: plain syscall on an fd we own.
+        let r = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(DevError::Io {
+                path: path.to_path_buf(),
+                op: "flock",
+                source: e,
+            });
+        }
+        let holder = file
+            .metadata()
+            .ok()
+            .and_then(|m| holder_pid(m.dev(), m.ino()));
+        match holder {
+            Some(pid) if !alive(pid) && started.elapsed() < DEAD_HOLDER_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            _ => return Err(locked(path, lock, holder)),
+        }
     }
-    let e = std::io::Error::last_os_error();
-    if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
-        return Err(DevError::Io {
-            path: path.to_path_buf(),
-            op: "flock",
-            source: e,
-        });
+}
+
+/// Whether process `pid` still runs (a zombie, or no process at all, holds nothing for long).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `PID (COMM) STATE ...`: the state follows the last `)`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
     }
-    let holder = file
-        .metadata()
-        .ok()
-        .and_then(|m| holder_pid(m.dev(), m.ino()));
-    Err(DevError::Locked {
+}
+
+fn locked(path: &Path, lock: Lock, holder: Option<u32>) -> DevError {
+    DevError::Locked {
         path: path.to_path_buf(),
         wanted: match lock {
             Lock::Shared => "a shared (read-only)",
@@ -67,7 +96,7 @@ pub(crate) fn take(file: &File, path: &Path, lock: Lock) -> Result<(), DevError>
             }
             Some(pid) => format!("process {pid}{}", comm(pid)),
         },
-    })
+    }
 }
 
 /// The pid of a process holding a `flock` on the inode (`dev`, `ino`),
@@ -114,6 +143,12 @@ mod tests {
                     3: FLOCK  ADVISORY  WRITE 99 08:01:9999 0 EOF\n";
         assert_eq!(parse_holder(text, "08:01:5678"), Some(1234));
         assert_eq!(parse_holder(text, "08:02:5678"), None);
+    }
+
+    #[test]
+    fn only_a_running_process_counts_as_alive() {
+        assert!(alive(std::process::id()));
+        assert!(!alive(u32::MAX - 1), "no such process");
     }
 
     #[test]

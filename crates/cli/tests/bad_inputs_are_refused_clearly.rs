@@ -22,6 +22,25 @@ const fn case(args: &'static [&'static str], code: i32, says: &'static [&'static
 }
 
 const CASES: &[Case] = &[
+    // Devices larger than the process may hold are refused before anything is allocated,
+    // naming the limit's source (half the RAM at most, whatever the machine).
+    case(
+        &[
+            "bench",
+            "device",
+            "--preset",
+            "p1-ssd",
+            "--capacity",
+            "12TiB",
+        ],
+        2,
+        &["--capacity", "memory limit", "needs about"],
+    ),
+    case(
+        &["reproduce", "multistream", "--capacity", "12TiB", "--quiet"],
+        2,
+        &["--capacity", "memory limit", "needs about"],
+    ),
     case(
         &[
             "sim",

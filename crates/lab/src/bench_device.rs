@@ -343,6 +343,7 @@ fn open(o: &BenchOptions) -> Result<Opened> {
                 .unwrap_or(cfg.logical_bytes())
                 .max(cfg.min_logical_bytes().with_context(context)?);
             let cfg = cfg.with_logical_capacity(bytes).with_context(context)?;
+            devices::check_memory(&cfg, "--capacity")?;
             let ssd = ssd::Ssd::new(cfg).with_context(context)?;
             let port = Box::new(ssd::HostPort::new(ssd, 1));
             Ok((Target::Sim(port), None, None))

@@ -20,7 +20,26 @@ pub fn sim_device_of(mut cfg: SsdConfig, page_bytes: usize, min_bytes: u64) -> R
         .max(1 << 20)
         .max(cfg.min_logical_bytes().with_context(context)?);
     let cfg = cfg.with_logical_capacity(bytes).with_context(context)?;
+    sim_device_checked(cfg, "--capacity (or the experiment's --scale)")
+}
+
+/// A simulated SSD of `cfg`, once its memory estimate (with the payloads `SimDevice` keeps)
+/// fits the process's real limit ([`crate::harness::memory_limit`]); `lower` names what the
+/// user can lower when it does not.
+pub fn sim_device_checked(cfg: SsdConfig, lower: &str) -> Result<SimDevice> {
+    let mut payloads = cfg.clone();
+    payloads.ftl.data = ssd::DataMode::Payloads;
+    check_memory(&payloads, lower)?;
     Ok(SimDevice::new(cfg)?)
+}
+
+/// `cfg`'s memory estimate against the process's real limit, with the limit's source and
+/// what to lower in the error.
+pub fn check_memory(cfg: &SsdConfig, lower: &str) -> Result<u64> {
+    let (limit, from) = crate::harness::memory_limit::memory_limit();
+    cfg.check_memory(limit).with_context(|| {
+        format!("{lower}: the simulated SSD does not fit the memory limit ({from})")
+    })
 }
 
 // The device registry of the experiments: kinds, the one opener, the temporary directory.

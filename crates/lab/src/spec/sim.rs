@@ -488,7 +488,7 @@ fn parse_precondition(s: &str) -> Result<Precondition, SpecError> {
             let passes =
                 parse_multiple(n).map_err(|e| SpecError::refused("--precondition full:N", e))?;
             if passes > PRECONDITION_PASSES_MAX {
-                return Err(SpecError::value("--precondition", s, format!("at most full:{PRECONDITION_PASSES_MAX} (x the capacity of random writes; steady state comes within a few)")));
+                return Err(SpecError::value("--precondition", s, format!("at most {PRECONDITION_PASSES_MAX} x the capacity of random writes (steady state comes within a few)")));
             }
             Ok(Precondition::Full { passes })
         }

@@ -150,17 +150,10 @@ impl KvBenchSpec {
                 let cfg = cfg
                     .with_logical_capacity(bytes)
                     .with_context(|| format!("preset {} with {bytes} bytes", self.preset))?;
-                let (limit, what) = crate::harness::memory_limit::memory_limit();
-                // The device keeps every page's payload (as `SimDevice` opens it).
-                let mut payloads = cfg.clone();
-                payloads.ftl.data = ssd::DataMode::Payloads;
-                payloads.check_memory(limit).with_context(|| {
-                    format!(
-                        "--device sim with --records {} (the limit is from {what}); lower --records or --ops",
-                        self.records
-                    )
-                })?;
-                let dev: Box<dyn BlockDevice> = Box::new(blockdev::SimDevice::new(cfg)?);
+                let dev: Box<dyn BlockDevice> = Box::new(crate::devices::sim_device_checked(
+                    cfg,
+                    "--records or --ops",
+                )?);
                 Ok((Store::open(dev, opts)?, "sim".into()))
             }
             _ => bail!("give --path FILE or --device sim"),

@@ -284,7 +284,7 @@ fn device(plan: &Plan, gc: GcStreamMode) -> Result<SimDevice> {
     let cfg = cfg
         .with_logical_capacity(plan.capacity_bytes)
         .with_context(context)?;
-    Ok(SimDevice::new(cfg)?)
+    crate::devices::sim_device_checked(cfg, "--capacity")
 }
 
 /// Age the drive: every logical page written once, sequentially, on the default stream (the
