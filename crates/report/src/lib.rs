@@ -1,40 +1,41 @@
-//! # report — flashlab's results file, plots and HTML page
+//! # report — flashlab's renderer: SVG plots, tables and the HTML page
 //!
-//! `flashlab reproduce all` runs every experiment and hands this crate a [`Results`]: each
-//! experiment's `lab::Report` (rows measured by the run, the paper's rows apart), its text
-//! tables and the run's metadata. From that alone (so `flashlab report DIR` can re-render a
-//! saved `results.json`) it draws one SVG chart per paper figure ([`figures`]), lists every
-//! claim the reports carry with its verdict and the counts per verdict ([`summary`]: plain
-//! data judged in `lab`, rendered here without knowing any experiment) and writes one self-contained
-//! `index.html` ([`html`]): inline SVG and CSS, no script, no network fetch.
+//! A leaf crate: it knows charts ([`plot`]), figures ([`figures::Figure`]), tables, claims as
+//! text and the page's layout ([`page::Page`]), but no experiment, paper or row type. `lab`
+//! builds the views (each paper's folder its figures from its typed rows) and this crate draws
+//! them: one self-contained `index.html` ([`html`]: inline SVG and CSS, no script, no network
+//! fetch), and the standalone SVG of `flashlab sim --plot` ([`sim_plot`]).
 //!
-//! Invariant: every number drawn or printed comes from the results file; a paper's figure is
-//! drawn only as a line, bar or marker labelled "paper", never as ours.
+//! Invariant: a paper's figure is drawn only as a line, bar or marker labelled "paper", never
+//! as ours.
 
+pub mod error;
 pub mod figures;
 pub mod html;
+pub mod page;
 pub mod plot;
-pub mod results;
 pub mod sim_plot;
 pub mod summary;
 
-pub use results::{ExperimentResult, Machine, ReportError, Results, RunMeta, Status, FORMAT};
+pub use error::ReportError;
+pub use figures::Figure;
+pub use page::{Done, Page, RunView, Section, SectionBody, TableView};
+pub use summary::{ClaimView, CountView, Mark};
 
 use std::path::{Path, PathBuf};
 
-/// Re-render `DIR/index.html` from `DIR/results.json`; returns the page's path.
-pub fn render_dir(dir: &Path) -> Result<PathBuf, ReportError> {
-    let results = Results::load(&dir.join("results.json"))?;
-    write_page(&results, dir)
-}
-
-/// Write `DIR/index.html` for `results`; returns its path.
-pub fn write_page(results: &Results, dir: &Path) -> Result<PathBuf, ReportError> {
-    let page = html::page(results)?;
-    let path = dir.join("index.html");
-    std::fs::write(&path, page).map_err(|source| ReportError::Write {
+/// Write `contents` as the file `name` of the report directory `dir`; returns its path. Every
+/// file of a report directory (results.json, index.html, the CSVs) is written here.
+pub fn write_file(dir: &Path, name: &str, contents: &[u8]) -> Result<PathBuf, ReportError> {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).map_err(|source| ReportError::Write {
         path: path.clone(),
         source,
     })?;
     Ok(path)
+}
+
+/// Write `DIR/index.html` for `page`; returns its path.
+pub fn write_page(page: &Page, dir: &Path) -> Result<PathBuf, ReportError> {
+    write_file(dir, "index.html", html::page(page)?.as_bytes())
 }

@@ -2,6 +2,10 @@
 //! sweeps of runs.
 
 pub mod kv_bench;
+pub mod page;
+pub mod reproduce_all;
+pub mod results;
+pub mod sim_plot;
 pub mod sim_summary;
 pub mod sweep;
 

@@ -2,9 +2,9 @@
 //! erases vs the host page-cache size, one line per FTL scheme; and Table 1's whole-run
 //! counts beside ours, each relative to BAST's (P4's volume and cache size are not stated).
 
-use super::{distinct, is, num, paper_table, points, text, Figure};
-use crate::plot::{BarGroup, Bars, Chart, Line, Plot, Source};
-use lab::{Report, Row};
+use crate::papers::chart::{distinct, is, num, paper_table, points, text, Figure};
+use crate::{Report, Row};
+use render::plot::{BarGroup, Bars, Chart, Line, Plot, Source};
 
 pub fn figures(r: &Report) -> Vec<Figure> {
     let rows: Vec<&Row> = r.rows.iter().collect();

@@ -3,12 +3,12 @@
 //! so every time is drawn relative to the in-place B-tree's (the paper's to its own B-tree's):
 //! the shapes compare, the seconds are in the tables.
 
-use super::{
+use crate::papers::chart::{
     device_suffix, devices, distinct, is, num, on_device, paper_table, points, relative_each, text,
     Figure,
 };
-use crate::plot::{Chart, Line, Plot};
-use lab::{Report, Row};
+use crate::{Report, Row};
+use render::plot::{Chart, Line, Plot};
 
 pub fn figures(r: &Report) -> Vec<Figure> {
     let mut out = Vec::new();
@@ -184,7 +184,7 @@ fn write_buffer(rows: &[&Row], r: &Report) -> Chart {
         lines.push(Line::ours(
             format!("ours: AS, F={f}"),
             &format!("f{f}"),
-            super::relative(p, base),
+            render::figures::relative(p, base),
         ));
     }
     let paper = paper_table(r, "P1 Table 2");
@@ -210,7 +210,7 @@ fn write_buffer(rows: &[&Row], r: &Report) -> Chart {
         lines.push(Line::paper(
             format!("paper: AS, F={f}"),
             &format!("f{f}"),
-            super::relative(p, base),
+            render::figures::relative(p, base),
         ));
     }
     Chart {
@@ -261,7 +261,7 @@ fn vs_cache(rows: &[&Row], r: &Report, key: &str) -> Chart {
             ("as_btree", Some(ms)) => format!("{label} (buffer {ms})"),
             _ => label.to_string(),
         };
-        lines.push(Line::ours(label, color, super::relative(p, base)));
+        lines.push(Line::ours(label, color, render::figures::relative(p, base)));
     }
     let paper = paper_table(r, "P1 Tables 5-6");
     let pbase = paper
@@ -278,7 +278,7 @@ fn vs_cache(rows: &[&Row], r: &Report, key: &str) -> Chart {
         lines.push(Line::paper(
             format!("paper: {tree}"),
             &paper_key(tree),
-            super::relative(p, pbase),
+            render::figures::relative(p, pbase),
         ));
     }
     Chart {

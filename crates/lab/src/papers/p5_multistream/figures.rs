@@ -3,9 +3,9 @@
 //! type (`series` `lifetime_histogram`). Paper rows are read where they carry `policy` and
 //! `waf`; the lifetime table itself is among the experiment's text tables.
 
-use super::{num, text, Figure};
-use crate::plot::{BarGroup, Bars, Chart, Line, Marker, Plot, Source};
-use lab::{Report, Row};
+use crate::papers::chart::{num, text, Figure};
+use crate::{Report, Row};
+use render::plot::{BarGroup, Bars, Chart, Line, Marker, Plot, Source};
 
 /// The series this module draws (the generic series charts skip them).
 pub const SERIES_DRAWN: &[&str] = &["waf_over_time", "lifetime_histogram"];

@@ -2,9 +2,9 @@
 //! line per device and scan mode, and vs the batch size. The paper gives 6.5× at 20 %
 //! selectivity (batch 50) and "at least 5.7×" at every other selectivity.
 
-use super::{distinct, is, num, paper_table, points, text, Figure};
-use crate::plot::{Chart, Line, Marker, Plot, Source};
-use lab::{Report, Row};
+use crate::papers::chart::{distinct, is, num, paper_table, points, text, Figure};
+use crate::{Report, Row};
+use render::plot::{Chart, Line, Marker, Plot, Source};
 
 pub fn figures(r: &Report) -> Vec<Figure> {
     let rows: Vec<&Row> = r.rows.iter().collect();

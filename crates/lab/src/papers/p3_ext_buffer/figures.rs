@@ -3,9 +3,9 @@
 //! RAID-0); the one-pass LRU curve. P3 prints no table of results, only findings: they are
 //! drawn as the paper's reference lines.
 
-use super::{distinct, is, num, points, text, Figure};
-use crate::plot::{Chart, Line, Marker, Plot, Source};
-use lab::{Report, Row};
+use crate::papers::chart::{distinct, is, num, points, text, Figure};
+use crate::{Report, Row};
+use render::plot::{Chart, Line, Marker, Plot, Source};
 
 fn finding<'a>(r: &'a Report, name: &str) -> Option<&'a Row> {
     r.paper.iter().find(|p| is(p, "finding", name))
