@@ -1,19 +1,45 @@
-//! What the papers' figures share: the charts of measured curves (`Report::series`) that no
+//! What the papers' figures share: reading a report's rows as a paper's typed rows, small
+//! helpers over typed values, and the charts of measured curves (`Report::series`) that no
 //! paper's `figures.rs` draws, so a new experiment's curves show up without code.
 
 use crate::{Report, Row};
-pub use render::figures::{relative_each, slug, Figure};
 use render::plot::{Chart, Line, Plot};
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+
+pub use render::figures::{in_x_order, relative, relative_each, slug, Figure};
+
+/// Every row of `rows` that reads as a `T` (a field renamed in `T` is a compile error where
+/// it is used; a row of another shape is skipped, as a figure draws what it has).
+pub fn typed<T: DeserializeOwned>(rows: &[Row]) -> Vec<T> {
+    rows.iter()
+        .filter_map(|r| serde_json::from_value(serde_json::Value::Object(r.clone())).ok())
+        .collect()
+}
+
+/// The distinct values, in first-seen order.
+pub fn distinct<T: PartialEq>(values: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// `(x, y)` points in x order.
+pub fn xy(points: impl IntoIterator<Item = (f64, f64)>) -> Vec<(f64, f64)> {
+    in_x_order(points.into_iter().collect())
+}
 
 /// A chart per `series` name not in `drawn`: one line per label.
 pub fn series_figures(r: &Report, drawn: &[&str]) -> Vec<Figure> {
-    let mut names: Vec<&str> = Vec::new();
-    for s in &r.series {
-        if !names.contains(&s.name.as_str()) && !drawn.contains(&s.name.as_str()) {
-            names.push(&s.name);
-        }
-    }
+    let names = distinct(
+        r.series
+            .iter()
+            .map(|s| s.name.as_str())
+            .filter(|n| !drawn.contains(n)),
+    );
     names
         .into_iter()
         .map(|name| {
@@ -37,80 +63,24 @@ pub fn series_figures(r: &Report, drawn: &[&str]) -> Vec<Figure> {
         .collect()
 }
 
-/// A number under `key` (integers and floats).
-pub fn num(r: &Row, key: &str) -> Option<f64> {
-    r.get(key).and_then(Value::as_f64)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A string under `key`.
-pub fn text<'a>(r: &'a Row, key: &str) -> Option<&'a str> {
-    r.get(key).and_then(Value::as_str)
-}
-
-/// Whether `r[key]` is the string `value`.
-pub fn is(r: &Row, key: &str, value: &str) -> bool {
-    text(r, key) == Some(value)
-}
-
-/// The distinct values under `key` (strings, or numbers printed), in first-seen order.
-pub fn distinct(rows: &[&Row], key: &str) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::new();
-    for r in rows {
-        if let Some(v) = r.get(key) {
-            if !out.contains(v) {
-                out.push(v.clone());
-            }
+    #[test]
+    fn typed_rows_skip_other_shapes_and_distinct_keeps_order() {
+        #[derive(serde::Deserialize)]
+        struct R {
+            a: f64,
         }
+        let rows = vec![
+            crate::report::row([("a", 1.into())]),
+            crate::report::row([("a", "x".into())]),
+        ];
+        let t: Vec<R> = typed(&rows);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].a, 1.0);
+        assert_eq!(distinct([3, 1, 3, 2]), vec![3, 1, 2]);
+        assert_eq!(xy([(2.0, 0.0), (1.0, 1.0)]), vec![(1.0, 1.0), (2.0, 0.0)]);
     }
-    out
-}
-
-/// `(x, y)` of the rows that have both, in x order.
-pub fn points<'a>(rows: impl IntoIterator<Item = &'a Row>, x: &str, y: &str) -> Vec<(f64, f64)> {
-    let mut p: Vec<(f64, f64)> = rows
-        .into_iter()
-        .filter_map(|r| Some((num(r, x)?, num(r, y)?)))
-        .collect();
-    p.sort_by(|a, b| a.0.total_cmp(&b.0));
-    p
-}
-
-/// Paper rows whose `table` starts with `prefix`.
-pub fn paper_table<'a>(r: &'a Report, prefix: &str) -> Vec<&'a Row> {
-    r.paper
-        .iter()
-        .filter(|p| text(p, "table").is_some_and(|t| t.starts_with(prefix)))
-        .collect()
-}
-
-/// The devices rows ran on (`device` key), or one unnamed device.
-pub fn devices(rows: &[Row]) -> Vec<Option<String>> {
-    let refs: Vec<&Row> = rows.iter().collect();
-    let d: Vec<Option<String>> = distinct(&refs, "device")
-        .into_iter()
-        .map(|v| v.as_str().map(str::to_string))
-        .collect();
-    if d.is_empty() {
-        vec![None]
-    } else {
-        d
-    }
-}
-
-/// Rows on `device` (all rows when None).
-pub fn on_device<'a>(rows: &'a [Row], device: &Option<String>) -> Vec<&'a Row> {
-    rows.iter()
-        .filter(|r| match device {
-            Some(d) => is(r, "device", d),
-            None => true,
-        })
-        .collect()
-}
-
-/// " (device sim)" for titles, when the rows name devices.
-pub fn device_suffix(device: &Option<String>) -> String {
-    device
-        .as_deref()
-        .map(|d| format!(" — device {d}"))
-        .unwrap_or_default()
 }

@@ -3,55 +3,117 @@
 //! so every time is drawn relative to the in-place B-tree's (the paper's to its own B-tree's):
 //! the shapes compare, the seconds are in the tables.
 
-use crate::papers::chart::{
-    device_suffix, devices, distinct, is, num, on_device, paper_table, points, relative_each, text,
-    Figure,
-};
-use crate::{Report, Row};
+use super::BTreeRow;
+use crate::devices::DeviceKind;
+use crate::papers::chart::{distinct, relative, relative_each, typed, xy, Figure};
+use crate::Report;
 use render::plot::{Chart, Line, Plot};
+use serde::Deserialize;
+
+/// A row of the paper's Tables 2–6 (`paper.toml`).
+#[derive(Deserialize)]
+struct PaperRow {
+    table: String,
+    tree: Option<String>,
+    keys_per_node: Option<f64>,
+    cache_nodes: Option<f64>,
+    insert_seconds: Option<f64>,
+    search_seconds: Option<f64>,
+}
+
+/// What a chart measures: insert or search time, ours and the paper's.
+#[derive(Clone, Copy)]
+struct Measure {
+    /// `insert seconds`, for the axis.
+    name: &'static str,
+    ours: fn(&BTreeRow) -> f64,
+    paper: fn(&PaperRow) -> Option<f64>,
+}
+
+const INSERT: Measure = Measure {
+    name: "insert seconds",
+    ours: |q| q.insert_seconds,
+    paper: |q| q.insert_seconds,
+};
+const SEARCH: Measure = Measure {
+    name: "search seconds",
+    ours: |q| q.search_seconds,
+    paper: |q| q.search_seconds,
+};
+
+/// The paper's rows of the tables whose title starts with `prefix`.
+fn paper_table<'a>(paper: &'a [PaperRow], prefix: &str) -> Vec<&'a PaperRow> {
+    paper
+        .iter()
+        .filter(|p| p.table.starts_with(prefix))
+        .collect()
+}
+
+fn is_tree(q: &PaperRow, tree: &str) -> bool {
+    q.tree.as_deref() == Some(tree)
+}
 
 pub fn figures(r: &Report) -> Vec<Figure> {
+    let all: Vec<BTreeRow> = typed(&r.rows);
+    let paper: Vec<PaperRow> = typed(&r.paper);
+    let mut devices: Vec<Option<DeviceKind>> = distinct(all.iter().map(|q| q.device))
+        .into_iter()
+        .map(Some)
+        .collect();
+    if devices.is_empty() {
+        devices.push(None);
+    }
     let mut out = Vec::new();
-    for dev in devices(&r.rows) {
-        let rows = on_device(&r.rows, &dev);
-        let no_cache: Vec<&Row> = rows
+    for dev in devices {
+        let rows: Vec<&BTreeRow> = all
             .iter()
-            .copied()
-            .filter(|x| num(x, "cache_nodes") == Some(0.0))
+            .filter(|q| dev.is_none_or(|d| q.device == d))
             .collect();
-        let id = |what: &str| match &dev {
-            Some(d) => format!("as-btree-{what}-{d}"),
-            None => format!("as-btree-{what}"),
-        };
-        let suffix = device_suffix(&dev);
-        for (what, key, table) in [
-            ("insert", "insert_seconds", "P1 Table 2"),
-            ("search", "search_seconds", "P1 Table 3"),
-        ] {
-            out.push(Figure {
-                id: id(&format!("{what}-vs-f")),
-                title: format!("{table}: {what} time vs keys per node F{suffix}"),
-                caption: format!("{what} time of each tree ÷ the in-place B-tree's at the same F (no cache); solid: ours, dashed: the paper's {table} ÷ its B-tree's."),
-                plot: Plot::Lines(vs_f(&no_cache, r, key, table)),
-            });
-        }
+        out.extend(device_figures(&rows, &paper, dev));
+    }
+    out
+}
+
+/// The figures of the runs on one device.
+fn device_figures(rows: &[&BTreeRow], paper: &[PaperRow], dev: Option<DeviceKind>) -> Vec<Figure> {
+    let no_cache: Vec<&BTreeRow> = rows
+        .iter()
+        .copied()
+        .filter(|x| x.cache_nodes == 0)
+        .collect();
+    let id = |what: &str| match dev {
+        Some(d) => format!("as-btree-{what}-{d}"),
+        None => format!("as-btree-{what}"),
+    };
+    let suffix = dev.map(|d| format!(" — device {d}")).unwrap_or_default();
+    let mut out = Vec::new();
+    for (what, m, table) in [
+        ("insert", INSERT, "P1 Table 2"),
+        ("search", SEARCH, "P1 Table 3"),
+    ] {
         out.push(Figure {
-            id: id("write-buffer"),
-            title: format!("P1 Table 2: AS B-tree insert time vs write-buffer size{suffix}"),
-            caption: "AS B-tree insert time ÷ the in-place B-tree's at the same F, per F; dashed: the paper's AS buffer 1/8/16/32 ÷ its B-tree's.".into(),
-            plot: Plot::Lines(write_buffer(&no_cache, r)),
+            id: id(&format!("{what}-vs-f")),
+            title: format!("{table}: {what} time vs keys per node F{suffix}"),
+            caption: format!("{what} time of each tree ÷ the in-place B-tree's at the same F (no cache); solid: ours, dashed: the paper's {table} ÷ its B-tree's."),
+            plot: Plot::Lines(vs_f(&no_cache, &paper_table(paper, table), m)),
         });
-        for (what, key, table) in [
-            ("insert", "insert_seconds", "P1 Table 5"),
-            ("search", "search_seconds", "P1 Table 6"),
-        ] {
-            out.push(Figure {
-                id: id(&format!("{what}-vs-cache")),
-                title: format!("{table}: {what} time vs LRU cache size{suffix}"),
-                caption: format!("{what} time ÷ the in-place B-tree's without cache (F of the cache runs); dashed: the paper's {table} ÷ its B-tree's without cache."),
-                plot: Plot::Lines(vs_cache(&rows, r, key)),
-            });
-        }
+    }
+    out.push(Figure {
+        id: id("write-buffer"),
+        title: format!("P1 Table 2: AS B-tree insert time vs write-buffer size{suffix}"),
+        caption: "AS B-tree insert time ÷ the in-place B-tree's at the same F, per F; dashed: the paper's AS buffer 1/8/16/32 ÷ its B-tree's.".into(),
+        plot: Plot::Lines(write_buffer(&no_cache, &paper_table(paper, "P1 Table 2"))),
+    });
+    for (what, m, table) in [
+        ("insert", INSERT, "P1 Table 5"),
+        ("search", SEARCH, "P1 Table 6"),
+    ] {
+        out.push(Figure {
+            id: id(&format!("{what}-vs-cache")),
+            title: format!("{table}: {what} time vs LRU cache size{suffix}"),
+            caption: format!("{what} time ÷ the in-place B-tree's without cache (F of the cache runs); dashed: the paper's {table} ÷ its B-tree's without cache."),
+            plot: Plot::Lines(vs_cache(rows, &paper_table(paper, "P1 Tables 5-6"), m)),
+        });
     }
     out
 }
@@ -61,19 +123,20 @@ struct OurTree {
     label: String,
     color: String,
     tree: &'static str,
-    write_buffer_nodes: Option<f64>,
+    write_buffer_nodes: Option<usize>,
 }
 
 impl OurTree {
-    fn keeps(&self, r: &Row) -> bool {
-        is(r, "tree", self.tree)
-            && (self.write_buffer_nodes.is_none()
-                || num(r, "write_buffer_nodes") == self.write_buffer_nodes)
+    fn keeps(&self, r: &BTreeRow) -> bool {
+        r.tree == self.tree
+            && self
+                .write_buffer_nodes
+                .is_none_or(|ms| r.write_buffer_nodes == ms)
     }
 }
 
 /// Our lines: the in-place B-tree, BFTL, and AS at each write-buffer size run.
-fn our_trees(rows: &[&Row]) -> Vec<OurTree> {
+fn our_trees(rows: &[&BTreeRow]) -> Vec<OurTree> {
     let tree = |label: &str, color: &str, tree, ms| OurTree {
         label: label.to_string(),
         color: color.to_string(),
@@ -84,13 +147,8 @@ fn our_trees(rows: &[&Row]) -> Vec<OurTree> {
         tree("ours: in-place B-tree", "btree", "in_place", None),
         tree("ours: BFTL", "bftl", "bftl", None),
     ];
-    let as_rows: Vec<&Row> = rows
-        .iter()
-        .copied()
-        .filter(|r| is(r, "tree", "as_btree"))
-        .collect();
-    for ms in distinct(&as_rows, "write_buffer_nodes") {
-        let Some(ms) = ms.as_f64() else { continue };
+    let as_rows = rows.iter().filter(|r| r.tree == "as_btree");
+    for ms in distinct(as_rows.map(|r| r.write_buffer_nodes)) {
         out.push(tree(
             &format!("ours: AS, buffer {ms}"),
             &format!("as{ms}"),
@@ -114,44 +172,46 @@ fn paper_key(tree: &str) -> String {
     }
 }
 
-fn vs_f(rows: &[&Row], r: &Report, key: &str, table: &str) -> Chart {
+/// The paper's `(x, measure)` points of `tree`, in x order.
+fn paper_points(
+    paper: &[&PaperRow],
+    tree: &str,
+    x: fn(&PaperRow) -> Option<f64>,
+    m: Measure,
+) -> Vec<(f64, f64)> {
+    let of = paper.iter().filter(|q| is_tree(q, tree));
+    xy(of.filter_map(|q| Some((x(q)?, (m.paper)(q)?))))
+}
+
+fn vs_f(rows: &[&BTreeRow], paper: &[&PaperRow], m: Measure) -> Chart {
     let base = |x: f64| {
         rows.iter()
-            .find(|q| is(q, "tree", "in_place") && num(q, "keys_per_node") == Some(x))
-            .and_then(|q| num(q, key))
+            .find(|q| q.tree == "in_place" && q.keys_per_node as f64 == x)
+            .map(|q| (m.ours)(q))
     };
     let mut lines = Vec::new();
     let trees = our_trees(rows);
     for t in &trees {
-        let p = points(
-            rows.iter().copied().filter(|q| t.keeps(q)),
-            "keys_per_node",
-            key,
-        );
+        let of = rows.iter().filter(|q| t.keeps(q));
+        let p = xy(of.map(|q| (q.keys_per_node as f64, (m.ours)(q))));
         lines.push(Line::ours(
             t.label.clone(),
             &t.color,
             relative_each(p, base),
         ));
     }
-    let paper = paper_table(r, table);
     let pbase = |x: f64| {
         paper
             .iter()
-            .find(|q| is(q, "tree", "B-tree") && num(q, "keys_per_node") == Some(x))
-            .and_then(|q| num(q, key))
+            .find(|q| is_tree(q, "B-tree") && q.keys_per_node == Some(x))
+            .and_then(|q| (m.paper)(q))
     };
-    for tree in distinct(&paper, "tree") {
-        let Some(tree) = tree.as_str() else { continue };
+    for tree in distinct(paper.iter().filter_map(|q| q.tree.as_deref())) {
         let k = paper_key(tree);
         if !trees.iter().any(|t| t.color == k) {
             continue; // a write-buffer size we did not run: its own chart shows it
         }
-        let p = points(
-            paper.iter().copied().filter(|q| is(q, "tree", tree)),
-            "keys_per_node",
-            key,
-        );
+        let p = paper_points(paper, tree, |q| q.keys_per_node, m);
         lines.push(Line::paper(
             format!("paper: {tree}"),
             &k,
@@ -160,57 +220,50 @@ fn vs_f(rows: &[&Row], r: &Report, key: &str, table: &str) -> Chart {
     }
     Chart {
         x_label: "keys per node F".into(),
-        y_label: format!("{} ÷ in-place B-tree's", key.replace('_', " ")),
+        y_label: format!("{} ÷ in-place B-tree's", m.name),
         lines,
         ..Chart::default()
     }
 }
 
-fn write_buffer(rows: &[&Row], r: &Report) -> Chart {
+fn write_buffer(rows: &[&BTreeRow], paper: &[&PaperRow]) -> Chart {
     let mut lines = Vec::new();
-    for f in distinct(rows, "keys_per_node") {
-        let Some(f) = f.as_f64() else { continue };
-        let base = rows
-            .iter()
-            .find(|q| is(q, "tree", "in_place") && num(q, "keys_per_node") == Some(f))
-            .and_then(|q| num(q, "insert_seconds"));
-        let p = points(
-            rows.iter()
-                .copied()
-                .filter(|q| is(q, "tree", "as_btree") && num(q, "keys_per_node") == Some(f)),
-            "write_buffer_nodes",
-            "insert_seconds",
-        );
+    for f in distinct(rows.iter().map(|q| q.keys_per_node)) {
+        let at_f = || rows.iter().filter(move |q| q.keys_per_node == f);
+        let base = at_f()
+            .find(|q| q.tree == "in_place")
+            .map(|q| q.insert_seconds);
+        let of = at_f().filter(|q| q.tree == "as_btree");
+        let p = xy(of.map(|q| (q.write_buffer_nodes as f64, q.insert_seconds)));
         lines.push(Line::ours(
             format!("ours: AS, F={f}"),
             &format!("f{f}"),
-            render::figures::relative(p, base),
+            relative(p, base),
         ));
     }
-    let paper = paper_table(r, "P1 Table 2");
-    for f in distinct(&paper, "keys_per_node") {
-        let Some(f) = f.as_f64() else { continue };
-        let at_f: Vec<&Row> = paper
+    for f in distinct(paper.iter().filter_map(|q| q.keys_per_node)) {
+        let at_f: Vec<&PaperRow> = paper
             .iter()
             .copied()
-            .filter(|q| num(q, "keys_per_node") == Some(f))
+            .filter(|q| q.keys_per_node == Some(f))
             .collect();
         let base = at_f
             .iter()
-            .find(|q| is(q, "tree", "B-tree"))
-            .and_then(|q| num(q, "insert_seconds"));
-        let mut p: Vec<(f64, f64)> = at_f
-            .iter()
-            .filter_map(|q| {
-                let n: f64 = text(q, "tree")?.strip_prefix("AS buffer ")?.parse().ok()?;
-                Some((n, num(q, "insert_seconds")?))
-            })
-            .collect();
-        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+            .find(|q| is_tree(q, "B-tree"))
+            .and_then(|q| q.insert_seconds);
+        let p = xy(at_f.iter().filter_map(|q| {
+            let n: f64 = q
+                .tree
+                .as_deref()?
+                .strip_prefix("AS buffer ")?
+                .parse()
+                .ok()?;
+            Some((n, q.insert_seconds?))
+        }));
         lines.push(Line::paper(
             format!("paper: AS, F={f}"),
             &format!("f{f}"),
-            render::figures::relative(p, base),
+            relative(p, base),
         ));
     }
     Chart {
@@ -221,69 +274,56 @@ fn write_buffer(rows: &[&Row], r: &Report) -> Chart {
     }
 }
 
-fn vs_cache(rows: &[&Row], r: &Report, key: &str) -> Chart {
-    let cached: Vec<&Row> = rows
-        .iter()
-        .copied()
-        .filter(|q| num(q, "cache_nodes").unwrap_or(0.0) > 0.0)
-        .collect();
-    let Some(f) = cached.first().and_then(|q| num(q, "keys_per_node")) else {
+fn vs_cache(rows: &[&BTreeRow], paper: &[&PaperRow], m: Measure) -> Chart {
+    let cached: Vec<&BTreeRow> = rows.iter().copied().filter(|q| q.cache_nodes > 0).collect();
+    let Some(f) = cached.first().map(|q| q.keys_per_node) else {
         return Chart::default();
     };
-    let at_f: Vec<&Row> = rows
+    let at_f: Vec<&BTreeRow> = rows
         .iter()
         .copied()
-        .filter(|q| num(q, "keys_per_node") == Some(f))
+        .filter(|q| q.keys_per_node == f)
         .collect();
     // AS runs with the cache use one write-buffer size; its no-cache point is the same size.
     let as_ms = cached
         .iter()
-        .find(|q| is(q, "tree", "as_btree"))
-        .and_then(|q| num(q, "write_buffer_nodes"));
+        .find(|q| q.tree == "as_btree")
+        .map(|q| q.write_buffer_nodes);
     let base = at_f
         .iter()
-        .find(|q| is(q, "tree", "in_place") && num(q, "cache_nodes") == Some(0.0))
-        .and_then(|q| num(q, key));
+        .find(|q| q.tree == "in_place" && q.cache_nodes == 0)
+        .map(|q| (m.ours)(q));
     let mut lines = Vec::new();
     for (tree, label, color) in [
         ("in_place", "ours: in-place B-tree", "btree"),
         ("bftl", "ours: BFTL", "bftl"),
         ("as_btree", "ours: AS B-tree", "as"),
     ] {
-        let p = points(
-            at_f.iter().copied().filter(|q| {
-                is(q, "tree", tree) && (tree != "as_btree" || num(q, "write_buffer_nodes") == as_ms)
-            }),
-            "cache_nodes",
-            key,
-        );
+        let of = at_f.iter().filter(|q| {
+            q.tree == tree && (tree != "as_btree" || Some(q.write_buffer_nodes) == as_ms)
+        });
+        let p = xy(of.map(|q| (q.cache_nodes as f64, (m.ours)(q))));
         let label = match (tree, as_ms) {
             ("as_btree", Some(ms)) => format!("{label} (buffer {ms})"),
             _ => label.to_string(),
         };
-        lines.push(Line::ours(label, color, render::figures::relative(p, base)));
+        lines.push(Line::ours(label, color, relative(p, base)));
     }
-    let paper = paper_table(r, "P1 Tables 5-6");
     let pbase = paper
         .iter()
-        .find(|q| is(q, "tree", "B-tree") && num(q, "cache_nodes") == Some(0.0))
-        .and_then(|q| num(q, key));
-    for tree in distinct(&paper, "tree") {
-        let Some(tree) = tree.as_str() else { continue };
-        let p = points(
-            paper.iter().copied().filter(|q| is(q, "tree", tree)),
-            "cache_nodes",
-            key,
-        );
+        .find(|q| is_tree(q, "B-tree") && q.cache_nodes == Some(0.0))
+        .and_then(|q| (m.paper)(q));
+    for tree in distinct(paper.iter().filter_map(|q| q.tree.as_deref())) {
+        let p = paper_points(paper, tree, |q| q.cache_nodes, m);
         lines.push(Line::paper(
             format!("paper: {tree}"),
             &paper_key(tree),
-            render::figures::relative(p, pbase),
+            relative(p, pbase),
         ));
     }
     Chart {
         x_label: format!("LRU cache (nodes), F={f}"),
-        y_label: format!("{} ÷ in-place B-tree's, no cache", key.replace('_', " ")),
+        y_label: format!("{} ÷ in-place B-tree's, no cache", m.name),
         lines,
         ..Chart::default()
     }
