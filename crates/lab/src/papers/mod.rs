@@ -1,5 +1,6 @@
 //! One home per paper: `pN_name/` holds that paper's run, typed rows, tables, claims
-//! (`claims.rs`) and its figures as data (`paper.toml`). [`REGISTRY`] lists them; adding a
+//! (`claims.rs`), its charts (`figures.rs`: the renderer's figures from the typed rows) and
+//! the paper's own figures as data (`paper.toml`). [`REGISTRY`] lists them; adding a
 //! paper is one folder and one line here. Each entry says which devices it runs on; an empty
 //! list means it builds its own simulated SSD, so `--device`, `--preset` and `--dir` do not
 //! apply to it (the CLI refuses them rather than ignore them).
