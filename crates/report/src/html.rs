@@ -295,6 +295,88 @@ fn run_section(p: &Page) -> String {
 mod tests {
     use super::*;
 
+    use crate::page::RunView;
+    use crate::plot::{Chart, Line, Plot};
+    use crate::summary::{CountView, Mark};
+
+    fn a_page() -> Page {
+        let chart = |points: Vec<(f64, f64)>| {
+            Plot::Lines(Chart {
+                lines: vec![Line::ours("ours: a", "a", points)],
+                ..Chart::default()
+            })
+        };
+        let figure = |id: &str, plot| Figure {
+            id: id.into(),
+            title: format!("title of {id}"),
+            caption: String::new(),
+            plot,
+        };
+        let done = Done {
+            scale: "quick".into(),
+            seed: 1,
+            elapsed_seconds: 0.5,
+            figures: vec![
+                figure("drawn", chart(vec![(1.0, 2.0), (2.0, 3.0)])),
+                figure("empty", chart(Vec::new())),
+            ],
+            tables: vec![TableView {
+                title: "t".into(),
+                headers: vec!["a".into()],
+                rows: vec![vec!["1".into()]],
+                legend: Vec::new(),
+            }],
+            notes: vec!["a <note>".into()],
+            config_json: "{}".into(),
+        };
+        let section = |name: &str, body| Section {
+            name: name.into(),
+            paper: "P0".into(),
+            about: "about".into(),
+            rerun_command: format!("reproduce {name}"),
+            body,
+        };
+        Page {
+            run: RunView {
+                scale: "quick".into(),
+                seed: 1,
+                device: "sim".into(),
+                started_at: "now".into(),
+                flashlab_version: "0".into(),
+                git_commit: "abc".into(),
+            },
+            claims: Vec::new(),
+            counts: vec![CountView {
+                verdict: "reproduced".into(),
+                mark: Mark::Yes,
+                count: 0,
+            }],
+            sections: vec![
+                section("one", SectionBody::Done(done)),
+                section(
+                    "Two Failed",
+                    SectionBody::Failed {
+                        elapsed_seconds: 1.0,
+                        error: "no device".into(),
+                    },
+                ),
+            ],
+            meta: vec![("CPU".into(), "x".into())],
+        }
+    }
+
+    #[test]
+    fn a_page_draws_what_it_is_given_and_leaves_empty_charts_out() {
+        let h = page(&a_page()).unwrap();
+        assert!(h.contains("id=\"exp-one\"") && h.contains("id=\"exp-two-failed\""));
+        assert_eq!(h.matches("<figure class=\"plot\"").count(), 1);
+        assert!(h.contains("id=\"fig-drawn\"") && !h.contains("id=\"fig-empty\""));
+        assert!(h.contains("a &lt;note&gt;"));
+        assert!(h.contains("This experiment failed</strong> after 1.0 s: no device"));
+        assert!(h.contains("<span class=\"yes\">0 reproduced</span>"));
+        assert!(h.contains("<tr><th>CPU</th><td>x</td></tr>"));
+    }
+
     #[test]
     fn text_is_escaped_and_numbers_are_recognised() {
         assert_eq!(esc("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
