@@ -37,7 +37,7 @@ pub fn run(a: &SimArgs) -> Result<()> {
     let result = execute(a)?;
     if let (Some(mut file), Some(path)) = (plot, &a.plot) {
         use std::io::Write;
-        file.write_all(report::sim_plot::svg(&result)?.as_bytes())
+        file.write_all(lab::harness::sim_plot::svg(&result)?.as_bytes())
             .with_context(|| format!("--plot {}", path.display()))?;
     }
     let text = if a.json {

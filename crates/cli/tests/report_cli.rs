@@ -8,7 +8,7 @@ use common::{flashlab, path_str, stderr};
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../report/tests/fixtures/results.json"
+    "/../lab/tests/fixtures/results.json"
 );
 
 #[test]

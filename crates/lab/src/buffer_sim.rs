@@ -7,6 +7,7 @@
 //! streams the trace, prices the moves and renders rows. Sizes are pages, or a percentage of the
 //! trace's distinct pages (`4%`, which costs one extra pass to count them unless `--curve`).
 
+use crate::papers::p3_ext_buffer::Counters;
 use crate::report::{fmt_f, row, Row, Table};
 use anyhow::{bail, Context, Result};
 use cache::{BufferSim, Counts, LruCurve, PolicyConfig, PolicyKind, StackDistances};
@@ -334,9 +335,19 @@ fn counts_table(r: &Row) -> Table {
 pub struct CurveOutcome {
     pub curve: LruCurve,
     /// The grid: one row per (main size, flash size).
-    pub grid: Vec<Row>,
+    pub grid: Vec<GridRow>,
     pub tables: Vec<Table>,
     pub summary: Row,
+}
+
+/// One `lru-ext` point of the `--curve` grid: the simulator's counters at a (main, flash)
+/// size, and both sizes in % of the distinct pages.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct GridRow {
+    #[serde(flatten)]
+    pub counts: Counters,
+    pub main_pct: f64,
+    pub flash_pct: f64,
 }
 
 /// One pass over the trace: stack distances, then every grid point from the curve.
@@ -361,10 +372,11 @@ pub fn curve(
         for f in grid_flash {
             let (mp, fp) = (m.resolve(distinct), f.resolve(distinct));
             let point = curve.lru_ext(mp, fp);
-            let mut r = counts_row(&lru_ext, &point.counts, mp, fp);
-            r.insert("main_pct".into(), json!(pct(mp, distinct)));
-            r.insert("flash_pct".into(), json!(pct(fp, distinct)));
-            grid.push(r);
+            grid.push(GridRow {
+                counts: Counters::new(&lru_ext, &point.counts, mp, fp),
+                main_pct: pct(mp, distinct),
+                flash_pct: pct(fp, distinct),
+            });
         }
     }
     let sample: Vec<Value> = CURVE_SAMPLE_PCTS
@@ -433,7 +445,7 @@ fn curve_table(c: &LruCurve) -> Table {
     t
 }
 
-fn grid_table(grid: &[Row]) -> Table {
+fn grid_table(grid: &[GridRow]) -> Table {
     let mut t = Table::new(
         "lru-ext grid from the curve (elapsed: cost model)",
         &[
@@ -446,16 +458,16 @@ fn grid_table(grid: &[Row]) -> Table {
             "price_usd",
         ],
     );
-    let num = |r: &Row, k: &str| r.get(k).and_then(Value::as_f64).unwrap_or(0.0);
     for r in grid {
+        let c = &r.counts;
         t.push(vec![
-            fmt_f(num(r, "size_pages"), 0),
-            fmt_f(num(r, "ext_pages"), 0),
-            fmt_f(num(r, "flash_pct"), 1),
-            fmt_f(num(r, "hit_ratio"), 6),
-            fmt_f(num(r, "ext_hit_ratio"), 6),
-            fmt_f(num(r, "elapsed_ms"), 1),
-            fmt_f(num(r, "price_usd"), 2),
+            fmt_f(c.size_pages as f64, 0),
+            fmt_f(c.ext_pages as f64, 0),
+            fmt_f(r.flash_pct, 1),
+            fmt_f(c.hit_ratio, 6),
+            fmt_f(c.ext_hit_ratio, 6),
+            fmt_f(c.elapsed_ms, 1),
+            fmt_f(c.price_usd, 2),
         ]);
     }
     t

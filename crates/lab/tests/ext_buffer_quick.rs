@@ -4,19 +4,48 @@
 
 use cache::PolicyKind;
 use lab::buffer_sim::TraceSpec;
-use lab::ext_buffer::{run_with, ExtBufferOptions};
+use lab::ext_buffer::{run_with, Counters, EngineRow, ExtBufferOptions, ExtBufferRow};
 use lab::{ReproduceOptions, Row};
 use serde_json::Value;
 use std::path::PathBuf;
 use workload::cache_trace::PageTraceFormat;
 
-fn num(r: &Row, k: &str) -> f64 {
-    r.get(k)
-        .and_then(Value::as_f64)
-        .unwrap_or_else(|| panic!("row lacks number {k}: {r:?}"))
+/// A row read back as the type it was written from: a simulator point or an engine run.
+/// Every key the issue names is a required field, so a row that lacks one fails here.
+enum Typed {
+    Sim(ExtBufferRow),
+    Engine(EngineRow),
 }
-fn text<'a>(r: &'a Row, k: &str) -> &'a str {
-    r.get(k).and_then(Value::as_str).unwrap_or("")
+
+impl Typed {
+    fn of(r: &Row) -> Typed {
+        let v = Value::Object(r.clone());
+        if let Ok(s) = serde_json::from_value::<ExtBufferRow>(v.clone()) {
+            return Typed::Sim(s);
+        }
+        match serde_json::from_value::<EngineRow>(v) {
+            Ok(e) => Typed::Engine(e),
+            Err(e) => panic!("neither a simulator nor an engine row ({e}): {r:?}"),
+        }
+    }
+    fn figure(&self) -> &str {
+        match self {
+            Typed::Sim(s) => &s.figure,
+            Typed::Engine(e) => &e.figure,
+        }
+    }
+    fn counts(&self) -> &Counters {
+        match self {
+            Typed::Sim(s) => &s.counts,
+            Typed::Engine(e) => &e.counts,
+        }
+    }
+    fn flash_pct(&self) -> f64 {
+        match self {
+            Typed::Sim(s) => s.flash_pct,
+            Typed::Engine(e) => e.flash_pct,
+        }
+    }
 }
 
 #[test]
@@ -31,8 +60,8 @@ fn small_run_has_the_rows_and_its_counts_add_up() {
         engine: true,
     };
     let out = run_with(&opts, &ext).expect("small ext-buffer run");
-    let rows = &out.report.rows;
-    let fig = |f: &str| rows.iter().filter(|r| text(r, "figure") == f).count();
+    let rows: Vec<Typed> = out.report.rows.iter().map(Typed::of).collect();
+    let fig = |f: &str| rows.iter().filter(|r| r.figure() == f).count();
     assert_eq!(
         fig("fig3-5"),
         2 + 3 * 10,
@@ -42,55 +71,42 @@ fn small_run_has_the_rows_and_its_counts_add_up() {
     assert_eq!(fig("fig6-dram"), 10);
     assert_eq!(fig("fig6-raid0"), 1);
     assert_eq!(fig("engine"), 7);
-    for r in rows {
-        for k in [
-            "main_pct",
-            "flash_pct",
-            "hit_ratio",
-            "ext_hit_ratio",
-            "elapsed_ms",
-            "price_usd",
-        ] {
-            num(r, k);
-        }
-        let policy = PolicyKind::parse(text(r, "policy")).expect("a policy name");
-        let (refs, hits, misses, ext_hits) = (
-            num(r, "references"),
-            num(r, "hits"),
-            num(r, "misses"),
-            num(r, "ext_hits"),
-        );
-        assert_eq!(hits + misses, refs, "{r:?}");
-        assert!(ext_hits <= misses, "{r:?}");
-        assert_eq!(num(r, "disk_reads"), misses - ext_hits, "{r:?}");
+    for (r, c) in rows.iter().map(|r| (r, r.counts())) {
+        let policy = PolicyKind::parse(&c.policy).expect("a policy name");
+        assert_eq!(c.hits + c.misses, c.references, "{c:?}");
+        assert!(c.ext_hits <= c.misses, "{c:?}");
+        assert_eq!(c.disk_reads, c.misses - c.ext_hits, "{c:?}");
         if !policy.is_extended() {
-            assert_eq!(ext_hits, 0.0);
-            assert_eq!(num(r, "flash_pct"), 0.0);
+            assert_eq!(c.ext_hits, 0);
+            assert_eq!(r.flash_pct(), 0.0);
         }
+    }
+    for r in &out.report.rows {
         assert!(!r.contains_key("claim"), "a paper claim leaked into rows");
     }
     // LRU-ext: main is plain LRU whatever the flash size, and (LRU inclusion) more flash never
     // finds fewer pages on flash, with the same evictions to write: time never grows.
-    let lru_ext: Vec<&Row> = rows
-        .iter()
-        .filter(|r| text(r, "figure") == "fig3-5" && text(r, "policy") == "lru-ext")
-        .collect();
-    let lru = rows
-        .iter()
-        .find(|r| text(r, "figure") == "fig3-5" && text(r, "policy") == "lru")
-        .unwrap();
+    let fig3 = |policy: &str| -> Vec<&Typed> {
+        rows.iter()
+            .filter(|r| r.figure() == "fig3-5" && r.counts().policy == policy)
+            .collect()
+    };
+    let lru_ext = fig3("lru-ext");
+    let lru = fig3("lru")[0].counts();
     for w in lru_ext.windows(2) {
-        assert!(num(w[1], "flash_pct") > num(w[0], "flash_pct"));
-        assert!(num(w[1], "ext_hits") >= num(w[0], "ext_hits"));
-        assert!(num(w[1], "elapsed_ms") <= num(w[0], "elapsed_ms"));
+        assert!(w[1].flash_pct() > w[0].flash_pct());
+        assert!(w[1].counts().ext_hits >= w[0].counts().ext_hits);
+        assert!(w[1].counts().elapsed_ms <= w[0].counts().elapsed_ms);
     }
     for r in &lru_ext {
-        assert_eq!(num(r, "hits"), num(lru, "hits"));
+        assert_eq!(r.counts().hits, lru.hits);
     }
-    for r in rows.iter().filter(|r| text(r, "figure") == "engine") {
-        assert_eq!(r["counts_match_simulator"], Value::Bool(true), "{r:?}");
-        assert_eq!(num(r, "flash_fallbacks"), 0.0);
-        assert!(num(r, "device_ms") > 0.0);
+    for r in &rows {
+        if let Typed::Engine(e) = r {
+            assert!(e.counts_match_simulator, "{:?}", e);
+            assert_eq!(e.flash_fallbacks, 0);
+            assert!(e.device_ms > 0.0);
+        }
     }
     assert!(out.report.paper.iter().any(|r| r.contains_key("claim")));
     assert!(out.tables.iter().any(|t| t.title.contains("P3's findings")));

@@ -3,10 +3,10 @@
 //! re-runs it), the run's metadata last. Print CSS keeps figures whole and starts each paper
 //! on a new page.
 
-use crate::figures::{self, Figure};
-use crate::results::{ExperimentResult, ReportError, Results, Status};
-use crate::summary;
-use lab::Table;
+use crate::error::ReportError;
+use crate::figures::{slug, Figure};
+use crate::page::{Done, Page, Section, SectionBody, TableView};
+use crate::summary::ClaimView;
 use std::fmt::Write;
 
 const STYLE: &str = r#"
@@ -69,8 +69,8 @@ pub fn esc(s: &str) -> String {
 }
 
 /// The whole page.
-pub fn page(results: &Results) -> Result<String, ReportError> {
-    let run = &results.run;
+pub fn page(p: &Page) -> Result<String, ReportError> {
+    let run = &p.run;
     let mut h = String::new();
     let _ = write!(
         h,
@@ -88,44 +88,45 @@ pub fn page(results: &Results) -> Result<String, ReportError> {
         esc(&run.flashlab_version),
         esc(&run.git_commit)
     );
-    h.push_str(&nav(results));
-    h.push_str(&summary_section(results));
-    for e in &results.experiments {
-        h.push_str(&experiment_section(e)?);
+    h.push_str(&nav(p));
+    h.push_str(&summary_section(p));
+    for s in &p.sections {
+        h.push_str(&section(s)?);
     }
-    h.push_str(&run_section(results));
+    h.push_str(&run_section(p));
     h.push_str("</body>\n</html>\n");
     Ok(h)
 }
 
-fn section_id(e: &ExperimentResult) -> String {
-    format!("exp-{}", figures::slug(&e.name))
+fn section_id(name: &str) -> String {
+    format!("exp-{}", slug(name))
 }
 
-fn nav(results: &Results) -> String {
+fn nav(p: &Page) -> String {
     let mut h = String::from("<nav><ul><li><a href=\"#summary\">Summary</a></li>");
-    for e in &results.experiments {
+    for s in &p.sections {
         let _ = write!(
             h,
             "<li><a href=\"#{}\">{} {}</a></li>",
-            section_id(e),
-            esc(&e.paper),
-            esc(&e.name)
+            section_id(&s.name),
+            esc(&s.paper),
+            esc(&s.name)
         );
     }
     h.push_str("<li><a href=\"#run\">Run</a></li></ul></nav>\n");
     h
 }
 
-fn summary_section(results: &Results) -> String {
-    let lines = summary::all_lines(&results.experiments);
-    let counts = summary::counts(&lines)
+fn summary_section(p: &Page) -> String {
+    let counts = p
+        .counts
         .iter()
-        .map(|(v, n)| {
+        .map(|c| {
             format!(
-                "<span class=\"{}\">{n} {}</span>",
-                summary::verdict_class(*v),
-                esc(v.name())
+                "<span class=\"{}\">{} {}</span>",
+                c.mark.class(),
+                c.count,
+                esc(&c.verdict)
             )
         })
         .collect::<Vec<_>>()
@@ -133,51 +134,53 @@ fn summary_section(results: &Results) -> String {
     let mut h = format!(
         "<section id=\"summary\"><h2>Summary</h2>\n<p class=\"legend\">Each headline figure of the papers beside ours (measured by this run), with a verdict: <em>reproduced</em> within the stated tolerance (a threshold only when met), <em>direction only</em> on the paper's side but outside it, <em>not reproduced</em>, <em>not run</em>. The note says why ours differs and why the tolerance is what it is.</p>\n<p class=\"counts\">Verdicts: {counts}</p>\n<div class=\"scroll\"><table class=\"summary\"><thead><tr><th>Paper</th><th>Experiment</th><th>Claim</th><th>Paper value</th><th>Ours</th><th>Unit</th><th>Ratio</th><th>Tolerance</th><th>Verdict</th><th>Note</th></tr></thead><tbody>\n"
     );
-    for summary::Line {
-        experiment,
-        claim: c,
-    } in &lines
-    {
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td><a href=\"#exp-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
-            esc(&c.paper),
-            figures::slug(experiment),
-            esc(experiment),
-            esc(&c.claim),
-            esc(&lab::claim::cell(&c.paper_value)),
-            esc(&lab::claim::cell(&c.ours)),
-            esc(&c.unit),
-            c.ratio.map_or_else(|| "—".into(), |r| format!("{r:.2}")),
-            esc(&c.tolerance),
-            summary::verdict_class(c.verdict),
-            esc(c.verdict.name()),
-            esc(&c.note)
-        );
+    for c in &p.claims {
+        h.push_str(&claim_row(c));
     }
     h.push_str("</tbody></table></div></section>\n");
     h
 }
 
-fn experiment_section(e: &ExperimentResult) -> Result<String, ReportError> {
+fn claim_row(c: &ClaimView) -> String {
+    format!(
+        "<tr><td>{}</td><td><a href=\"#exp-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>\n",
+        esc(&c.paper),
+        slug(&c.experiment),
+        esc(&c.experiment),
+        esc(&c.claim),
+        esc(&c.paper_value),
+        esc(&c.ours),
+        esc(&c.unit),
+        c.ratio.map_or_else(|| "—".into(), |r| format!("{r:.2}")),
+        esc(&c.tolerance),
+        c.mark.class(),
+        esc(&c.verdict),
+        esc(&c.note)
+    )
+}
+
+fn section(s: &Section) -> Result<String, ReportError> {
     let mut h = String::new();
     let _ = write!(
         h,
         "<section class=\"experiment\" id=\"{}\"><h2>{} — {}</h2>\n<p>{}</p>\n<p>Re-run this experiment alone:</p>\n<pre class=\"command\"><code>{}</code></pre>\n",
-        section_id(e),
-        esc(&e.paper),
-        esc(&e.name),
-        esc(&e.about),
-        esc(&e.command)
+        section_id(&s.name),
+        esc(&s.paper),
+        esc(&s.name),
+        esc(&s.about),
+        esc(&s.rerun_command)
     );
-    let report = match (&e.status, &e.report) {
-        (Status::Ok, Some(r)) => r,
-        _ => {
+    let d = match &s.body {
+        SectionBody::Done(d) => d,
+        SectionBody::Failed {
+            elapsed_seconds,
+            error,
+        } => {
             let _ = write!(
                 h,
                 "<p class=\"failed\"><strong>This experiment failed</strong> after {:.1} s: {}</p>\n</section>\n",
-                e.elapsed_seconds,
-                esc(e.error.as_deref().unwrap_or("no report"))
+                elapsed_seconds,
+                esc(error)
             );
             return Ok(h);
         }
@@ -185,36 +188,42 @@ fn experiment_section(e: &ExperimentResult) -> Result<String, ReportError> {
     let _ = writeln!(
         h,
         "<p class=\"legend\">Scale {}, seed {}, {:.1} s.</p>",
-        esc(&report.scale),
-        report.seed,
-        e.elapsed_seconds
+        esc(&d.scale),
+        d.seed,
+        d.elapsed_seconds
     );
-    let figs = figures::for_report(report);
+    h.push_str(&done_body(d)?);
+    Ok(h)
+}
+
+/// Figures, tables, notes and configuration of a section whose experiment ran.
+fn done_body(d: &Done) -> Result<String, ReportError> {
+    let mut h = String::new();
+    let figs: Vec<&Figure> = d.figures.iter().filter(|f| !f.plot.is_empty()).collect();
     if !figs.is_empty() {
         h.push_str("<h3>Figures</h3>\n<div class=\"figures\">\n");
-        for f in &figs {
+        for f in figs {
             h.push_str(&figure(f)?);
         }
         h.push_str("</div>\n");
     }
-    if !e.tables.is_empty() {
+    if !d.tables.is_empty() {
         h.push_str("<h3>Tables</h3>\n");
-        for t in &e.tables {
+        for t in &d.tables {
             h.push_str(&table(t));
         }
     }
-    if !report.notes.is_empty() {
+    if !d.notes.is_empty() {
         h.push_str("<h3>Notes</h3>\n<ul class=\"notes\">\n");
-        for n in &report.notes {
+        for n in &d.notes {
             let _ = writeln!(h, "<li>{}</li>", esc(n));
         }
         h.push_str("</ul>\n");
     }
-    let config = serde_json::to_string_pretty(&report.config).unwrap_or_default();
     let _ = write!(
         h,
         "<h3>Configuration</h3>\n<pre>{}</pre>\n</section>\n",
-        esc(&config)
+        esc(&d.config_json)
     );
     Ok(h)
 }
@@ -245,7 +254,7 @@ fn looks_numeric(s: &str) -> bool {
     !t.is_empty() && t.parse::<f64>().is_ok()
 }
 
-fn table(t: &Table) -> String {
+fn table(t: &TableView) -> String {
     let mut h = String::from("<div class=\"scroll\"><table class=\"data\">");
     let _ = write!(h, "<caption>{}</caption><thead><tr>", esc(&t.title));
     for c in &t.headers {
@@ -271,37 +280,12 @@ fn table(t: &Table) -> String {
     h
 }
 
-fn run_section(results: &Results) -> String {
-    let run = &results.run;
-    let m = &run.machine;
-    let memory = m
-        .memory_bytes
-        .map(|b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64))
-        .unwrap_or_else(|| "unknown".into());
-    let rows: Vec<(&str, String)> = vec![
-        ("command line", run.command_line.clone()),
-        ("flashlab version", run.flashlab_version.clone()),
-        ("git commit", run.git_commit.clone()),
-        ("scale", run.scale.clone()),
-        ("seed", run.seed.to_string()),
-        ("device", run.device.clone()),
-        ("started", run.started_at.clone()),
-        ("finished", run.finished_at.clone()),
-        ("elapsed", format!("{:.1} s", run.elapsed_seconds)),
-        ("CPU", m.cpu_model.clone()),
-        ("cores", m.cores.to_string()),
-        ("memory", memory),
-        ("kernel", m.kernel.clone()),
-        (
-            "device directory",
-            format!("{} ({})", m.device_dir, m.device_dir_file_system),
-        ),
-    ];
+fn run_section(p: &Page) -> String {
     let mut h = String::from(
         "<footer id=\"run\"><h2>Run</h2>\n<div class=\"scroll\"><table class=\"meta\"><tbody>\n",
     );
-    for (k, v) in rows {
-        let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+    for (k, v) in &p.meta {
+        let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(v));
     }
     h.push_str("</tbody></table></div>\n<p class=\"legend\">Re-render this page from results.json alone: <code>flashlab report DIR</code>.</p></footer>\n");
     h
@@ -310,6 +294,88 @@ fn run_section(results: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::page::RunView;
+    use crate::plot::{Chart, Line, Plot};
+    use crate::summary::{CountView, Mark};
+
+    fn a_page() -> Page {
+        let chart = |points: Vec<(f64, f64)>| {
+            Plot::Lines(Chart {
+                lines: vec![Line::ours("ours: a", "a", points)],
+                ..Chart::default()
+            })
+        };
+        let figure = |id: &str, plot| Figure {
+            id: id.into(),
+            title: format!("title of {id}"),
+            caption: String::new(),
+            plot,
+        };
+        let done = Done {
+            scale: "quick".into(),
+            seed: 1,
+            elapsed_seconds: 0.5,
+            figures: vec![
+                figure("drawn", chart(vec![(1.0, 2.0), (2.0, 3.0)])),
+                figure("empty", chart(Vec::new())),
+            ],
+            tables: vec![TableView {
+                title: "t".into(),
+                headers: vec!["a".into()],
+                rows: vec![vec!["1".into()]],
+                legend: Vec::new(),
+            }],
+            notes: vec!["a <note>".into()],
+            config_json: "{}".into(),
+        };
+        let section = |name: &str, body| Section {
+            name: name.into(),
+            paper: "P0".into(),
+            about: "about".into(),
+            rerun_command: format!("reproduce {name}"),
+            body,
+        };
+        Page {
+            run: RunView {
+                scale: "quick".into(),
+                seed: 1,
+                device: "sim".into(),
+                started_at: "now".into(),
+                flashlab_version: "0".into(),
+                git_commit: "abc".into(),
+            },
+            claims: Vec::new(),
+            counts: vec![CountView {
+                verdict: "reproduced".into(),
+                mark: Mark::Yes,
+                count: 0,
+            }],
+            sections: vec![
+                section("one", SectionBody::Done(done)),
+                section(
+                    "Two Failed",
+                    SectionBody::Failed {
+                        elapsed_seconds: 1.0,
+                        error: "no device".into(),
+                    },
+                ),
+            ],
+            meta: vec![("CPU".into(), "x".into())],
+        }
+    }
+
+    #[test]
+    fn a_page_draws_what_it_is_given_and_leaves_empty_charts_out() {
+        let h = page(&a_page()).unwrap();
+        assert!(h.contains("id=\"exp-one\"") && h.contains("id=\"exp-two-failed\""));
+        assert_eq!(h.matches("<figure class=\"plot\"").count(), 1);
+        assert!(h.contains("id=\"fig-drawn\"") && !h.contains("id=\"fig-empty\""));
+        assert!(h.contains("a &lt;note&gt;"));
+        assert!(h.contains("This experiment failed</strong> after 1.0 s: no device"));
+        assert!(h.contains("<span class=\"yes\">0 reproduced</span>"));
+        assert!(h.contains("<tr><th>CPU</th><td>x</td></tr>"));
+    }
 
     #[test]
     fn text_is_escaped_and_numbers_are_recognised() {

@@ -1,60 +1,52 @@
-//! # report — flashlab's results file, plots and HTML page
+//! # report — flashlab's renderer: SVG plots, tables and the HTML page
 //!
-//! `flashlab reproduce all` runs every experiment and hands this crate a [`Results`]: each
-//! experiment's `lab::Report` (rows measured by the run, the paper's rows apart), its text
-//! tables and the run's metadata. From that alone (so `flashlab report DIR` can re-render a
-//! saved `results.json`) it draws one SVG chart per paper figure ([`figures`]), lists every
-//! claim the reports carry with its verdict and the counts per verdict ([`summary`]: plain
-//! data judged in `lab`, rendered here without knowing any experiment) and writes one self-contained
-//! `index.html` ([`html`]): inline SVG and CSS, no script, no network fetch.
+//! A leaf crate: it knows charts ([`plot`]), figures ([`figures::Figure`]), tables, claims as
+//! text and the page's layout ([`page::Page`]), but no experiment, paper or row type. `lab`
+//! builds the views (each paper's folder its figures from its typed rows) and this crate draws
+//! them: one self-contained `index.html` ([`html`]: inline SVG and CSS, no script, no network
+//! fetch), and the standalone SVG of `flashlab sim --plot` ([`sim_plot`]).
 //!
-//! Invariant: every number drawn or printed comes from the results file; a paper's figure is
-//! drawn only as a line, bar or marker labelled "paper", never as ours.
+//! Invariant: a paper's figure is drawn only as a line, bar or marker labelled "paper", never
+//! as ours.
 
+pub mod error;
 pub mod figures;
 pub mod html;
+pub mod page;
 pub mod plot;
-pub mod results;
 pub mod sim_plot;
 pub mod summary;
 
-pub use results::{ExperimentResult, Machine, ReportError, Results, RunMeta, Status, FORMAT};
+pub use error::ReportError;
+pub use figures::Figure;
+pub use page::{Done, Page, RunView, Section, SectionBody, TableView};
+pub use summary::{ClaimView, CountView, Mark};
 
 use std::path::{Path, PathBuf};
 
-/// Re-render `DIR/index.html` from `DIR/results.json`; returns the page's path.
-pub fn render_dir(dir: &Path) -> Result<PathBuf, ReportError> {
-    let results = Results::load(&dir.join("results.json"))?;
-    write_page(&results, dir)
-}
-
-/// Write `DIR/index.html` for `results`; returns its path.
-pub fn write_page(results: &Results, dir: &Path) -> Result<PathBuf, ReportError> {
-    let page = html::page(results)?;
-    let path = dir.join("index.html");
-    write_file(&path, page.as_bytes())?;
-    Ok(path)
-}
-
-/// Write `bytes` to `path` safely: into a temp file in its directory, then renamed over it —
-/// a reader never sees half a file, and a symlink at `path` is replaced, never followed out
-/// of the directory. On an error the temp file is removed.
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+/// Write `contents` as the file `name` of the report directory `dir`, safely: into a temp
+/// file in `dir`, then renamed over `name` — a reader never sees half a file, and a symlink
+/// at `dir/name` is replaced, never followed out of the directory; on an error the temp file
+/// is removed. Every file of a report directory (results.json, index.html, the CSVs) is
+/// written here. Returns its path.
+pub fn write_file(dir: &Path, name: &str, contents: &[u8]) -> Result<PathBuf, ReportError> {
     use std::io::Write;
+    let path = dir.join(name);
     let err = |source| ReportError::Write {
-        path: path.to_path_buf(),
+        path: path.clone(),
         source,
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    tmp.write_all(bytes).map_err(err)?;
+    tmp.write_all(contents).map_err(err)?;
     // A temp file is private (0600); the page and results are for reading (0644, less umask).
     let mode = std::os::unix::fs::PermissionsExt::from_mode(0o644);
     tmp.as_file().set_permissions(mode).map_err(err)?;
     tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
+    tmp.persist(&path).map_err(|e| err(e.error))?;
+    Ok(path)
+}
+
+/// Write `DIR/index.html` for `page`; returns its path.
+pub fn write_page(page: &Page, dir: &Path) -> Result<PathBuf, ReportError> {
+    write_file(dir, "index.html", html::page(page)?.as_bytes())
 }

@@ -3,7 +3,7 @@
 //! dashed with hollow triangles (bars: outlined, pale) and every paper legend entry starts
 //! with "paper:", so the two can never be confused, in colour or in print.
 
-use crate::results::ReportError;
+use crate::error::ReportError;
 use plotters::prelude::*;
 
 /// Who made a line's numbers.

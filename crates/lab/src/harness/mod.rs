@@ -1,8 +1,14 @@
-//! What runs the tools beyond a single call: `sim`'s summary, the YCSB key-value bench and
-//! sweeps of runs.
+//! What runs the tools beyond a single call: `sim`'s summary and plot, the YCSB key-value
+//! bench, sweeps of runs, and `reproduce all` (the orchestration and provenance in
+//! [`reproduce_all`], its `results.json` in [`results`], the page's views in [`page`], drawn
+//! by the `report` crate, which knows no experiment).
 
 pub mod kv_bench;
 pub mod memory_limit;
+pub mod page;
+pub mod reproduce_all;
+pub mod results;
+pub mod sim_plot;
 pub mod sim_summary;
 pub mod sweep;
 

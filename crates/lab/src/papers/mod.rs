@@ -1,9 +1,11 @@
 //! One home per paper: `pN_name/` holds that paper's run, typed rows, tables, claims
-//! (`claims.rs`) and its figures as data (`paper.toml`). [`REGISTRY`] lists them; adding a
+//! (`claims.rs`), its charts (`figures.rs`: the renderer's figures from the typed rows) and
+//! the paper's own figures as data (`paper.toml`). [`REGISTRY`] lists them; adding a
 //! paper is one folder and one line here. Each entry says which devices it runs on; an empty
 //! list means it builds its own simulated SSD, so `--device`, `--preset` and `--dir` do not
 //! apply to it (the CLI refuses them rather than ignore them).
 
+mod chart;
 pub mod p1_as_btree;
 pub mod p2_async_scan;
 pub mod p3_ext_buffer;
@@ -35,6 +37,13 @@ pub struct Experiment {
     /// paper's typed rows), so a saved `results.json` is judged by the same code as a run.
     #[serde(skip)]
     pub claims: fn(&Report) -> Vec<Claim>,
+    /// The paper's figures drawn from a report's rows (read back as the paper's typed rows).
+    #[serde(skip)]
+    pub figures: fn(&Report) -> Vec<render::Figure>,
+    /// The names of `Report::series` its `figures` draw (every other series gets a chart of
+    /// its own).
+    #[serde(skip)]
+    pub series_drawn: &'static [&'static str],
 }
 
 impl Experiment {
@@ -52,6 +61,8 @@ pub const REGISTRY: &[Experiment] = &[
         devices: &[],
         run: p4_ioa_ftl::run,
         claims: p4_ioa_ftl::claims::claims,
+        figures: p4_ioa_ftl::figures::figures,
+        series_drawn: &[],
     },
     Experiment {
         name: "as-btree",
@@ -60,6 +71,8 @@ pub const REGISTRY: &[Experiment] = &[
         devices: p1_as_btree::DEVICES,
         run: p1_as_btree::run,
         claims: p1_as_btree::claims::claims,
+        figures: p1_as_btree::figures::figures,
+        series_drawn: &[],
     },
     Experiment {
         name: "async-scan",
@@ -68,6 +81,8 @@ pub const REGISTRY: &[Experiment] = &[
         devices: p2_async_scan::DEVICES,
         run: p2_async_scan::run,
         claims: p2_async_scan::claims::claims,
+        figures: p2_async_scan::figures::figures,
+        series_drawn: &[],
     },
     Experiment {
         name: "ext-buffer",
@@ -76,6 +91,8 @@ pub const REGISTRY: &[Experiment] = &[
         devices: p3_ext_buffer::DEVICES,
         run: p3_ext_buffer::run,
         claims: p3_ext_buffer::claims::claims,
+        figures: p3_ext_buffer::figures::figures,
+        series_drawn: &[],
     },
     Experiment {
         name: "multistream",
@@ -84,6 +101,8 @@ pub const REGISTRY: &[Experiment] = &[
         devices: &[],
         run: p5_multistream::run,
         claims: p5_multistream::claims::claims,
+        figures: p5_multistream::figures::figures,
+        series_drawn: p5_multistream::figures::SERIES_DRAWN,
     },
 ];
 
@@ -100,6 +119,17 @@ pub fn names() -> Vec<&'static str> {
 /// The claims of a report by its experiment's entry (none for an unknown name).
 pub fn claims_of(report: &Report) -> Vec<Claim> {
     find(&report.experiment).map_or_else(Vec::new, |e| (e.claims)(report))
+}
+
+/// The figures of a report by its experiment's entry, then a chart per measured series the
+/// entry does not draw; empty charts left out.
+pub fn figures_of(report: &Report) -> Vec<render::Figure> {
+    let entry = find(&report.experiment);
+    let mut figs = entry.map_or_else(Vec::new, |e| (e.figures)(report));
+    let drawn = entry.map_or(&[][..], |e| e.series_drawn);
+    figs.extend(chart::series_figures(report, drawn));
+    figs.retain(|f| !f.plot.is_empty());
+    figs
 }
 
 #[cfg(test)]

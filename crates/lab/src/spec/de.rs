@@ -9,7 +9,7 @@ use std::fmt::Display;
 use std::str::FromStr;
 
 /// A value as command-line text: strings as they are, numbers and booleans as their text.
-fn text(v: Value) -> Result<String, String> {
+fn string_of(v: Value) -> Result<String, String> {
     match v {
         Value::String(s) => Ok(s),
         Value::Number(n) => Ok(n.to_string()),
@@ -24,7 +24,7 @@ fn parse<T: FromStr>(v: Value) -> Result<T, String>
 where
     T::Err: Display,
 {
-    text(v)?.parse::<T>().map_err(|e| e.to_string())
+    string_of(v)?.parse::<T>().map_err(|e| e.to_string())
 }
 
 /// A number or any `FromStr` value (or its text).
@@ -48,14 +48,14 @@ where
 
 /// Text (a number reads as its decimal text).
 pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    text(Value::deserialize(d)?).map_err(D::Error::custom)
+    string_of(Value::deserialize(d)?).map_err(D::Error::custom)
 }
 
 /// Optional text; null: none.
 pub fn opt_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     match Value::deserialize(d)? {
         Value::Null => Ok(None),
-        v => text(v).map(Some).map_err(D::Error::custom),
+        v => string_of(v).map(Some).map_err(D::Error::custom),
     }
 }
 

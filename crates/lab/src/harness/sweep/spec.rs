@@ -294,11 +294,15 @@ fn range(key: &str, r: &Map<String, Value>) -> Result<Vec<Value>> {
     {
         bail!("[vary] {key}: unknown range key `{k}` (expected from, to, step)");
     }
-    let num = |v: &Value, k: &str| {
+    let number = |v: &Value, k: &str| {
         v.as_f64()
             .with_context(|| format!("[vary] {key}: range {k} must be a number, got {v}"))
     };
-    let (a, b, s) = (num(from, "from")?, num(to, "to")?, num(step, "step")?);
+    let (a, b, s) = (
+        number(from, "from")?,
+        number(to, "to")?,
+        number(step, "step")?,
+    );
     if !(s > 0.0 && s.is_finite() && a.is_finite() && b.is_finite() && b >= a) {
         bail!("[vary] {key}: expected from <= to and a positive step (got from {a}, to {b}, step {s})");
     }

@@ -10,6 +10,7 @@
 //! at once). BFTL (`engine::btree::Bftl`) runs the F sweep and the cache sweep.
 
 pub mod claims;
+pub mod figures;
 
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;

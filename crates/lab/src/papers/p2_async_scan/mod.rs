@@ -15,6 +15,7 @@
 //! scan can gain on that device, printed beside its speedup (same run, same file).
 
 pub mod claims;
+pub mod figures;
 
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;

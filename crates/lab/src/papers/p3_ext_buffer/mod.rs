@@ -23,6 +23,7 @@
 //! computed from our rows.
 
 pub mod claims;
+pub mod figures;
 mod rows;
 
 pub use rows::{Counters, EngineRow, ExtBufferRow};

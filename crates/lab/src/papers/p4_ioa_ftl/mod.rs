@@ -16,6 +16,7 @@
 //! Table 2 are attached as `paper` rows, never mixed into `rows`.
 
 pub mod claims;
+pub mod figures;
 
 use crate::host::HostDriver;
 use crate::papers;

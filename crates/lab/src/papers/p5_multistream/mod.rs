@@ -26,6 +26,7 @@
 //! run sees the same writes.
 
 pub mod claims;
+pub mod figures;
 
 use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};

@@ -1,7 +1,8 @@
 //! Re-judge the claims of a `results.json` in place from its saved rows (each paper's
-//! registry entry): `cargo run -p report --example refresh_fixture_claims -- FILE`.
+//! registry entry): `cargo run -p lab --example refresh_fixture_claims -- FILE`.
 //! Used to keep `tests/fixtures/results.json` in the current shape.
 
+use lab::harness::results::Results;
 use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -9,7 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .ok_or("usage: refresh_fixture_claims FILE")?
         .into();
-    let mut results = report::Results::load(&path)?;
+    let mut results = Results::load(&path)?;
     for r in results
         .experiments
         .iter_mut()
@@ -17,6 +18,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     {
         r.claims = lab::papers::claims_of(r);
     }
-    results.save(&path)?;
+    let dir = path.parent().ok_or("FILE has no directory")?;
+    let file = path.file_name().ok_or("FILE has no name")?;
+    let text = serde_json::to_string_pretty(&results)? + "\n";
+    render::write_file(dir, &file.to_string_lossy(), text.as_bytes())?;
     Ok(())
 }

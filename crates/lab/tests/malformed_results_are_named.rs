@@ -1,7 +1,8 @@
 //! `flashlab report` on a malformed or partial `results.json`: the error names the file, the
 //! key path, the line and column, and says what to do — never a panic.
 
-use report::{ReportError, Results};
+use lab::harness::results::Results;
+use render::ReportError;
 use serde_json::Value;
 use std::path::Path;
 
@@ -100,7 +101,7 @@ fn another_format_or_a_mismatched_entry_is_refused() {
 #[test]
 fn a_missing_file_says_how_to_make_one() {
     let dir = tempfile::tempdir().unwrap();
-    let e = report::render_dir(dir.path()).unwrap_err();
+    let e = lab::harness::reproduce_all::render_dir(dir.path()).unwrap_err();
     assert!(matches!(e, ReportError::Read { .. }));
     assert!(e.to_string().contains("flashlab reproduce all"), "{e}");
 }
@@ -121,6 +122,6 @@ fn odd_numbers_in_rows_do_not_panic() {
         r["paper"] = Value::Array(Vec::new());
     }
     let results = parse(&v).unwrap();
-    let page = report::html::page(&results).unwrap();
+    let page = render::html::page(&lab::harness::page::page(&results)).unwrap();
     assert!(page.contains("id=\"run\""));
 }

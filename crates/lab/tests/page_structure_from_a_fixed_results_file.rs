@@ -2,13 +2,19 @@
 //! quick run plus a hand-made `multistream` entry in the contract its experiment will follow):
 //! its structure — sections, tables, plot count per experiment, summary lines — not its pixels.
 
-use report::{Results, Status};
+use lab::harness::page::{claim_lines, claims_of};
+use lab::harness::results::{Results, Status};
 use std::path::Path;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results.json");
 
 fn fixture() -> Results {
     Results::load(Path::new(FIXTURE)).expect("the fixture loads")
+}
+
+/// The page of `r` as the renderer writes it.
+fn html(r: &Results) -> String {
+    render::html::page(&lab::harness::page::page(r)).unwrap()
 }
 
 fn count(hay: &str, needle: &str) -> usize {
@@ -28,7 +34,7 @@ fn section<'a>(page: &'a str, id: &str) -> &'a str {
 #[test]
 fn the_page_has_the_summary_a_section_per_experiment_and_the_run() {
     let r = fixture();
-    let page = report::html::page(&r).unwrap();
+    let page = html(&r);
     assert!(page.starts_with("<!DOCTYPE html>"));
     let summary = page.find("id=\"summary\"").unwrap();
     let first = page.find("class=\"experiment\"").unwrap();
@@ -68,7 +74,7 @@ fn the_page_has_the_summary_a_section_per_experiment_and_the_run() {
 
 #[test]
 fn each_paper_figure_has_its_plot() {
-    let page = report::html::page(&fixture()).unwrap();
+    let page = html(&fixture());
     let plots = |name: &str| {
         count(
             section(&page, &format!("exp-{name}")),
@@ -100,7 +106,7 @@ fn each_paper_figure_has_its_plot() {
 
 #[test]
 fn the_papers_figures_are_labelled_as_the_papers() {
-    let page = report::html::page(&fixture()).unwrap();
+    let page = html(&fixture());
     // Legends: the paper's points and lines always carry "paper:".
     assert!(section(&page, "exp-as-btree").contains("paper: B-tree"));
     assert!(section(&page, "exp-async-scan").contains("paper: at least 5.7"));
@@ -111,21 +117,21 @@ fn the_papers_figures_are_labelled_as_the_papers() {
 #[test]
 fn the_summary_lists_every_claim_with_its_verdict_and_the_counts() {
     let r = fixture();
-    let lines = report::summary::all_lines(&r.experiments);
+    let lines = claim_lines(&r.experiments);
     for (p, at_least) in [("P1", 8), ("P2", 2), ("P3", 7), ("P4", 6), ("P5", 6)] {
-        let n = lines.iter().filter(|l| l.claim.paper == p).count();
+        let n = lines.iter().filter(|l| l.1.paper == p).count();
         assert!(n >= at_least, "{p}: {n} claims");
     }
     let ms = lines
         .iter()
-        .find(|l| l.claim.claim.starts_with("per-type streams vs none"))
+        .find(|l| l.1.claim.starts_with("per-type streams vs none"))
         .unwrap();
     assert_eq!(
-        ms.claim.verdict,
+        ms.1.verdict,
         lab::Verdict::Reproduced,
         "−23 % vs −25 %, ±5 points"
     );
-    let page = report::html::page(&r).unwrap();
+    let page = html(&r);
     let s = section(&page, "summary");
     assert_eq!(count(s, "<tr><td>"), lines.len());
     for h in [
@@ -143,14 +149,15 @@ fn the_summary_lists_every_claim_with_its_verdict_and_the_counts() {
         !s.contains("agrees"),
         "the old direction-only column is gone"
     );
-    let counted: usize = report::summary::counts(&lines).iter().map(|c| c.1).sum();
+    let claims: Vec<lab::Claim> = lines.iter().map(|l| l.1.clone()).collect();
+    let counted: usize = lab::claim::counts(&claims).iter().map(|c| c.1).sum();
     assert_eq!(counted, lines.len());
     assert!(s.contains("Verdicts: ") && s.contains(" reproduced</span>"));
 }
 
 #[test]
 fn the_page_is_self_contained() {
-    let page = report::html::page(&fixture()).unwrap();
+    let page = html(&fixture());
     assert!(!page.contains("<script"), "no script");
     assert!(!page.contains(" src="), "nothing loaded from elsewhere");
     assert!(
@@ -173,17 +180,17 @@ fn a_failed_experiment_is_shown_with_its_error() {
     e.report = None;
     e.tables.clear();
     let name = e.name.clone();
-    let page = report::html::page(&r).unwrap();
+    let page = html(&r);
     let s = section(&page, &format!("exp-{name}"));
     assert!(
         s.contains("This experiment failed") && s.contains("O_DIRECT is not supported on tmpfs")
     );
     assert!(!s.contains("<figure"));
-    let lines = report::summary::lines(&r.experiments[1]);
+    let lines = claims_of(&r.experiments[1]);
     assert_eq!(lines.len(), 1);
-    assert_eq!(lines[0].claim.verdict, lab::Verdict::NotRun);
+    assert_eq!(lines[0].1.verdict, lab::Verdict::NotRun);
     assert!(lines[0]
-        .claim
+        .1
         .note
         .contains("O_DIRECT is not supported on tmpfs"));
 }
@@ -192,12 +199,10 @@ fn a_failed_experiment_is_shown_with_its_error() {
 fn report_dir_rerenders_index_html_from_results_json_alone() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(FIXTURE, dir.path().join("results.json")).unwrap();
-    let page = report::render_dir(dir.path()).unwrap();
+    let page = lab::harness::reproduce_all::render_dir(dir.path())
+        .unwrap()
+        .page;
     assert_eq!(page, dir.path().join("index.html"));
-    let html = std::fs::read_to_string(page).unwrap();
-    assert_eq!(
-        html,
-        report::html::page(&fixture()).unwrap(),
-        "deterministic"
-    );
+    let written = std::fs::read_to_string(page).unwrap();
+    assert_eq!(written, html(&fixture()), "deterministic");
 }

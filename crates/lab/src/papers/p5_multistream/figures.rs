@@ -3,9 +3,18 @@
 //! type (`series` `lifetime_histogram`). Paper rows are read where they carry `policy` and
 //! `waf`; the lifetime table itself is among the experiment's text tables.
 
-use super::{num, text, Figure};
-use crate::plot::{BarGroup, Bars, Chart, Line, Marker, Plot, Source};
-use lab::{Report, Row};
+use super::MultistreamRow;
+use crate::papers::chart::{typed, Figure};
+use crate::Report;
+use render::plot::{BarGroup, Bars, Chart, Line, Marker, Plot, Source};
+use serde::Deserialize;
+
+/// A paper row that names a policy's final WAF (`paper.toml`).
+#[derive(Deserialize)]
+struct PaperWaf {
+    policy: String,
+    waf: f64,
+}
 
 /// The series this module draws (the generic series charts skip them).
 pub const SERIES_DRAWN: &[&str] = &["waf_over_time", "lifetime_histogram"];
@@ -13,11 +22,9 @@ pub const SERIES_DRAWN: &[&str] = &["waf_over_time", "lifetime_histogram"];
 /// The paper's first final WAF for each policy it reports.
 fn paper_waf(r: &Report) -> Vec<(String, f64)> {
     let mut out: Vec<(String, f64)> = Vec::new();
-    for p in &r.paper {
-        if let (Some(policy), Some(waf)) = (text(p, "policy"), num(p, "waf")) {
-            if !out.iter().any(|(q, _)| q == policy) {
-                out.push((policy.to_string(), waf));
-            }
+    for p in typed::<PaperWaf>(&r.paper) {
+        if !out.iter().any(|(q, _)| *q == p.policy) {
+            out.push((p.policy, p.waf));
         }
     }
     out
@@ -58,19 +65,12 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             plot: Plot::Lines(chart),
         });
     }
-    let policies: Vec<&Row> = r
-        .rows
-        .iter()
-        .filter(|q| text(q, "policy").is_some() && num(q, "waf").is_some())
-        .collect();
+    let policies: Vec<MultistreamRow> = typed(&r.rows);
     if !policies.is_empty() {
-        let cats: Vec<String> = policies
-            .iter()
-            .filter_map(|q| text(q, "policy").map(str::to_string))
-            .collect();
+        let cats: Vec<String> = policies.iter().map(|q| q.policy.clone()).collect();
         let mut groups = vec![BarGroup {
             label: "ours: final WAF".into(),
-            values: policies.iter().map(|q| num(q, "waf")).collect(),
+            values: policies.iter().map(|q| Some(q.waf)).collect(),
             source: Source::Ours,
         }];
         if !paper.is_empty() {

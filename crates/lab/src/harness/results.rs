@@ -1,13 +1,17 @@
-//! `results.json`: what `flashlab reproduce all` writes and `flashlab report` reads back —
+//! `results.json` (moved here from the renderer, which knows no experiment): what `flashlab reproduce all` writes and `flashlab report` reads back —
 //! every experiment's [`Report`] exactly as `reproduce NAME --json` prints it, its text tables
 //! (so the page and the CSVs can be re-rendered without a re-run), and the run's metadata.
 //!
 //! Loading checks more than the syntax: a malformed or partial file gives an error naming the
 //! key path (`experiments[1].report.rows`), the line and column, and what to do.
 
-use lab::{Report, Table};
+use crate::{Report, Table};
+use render::ReportError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+
+/// The file's name in a report directory.
+pub const FILE_NAME: &str = "results.json";
 
 /// The `format` value this version writes and reads.
 pub const FORMAT: &str = "flashlab-results/1";
@@ -86,38 +90,6 @@ pub struct ExperimentResult {
     pub tables: Vec<Table>,
 }
 
-/// Errors of reading, checking and writing a report directory.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ReportError {
-    #[error("{}: cannot read it ({source}); run `flashlab reproduce all --out DIR` to make one", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{}: line {line}, column {column}, at `{key_path}`: {message}; this file is written by `flashlab reproduce all`: re-run it or repair the file", path.display())]
-    Parse {
-        path: PathBuf,
-        key_path: String,
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    #[error("{}: at `{key_path}`: {message}", path.display())]
-    Invalid {
-        path: PathBuf,
-        key_path: String,
-        message: String,
-    },
-    #[error("{}: cannot write it: {source}", path.display())]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("figure `{figure}`: cannot draw it: {message}")]
-    Plot { figure: String, message: String },
-}
-
 impl Results {
     /// Read and check `path`.
     pub fn load(path: &Path) -> Result<Results, ReportError> {
@@ -194,10 +166,10 @@ impl Results {
         Ok(())
     }
 
-    /// Write the file (pretty-printed JSON).
-    pub fn save(&self, path: &Path) -> Result<(), ReportError> {
+    /// Write the file (pretty-printed JSON) as `DIR/results.json`; returns its path.
+    pub fn save(&self, dir: &Path) -> Result<PathBuf, ReportError> {
         let text = serde_json::to_string_pretty(self).expect("results always serialize");
-        crate::write_file(path, (text + "\n").as_bytes())
+        render::write_file(dir, FILE_NAME, (text + "\n").as_bytes())
     }
 }
 

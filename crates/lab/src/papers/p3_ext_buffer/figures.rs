@@ -3,12 +3,37 @@
 //! RAID-0); the one-pass LRU curve. P3 prints no table of results, only findings: they are
 //! drawn as the paper's reference lines.
 
-use super::{distinct, is, num, points, text, Figure};
-use crate::plot::{Chart, Line, Marker, Plot, Source};
-use lab::{Report, Row};
+use super::rows::ExtBufferRow;
+use crate::papers::chart::{distinct, typed, xy, Figure};
+use crate::Report;
+use render::plot::{Chart, Line, Marker, Plot, Source};
+use serde::Deserialize;
 
-fn finding<'a>(r: &'a Report, name: &str) -> Option<&'a Row> {
-    r.paper.iter().find(|p| is(p, "finding", name))
+/// One of the paper's findings (`paper.toml`): what it names and the figures it states.
+#[derive(Deserialize)]
+struct Finding {
+    finding: String,
+    claim: Option<String>,
+    speedup_pct_min: Option<f64>,
+    ext_hit_ratio_min: Option<f64>,
+    ext_hit_ratio_max: Option<f64>,
+    amout_share: Option<f64>,
+}
+
+/// What the figures read of the run's configuration.
+#[derive(Default, Deserialize)]
+struct Config {
+    price_model: Option<PriceModel>,
+    main_pct: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct PriceModel {
+    dram_per_flash: Option<f64>,
+}
+
+fn finding<'a>(paper: &'a [Finding], name: &str) -> Option<&'a Finding> {
+    paper.iter().find(|p| p.finding == name)
 }
 
 fn paper_marker(label: String, value: f64) -> Marker {
@@ -20,23 +45,30 @@ fn paper_marker(label: String, value: f64) -> Marker {
     }
 }
 
+/// `(x, y)` of `rows`, in x order.
+fn pts<'a>(
+    rows: impl IntoIterator<Item = &'a ExtBufferRow>,
+    x: fn(&ExtBufferRow) -> f64,
+    y: fn(&ExtBufferRow) -> f64,
+) -> Vec<(f64, f64)> {
+    xy(rows.into_iter().map(|q| (x(q), y(q))))
+}
+
 pub fn figures(r: &Report) -> Vec<Figure> {
+    let rows: Vec<ExtBufferRow> = typed(&r.rows);
+    let paper: Vec<Finding> = typed(&r.paper);
     let fig =
-        |name: &str| -> Vec<&Row> { r.rows.iter().filter(|q| is(q, "figure", name)).collect() };
+        |name: &str| -> Vec<&ExtBufferRow> { rows.iter().filter(|q| q.figure == name).collect() };
     let sweep = fig("fig3-5");
     let mut out = Vec::new();
-    let per_policy = |y: &str, scale: f64| -> Vec<Line> {
-        distinct(&sweep, "policy")
+    let per_policy = |y: fn(&ExtBufferRow) -> f64, scale: f64| -> Vec<Line> {
+        distinct(sweep.iter().map(|q| q.counts.policy.as_str()))
             .into_iter()
-            .filter_map(|p| p.as_str().map(str::to_string))
             .map(|policy| {
-                let p = points(
-                    sweep.iter().copied().filter(|q| is(q, "policy", &policy)),
-                    "flash_pct",
-                    y,
-                );
+                let of = sweep.iter().copied().filter(|q| q.counts.policy == policy);
+                let p = pts(of, |q| q.flash_pct, y);
                 let p = p.into_iter().map(|(x, v)| (x, v * scale)).collect();
-                Line::ours(format!("ours: {policy}"), &policy, p)
+                Line::ours(format!("ours: {policy}"), policy, p)
             })
             .collect()
     };
@@ -45,12 +77,12 @@ pub fn figures(r: &Report) -> Vec<Figure> {
     // a third of our disks-alone (lru, no flash) time.
     let disks_alone = sweep
         .iter()
-        .find(|q| is(q, "policy", "lru") && num(q, "flash_pct") == Some(0.0))
-        .and_then(|q| num(q, "elapsed_ms"));
+        .find(|q| q.counts.policy == "lru" && q.flash_pct == 0.0)
+        .map(|q| q.counts.elapsed_ms);
     let mut markers = Vec::new();
     if let (Some(base), Some(pct)) = (
         disks_alone,
-        finding(r, "speedup_vs_disks_alone").and_then(|p| num(p, "speedup_pct_min")),
+        finding(&paper, "speedup_vs_disks_alone").and_then(|p| p.speedup_pct_min),
     ) {
         markers.push(paper_marker(
             format!("paper: > {pct:.0} % faster than disks alone (below)"),
@@ -64,7 +96,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
         plot: Plot::Lines(Chart {
             x_label: "flash (% of the database)".into(),
             y_label: "elapsed (s, cost model)".into(),
-            lines: per_policy("elapsed_ms", 1e-3),
+            lines: per_policy(|q| q.counts.elapsed_ms, 1e-3),
             y_markers: markers,
             ..Chart::default()
         }),
@@ -76,22 +108,22 @@ pub fn figures(r: &Report) -> Vec<Figure> {
         plot: Plot::Lines(Chart {
             x_label: "flash (% of the database)".into(),
             y_label: "main hit ratio".into(),
-            lines: per_policy("hit_ratio", 1.0),
+            lines: per_policy(|q| q.counts.hit_ratio, 1.0),
             ..Chart::default()
         }),
     });
     let mut ext_markers = Vec::new();
-    if let Some(p) = finding(r, "ext_hit_ratio") {
-        for (k, what) in [
-            ("ext_hit_ratio_min", "above"),
-            ("ext_hit_ratio_max", "up to"),
+    if let Some(p) = finding(&paper, "ext_hit_ratio") {
+        for (v, what) in [
+            (p.ext_hit_ratio_min, "above"),
+            (p.ext_hit_ratio_max, "up to"),
         ] {
-            if let Some(v) = num(p, k) {
+            if let Some(v) = v {
                 ext_markers.push(paper_marker(format!("paper: {what} {v:.2}"), v));
             }
         }
     }
-    let ext_lines: Vec<Line> = per_policy("ext_hit_ratio", 1.0)
+    let ext_lines: Vec<Line> = per_policy(|q| q.counts.ext_hit_ratio, 1.0)
         .into_iter()
         .filter(|l| l.points.iter().any(|p| p.1 > 0.0))
         .collect();
@@ -107,18 +139,29 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             ..Chart::default()
         }),
     });
-    out.push(amout_sweep(r, &fig("fig2")));
-    out.push(same_cost(r, &sweep, &fig("fig6-dram"), &fig("fig6-raid0")));
+    out.push(amout_sweep(&paper, &fig("fig2")));
+    let config: Config = serde_json::from_value(r.config.clone()).unwrap_or_default();
+    out.push(same_cost(
+        &paper,
+        &config,
+        &sweep,
+        &fig("fig6-dram"),
+        &fig("fig6-raid0"),
+    ));
     out.push(lru_curve(&sweep, &fig("fig6-dram")));
     out
 }
 
-fn amout_sweep(r: &Report, rows: &[&Row]) -> Figure {
-    let flash = rows.first().and_then(|q| num(q, "flash_pct"));
-    let p = points(rows.iter().copied(), "amout_ratio", "elapsed_ms");
+fn amout_sweep(paper: &[Finding], rows: &[&ExtBufferRow]) -> Figure {
+    let flash = rows.first().map(|q| q.flash_pct);
+    let p = pts(
+        rows.iter().copied(),
+        |q| q.amout_ratio,
+        |q| q.counts.elapsed_ms,
+    );
     let p = p.into_iter().map(|(x, v)| (x * 10.0, v / 1000.0)).collect();
     let mut x_markers = Vec::new();
-    if let Some(share) = finding(r, "best_amout_ratio").and_then(|p| num(p, "amout_share")) {
+    if let Some(share) = finding(paper, "best_amout_ratio").and_then(|p| p.amout_share) {
         x_markers.push(paper_marker(
             format!(
                 "paper: best at {:.0}:{:.0}",
@@ -145,26 +188,25 @@ fn amout_sweep(r: &Report, rows: &[&Row]) -> Figure {
     }
 }
 
-fn same_cost(r: &Report, sweep: &[&Row], dram: &[&Row], raid0: &[&Row]) -> Figure {
+fn same_cost(
+    paper: &[Finding],
+    config: &Config,
+    sweep: &[&ExtBufferRow],
+    dram: &[&ExtBufferRow],
+    raid0: &[&ExtBufferRow],
+) -> Figure {
     // The same money on DRAM: flash pct f buys f / dram_per_flash more DRAM.
-    let ratio = r
-        .config
-        .pointer("/price_model/dram_per_flash")
-        .and_then(|v| v.as_f64())
+    let ratio = config
+        .price_model
+        .as_ref()
+        .and_then(|p| p.dram_per_flash)
         .unwrap_or(10.0);
-    let base_main = r
-        .config
-        .pointer("/main_pct")
-        .and_then(|v| v.as_f64())
-        .unwrap_or(4.0);
+    let base_main = config.main_pct.unwrap_or(4.0);
     let mut lines: Vec<Line> = ["2q-flash", "lru-ext"]
         .iter()
         .map(|policy| {
-            let p = points(
-                sweep.iter().copied().filter(|q| is(q, "policy", policy)),
-                "flash_pct",
-                "elapsed_ms",
-            );
+            let of = sweep.iter().copied().filter(|q| q.counts.policy == *policy);
+            let p = pts(of, |q| q.flash_pct, |q| q.counts.elapsed_ms);
             Line::ours(
                 format!("ours: {policy}"),
                 policy,
@@ -172,7 +214,11 @@ fn same_cost(r: &Report, sweep: &[&Row], dram: &[&Row], raid0: &[&Row]) -> Figur
             )
         })
         .collect();
-    let p = points(dram.iter().copied(), "main_pct", "elapsed_ms");
+    let p = pts(
+        dram.iter().copied(),
+        |q| q.main_pct,
+        |q| q.counts.elapsed_ms,
+    );
     let p = p
         .into_iter()
         .map(|(m, v)| (((m - base_main) * ratio).round(), v / 1000.0))
@@ -187,7 +233,7 @@ fn same_cost(r: &Report, sweep: &[&Row], dram: &[&Row], raid0: &[&Row]) -> Figur
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
             (a.min(x), b.max(x))
         });
-    if let Some(v) = raid0.first().and_then(|q| num(q, "elapsed_ms")) {
+    if let Some(v) = raid0.first().map(|q| q.counts.elapsed_ms) {
         if lo.is_finite() {
             lines.push(Line::ours(
                 "ours: lru on a RAID-0 pair, no flash",
@@ -196,8 +242,8 @@ fn same_cost(r: &Report, sweep: &[&Row], dram: &[&Row], raid0: &[&Row]) -> Figur
             ));
         }
     }
-    let claim = finding(r, "vs_same_cost_dram")
-        .and_then(|p| text(p, "claim"))
+    let claim = finding(paper, "vs_same_cost_dram")
+        .and_then(|p| p.claim.as_deref())
         .unwrap_or("");
     Figure {
         id: "ext-buffer-same-cost".into(),
@@ -212,13 +258,13 @@ fn same_cost(r: &Report, sweep: &[&Row], dram: &[&Row], raid0: &[&Row]) -> Figur
     }
 }
 
-fn lru_curve(sweep: &[&Row], dram: &[&Row]) -> Figure {
+fn lru_curve(sweep: &[&ExtBufferRow], dram: &[&ExtBufferRow]) -> Figure {
     let rows = sweep
         .iter()
+        .chain(dram)
         .copied()
-        .filter(|q| is(q, "policy", "lru"))
-        .chain(dram.iter().copied().filter(|q| is(q, "policy", "lru")));
-    let p = points(rows, "main_pct", "hit_ratio");
+        .filter(|q| q.counts.policy == "lru");
+    let p = pts(rows, |q| q.main_pct, |q| q.counts.hit_ratio);
     Figure {
         id: "ext-buffer-lru-curve".into(),
         title: "P3: LRU hit ratio vs DRAM size (one stack-distance pass)".into(),

@@ -2,7 +2,7 @@
 //! symlinked `DIR/index.html` is replaced, its target outside DIR untouched, and no temp
 //! file is left behind, also when the write fails.
 
-use report::write_file;
+use render::write_file;
 
 #[test]
 fn a_symlinked_page_is_replaced_not_followed() {
@@ -12,7 +12,7 @@ fn a_symlinked_page_is_replaced_not_followed() {
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("index.html");
     std::os::unix::fs::symlink(&target, &page).unwrap();
-    write_file(&page, b"<html>").unwrap();
+    write_file(dir.path(), "index.html", b"<html>").unwrap();
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
     assert!(!std::fs::symlink_metadata(&page)
         .unwrap()
@@ -26,8 +26,9 @@ fn a_symlinked_page_is_replaced_not_followed() {
 #[test]
 fn a_failed_write_names_the_file_and_leaves_no_temp_file() {
     let dir = tempfile::tempdir().unwrap();
-    let page = dir.path().join("sub").join("index.html");
-    let e = write_file(&page, b"x").unwrap_err().to_string();
+    let e = write_file(&dir.path().join("sub"), "index.html", b"x")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("index.html"), "{e}");
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(names.is_empty(), "{names:?}");

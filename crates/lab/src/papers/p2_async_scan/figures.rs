@@ -2,29 +2,61 @@
 //! line per device and scan mode, and vs the batch size. The paper gives 6.5× at 20 %
 //! selectivity (batch 50) and "at least 5.7×" at every other selectivity.
 
-use super::{distinct, is, num, paper_table, points, text, Figure};
-use crate::plot::{Chart, Line, Marker, Plot, Source};
-use lab::{Report, Row};
+use super::ScanRow;
+use crate::papers::chart::{distinct, typed, xy, Figure};
+use crate::Report;
+use render::plot::{Chart, Line, Marker, Plot, Source};
+use serde::Deserialize;
+
+/// A row of the paper's result (`paper.toml`): an exact point, or a lower bound over a
+/// range of selectivities named in words.
+#[derive(Deserialize)]
+struct PaperRow {
+    table: String,
+    selectivity: Option<Selectivity>,
+    speedup_vs_sync: Option<f64>,
+    speedup_vs_sync_at_least: Option<f64>,
+    batch: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Selectivity {
+    Share(f64),
+    Words(String),
+}
+
+impl PaperRow {
+    fn share(&self) -> Option<f64> {
+        match self.selectivity {
+            Some(Selectivity::Share(s)) => Some(s),
+            _ => None,
+        }
+    }
+    fn words(&self) -> Option<&str> {
+        match &self.selectivity {
+            Some(Selectivity::Words(w)) => Some(w),
+            _ => None,
+        }
+    }
+}
 
 pub fn figures(r: &Report) -> Vec<Figure> {
-    let rows: Vec<&Row> = r.rows.iter().collect();
-    let paper = paper_table(r, "P2");
+    let rows: Vec<ScanRow> = typed(&r.rows);
+    let paper: Vec<PaperRow> = typed::<PaperRow>(&r.paper)
+        .into_iter()
+        .filter(|p| p.table.starts_with("P2"))
+        .collect();
     // The paper's exact point(s) and its lower bound, from its rows.
     let exact: Vec<(f64, f64, f64)> = paper
         .iter()
-        .filter_map(|p| {
-            Some((
-                num(p, "selectivity")?,
-                num(p, "speedup_vs_sync")?,
-                num(p, "batch")?,
-            ))
-        })
+        .filter_map(|p| Some((p.share()?, p.speedup_vs_sync?, p.batch?)))
         .collect();
     let at_least: Vec<Marker> = paper
         .iter()
         .filter_map(|p| {
-            let v = num(p, "speedup_vs_sync_at_least")?;
-            let what = text(p, "selectivity").unwrap_or("other selectivities");
+            let v = p.speedup_vs_sync_at_least?;
+            let what = p.words().unwrap_or("other selectivities");
             Some(Marker {
                 label: format!("paper: at least {v}× ({what})"),
                 value: v,
@@ -33,29 +65,23 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             })
         })
         .collect();
+    let mut out = vec![vs_selectivity(&rows, &exact, at_least)];
+    out.push(vs_batch(&rows, &exact));
+    out
+}
 
-    let sel_rows: Vec<&Row> = rows
-        .iter()
-        .copied()
-        .filter(|q| is(q, "sweep", "selectivity"))
-        .collect();
+fn vs_selectivity(rows: &[ScanRow], exact: &[(f64, f64, f64)], at_least: Vec<Marker>) -> Figure {
+    let sel_rows: Vec<&ScanRow> = rows.iter().filter(|q| q.sweep == "selectivity").collect();
     let mut lines = Vec::new();
-    for dev in distinct(&sel_rows, "device") {
-        let dev = dev.as_str().unwrap_or("?").to_string();
-        for mode in distinct(&sel_rows, "mode") {
-            let Some(mode) = mode.as_str() else { continue };
+    for dev in distinct(sel_rows.iter().map(|q| q.device)) {
+        for mode in distinct(sel_rows.iter().map(|q| q.mode.as_str())) {
             if mode == "sync" {
                 continue;
             }
-            let p = points(
-                sel_rows
-                    .iter()
-                    .copied()
-                    .filter(|q| is(q, "device", &dev) && is(q, "mode", mode)),
-                "selectivity",
-                "speedup_vs_sync",
-            );
-            let p = p.into_iter().map(|(x, y)| (x * 100.0, y)).collect();
+            let of = sel_rows
+                .iter()
+                .filter(|q| q.device == dev && q.mode == mode);
+            let p = xy(of.map(|q| (q.selectivity * 100.0, q.speedup_vs_sync)));
             lines.push(Line::ours(
                 format!("ours: {dev}, {mode}"),
                 &format!("{dev}-{mode}"),
@@ -71,7 +97,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             p,
         ));
     }
-    let mut out = vec![Figure {
+    Figure {
         id: "async-scan-speedup-vs-selectivity".into(),
         title: "P2: speedup of the batched scan vs selectivity, per device".into(),
         caption: "Scan time of the synchronous scan ÷ each mode's (higher is better); triangles and the dashed line: the paper's 6.5× at 20 % and its lower bound at the other selectivities.".into(),
@@ -82,23 +108,20 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             y_markers: at_least,
             ..Chart::default()
         }),
-    }];
+    }
+}
 
-    let batch_rows: Vec<&Row> = rows
+fn vs_batch(rows: &[ScanRow], exact: &[(f64, f64, f64)]) -> Figure {
+    let batch_rows: Vec<&ScanRow> = rows
         .iter()
-        .copied()
-        .filter(|q| is(q, "sweep", "batch") && is(q, "mode", "batched"))
+        .filter(|q| q.sweep == "batch" && q.mode == "batched")
         .collect();
-    let sel = batch_rows.first().and_then(|q| num(q, "selectivity"));
+    let sel = batch_rows.first().map(|q| q.selectivity);
     let mut lines = Vec::new();
-    for dev in distinct(&batch_rows, "device") {
-        let dev = dev.as_str().unwrap_or("?").to_string();
-        let p = points(
-            batch_rows.iter().copied().filter(|q| is(q, "device", &dev)),
-            "batch",
-            "speedup_vs_sync",
-        );
-        lines.push(Line::ours(format!("ours: {dev}, batched"), &dev, p));
+    for dev in distinct(batch_rows.iter().map(|q| q.device)) {
+        let of = batch_rows.iter().filter(|q| q.device == dev);
+        let p = xy(of.map(|q| (q.batch as f64, q.speedup_vs_sync)));
+        lines.push(Line::ours(format!("ours: {dev}, batched"), dev.name(), p));
     }
     let p: Vec<(f64, f64)> = exact
         .iter()
@@ -108,7 +131,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
     if !p.is_empty() {
         lines.push(Line::paper("paper: batch 50", "paper", p));
     }
-    out.push(Figure {
+    Figure {
         id: "async-scan-speedup-vs-batch".into(),
         title: "P2: speedup vs batch size".into(),
         caption: format!(
@@ -122,6 +145,5 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             lines,
             ..Chart::default()
         }),
-    });
-    out
+    }
 }

@@ -1,0 +1,54 @@
+//! `flashlab sim --plot FILE.svg`: one run's WAF and latency over the measured phase
+//! (`SimResult::timeline`) as two charts, stacked by the renderer into one standalone SVG.
+
+use crate::sim::{SimResult, TimelinePoint};
+use render::plot::{Chart, Line, Marker, Plot, Source};
+use render::ReportError;
+
+/// The SVG text.
+pub fn svg(r: &SimResult) -> Result<String, ReportError> {
+    let x = |f: &dyn Fn(&TimelinePoint) -> Option<f64>| -> Vec<(f64, f64)> {
+        r.timeline
+            .iter()
+            .filter_map(|p| Some((p.host_pages_x_capacity, f(p)?)))
+            .collect()
+    };
+    let x_label = "host pages in the measured phase (× logical capacity)";
+    let mut waf = Chart {
+        x_label: x_label.into(),
+        y_label: "WAF".into(),
+        lines: vec![
+            Line::ours("WAF since the start", "cum", x(&|p| p.waf_cumulative)),
+            Line::ours("WAF per interval", "int", x(&|p| p.waf_interval)),
+        ],
+        ..Chart::default()
+    };
+    if let Some(m) = r.waf_model {
+        waf.y_markers.push(Marker {
+            label: format!("closed-form model {m:.3}"),
+            value: m,
+            source: Source::Ours,
+            color_key: None,
+        });
+    }
+    let latency = Chart {
+        x_label: x_label.into(),
+        y_label: "latency (µs)".into(),
+        lines: vec![
+            Line::ours("mean per interval", "mean", x(&|p| Some(p.latency_us_mean))),
+            Line::ours("p99 per interval", "p99", x(&|p| Some(p.latency_us_p99))),
+        ],
+        ..Chart::default()
+    };
+    let title = format!(
+        "flashlab sim: {} on {} ({} FTL, {} GC, seed {})",
+        r.workload, r.preset, r.ftl, r.gc_policy, r.seed
+    );
+    render::sim_plot::svg(
+        &title,
+        &[
+            ("sim-waf", Plot::Lines(waf)),
+            ("sim-latency", Plot::Lines(latency)),
+        ],
+    )
+}
