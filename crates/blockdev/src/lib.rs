@@ -10,7 +10,7 @@
 //! `HddModel` (seek + rotation), `CrashDevice<D>` (wraps any device; durable image; power cuts),
 //! [`MemDevice`] (RAM, zero cost, for tests), and [`Partition`]s of a [`SharedDevice`] (several
 //! users, e.g. one store per DB file, on one device and its streams; one
-//! [`cache::streams::StreamAssignment`] assigns the streams of all of them in one place).
+//! [`policy::streams::StreamAssignment`] assigns the streams of all of them in one place).
 //!
 //! Invariants: a read returns exactly the bytes of the last completed write of each page (or
 //! zeros for a page never written or trimmed); after `flush` returns, every completed write is durable.
@@ -24,7 +24,7 @@ mod mem;
 mod partition;
 mod sim;
 
-use cache::streams::{DataType, WriteClass};
+use policy::streams::{DataType, WriteClass};
 
 pub use crash::{CrashDevice, CrashHandle};
 pub use error::DevError;

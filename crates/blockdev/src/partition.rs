@@ -15,14 +15,14 @@
 //! class ([`WriteClass::in_file`]). A [`StreamAssignment`] given to the shared device sees
 //! every page written through any partition (page on the whole device, the write's class) and
 //! chooses the stream the page goes out on — so the assignment of streams is decided in one
-//! place for all users of the device (e.g. `cache::streams::ClassStreams`: a table from
+//! place for all users of the device (e.g. `policy::streams::ClassStreams`: a table from
 //! (DB file, data type) to stream, or an online lifetime grouping). A write whose pages get
 //! different streams is split into runs of equal streams.
 
 use crate::{check_extent, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint};
-use cache::streams::StreamAssignment;
+use policy::streams::StreamAssignment;
 #[cfg(doc)]
-use cache::streams::WriteClass;
+use policy::streams::WriteClass;
 use std::cell::{Ref, RefCell, RefMut};
 use std::rc::Rc;
 
@@ -266,7 +266,7 @@ impl<D: BlockDevice> BlockDevice for Partition<D> {
 mod tests {
     use super::*;
     use crate::MemDevice;
-    use cache::streams::{DataType, WriteClass};
+    use policy::streams::{DataType, WriteClass};
 
     /// Every page placed, with its class.
     type Placed = Rc<RefCell<Vec<(PageNo, Option<WriteClass>)>>>;

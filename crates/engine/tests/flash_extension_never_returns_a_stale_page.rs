@@ -5,9 +5,9 @@
 //! page).
 
 use blockdev::{BlockDevice, ClockKind, CrashDevice, DevError, DevStats, Io, MemDevice, WriteHint};
-use cache::{PolicyConfig, PolicyKind};
 use engine::pager::FrameId;
 use engine::Pager;
+use policy::{PolicyConfig, PolicyKind};
 use proptest::prelude::*;
 use std::cell::Cell;
 use std::rc::Rc;

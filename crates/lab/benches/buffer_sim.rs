@@ -7,8 +7,8 @@
 //! `cargo bench -p lab --bench buffer_sim` (skips with a message when `../shared` is absent).
 //! Targets (issue 10): >= 20 M refs/s LRU, >= 10 M refs/s extended policies, curve >= 5 M/s.
 
-use cache::{BufferSim, PolicyConfig, PolicyKind, StackDistances};
 use lab::buffer_sim::{Size, TraceSpec};
+use policy::{BufferSim, PolicyConfig, PolicyKind, StackDistances};
 use std::path::Path;
 use std::time::Instant;
 use workload::cache_trace::{PageRef, PageTraceFormat};

@@ -206,7 +206,7 @@ fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> (f64, f64) {
         replay_trace_timing: false,
         seed,
         max_memory_bytes: u64::MAX,
-        stream_policy: cache::streams::LbaPolicySpec::None,
+        stream_policy: policy::streams::LbaPolicySpec::None,
     };
     let r = lab::sim::run(&opts, &mut |_, _| {}).expect("flashlab sim");
     (r.host_pages_per_wall_second, r.waf.unwrap_or(0.0))

@@ -1,16 +1,16 @@
 //! `flashlab buffer-sim`: a page-reference trace through a DRAM main buffer and an optional
-//! flash extension (P3), under the five policies of [`cache::PolicyKind`], with P3's cost and
+//! flash extension (P3), under the five policies of [`policy::PolicyKind`], with P3's cost and
 //! price models; and `--curve`: every LRU size's hit ratio and the whole `lru-ext` grid from one
-//! pass ([`cache::StackDistances`]).
+//! pass ([`policy::StackDistances`]).
 //!
-//! The mechanism is [`cache::BufferSim`] (it counts page moves); this module resolves sizes,
+//! The mechanism is [`policy::BufferSim`] (it counts page moves); this module resolves sizes,
 //! streams the trace, prices the moves and renders rows. Sizes are pages, or a percentage of the
 //! trace's distinct pages (`4%`, which costs one extra pass to count them unless `--curve`).
 
 use crate::papers::p3_ext_buffer::Counters;
 use crate::report::{fmt_f, row, Row, Table};
 use anyhow::{bail, Context, Result};
-use cache::{BufferSim, Counts, LruCurve, PolicyConfig, PolicyKind, StackDistances};
+use policy::{BufferSim, Counts, LruCurve, PolicyConfig, PolicyKind, StackDistances};
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 use serde_json::{json, Value};

@@ -1,7 +1,7 @@
 //! `flashlab lifetime`: P5's Table 1 — per class of writes, its share of the page writes and the
 //! mean and median lifetime (page writes between two writes of the same logical page), plus a
 //! log2 histogram — over a block trace (any format `flashlab sim` reads) or a synthetic
-//! workload. The accounting is [`cache::streams::LifetimeTracker`] (definitions and precision there).
+//! workload. The accounting is [`policy::streams::LifetimeTracker`] (definitions and precision there).
 //!
 //! Addresses: a trace's byte offsets become pages of `page_bytes`; with a capacity they wrap
 //! onto it as `flashlab sim --trace-mapping wrap` does, else the trace's own span is the space
@@ -11,8 +11,8 @@
 
 use crate::report::{fmt_f, Table};
 use anyhow::{bail, Context, Result};
-use cache::streams::LbaPolicySpec;
-use cache::streams::{LifetimeReport, LifetimeTracker};
+use policy::streams::LbaPolicySpec;
+use policy::streams::{LifetimeReport, LifetimeTracker};
 use serde::Serialize;
 use std::path::PathBuf;
 use workload::{LbaMapping, OpKind, Target, TraceFormat, WorkloadOptions, WorkloadSpec};
@@ -90,7 +90,7 @@ pub struct LifetimeResult {
     pub page_bytes: u32,
     /// Page writes, and one row per class (ascending).
     pub total_writes: u64,
-    pub rows: Vec<cache::streams::ClassLifetime>,
+    pub rows: Vec<policy::streams::ClassLifetime>,
     pub notes: Vec<String>,
 }
 

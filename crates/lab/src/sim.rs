@@ -14,7 +14,7 @@
 use crate::host::HostDriver;
 use crate::units::format_bytes;
 use anyhow::{bail, Context, Result};
-use cache::streams::{LbaPolicySpec, StreamAssignment};
+use policy::streams::{LbaPolicySpec, StreamAssignment};
 use seed::Seed;
 use serde::Serialize;
 use ssd::{SimTime, Ssd, SsdConfig};

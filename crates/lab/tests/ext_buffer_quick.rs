@@ -2,10 +2,10 @@
 //! the issue names, the counts add up, the LRU grid behaves as LRU must, the engine's pool
 //! moves exactly the pages the simulator counts, and the paper's claims stay in `paper`.
 
-use cache::PolicyKind;
 use lab::buffer_sim::TraceSpec;
 use lab::ext_buffer::{run_with, Counters, EngineRow, ExtBufferOptions, ExtBufferRow};
 use lab::{ReproduceOptions, Row};
+use policy::PolicyKind;
 use serde_json::Value;
 use std::path::PathBuf;
 use workload::cache_trace::PageTraceFormat;

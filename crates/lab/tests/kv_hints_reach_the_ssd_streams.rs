@@ -5,8 +5,8 @@
 //! to each stream — for every policy, through commits, overwrites and a compaction.
 
 use blockdev::{BlockDevice, ClockKind, DevError, DevStats, Io, SimDevice, WriteHint};
-use cache::streams::{DataType, NamedPolicy};
 use engine::kv::{Options, Store};
+use policy::streams::{DataType, NamedPolicy};
 use std::cell::RefCell;
 use std::rc::Rc;
 

@@ -9,8 +9,8 @@
 //! (the stream reaches the FTL).
 
 use blockdev::{BlockDevice, SharedDevice, SimDevice};
-use cache::streams::{ClassStreams, DataType, NamedPolicy, StreamMap};
 use engine::kv::{Options, Store};
+use policy::streams::{ClassStreams, DataType, NamedPolicy, StreamMap};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;

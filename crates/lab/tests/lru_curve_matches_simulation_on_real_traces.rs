@@ -2,8 +2,8 @@
 //! on prefixes of real traces. Needs `../shared/traces`: `#[ignore]`d (reported as ignored, not
 //! passed); `.ci/run` runs them with `-- --ignored` when it exists.
 
-use cache::{BufferSim, PolicyConfig, PolicyKind, StackDistances};
 use lab::buffer_sim::TraceSpec;
+use policy::{BufferSim, PolicyConfig, PolicyKind, StackDistances};
 use std::path::Path;
 use workload::cache_trace::PageTraceFormat;
 

@@ -2,9 +2,9 @@
 //! names, the WAF-over-time and lifetime series, P5's figures apart from ours, and the same JSON
 //! for the same seed.
 
-use cache::streams::NamedPolicy;
 use lab::multistream::{run_with, MapSpec, MultistreamRow, Plan};
 use lab::ReproduceOptions;
+use policy::streams::NamedPolicy;
 
 fn small() -> (ReproduceOptions, Plan) {
     let opts = ReproduceOptions {

@@ -3,8 +3,8 @@
 //! stream), policies are refused where they cannot apply, and a run is deterministic (same
 //! seed, same JSON except the wall-clock keys).
 
-use cache::streams::LbaPolicySpec;
 use lab::sim::{run, Precondition, SimOptions};
+use policy::streams::LbaPolicySpec;
 use ssd::{GcStreamMode, SsdConfig};
 use workload::{LbaMapping, OpKind, Target, WorkloadOptions, WorkloadSpec};
 

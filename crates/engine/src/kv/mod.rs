@@ -8,14 +8,14 @@
 //! layout); every decoder reports damage as a [`format::FormatError`] and never panics.
 //! [`Store`] is the store itself, on the engine's pager. Every write carries its class (data
 //! type) and the stream of the store's [`NamedPolicy`]; stream assignment for stores sharing
-//! one device lives in `cache::streams`.
+//! one device lives in `policy::streams`.
 
 mod alloc;
 pub mod format;
 mod store;
 
-pub use cache::streams::{DataType, NamedPolicy};
 pub use format::FormatError;
+pub use policy::streams::{DataType, NamedPolicy};
 pub use store::{
     Choice, CompactionPolicy, Damage, Options, PageUse, Scan, Space, StaleShare, Store, StoreStat,
     WriteBatch,

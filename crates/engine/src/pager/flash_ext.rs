@@ -2,9 +2,9 @@
 //! [`BlockDevice`] (a file on another path, or a simulated SSD), as circular logs with a DRAM
 //! directory.
 //!
-//! Model: the policy ([`cache::BufferPolicy`]: `lru-ext`, `2q-ext`, `2q-flash`) says which log a
-//! victim goes to ([`cache::Placement`]); this module is the mechanism: each log is a
-//! [`cache::FlashLog`] (the same directory the trace simulator uses) over its own range of the
+//! Model: the policy ([`policy::BufferPolicy`]: `lru-ext`, `2q-ext`, `2q-flash`) says which log a
+//! victim goes to ([`policy::Placement`]); this module is the mechanism: each log is a
+//! [`policy::FlashLog`] (the same directory the trace simulator uses) over its own range of the
 //! flash device — log `i` owns flash pages `bases[i] .. bases[i] + capacity_i`, and slot `s` of
 //! it is flash page `bases[i] + s`. An appended page is written to its slot; a page read back
 //! into main leaves the log (its slot is free for the next append).
@@ -25,7 +25,7 @@
 
 use crate::error::EngineError;
 use blockdev::{BlockDevice, WriteHint};
-use cache::{FlashLog, LogId};
+use policy::{FlashLog, LogId};
 
 /// What the flash extension did (device times on the flash device's clock).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

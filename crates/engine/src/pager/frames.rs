@@ -11,7 +11,7 @@
 //! Every frame that leaves passes through [`Pager::evict`]: a dirty frame is written back, then
 //! the policy's [`Placement`] sends its image to the flash extension (`flash_ext`) or out. A
 //! miss takes the page's flash copy, if any, before it makes room (the order of P3 and of
-//! [`cache::BufferSim`]), and tells the policy where the page came from ([`Source`]). A frame there holds its page image (`image`: fetched or
+//! [`policy::BufferSim`]), and tells the policy where the page came from ([`Source`]). A frame there holds its page image (`image`: fetched or
 //! loaded pages), a decoded form only (kept by a structure whose newer version is not yet on
 //! the device — the AS B-tree's buffered nodes, BFTL's rebuilt nodes), or both.
 //! Invariants: a key is in at most one frame; pinned frames are never evicted; the policy
@@ -20,7 +20,7 @@
 use super::{Device, Pager};
 use crate::error::EngineError;
 use blockdev::Io;
-use cache::{BufferPolicy, LogId, Placement, Replacement, Source};
+use policy::{BufferPolicy, LogId, Placement, Replacement, Source};
 use rustc_hash::FxHashMap;
 use std::any::Any;
 use std::collections::HashMap;

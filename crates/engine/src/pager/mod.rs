@@ -6,11 +6,11 @@
 //! - holds the engine's ONE page cache (the buffer pool, [`cache`]): frames keyed by a
 //!   structure's page id, each with the page image, a decoded form (an `Rc` the structure
 //!   chose, e.g. a B-tree node) or both; pins; batched misses; a replacement policy taken as a
-//!   type ([`cache::Replacement`], LRU by default) and one eviction hook every evicted frame
+//!   type ([`policy::Replacement`], LRU by default) and one eviction hook every evicted frame
 //!   passes;
 //! - optionally extends that cache onto a second device ([`Pager::with_buffer_policy`]): P3's
 //!   flash extension (`flash_ext`: circular logs with a DRAM directory, checksummed copies,
-//!   fallback to the database device), placed by a [`cache::BufferPolicy`];
+//!   fallback to the database device), placed by a [`policy::BufferPolicy`];
 //! - writes contiguous runs of pages ([`RunWriter`]: log tails, bulk loads);
 //! - keeps double-buffered roots ([`MetaSlots`]);
 //! - holds the page contract for typed pages ([`Pager::read_page`], [`Pager::write_pages`]):
@@ -39,9 +39,9 @@ pub use typed::{Keep, PageForm, PageWrite};
 
 use crate::error::EngineError;
 use blockdev::{BlockDevice, Io, WriteHint};
-use cache::{BufferPolicy, LruPolicy, PolicyConfig, Replacement};
 use flash_ext::FlashExt;
 use frames::PoolPolicy;
+use policy::{BufferPolicy, LruPolicy, PolicyConfig, Replacement};
 
 /// Counters of one pager: its device calls and its cache.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

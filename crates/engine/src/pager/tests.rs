@@ -172,7 +172,7 @@ fn accounting_follows_the_device_clock() {
 /// the policy chooses.
 struct Mru(Vec<u64>);
 
-impl cache::Replacement<u64> for Mru {
+impl policy::Replacement<u64> for Mru {
     fn name(&self) -> &'static str {
         "mru"
     }

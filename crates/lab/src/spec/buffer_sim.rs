@@ -3,7 +3,7 @@
 
 use super::{de, RunSpec, SpecError};
 use crate::buffer_sim::{BufferSimOptions, CostModel, PriceModel, Size, TraceSpec};
-use cache::PolicyKind;
+use policy::PolicyKind;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use workload::cache_trace::PageTraceFormat;
@@ -173,7 +173,7 @@ impl Default for BufferSimSpec {
             ext_size: "0".into(),
             kin: None,
             kout: None,
-            amout_ratio: cache::PolicyConfig::AMOUT_RATIO_DEFAULT,
+            amout_ratio: policy::PolicyConfig::AMOUT_RATIO_DEFAULT,
             flash_read_ms: cost.flash_read_ms,
             flash_write_ms: cost.flash_write_ms,
             disk_ms: cost.disk_ms,

@@ -4,7 +4,7 @@
 use super::{de, RunSpec, SpecError};
 use crate::lifetime::{ClassBy, LifetimeOptions, Source};
 use crate::units::{parse_bytes, parse_multiple};
-use cache::streams::LbaPolicySpec;
+use policy::streams::LbaPolicySpec;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use workload::TraceFormat;

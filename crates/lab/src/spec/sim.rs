@@ -6,7 +6,7 @@ use super::{de, RunSpec, SpecError};
 use crate::sim::{Precondition, SimOptions};
 use crate::units::{parse_bytes, parse_multiple};
 use anyhow::{bail, Context, Result};
-use cache::streams::LbaPolicySpec;
+use policy::streams::LbaPolicySpec;
 use serde::{Deserialize, Serialize};
 use ssd::{FtlKind, GcPolicy, GcStreamMode, SsdConfig};
 use std::path::PathBuf;

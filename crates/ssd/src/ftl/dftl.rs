@@ -20,7 +20,7 @@ use crate::config::SsdConfig;
 use crate::error::{InvariantError, SsdError};
 use crate::flash::Flash;
 use crate::types::{Lpn, PageWrite, SimTime, StreamId};
-use cache::Lru;
+use policy::Lru;
 use std::collections::{BTreeSet, HashMap};
 
 /// Tag stored in translation pages (not host data).

@@ -7,7 +7,7 @@
 //! Where things live:
 //! - `blocks`: the block manager every scheme shares (free pools, open blocks per slot and die);
 //! - page-mapped schemes: `page` (`PageFtl<P>`) and `dftl` (`Dftl<P>`, a `PageFtl` plus a CMT
-//!   on `cache::Lru`), generic over the GC victim policy `P` of `gc` (`Greedy`, `Fifo`,
+//!   on `policy::Lru`), generic over the GC victim policy `P` of `gc` (`Greedy`, `Fifo`,
 //!   `CostBenefit`), chosen once in `build`;
 //! - block-mapped schemes: the `blockmap` skeleton (`BlockMapped<S>`: free pool, live bits,
 //!   read, trim, verify) around a `BlockScheme`: `block`, `logblock` (BAST, IOA) and `fast`,

@@ -74,7 +74,7 @@ impl Store {
             // The class (file 0: a partition stamps its own) and the type's write life ride
             // along (fcntl(F_SET_RW_HINT) on a real file); the `none` policy gives no hints.
             NamedPolicy::NoStreams => WriteHint::NONE,
-            p => WriteHint::classed(p.stream(t), cache::streams::WriteClass::new(0, t)),
+            p => WriteHint::classed(p.stream(t), policy::streams::WriteClass::new(0, t)),
         }
     }
 

@@ -7,7 +7,7 @@
 //! (page moves x device time, [`CostModel`]); prices are P3's ([`PriceModel`]).
 //! - Figures 3-5: elapsed, main and extended hit ratios per (policy, flash size). The LRU
 //!   points (`lru`, `lru-ext`, and the larger DRAM buffers below) come from ONE pass
-//!   ([`cache::StackDistances`], exact); the 2Q points from a [`cache::BufferSim`] run each.
+//!   ([`policy::StackDistances`], exact); the 2Q points from a [`policy::BufferSim`] run each.
 //! - Figure 2: `2q-flash` with the Amout share of the flash swept 0.1 .. 0.9 at one flash size.
 //! - Figure 6 (same money): each flash size against a DRAM buffer grown by what that flash
 //!   costs (DRAM is `dram_per_flash` x flash per GB) with `lru`, and against disks alone on a
@@ -33,8 +33,8 @@ use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Row, Scale, Steps, Table};
 use anyhow::{bail, Context, Result};
-use cache::{BufferSim, Counts, LruCurve, PolicyKind, StackDistances};
 use engine::Pager;
+use policy::{BufferSim, Counts, LruCurve, PolicyKind, StackDistances};
 use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -49,7 +49,7 @@ pub const DEFAULT_PRESET: &str = "x25m";
 const PAGE_BYTES: u32 = 4096;
 const MAIN_PCT: f64 = 4.0;
 /// 2Q-Flash's Amout share of the flash outside the Figure 2 sweep (P3: 6:4).
-const AMOUT: f64 = cache::PolicyConfig::AMOUT_RATIO_DEFAULT;
+const AMOUT: f64 = policy::PolicyConfig::AMOUT_RATIO_DEFAULT;
 /// Flash size of the Amout:A1out sweep (Figure 2), % of the database.
 const RATIO_SWEEP_FLASH_PCT: f64 = 20.0;
 const ENGINE_FLASH_PCTS: [f64; 2] = [20.0, 50.0];
@@ -718,7 +718,7 @@ fn engine_one(
         None
     };
     let clock = db.clock_kind();
-    let config = cache::PolicyConfig::new(policy, main, ext_pages);
+    let config = policy::PolicyConfig::new(policy, main, ext_pages);
     let mut pager = Pager::with_buffer_policy(db, &config, flash)?;
     let mut ids = DenseIds(FxHashMap::default());
     let t0 = std::time::Instant::now();

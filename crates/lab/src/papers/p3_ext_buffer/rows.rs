@@ -4,7 +4,7 @@
 //! `--engine`, the devices the engine's pool ran on ([`EngineRow`]).
 
 use crate::buffer_sim::BufferSimOptions;
-use cache::Counts;
+use policy::Counts;
 use serde::{Deserialize, Serialize};
 
 /// One run's counters, under the keys of `buffer-sim --json`.

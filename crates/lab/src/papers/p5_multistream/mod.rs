@@ -9,8 +9,8 @@
 //! file and key, a new value; each file commits every `OPS_PER_COMMIT` updates it received. The
 //! drive is aged first (every logical page written once) and the stores' trims are dropped
 //! (a file system without `discard`), so the SSD sees what P5's drive saw.
-//! The device's streams are assigned by [`cache::streams::ClassStreams`] from the policy's
-//! [`cache::streams::StreamMap`] (none, per-type, merge-similar, merge-different, per-file, auto),
+//! The device's streams are assigned by [`policy::streams::ClassStreams`] from the policy's
+//! [`policy::streams::StreamMap`] (none, per-type, merge-similar, merge-different, per-file, auto),
 //! once per GC placement mode of the SSD.
 //!
 //! Measured, over the update phase only: every `SAMPLE_SHARE` of the logical capacity written
@@ -32,10 +32,10 @@ use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
 use blockdev::{BlockDevice, SharedDevice, SimDevice};
-use cache::streams::{
+use engine::kv::{Options, Store};
+use policy::streams::{
     ClassStreams, DataType, LifetimeReport, NamedPolicy, StreamMap, StreamMapError,
 };
-use engine::kv::{Options, Store};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};

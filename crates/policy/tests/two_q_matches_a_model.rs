@@ -1,7 +1,7 @@
 //! `TwoQ` against a direct transcription of the 2Q rules over plain vectors, on random traces,
 //! sizes and knobs: the same queues, in the same order, after every reference.
 
-use cache::{Replacement, TwoQ, TwoQConfig};
+use policy::{Replacement, TwoQ, TwoQConfig};
 use proptest::prelude::*;
 
 /// The rules, literally: vectors ordered oldest (or least recent) first.

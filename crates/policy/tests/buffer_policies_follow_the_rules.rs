@@ -1,7 +1,7 @@
 //! Hand-made traces through `BufferSim`, with the exact state and counts each policy's rules
 //! give (worked out by hand in the comments).
 
-use cache::{BufferSim, Counts, LogId, PolicyConfig, PolicyKind};
+use policy::{BufferSim, Counts, LogId, PolicyConfig, PolicyKind};
 
 fn sim(kind: PolicyKind, size: usize, ext: usize) -> BufferSim {
     let mut c = PolicyConfig::new(kind, size, ext);

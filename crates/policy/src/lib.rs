@@ -1,3 +1,5 @@
+//! # policy — policies as types: buffer replacement and stream placement
+//!
 //! Replacement primitives shared by every cache in flashlab.
 //!
 //! Model: [`Lru`] is an ordered map from keys to values in recency order (least recent first),

@@ -1,7 +1,7 @@
 //! `Lru` against a trivial model (a Vec in recency order), with the invariant check after every
 //! operation.
 
-use cache::{Lru, LruPolicy, Replacement};
+use policy::{Lru, LruPolicy, Replacement};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! every page read back (from flash or disk) is the latest version, and the one-pass LRU curve
 //! equals per-size simulation exactly.
 
-use cache::{BufferSim, Outcome, Placement, PolicyConfig, PolicyKind, StackDistances};
+use policy::{BufferSim, Outcome, Placement, PolicyConfig, PolicyKind, StackDistances};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
