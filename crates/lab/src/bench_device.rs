@@ -94,7 +94,7 @@ impl Default for BenchOptions {
     fn default() -> Self {
         BenchOptions {
             device: DeviceKind::Sim,
-            preset: crate::as_btree::DEFAULT_PRESET.into(),
+            preset: crate::papers::p1_as_btree::DEFAULT_PRESET.into(),
             config: None,
             dir: None,
             allow_memory_fs: false,
@@ -145,8 +145,8 @@ fn paper_rows(o: &BenchOptions) -> Vec<Row> {
         return Vec::new();
     }
     let table = match o.preset.as_str() {
-        p if p == crate::as_btree::DEFAULT_PRESET => "P1 Table 1",
-        p if p == crate::ext_buffer::DEFAULT_PRESET => {
+        p if p == crate::papers::p1_as_btree::DEFAULT_PRESET => "P1 Table 1",
+        p if p == crate::papers::p3_ext_buffer::DEFAULT_PRESET => {
             return papers::p3().table("P3 Table 1").take(1).cloned().collect()
         }
         _ => return Vec::new(),

@@ -1,9 +1,13 @@
 //! # lab — flashlab's experiments
 //!
 //! One folder per paper under [`papers`] (`p1_as_btree`, `p2_async_scan`, ...: run, typed
-//! rows, tables, claims, paper data) plus the `sim` driver behind `flashlab sim`. Each experiment composes the lower crates, measures, and returns
-//! an [`Output`]: a [`Report`] (the results format of ARCHITECTURE.md: `rows` hold only what the
-//! run measured, `paper` the paper's figures for comparison) and human-readable tables.
+//! rows, figures, claims, paper data) and its registry; the run specs every front end shares
+//! ([`spec`]: CLI, Python, sweeps); the [`harness`] (kv bench, sweep, `reproduce all`,
+//! results.json, the page's views); and the tools (`sim` with its [`host`] adapter,
+//! `buffer_sim`, `bench_device`, `lifetime`). Each experiment composes the lower crates,
+//! measures, and returns an [`Output`]: a [`Report`] (the results format of ARCHITECTURE.md:
+//! `rows` hold only what the run measured, `paper` the paper's figures, `claims` the verdicts)
+//! and human-readable tables.
 //! Nothing here hard-codes a result: every number in `rows` comes from the run that made it.
 
 pub mod bench_device;
@@ -20,13 +24,6 @@ pub mod sim;
 pub mod spec;
 pub mod trace_info;
 pub mod units;
-
-// The papers' modules under the names they had before they moved into `papers/`.
-pub use papers::p1_as_btree as as_btree;
-pub use papers::p2_async_scan as async_scan;
-pub use papers::p3_ext_buffer as ext_buffer;
-pub use papers::p4_ioa_ftl as ioa_ftl;
-pub use papers::p5_multistream as multistream;
 
 pub use claim::{Claim, Verdict};
 pub use devices::{DeviceChoice, DeviceKind};

@@ -5,7 +5,7 @@
 //! and spends less write time than the in-place B-tree; BFTL reads between 1 and C + 1 sectors
 //! per node and its never-reclaimed file outgrows the in-place tree's.
 
-use lab::as_btree::BTreeRow;
+use lab::papers::p1_as_btree::BTreeRow;
 use lab::{DeviceChoice, DeviceKind, ReproduceOptions, Scale};
 
 fn find<'a>(rows: &'a [BTreeRow], tree: &str, f: usize, ms: usize, cache: usize) -> &'a BTreeRow {
@@ -26,7 +26,7 @@ fn quick_sim_run_has_the_rows_and_as_writes_less_than_in_place() {
         device: DeviceChoice::One(DeviceKind::Sim),
         ..Default::default()
     };
-    let out = lab::as_btree::run(&opts).expect("quick as-btree run on sim");
+    let out = lab::papers::p1_as_btree::run(&opts).expect("quick as-btree run on sim");
     let rows: Vec<BTreeRow> = out.report.rows_as().expect("rows are BTreeRows");
     assert!(!rows.is_empty());
     assert!(

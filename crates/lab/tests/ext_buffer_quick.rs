@@ -3,7 +3,7 @@
 //! moves exactly the pages the simulator counts, and the paper's claims stay in `paper`.
 
 use lab::buffer_sim::TraceSpec;
-use lab::ext_buffer::{run_with, Counters, EngineRow, ExtBufferOptions, ExtBufferRow};
+use lab::papers::p3_ext_buffer::{run_with, Counters, EngineRow, ExtBufferOptions, ExtBufferRow};
 use lab::{ReproduceOptions, Row};
 use policy::PolicyKind;
 use serde_json::Value;

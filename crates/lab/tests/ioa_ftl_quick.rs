@@ -2,7 +2,7 @@
 //! the typed `IoaRow`), the paper's figures stay out of `rows`, and the defining outcome holds —
 //! IOA needs far fewer full merges and fewer erases than BAST at the same log space.
 
-use lab::ioa_ftl::IoaRow;
+use lab::papers::p4_ioa_ftl::IoaRow;
 use lab::{ReproduceOptions, Scale};
 
 #[test]
@@ -11,7 +11,7 @@ fn quick_run_has_the_rows_and_ioa_beats_bast_on_merges() {
         scale: Scale::Quick,
         ..Default::default()
     };
-    let out = lab::ioa_ftl::run(&opts).unwrap();
+    let out = lab::papers::p4_ioa_ftl::run(&opts).unwrap();
     let rows: Vec<IoaRow> = out.report.rows_as().expect("rows are IoaRows");
     assert_eq!(
         rows.len(),

@@ -2,7 +2,7 @@
 //! names, the WAF-over-time and lifetime series, P5's figures apart from ours, and the same JSON
 //! for the same seed.
 
-use lab::multistream::{run_with, MapSpec, MultistreamRow, Plan};
+use lab::papers::p5_multistream::{run_with, MapSpec, MultistreamRow, Plan};
 use lab::ReproduceOptions;
 use policy::streams::NamedPolicy;
 

@@ -126,7 +126,7 @@ impl BenchDeviceSpec {
             preset: match (&config, &self.preset) {
                 (Some(c), _) => c.name.clone(),
                 (None, Some(p)) => p.clone(),
-                (None, None) => crate::as_btree::DEFAULT_PRESET.into(),
+                (None, None) => crate::papers::p1_as_btree::DEFAULT_PRESET.into(),
             },
             config,
             dir: self.dir.clone(),
