@@ -30,9 +30,9 @@ impl Lock {
     }
 }
 
-/// How long an open waits for a lock whose holder has died: a process killed with its
-/// io_uring still open releases its files (and so its locks) from a kernel worker shortly
-/// after it is gone, not at its exit. A live holder is never waited for.
+/// How long an open waits for a lock whose holder has died or cannot be named: a process
+/// killed with its io_uring still open releases its files (and so its locks) from a kernel
+/// worker shortly after it is gone, not at its exit. A live holder is never waited for.
 const DEAD_HOLDER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Take `lock` on `file` (opened from `path`) without waiting for a live holder.
@@ -62,7 +62,9 @@ pub(crate) fn take(file: &File, path: &Path, lock: Lock) -> Result<(), DevError>
             .ok()
             .and_then(|m| holder_pid(m.dev(), m.ino()));
         match holder {
-            Some(pid) if !alive(pid) && started.elapsed() < DEAD_HOLDER_WAIT => {
+            // No running holder to name (it has exited, or /proc/locks does not list the
+            // lock while a killed process's files are released): wait, bounded.
+            h if !h.is_some_and(alive) && started.elapsed() < DEAD_HOLDER_WAIT => {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
             _ => return Err(locked(path, lock, holder)),
@@ -72,6 +74,9 @@ pub(crate) fn take(file: &File, path: &Path, lock: Lock) -> Result<(), DevError>
 
 /// Whether process `pid` still runs (a zombie, or no process at all, holds nothing for long).
 fn alive(pid: u32) -> bool {
+    if pid == 0 {
+        return false;
+    }
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // `PID (COMM) STATE ...`: the state follows the last `)`.
         Ok(stat) => stat
@@ -94,6 +99,7 @@ fn locked(path: &Path, lock: Lock, holder: Option<u32>) -> DevError {
             Some(pid) if pid == std::process::id() => {
                 format!("this process ({pid}: the file is open twice)")
             }
+            Some(0) => "a process that has exited (the kernel is still releasing its files)".into(),
             Some(pid) => format!("process {pid}{}", comm(pid)),
         },
     }
@@ -120,7 +126,10 @@ fn parse_holder(text: &str, want: &str) -> Option<u32> {
         } else {
             &f[..]
         };
-        let pid: u32 = f.get(4)?.parse().ok()?;
+        // A lock whose owner has exited but whose file is still being released (a killed
+        // process's io_uring is torn down by a kernel worker) shows no pid here (`-1` or 0,
+        // by kernel): pid 0 stands for "no running process".
+        let pid = f.get(4)?.parse::<i64>().ok()?.clamp(0, u32::MAX as i64) as u32;
         (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&want)).then_some(pid)
     })
 }
@@ -143,6 +152,8 @@ mod tests {
                     3: FLOCK  ADVISORY  WRITE 99 08:01:9999 0 EOF\n";
         assert_eq!(parse_holder(text, "08:01:5678"), Some(1234));
         assert_eq!(parse_holder(text, "08:02:5678"), None);
+        let gone = "4: FLOCK  ADVISORY  READ -1 08:01:42 0 EOF\n";
+        assert_eq!(parse_holder(gone, "08:01:42"), Some(0), "an exited owner");
     }
 
     #[test]

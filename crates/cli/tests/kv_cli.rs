@@ -173,8 +173,9 @@ fn a_load_killed_with_sigkill_leaves_a_clean_store_with_every_committed_key() {
         assert_eq!(
             check.status.code(),
             Some(0),
-            "{}",
-            String::from_utf8_lossy(&check.stdout)
+            "{}{}",
+            String::from_utf8_lossy(&check.stdout),
+            String::from_utf8_lossy(&check.stderr)
         );
         let st = json(&flashlab(&["kv", "stat", "--path", &s(&db), "--json"]));
         let live = st["live_keys"].as_u64().unwrap();
