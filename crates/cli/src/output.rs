@@ -1,6 +1,7 @@
 //! Where a command's output goes (`--output FILE` or stdout) and its CSV form (`--csv`).
 
 use anyhow::{Context, Result};
+use lab::render::csv_field;
 use serde_json::{Map, Value};
 use std::io::Write;
 use std::path::Path;
@@ -29,15 +30,19 @@ pub fn csv(rows: &[Map<String, Value>]) -> String {
             }
         }
     }
-    let mut out = keys.iter().map(|k| field(k)).collect::<Vec<_>>().join(",");
+    let mut out = keys
+        .iter()
+        .map(|k| csv_field(k))
+        .collect::<Vec<_>>()
+        .join(",");
     out.push('\n');
     for r in rows {
         let cells: Vec<String> = keys
             .iter()
             .map(|k| match r.get(*k) {
                 None | Some(Value::Null) => String::new(),
-                Some(Value::String(s)) => field(s),
-                Some(v) => field(&v.to_string()),
+                Some(Value::String(s)) => csv_field(s),
+                Some(v) => csv_field(&v.to_string()),
             })
             .collect();
         out.push_str(&cells.join(","));
@@ -50,20 +55,11 @@ pub fn csv(rows: &[Map<String, Value>]) -> String {
 pub fn table_csv(t: &lab::Table) -> String {
     let mut out = String::new();
     for cells in std::iter::once(&t.headers).chain(&t.rows) {
-        let line: Vec<String> = cells.iter().map(|c| field(c)).collect();
+        let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
         out.push_str(&line.join(","));
         out.push('\n');
     }
     out
-}
-
-/// One CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 #[cfg(test)]

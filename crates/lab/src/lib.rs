@@ -25,6 +25,9 @@ pub mod spec;
 pub mod trace_info;
 pub mod units;
 
+/// The renderer (`crates/report`), for the front ends that print what lab builds.
+pub use render;
+
 pub use claim::{Claim, Verdict};
 pub use devices::{DeviceChoice, DeviceKind};
 pub use experiments::{Experiment, EXPERIMENTS};

@@ -19,7 +19,7 @@ pub mod summary;
 
 pub use error::ReportError;
 pub use figures::Figure;
-pub use page::{Done, Page, RunView, Section, SectionBody, TableView};
+pub use page::{csv_field, Done, Page, RunView, Section, SectionBody, TableView};
 pub use summary::{ClaimView, CountView, Mark};
 
 use std::path::{Path, PathBuf};

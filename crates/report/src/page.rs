@@ -83,8 +83,9 @@ impl TableView {
     }
 }
 
-/// One CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
-fn csv_field(s: &str) -> String {
+/// One CSV field, quoted when it holds a comma, quote or line break (RFC 4180): every CSV
+/// flashlab writes (tables, result rows) quotes through here.
+pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
