@@ -25,5 +25,8 @@ fn no_claim_misses_its_paper_value() {
             );
         }
     }
-    assert!(judged >= 29, "only {judged} claims judged: every paper's claims must run");
+    assert!(
+        judged >= 29,
+        "only {judged} claims judged: every paper's claims must run"
+    );
 }
