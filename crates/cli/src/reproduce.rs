@@ -11,46 +11,9 @@ pub struct ReproduceArgs {
     /// Experiment: ioa-ftl, as-btree, async-scan, ext-buffer, multistream (omit to list them; with --json, as
     /// JSON), or `all`: every experiment into a report directory (--out) with index.html.
     pub(crate) name: Option<String>,
-    /// quick (minutes; CI-sized) or paper (the paper's sizes where this machine allows).
-    #[arg(long, default_value = "quick")]
-    pub(crate) scale: String,
-    #[arg(long, default_value_t = 1)]
-    pub(crate) seed: u64,
-    /// Device for engine experiments: file (O_DIRECT), sim (simulated SSD), hdd (model), all
-    /// [default: sim]. Experiments that build their own simulated SSD (ioa-ftl) refuse it.
-    #[arg(long)]
-    pub(crate) device: Option<String>,
-    /// Directory for the real files of --device file [default: a temporary directory here].
-    #[arg(long)]
-    pub(crate) dir: Option<PathBuf>,
-    /// SSD preset for --device sim [default: the preset calibrated to the experiment's paper's
-    /// device: as-btree and async-scan p1-ssd, ext-buffer x25m].
-    #[arg(long)]
-    pub(crate) preset: Option<String>,
-    /// Run --device file timings on a RAM file system (tmpfs, ramfs) anyway (they are then RAM
-    /// speed, not a disk's).
-    #[arg(long)]
-    pub(crate) allow_memory_fs: bool,
-    /// ext-buffer: a page-reference trace instead of the TPC-C-like generator.
-    #[arg(long, value_name = "PATH")]
-    pub(crate) trace: Option<PathBuf>,
-    /// ext-buffer: the --trace format (as `buffer-sim`) [default: text].
-    #[arg(long, value_name = "F")]
-    pub(crate) trace_format: Option<String>,
-    /// ext-buffer: also run the trace through the engine's buffer pool on devices (HDD model
-    /// + simulated SSD with --device sim, two real files with --device file).
-    #[arg(long)]
-    pub(crate) engine: bool,
-    /// multistream: the simulated SSD's logical capacity, e.g. 192MiB, 2GiB [default: quick
-    /// 128MiB, paper 1GiB]; 83 % of it holds the 32 DB files.
-    #[arg(long, value_name = "SIZE")]
-    pub(crate) capacity: Option<String>,
-    /// multistream: the simulated SSD's streams, the default stream included [default: 8].
-    #[arg(long, value_name = "N")]
-    pub(crate) streams: Option<u16>,
-    /// multistream: also run the stream map in this TOML file (format: README, "stream maps").
-    #[arg(long, value_name = "FILE")]
-    pub(crate) stream_map: Option<PathBuf>,
+    /// The experiment's options, shared with Python and sweeps (`lab::spec::ReproduceSpec`).
+    #[command(flatten)]
+    pub(crate) spec: ReproduceSpec,
     /// Print exactly one JSON object on stdout.
     #[arg(long)]
     pub(crate) json: bool,
@@ -100,20 +63,7 @@ pub fn execute(name: &str, a: &ReproduceArgs) -> Result<Output> {
 
 /// The run spec of the flags.
 fn spec(a: &ReproduceArgs) -> ReproduceSpec {
-    ReproduceSpec {
-        scale: a.scale.clone(),
-        seed: a.seed,
-        device: a.device.clone(),
-        dir: a.dir.clone(),
-        preset: a.preset.clone(),
-        allow_memory_fs: a.allow_memory_fs,
-        trace: a.trace.clone(),
-        trace_format: a.trace_format.clone(),
-        engine: a.engine,
-        capacity: a.capacity.clone(),
-        streams: a.streams,
-        stream_map: a.stream_map.clone(),
-    }
+    a.spec.clone()
 }
 
 /// The options every experiment gets from the flags.
@@ -123,8 +73,8 @@ fn options(a: &ReproduceArgs, _scale: Scale) -> Result<ReproduceOptions> {
 
 /// `flashlab reproduce all`: the flags that apply to every experiment, then the run.
 fn all(a: &ReproduceArgs) -> Result<()> {
-    let Some(scale) = Scale::parse(&a.scale) else {
-        bail!("--scale {}: expected quick or paper", a.scale);
+    let Some(scale) = Scale::parse(&a.spec.scale) else {
+        bail!("--scale {}: expected quick or paper", a.spec.scale);
     };
     for (given, flag) in [
         (a.json, "--json"),
@@ -136,9 +86,9 @@ fn all(a: &ReproduceArgs) -> Result<()> {
         }
     }
     for (given, flag) in [
-        (a.trace.is_some(), "--trace"),
-        (a.trace_format.is_some(), "--trace-format"),
-        (a.engine, "--engine"),
+        (a.spec.trace.is_some(), "--trace"),
+        (a.spec.trace_format.is_some(), "--trace-format"),
+        (a.spec.engine, "--engine"),
     ] {
         if given {
             bail!(

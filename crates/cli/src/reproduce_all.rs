@@ -21,10 +21,10 @@ pub use all::DEFAULT_OUT;
 pub fn run(a: &ReproduceArgs, base: ReproduceOptions) -> Result<()> {
     let spec = AllSpec {
         out: a.out.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_OUT)),
-        device: a.device.clone(),
-        preset: a.preset.clone(),
-        dir: a.dir.clone(),
-        allow_memory_fs: a.allow_memory_fs,
+        device: a.spec.device.clone(),
+        preset: a.spec.preset.clone(),
+        dir: a.spec.dir.clone(),
+        allow_memory_fs: a.spec.allow_memory_fs,
         command_line: std::env::args()
             .map(|s| all::shell_quote(&s))
             .collect::<Vec<_>>()

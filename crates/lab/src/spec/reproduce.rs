@@ -11,41 +11,58 @@ use std::path::PathBuf;
 /// A paper experiment's options. Defaults: quick scale, seed 1, the simulated SSD.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ReproduceSpec {
     /// quick (minutes; CI-sized) or paper (the paper's sizes where this machine allows).
+    #[cfg_attr(feature = "clap", arg(long, default_value = "quick"))]
     #[serde(deserialize_with = "de::string")]
     pub scale: String,
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
     #[serde(deserialize_with = "de::parsed")]
     pub seed: u64,
     /// Device for engine experiments: file (O_DIRECT), sim (simulated SSD), hdd (model), all
-    /// [default: sim].
+    /// [default: sim]. Experiments that build their own simulated SSD (ioa-ftl) refuse it.
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(deserialize_with = "de::opt_string")]
     pub device: Option<String>,
-    /// Directory for the real files of `device = file` [default: a temporary directory].
+    /// Directory for the real files of --device file [default: a temporary directory here].
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(deserialize_with = "de::opt_parsed")]
     pub dir: Option<PathBuf>,
-    /// SSD preset for `device = sim` [default: the experiment's paper's device].
+    /// SSD preset for --device sim [default: the preset calibrated to the experiment's paper's
+    /// device: as-btree and async-scan p1-ssd, ext-buffer x25m].
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(deserialize_with = "de::opt_string")]
     pub preset: Option<String>,
-    /// Run `device = file` timings on a RAM file system anyway.
+    /// Run --device file timings on a RAM file system (tmpfs, ramfs) anyway (they are then RAM
+    /// speed, not a disk's).
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(deserialize_with = "de::flag")]
     pub allow_memory_fs: bool,
     /// ext-buffer: a page-reference trace instead of the TPC-C-like generator.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "PATH"))]
     #[serde(deserialize_with = "de::opt_parsed")]
     pub trace: Option<PathBuf>,
-    /// ext-buffer: the trace's format (as `buffer-sim`) [default: text].
+    /// ext-buffer: the --trace format (as `buffer-sim`) [default: text].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "F"))]
     #[serde(deserialize_with = "de::opt_string")]
     pub trace_format: Option<String>,
-    /// ext-buffer: also run the trace through the engine's buffer pool on devices.
+    /// ext-buffer: also run the trace through the engine's buffer pool on devices (HDD model
+    /// + simulated SSD with --device sim, two real files with --device file).
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(deserialize_with = "de::flag")]
     pub engine: bool,
-    /// multistream: the simulated SSD's logical capacity, e.g. 192MiB [default: by scale].
+    /// multistream: the simulated SSD's logical capacity, e.g. 192MiB, 2GiB [default: quick
+    /// 128MiB, paper 1GiB]; 83 % of it holds the 32 DB files.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "SIZE"))]
     #[serde(deserialize_with = "de::opt_string")]
     pub capacity: Option<String>,
     /// multistream: the simulated SSD's streams, the default stream included [default: 8].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N"))]
     #[serde(deserialize_with = "de::opt_parsed")]
     pub streams: Option<u16>,
-    /// multistream: also run the stream map in this TOML file.
+    /// multistream: also run the stream map in this TOML file (format: README, "stream maps").
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     #[serde(deserialize_with = "de::opt_parsed")]
     pub stream_map: Option<PathBuf>,
 }
