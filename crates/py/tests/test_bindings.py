@@ -18,7 +18,7 @@ CASES = [
     dict(TINY, workload="zipf-write:0.99", request_size="16KiB", precondition="fill"),
     dict(capacity="32MiB", timing="on", queue_depth=4, write_volume="0.5x", ftl="dftl",
          cmt_entries=512),
-    dict(TINY, ftl="fast", log_blocks=8, check_invariants=True),
+    dict(TINY, ftl="fast", log_blocks=3, check_invariants=True),  # what a 32 MiB device's spare blocks hold
 ]
 
 
