@@ -393,3 +393,29 @@ proptest! {
         prop_assert!(ssd.latency_ns().max() < u64::MAX);
     }
 }
+
+/// `[[published]]` rows load and round-trip; a row with an unknown pattern, no rate or two
+/// rates is refused naming the field.
+#[test]
+fn published_figures_load_and_bad_rows_are_refused() {
+    let base = preset().to_toml();
+    let row = |body: &str| format!("{base}\n[[published]]\n{body}\n");
+    let good = row(
+        "what = \"random read\"\nrequest_kib = 4\nqueue_depth = 32\niops = 25000.0\nsource = \"a datasheet\"",
+    );
+    let cfg = SsdConfig::from_toml(&good, "test").unwrap();
+    assert_eq!(cfg.published.len(), 1);
+    assert_eq!(cfg.published[0].iops, Some(25000.0));
+    let again = SsdConfig::from_toml(&cfg.to_toml(), "round trip").unwrap();
+    assert_eq!(again.published, cfg.published);
+    for (body, field) in [
+        ("what = \"random scribble\"\nrequest_kib = 4\nqueue_depth = 1\niops = 1.0\nsource = \"x\"", "published.what"),
+        ("what = \"random read\"\nrequest_kib = 4\nqueue_depth = 1\nsource = \"x\"", "published.mb_per_s"),
+        ("what = \"random read\"\nrequest_kib = 4\nqueue_depth = 1\niops = 1.0\nmb_per_s = 2.0\nsource = \"x\"", "published.mb_per_s"),
+        ("what = \"random read\"\nrequest_kib = 0\nqueue_depth = 1\niops = 1.0\nsource = \"x\"", "published.request_kib"),
+        ("what = \"random read\"\nrequest_kib = 4\nqueue_depth = 1\niops = -1.0\nsource = \"x\"", "published.mb_per_s"),
+    ] {
+        let e = SsdConfig::from_toml(&row(body), "test").unwrap_err();
+        assert_eq!(field_of(&e), field, "{body}");
+    }
+}

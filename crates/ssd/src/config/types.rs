@@ -13,9 +13,30 @@ pub struct SsdConfig {
     pub geometry: Geometry,
     pub timing: Timing,
     pub ftl: FtlConfig,
+    /// Figures the drive's maker or a paper published for this drive (`[[published]]` rows);
+    /// the simulator ignores them, `bench device` prints them beside its measurements.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<PublishedFigure>,
     /// The CMT size and logical pages the config was loaded with (see `FtlConfig::cmt_entries`).
     #[serde(skip)]
     pub(crate) loaded: Loaded,
+}
+
+/// One published figure of a drive: an access pattern, its request size and queue depth, and the
+/// rate measured there, with its source. Exactly one of `mb_per_s` and `iops` is given.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishedFigure {
+    /// "random read", "random write", "sequential read" or "sequential write".
+    pub what: String,
+    pub request_kib: u32,
+    pub queue_depth: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mb_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops: Option<f64>,
+    /// Where the figure comes from (a paper's table, a datasheet), with enough to find it.
+    pub source: String,
 }
 
 /// What a config held when it was parsed; not part of its value (equal configs may differ here).

@@ -27,6 +27,7 @@ impl SsdConfig {
     /// Every field on its own (ranges, and the geometry's size), not whether the spare blocks
     /// hold the FTL's needs. Runs first everywhere, so no size computation sees a bad field.
     pub fn validate_fields(&self) -> Result<(), ConfigError> {
+        self.published.iter().try_for_each(validate_published)?;
         let g = &self.geometry;
         positive("geometry.channels", g.channels as u64)?;
         positive("geometry.dies_per_channel", g.dies_per_channel as u64)?;
@@ -180,6 +181,43 @@ const MAX_OP_NS: u64 = 10_000_000_000;
 const MIN_CHANNEL_MB_PER_S: f64 = 0.1;
 const MAX_CHANNEL_MB_PER_S: f64 = 1e6;
 const MAX_QUEUE_DEPTH: u32 = 65_536;
+
+/// A `[[published]]` row: a known pattern, a request size and queue depth, one positive rate.
+fn validate_published(p: &super::PublishedFigure) -> Result<(), ConfigError> {
+    const PATTERNS: [&str; 4] = [
+        "random read",
+        "random write",
+        "sequential read",
+        "sequential write",
+    ];
+    if !PATTERNS.contains(&p.what.as_str()) {
+        return Err(invalid(
+            "published.what",
+            &p.what,
+            "one of \"random read\", \"random write\", \"sequential read\", \"sequential write\"",
+        ));
+    }
+    positive("published.request_kib", p.request_kib as u64)?;
+    positive("published.queue_depth", p.queue_depth as u64)?;
+    let rate = match (p.mb_per_s, p.iops) {
+        (Some(r), None) | (None, Some(r)) => r,
+        _ => {
+            return Err(invalid(
+                "published.mb_per_s",
+                format!("{:?} / iops {:?}", p.mb_per_s, p.iops),
+                "give exactly one of mb_per_s and iops",
+            ))
+        }
+    };
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(invalid(
+            "published.mb_per_s",
+            rate,
+            "a positive finite rate",
+        ));
+    }
+    Ok(())
+}
 
 fn positive(field: &'static str, v: u64) -> Result<(), ConfigError> {
     if v == 0 {
