@@ -200,7 +200,7 @@ fn check(path: &Path, as_json: bool) -> ExitCode {
             Ok(d) => d.into_iter().map(|d| (Some(d.offset), d.what)).collect(),
             Err(e) => vec![(None, e.to_string())],
         },
-        Err(e @ (EngineError::Kv { .. } | EngineError::Corrupt { .. })) => {
+        Err(e @ EngineError::Corrupt(_)) => {
             vec![(e.offset(), e.to_string())]
         }
         Err(e) => {

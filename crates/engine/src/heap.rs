@@ -12,7 +12,7 @@
 //! `LOAD_CHUNK_PAGES` pages ([`RunWriter`]).
 
 use crate::btree::node::{Node, NO_NODE};
-use crate::error::{Corruption, EngineError};
+use crate::error::{EngineError, Fault, Structure};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
 use crate::pager::{Pager, RunWriter};
 
@@ -80,12 +80,12 @@ fn fill_record(out: &mut [u8], key: u64, id: u64) {
 /// Parse record `slot` of a heap page read from `page_no`: (key, id).
 pub fn read_record(buf: &[u8], page_no: u64, slot: u16) -> Result<(u64, u64), EngineError> {
     let h = page::open_kind(buf, page_no, PageKind::Heap, "heap")?;
-    let bad = |what: Corruption| EngineError::corrupt(page_no, what);
+    let bad = |what: Fault| EngineError::corrupt(Structure::HeapPage, page_no, what);
     let p = page::payload(buf, &h);
     let count = match p.get(0..2) {
         Some(c) => u16::from_le_bytes([c[0], c[1]]),
         None => {
-            return Err(bad(Corruption::Length {
+            return Err(bad(Fault::Length {
                 what: "heap page payload bytes (at least)",
                 expected: 2,
                 found: p.len() as u64,
@@ -93,14 +93,14 @@ pub fn read_record(buf: &[u8], page_no: u64, slot: u16) -> Result<(u64, u64), En
         }
     };
     if p.len() < 2 + count as usize * RECORD_BYTES {
-        return Err(bad(Corruption::Length {
+        return Err(bad(Fault::Length {
             what: "heap page payload bytes for its record count",
             expected: (2 + count as usize * RECORD_BYTES) as u64,
             found: p.len() as u64,
         }));
     }
     if slot >= count {
-        return Err(bad(Corruption::Slot { slot, count }));
+        return Err(bad(Fault::Slot { slot, count }));
     }
     let r = &p[2 + slot as usize * RECORD_BYTES..][..RECORD_BYTES];
     let w = |i: usize| u64::from_le_bytes(r[i..i + 8].try_into().expect("8 bytes"));

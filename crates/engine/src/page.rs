@@ -8,7 +8,7 @@
 //! trimmed). Anything else that fails the checks is corrupt or torn and is reported as
 //! [`EngineError::Corrupt`] with a structured [`Corruption`]. `docs/format.md` draws it.
 
-use crate::error::{Corruption, EngineError};
+use crate::error::{Corruption, EngineError, Fault, Structure};
 
 pub const MAGIC: u32 = 0x464C_5047; // "FLPG"
 pub const HEADER_BYTES: usize = 32;
@@ -98,19 +98,27 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 /// Check a page read from device page `page_no` and return its header; the payload is
 /// `&buf[HEADER_BYTES..][..len]`. Blank pages are an error too (the caller expected data).
 pub fn open(buf: &[u8], page_no: u64) -> Result<Header, EngineError> {
-    let bad = |what: Corruption| EngineError::corrupt(page_no, what);
+    // The damage names the page and its first byte (`buf` is one whole page).
+    let start = page_no.saturating_mul(buf.len() as u64);
+    let bad = |what: Fault| {
+        EngineError::from(
+            Corruption::new(Structure::Page, what)
+                .on_page(page_no)
+                .at(start),
+        )
+    };
     if buf.len() < HEADER_BYTES {
-        return Err(bad(Corruption::TooSmall {
+        return Err(bad(Fault::TooSmall {
             expected: HEADER_BYTES,
             found: buf.len(),
         }));
     }
     if is_blank(buf) {
-        return Err(bad(Corruption::Blank));
+        return Err(bad(Fault::Blank));
     }
     let magic = u32_at(buf, 0);
     if magic != MAGIC {
-        return Err(bad(Corruption::Magic {
+        return Err(bad(Fault::Magic {
             expected: MAGIC,
             found: magic,
         }));
@@ -120,21 +128,21 @@ pub fn open(buf: &[u8], page_no: u64) -> Result<Header, EngineError> {
     crc = crc32c::crc32c_append(crc, &[0u8; 4]);
     crc = crc32c::crc32c_append(crc, &buf[CRC_AT + 4..]);
     if crc != stored {
-        return Err(bad(Corruption::Checksum {
+        return Err(bad(Fault::Checksum {
             stored,
             computed: crc,
         }));
     }
     if buf[FORMAT_AT] != FORMAT_VERSION {
-        return Err(bad(Corruption::FormatVersion {
+        return Err(bad(Fault::FormatVersion {
             expected: FORMAT_VERSION,
             found: buf[FORMAT_AT],
         }));
     }
-    let kind = PageKind::from_u8(buf[4]).ok_or(bad(Corruption::UnknownKind { found: buf[4] }))?;
+    let kind = PageKind::from_u8(buf[4]).ok_or(bad(Fault::UnknownKind { found: buf[4] }))?;
     let len = u32_at(buf, 24);
     if HEADER_BYTES + len as usize > buf.len() {
-        return Err(bad(Corruption::Length {
+        return Err(bad(Fault::Length {
             what: "payload bytes",
             expected: payload_capacity(buf.len()) as u64,
             found: len as u64,
@@ -159,8 +167,9 @@ pub fn open_kind(
     let h = open(buf, page_no)?;
     if h.kind != kind {
         return Err(EngineError::corrupt(
+            Structure::Page,
             page_no,
-            Corruption::Kind {
+            Fault::Kind {
                 expected,
                 found: h.kind,
             },
@@ -213,20 +222,14 @@ mod tests {
     #[test]
     fn blank_and_torn_pages_are_errors() {
         assert!(matches!(
-            open(&[0u8; 512], 1),
-            Err(EngineError::Corrupt {
-                page: 1,
-                what: Corruption::Blank
-            })
+            open(&[0u8; 512], 1).map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
+            Err(Some((Some(1), Fault::Blank)))
         ));
         let mut b = sealed();
         b[256..].fill(0xAA); // second half from another write
         assert!(matches!(
-            open(&b, 1),
-            Err(EngineError::Corrupt {
-                page: 1,
-                what: Corruption::Checksum { .. }
-            })
+            open(&b, 1).map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
+            Err(Some((Some(1), Fault::Checksum { .. })))
         ));
     }
 
@@ -239,26 +242,23 @@ mod tests {
         let crc = crc32c::crc32c(&b);
         b[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
         assert!(matches!(
-            open(&b, 2),
-            Err(EngineError::Corrupt {
-                page: 2,
-                what: Corruption::FormatVersion { expected: FORMAT_VERSION, found }
-            }) if found == FORMAT_VERSION + 1
-        ));
+open(&b, 2).map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
+Err(Some((Some(2), Fault::FormatVersion { expected: FORMAT_VERSION, found }))) if found == FORMAT_VERSION + 1));
     }
 
     #[test]
     fn a_page_of_the_wrong_kind_is_named() {
         let b = sealed();
         assert!(matches!(
-            open_kind(&b, 4, PageKind::Meta, "meta"),
-            Err(EngineError::Corrupt {
-                page: 4,
-                what: Corruption::Kind {
+            open_kind(&b, 4, PageKind::Meta, "meta")
+                .map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
+            Err(Some((
+                Some(4),
+                Fault::Kind {
                     expected: "meta",
                     found: PageKind::Heap
                 }
-            })
+            )))
         ));
     }
 }

@@ -26,7 +26,7 @@
 //! Pins are always released, also when a batch fails (the error is returned).
 
 use crate::btree::node::{Node, NO_NODE};
-use crate::error::{Corruption, EngineError};
+use crate::error::{EngineError, Fault, Structure};
 use crate::heap::{read_record, Database, RecordId};
 use crate::pager::{FrameId, Pager};
 use std::rc::Rc;
@@ -138,8 +138,9 @@ fn record(pool: &Pager, f: FrameId, key: u64, rid: RecordId) -> Result<(u64, u64
     let (k, id) = read_record(pool.data(f), rid.page, rid.slot)?;
     if k != key {
         return Err(EngineError::corrupt(
+            Structure::HeapPage,
             rid.page,
-            Corruption::Id {
+            Fault::Id {
                 what: "record key (as the index says)",
                 expected: key,
                 found: k,

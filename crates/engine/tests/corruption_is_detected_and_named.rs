@@ -9,7 +9,7 @@ use engine::btree::{AsBTree, AsConfig, BTreeConfig, InPlaceBTree, Node};
 use engine::heap::{load, read_record};
 use engine::page::{self, Header, PageKind, HEADER_BYTES};
 use engine::scan::{range_scan, ScanMode};
-use engine::{Corruption, EngineError, MetaSlots, OrderedIndex, Pager};
+use engine::{EngineError, Fault, MetaSlots, OrderedIndex, Pager, Structure};
 use std::rc::Rc;
 
 const PB: usize = 4096;
@@ -42,11 +42,8 @@ fn a_torn_page_is_a_checksum_error_and_never_cached() {
     torn[PB / 2..].copy_from_slice(&b[PB / 2..]);
     torn[HEADER_BYTES..HEADER_BYTES + 100].copy_from_slice(&b[HEADER_BYTES..HEADER_BYTES + 100]);
     pager.write(3, &torn).unwrap();
-    match open_through(&mut pager, 3) {
-        Err(EngineError::Corrupt {
-            page: 3,
-            what: Corruption::Checksum { stored, computed },
-        }) => assert_ne!(stored, computed),
+    match open_through(&mut pager, 3).map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))) {
+        Err(Some((Some(3), Fault::Checksum { stored, computed }))) => assert_ne!(stored, computed),
         other => panic!("torn page must fail its checksum, got {other:?}"),
     }
     assert!(!pager.contains(3));
@@ -64,7 +61,7 @@ fn every_flipped_bit_of_a_page_is_detected() {
         pager.write(1, &bad).unwrap();
         let e = open_through(&mut pager, 1).expect_err("flip must be detected");
         assert!(
-            matches!(e, EngineError::Corrupt { page: 1, .. }),
+            e.page() == Some(1) && e.offset() == Some(PB as u64),
             "bit {bit}: {e}"
         );
     }
@@ -102,13 +99,8 @@ fn meta_slots_fall_back_when_the_newest_is_torn_or_rejected() {
     let mut img = p.read_uncached(m.slot(2)).unwrap().to_vec();
     img[10] ^= 0xFF;
     p.write(m.slot(2), &img).unwrap();
-    assert!(matches!(
-        m.read(&mut p, m.slot(2)),
-        Err(EngineError::Corrupt {
-            what: Corruption::Checksum { .. },
-            ..
-        })
-    ));
+    let e = m.read(&mut p, m.slot(2)).unwrap_err();
+    assert!(matches!(e.damage(), Some((_, Fault::Checksum { .. }))));
     assert_eq!(m.newest(&mut p, |w| Some(w[0])).unwrap(), (1, 10));
     // A structure reopened at epoch 1 publishes epoch 2 next: into the damaged slot, never
     // over epoch 1.
@@ -120,30 +112,37 @@ fn meta_slots_fall_back_when_the_newest_is_torn_or_rejected() {
 #[test]
 fn meta_slots_of_another_structure_or_none_at_all_are_named() {
     let (mut p, m) = meta_pager();
-    match m.newest(&mut p, |w| Some(w.len())) {
-        Err(EngineError::Corrupt {
-            page: 2,
-            what:
-                Corruption::NoMeta {
+    let e = m.newest(&mut p, |w| Some(w.len())).unwrap_err();
+    assert!(
+        matches!(
+            e.damage(),
+            Some((
+                Some(2),
+                Fault::NoMeta {
                     what: "test root",
                     first: 2,
                     second: 3,
-                },
-        }) => {}
-        other => panic!("blank slots: {other:?}"),
-    }
+                }
+            ))
+        ),
+        "blank slots: {e:?}"
+    );
+    assert_eq!(
+        e.corruption().map(|c| c.structure),
+        Some(Structure::MetaSlot)
+    );
     let other = MetaSlots::new(2, 8, "another root");
     other.publish(&mut p, 1, &[1]).unwrap();
     assert!(matches!(
-        m.read(&mut p, 3),
-        Err(EngineError::Corrupt {
-            page: 3,
-            what: Corruption::Id {
+        m.read(&mut p, 3).unwrap_err().damage(),
+        Some((
+            Some(3),
+            Fault::Id {
                 what: "meta page tag",
                 expected: 7,
                 found: 8
             }
-        })
+        ))
     ));
     assert!(m.newest(&mut p, |w| Some(w.len())).is_err());
 }
@@ -182,15 +181,15 @@ fn a_node_page_holding_another_node_is_named() {
         .expect_err("the leaf chain reaches node 0");
     assert!(
         matches!(
-            e,
-            EngineError::Corrupt {
-                page: 2,
-                what: Corruption::Id {
+            e.damage(),
+            Some((
+                Some(2),
+                Fault::Id {
                     what: "node id",
                     expected: 0,
                     found: 5
                 }
-            }
+            ))
         ),
         "{e}"
     );
@@ -201,13 +200,7 @@ fn an_in_place_tree_on_a_blank_device_has_no_meta_page() {
     let e = InPlaceBTree::open(Box::new(MemDevice::new(PB, 64)), CFG, 0)
         .err()
         .expect("blank device");
-    assert!(matches!(
-        e,
-        EngineError::Corrupt {
-            what: Corruption::NoMeta { .. },
-            ..
-        }
-    ));
+    assert!(matches!(e.damage(), Some((_, Fault::NoMeta { .. }))));
 }
 
 #[test]
@@ -229,15 +222,15 @@ fn an_as_superblock_naming_segments_beyond_the_device_is_named() {
         .expect("bad segment");
     assert!(
         matches!(
-            e,
-            EngineError::Corrupt {
-                page: 1,
-                what: Corruption::OutOfRange {
+            e.damage(),
+            Some((
+                Some(1),
+                Fault::OutOfRange {
                     limit: 3,
                     found: 40,
                     ..
                 }
-            }
+            ))
         ),
         "{e}"
     );
@@ -255,23 +248,23 @@ fn a_heap_record_the_index_did_not_promise_is_named() {
     let buf = pool.data_mut(f);
     buf[at] ^= 1;
     page::seal(buf, &h);
+    let e = read_record(pool.data(f), rid.page, 999).unwrap_err();
     assert!(matches!(
-        read_record(pool.data(f), rid.page, 999),
-        Err(EngineError::Corrupt {
-            what: Corruption::Slot { slot: 999, .. },
-            ..
-        })
+        e.damage(),
+        Some((_, Fault::Slot { slot: 999, .. }))
     ));
     pool.unpin(f);
     let k = db.key_of(0);
     for mode in [ScanMode::Sync, ScanMode::Batched(8)] {
-        match range_scan(&mut pool, &db, k, k, mode) {
-            Err(EngineError::Corrupt {
-                page,
-                what: Corruption::Id {
+        match range_scan(&mut pool, &db, k, k, mode)
+            .map_err(|e| e.damage().map(|(p, f)| (p, f.clone())))
+        {
+            Err(Some((
+                Some(page),
+                Fault::Id {
                     expected, found, ..
                 },
-            }) => assert_eq!((page, expected, found), (rid.page, k, k ^ 1)),
+            ))) => assert_eq!((page, expected, found), (rid.page, k, k ^ 1)),
             other => panic!("{mode:?}: {other:?}"),
         }
         assert_eq!(pool.pinned_count(), 0);

@@ -5,7 +5,7 @@
 
 mod common;
 use common::header;
-use engine::kv::format::{recover, FormatError, Recovered, Superblock, NO_PAGE, SUPERBLOCK_BYTES};
+use engine::kv::format::{recover, Fault, Recovered, Superblock, NO_PAGE, SUPERBLOCK_BYTES};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -78,7 +78,7 @@ fn recovery_opens_the_newest_commit_and_falls_back_only_past_a_lost_slot() {
         } => {
             assert_eq!(superblock.commit_seq, 4);
             assert!(
-                matches!(skipped[..], [FormatError::Checksum { offset: 4156, .. }]),
+                matches!(&skipped[..], [c] if c.offset == Some(4156) && matches!(c.fault, Fault::Checksum { .. })),
                 "{skipped:?}"
             );
         }
@@ -106,10 +106,11 @@ fn a_damaged_header_behind_an_intact_newest_slot_is_corrupt_not_torn() {
     let corrupt_at = |f: &File| match f.recover() {
         Recovered::Corrupt { superblock, error } => {
             assert_eq!(superblock.commit_seq, 5);
-            match error {
-                FormatError::Field { offset, .. } | FormatError::Checksum { offset, .. } => offset,
-                FormatError::Blank { offset, .. } => offset,
-                e => panic!("{e:?}"),
+            match (&error.fault, error.offset) {
+                (Fault::Field { .. } | Fault::Checksum { .. } | Fault::Blank, Some(offset)) => {
+                    offset
+                }
+                _ => panic!("{error:?}"),
             }
         }
         r => panic!("{r:?}"),

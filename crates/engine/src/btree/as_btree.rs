@@ -22,7 +22,7 @@
 
 use super::node::Node;
 use super::{decode_node, pager_stats, BTreeConfig, NodeStore, TreeState};
-use crate::error::{Corruption, EngineError};
+use crate::error::{EngineError, Fault, Structure};
 use crate::pager::{MetaSlots, Pager, RunWriter};
 use crate::tree::IndexStats;
 use blockdev::BlockDevice;
@@ -210,8 +210,9 @@ impl AsBTree {
     fn la(&self, id: u64) -> Result<u64, EngineError> {
         match self.map.get(id as usize).copied().unwrap_or(NO_LA) {
             NO_LA => Err(EngineError::corrupt(
+                Structure::MappingTable,
                 MetaSlots::PAGES,
-                Corruption::Unmapped { node: id },
+                Fault::Unmapped { node: id },
             )),
             la => Ok(la),
         }
@@ -303,8 +304,9 @@ impl AsBTree {
         let slot = self.superblock.slot(epoch);
         if let Some(&s) = self.segs.iter().find(|&&s| s >= nseg) {
             return Err(EngineError::corrupt(
+                Structure::MappingTable,
                 slot,
-                Corruption::OutOfRange {
+                Fault::OutOfRange {
                     what: "superblock segment number",
                     limit: nseg - 1,
                     found: s,
@@ -313,8 +315,9 @@ impl AsBTree {
         }
         if self.tail_off > self.seg_pages {
             return Err(EngineError::corrupt(
+                Structure::MappingTable,
                 slot,
-                Corruption::OutOfRange {
+                Fault::OutOfRange {
                     what: "superblock tail offset (pages)",
                     limit: self.seg_pages,
                     found: self.tail_off,

@@ -16,7 +16,7 @@
 
 use super::node::{Node, NO_NODE};
 use super::{pager_stats, BTreeConfig, NodeStore, TreeState};
-use crate::error::{Corruption, EngineError};
+use crate::error::{EngineError, Fault, Structure};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
 use crate::pager::Pager;
 use crate::tree::IndexStats;
@@ -306,12 +306,12 @@ fn encode_sector(img: &mut [u8], units: &[Unit], sector: u64) {
 
 fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
     let h = page::open_kind(buf, sector, PageKind::IndexUnits, "index-unit sector")?;
-    let bad = |what: Corruption| EngineError::corrupt(sector, what);
+    let bad = |what: Fault| EngineError::corrupt(Structure::IndexUnits, sector, what);
     let p = page::payload(buf, &h);
     let n = match p.get(0..4) {
         Some(b) => u32::from_le_bytes(b.try_into().expect("4 bytes")) as u64,
         None => {
-            return Err(bad(Corruption::Length {
+            return Err(bad(Fault::Length {
                 what: "index-unit sector payload bytes (at least)",
                 expected: 4,
                 found: p.len() as u64,
@@ -319,7 +319,7 @@ fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
         }
     };
     if p.len() as u64 != 4 + n * IU_BYTES as u64 {
-        return Err(bad(Corruption::Length {
+        return Err(bad(Fault::Length {
             what: "index-unit sector payload bytes for its unit count",
             expected: 4 + n * IU_BYTES as u64,
             found: p.len() as u64,
@@ -336,7 +336,7 @@ fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
                 2 => Op::Del,
                 3 => Op::SetNext,
                 4 => Op::SetChild0,
-                found => return Err(bad(Corruption::UnitOp { found })),
+                found => return Err(bad(Fault::UnitOp { found })),
             };
             Ok(Unit {
                 node: w(at),
@@ -434,11 +434,8 @@ mod tests {
         img[HEADER_BYTES + 4 + IU_BYTES + 24] = 9;
         page::seal(&mut img, &h);
         assert!(matches!(
-            parse_sector(&img, 11),
-            Err(EngineError::Corrupt {
-                page: 11,
-                what: Corruption::UnitOp { found: 9 }
-            })
+            parse_sector(&img, 11).map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
+            Err(Some((Some(11), Fault::UnitOp { found: 9 })))
         ));
     }
 }

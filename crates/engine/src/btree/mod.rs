@@ -21,7 +21,7 @@ pub use bftl::{Bftl, BftlConfig};
 pub use in_place::InPlaceBTree;
 pub use node::{Node, NO_NODE};
 
-use crate::error::{Corruption, EngineError};
+use crate::error::{EngineError, Fault, Structure};
 use crate::pager::{Pager, PagerStats};
 use crate::tree::{IndexStats, OrderedIndex};
 use blockdev::BlockDevice;
@@ -111,8 +111,9 @@ pub(crate) fn decode_node(buf: &[u8], page: u64, id: u64) -> Result<Node, Engine
     let (node, _) = Node::decode(buf, page)?;
     if node.id != id {
         return Err(EngineError::corrupt(
+            Structure::BTreeNode,
             page,
-            Corruption::Id {
+            Fault::Id {
                 what: "node id",
                 expected: id,
                 found: node.id,

@@ -6,7 +6,7 @@
 //! node has `count + 1` children (node ids) and `next` unused. Keys are strictly ascending.
 //! Decoding checks all of this and returns [`EngineError::Corrupt`] otherwise — never panics.
 
-use crate::error::{Corruption, EngineError};
+use crate::error::{EngineError, Fault, Structure};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
 
 pub const NO_NODE: u64 = u64::MAX;
@@ -79,12 +79,12 @@ impl Node {
     /// Decode a page read from device page `page_no`; returns the node and its version.
     pub fn decode(buf: &[u8], page_no: u64) -> Result<(Node, u64), EngineError> {
         let h = page::open(buf, page_no)?;
-        let bad = |what: Corruption| EngineError::corrupt(page_no, what);
+        let bad = |what: Fault| EngineError::corrupt(Structure::BTreeNode, page_no, what);
         let leaf = match h.kind {
             PageKind::BTreeLeaf => true,
             PageKind::BTreeInner => false,
             found => {
-                return Err(bad(Corruption::Kind {
+                return Err(bad(Fault::Kind {
                     expected: "B-tree node",
                     found,
                 }))
@@ -92,7 +92,7 @@ impl Node {
         };
         let p = page::payload(buf, &h);
         if p.len() < 12 {
-            return Err(bad(Corruption::Length {
+            return Err(bad(Fault::Length {
                 what: "node payload bytes (at least)",
                 expected: 12,
                 found: p.len() as u64,
@@ -102,7 +102,7 @@ impl Node {
         let nvals = if leaf { n } else { n + 1 };
         let want = 12 + (n as u64 + nvals as u64) * 8;
         if p.len() as u64 != want {
-            return Err(bad(Corruption::Length {
+            return Err(bad(Fault::Length {
                 what: "node payload bytes for its key count",
                 expected: want,
                 found: p.len() as u64,
@@ -112,7 +112,7 @@ impl Node {
             |i: usize| u64::from_le_bytes(p[12 + i * 8..20 + i * 8].try_into().expect("8 bytes"));
         let keys: Vec<u64> = (0..n).map(word).collect();
         if let Some(at) = keys.windows(2).position(|w| w[0] >= w[1]) {
-            return Err(bad(Corruption::KeyOrder {
+            return Err(bad(Fault::KeyOrder {
                 at: at + 1,
                 previous: keys[at],
                 found: keys[at + 1],
@@ -169,15 +169,15 @@ mod tests {
         };
         bad.encode(&mut buf, 1);
         assert!(matches!(
-            Node::decode(&buf, 4),
-            Err(EngineError::Corrupt {
-                page: 4,
-                what: Corruption::KeyOrder {
+            Node::decode(&buf, 4).map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
+            Err(Some((
+                Some(4),
+                Fault::KeyOrder {
                     at: 2,
                     previous: 9,
                     found: 5
                 }
-            })
+            )))
         ));
         let mut inner = vec![0u8; 4096];
         let h = Header {
@@ -190,15 +190,15 @@ mod tests {
         inner[HEADER_BYTES] = 1; // one key, but no room for it or its two children
         page::seal(&mut inner, &h);
         assert!(matches!(
-            Node::decode(&inner, 5),
-            Err(EngineError::Corrupt {
-                page: 5,
-                what: Corruption::Length {
+            Node::decode(&inner, 5).map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
+            Err(Some((
+                Some(5),
+                Fault::Length {
                     expected: 36,
                     found: 12,
                     ..
                 }
-            })
+            )))
         ));
     }
 

@@ -5,7 +5,7 @@
 //! copy-on-write B+-tree over the keys, one DB header per commit (index root, sequence
 //! numbers, stats) and two superblock slots at fixed pages, rewritten alternately, pointing at
 //! the newest header. [`mod@format`] holds the codecs (pure, no I/O; docs/kv-format.md draws the
-//! layout); every decoder reports damage as a [`format::FormatError`] and never panics.
+//! layout); every decoder reports damage as a [`crate::Corruption`] and never panics.
 //! [`Store`] is the store itself, on the engine's pager. Every write carries its class (data
 //! type) and the stream of the store's [`NamedPolicy`]; stream assignment for stores sharing
 //! one device lives in `policy::streams`.
@@ -14,7 +14,6 @@ mod alloc;
 pub mod format;
 mod store;
 
-pub use format::FormatError;
 pub use policy::streams::{DataType, NamedPolicy};
 pub use store::{
     Choice, CompactionPolicy, Damage, Options, PageUse, Scan, Space, StaleShare, Store, StoreStat,

@@ -9,7 +9,7 @@
 //! structure never opens another's root) and whose version is the epoch.
 
 use super::{PageForm, PageWrite, Pager};
-use crate::error::{Corruption, EngineError};
+use crate::error::{EngineError, Fault, Structure};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,8 +140,9 @@ impl MetaSlots {
         let h = page::open_kind(buf, slot, PageKind::Meta, "meta")?;
         if h.flags != self.tag {
             return Err(EngineError::corrupt(
+                Structure::MetaSlot,
                 slot,
-                Corruption::Id {
+                Fault::Id {
                     what: "meta page tag",
                     expected: self.tag as u64,
                     found: h.flags as u64,
@@ -160,7 +161,7 @@ impl MetaSlots {
     }
 
     /// The newest slot that reads, checks out and that `parse` accepts, as (epoch, parsed).
-    /// Neither: [`Corruption::NoMeta`].
+    /// Neither: [`Fault::NoMeta`].
     pub fn newest<T>(
         &self,
         pager: &mut Pager,
@@ -183,8 +184,9 @@ impl MetaSlots {
             }
         }
         best.ok_or(EngineError::corrupt(
+            Structure::MetaSlot,
             self.first,
-            Corruption::NoMeta {
+            Fault::NoMeta {
                 what: self.what,
                 first: self.first,
                 second: self.first + 1,

@@ -146,11 +146,8 @@ fn a_page_that_fails_to_decode_is_not_kept() {
     let mut bp = pager(4);
     let r: Result<Rc<u8>, _> = bp.load(3, 3, |b| crate::page::open(b, 3).map(|_| 0u8));
     assert!(matches!(
-        r,
-        Err(EngineError::Corrupt {
-            page: 3,
-            what: crate::Corruption::Magic { .. }
-        })
+        r.map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
+        Err(Some((Some(3), crate::Fault::Magic { .. })))
     ));
     assert!(!bp.contains(3));
 }

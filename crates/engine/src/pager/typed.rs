@@ -9,7 +9,7 @@
 //! given, and its frame afterwards holds the new form or nothing.
 
 use super::Pager;
-use crate::error::{Corruption, EngineError};
+use crate::error::{EngineError, Fault, Structure};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
 use blockdev::WriteHint;
 use std::any::Any;
@@ -64,8 +64,9 @@ impl Pager {
         })?;
         if form.kind() != kind {
             return Err(EngineError::corrupt(
+                Structure::Page,
                 page,
-                Corruption::Kind {
+                Fault::Kind {
                     expected: what,
                     found: form.kind(),
                 },
@@ -175,8 +176,9 @@ fn verified_header(
     let h = page::open_kind(img, page, kind, what)?;
     if h.id != page {
         return Err(EngineError::corrupt(
+            Structure::Page,
             page,
-            Corruption::Id {
+            Fault::Id {
                 what: "page number in the page header",
                 expected: page,
                 found: h.id,

@@ -43,18 +43,12 @@ impl NodeBuilder {
         NODE_HEAD_BYTES + self.body.len() + CRC_BYTES
     }
 
-    fn bad(field: &'static str, expected: impl ToString, found: impl ToString) -> FormatError {
-        FormatError::Field {
-            structure: "index node (encoding)",
-            field,
-            offset: 0,
-            expected: expected.to_string(),
-            found: found.to_string(),
-        }
+    fn bad(field: &'static str, expected: impl ToString, found: impl ToString) -> EngineError {
+        invalid(field, expected, found)
     }
 
     /// Start an entry for `key`, which must be above the last one.
-    fn push_key(&mut self, key: &[u8]) -> Result<(), FormatError> {
+    fn push_key(&mut self, key: &[u8]) -> Result<(), EngineError> {
         if key.len() > KEY_BYTES_MAX {
             return Err(too_large("key", key.len(), KEY_BYTES_MAX));
         }
@@ -79,7 +73,7 @@ impl NodeBuilder {
     }
 
     /// Append a leaf entry.
-    pub fn push_doc(&mut self, key: &[u8], doc: DocPtr) -> Result<(), FormatError> {
+    pub fn push_doc(&mut self, key: &[u8], doc: DocPtr) -> Result<(), EngineError> {
         if self.level != 0 {
             return Err(NodeBuilder::bad("level", "a leaf", self.level));
         }
@@ -99,7 +93,7 @@ impl NodeBuilder {
     }
 
     /// Append an inner entry: `child`, whose least key is `key`.
-    pub fn push_child(&mut self, key: &[u8], child: NodePtr) -> Result<(), FormatError> {
+    pub fn push_child(&mut self, key: &[u8], child: NodePtr) -> Result<(), EngineError> {
         if self.level == 0 {
             return Err(NodeBuilder::bad("level", "an inner node", 0));
         }
@@ -118,7 +112,7 @@ impl NodeBuilder {
     }
 
     /// Append entry `i` of `view`, a checked node of the same level, as it is encoded.
-    pub fn push_entry(&mut self, view: &NodeView, i: usize) -> Result<(), FormatError> {
+    pub fn push_entry(&mut self, view: &NodeView, i: usize) -> Result<(), EngineError> {
         if view.level() != self.level {
             return Err(NodeBuilder::bad("level", self.level, view.level()));
         }
@@ -133,7 +127,7 @@ impl NodeBuilder {
         view: &NodeView,
         from: usize,
         to: usize,
-    ) -> Result<(), FormatError> {
+    ) -> Result<(), EngineError> {
         if from >= to {
             return Ok(());
         }
@@ -173,7 +167,7 @@ impl NodeBuilder {
     /// equal bytes, halved again until each fits (a leaf needs two entries to split, an inner
     /// node four, so an inner node keeps at least two children; a node that cannot split spans
     /// pages) — and encode each: (least key, encoded node, its view), in key order.
-    pub fn finish(self, payload: usize) -> Result<Vec<(Vec<u8>, NodeView)>, FormatError> {
+    pub fn finish(self, payload: usize) -> Result<Vec<(Vec<u8>, NodeView)>, EngineError> {
         let n = self.len();
         if n == 0 {
             return Ok(vec![]);

@@ -17,7 +17,7 @@ impl<'a> Document<'a> {
     }
 
     /// Check the key and value against the limits.
-    pub fn check_limits(&self) -> Result<(), FormatError> {
+    pub fn check_limits(&self) -> Result<(), EngineError> {
         if self.key.len() > KEY_BYTES_MAX {
             return Err(too_large("key", self.key.len(), KEY_BYTES_MAX));
         }
@@ -30,7 +30,7 @@ impl<'a> Document<'a> {
     }
 
     /// Append the encoded document to `out`; returns its length.
-    pub fn encode(&self, out: &mut Vec<u8>) -> Result<usize, FormatError> {
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<usize, EngineError> {
         self.check_limits()?;
         let from = out.len();
         let value = self.value.unwrap_or_default();
@@ -55,7 +55,7 @@ impl<'a> Document<'a> {
     }
 
     /// Decode the document at the start of `buf`; returns it and its encoded length.
-    pub fn decode(buf: &'a [u8]) -> Result<(Document<'a>, usize), FormatError> {
+    pub fn decode(buf: &'a [u8]) -> Result<(Document<'a>, usize), Corruption> {
         Self::decode_checked(buf, true)
     }
 
@@ -64,9 +64,9 @@ impl<'a> Document<'a> {
     fn decode_checked(
         buf: &'a [u8],
         verify_crc: bool,
-    ) -> Result<(Document<'a>, usize), FormatError> {
+    ) -> Result<(Document<'a>, usize), Corruption> {
         let head = DocHead::decode(buf)?;
-        let mut r = Reader::new(buf, "document");
+        let mut r = Reader::new(buf, Structure::Document);
         r.bytes(DOC_HEAD_BYTES)?;
         let key = r.bytes(head.key_len)?;
         let value = r.bytes(head.value_len)?;
@@ -92,19 +92,19 @@ impl<'a> Document<'a> {
 /// page) was verified when it was read: the head, lengths and bounds are checked as by
 /// [`gather_document`], but not the document's own crc32c again (the store's cache holds
 /// verified pages only, so a cached read costs no second checksum).
-pub fn document_in_verified_page(payload: &[u8], ptr: DocPtr) -> Result<Document<'_>, FormatError> {
+pub fn document_in_verified_page(payload: &[u8], ptr: DocPtr) -> Result<Document<'_>, Corruption> {
     let (start, len) = (ptr.offset as usize, ptr.len as usize);
     let Some(buf) = payload
         .get(start..start.saturating_add(len))
         .filter(|_| start >= DATA_PAGE_HEAD_BYTES)
     else {
-        return Err(FormatError::Field {
-            structure: "document pointer",
-            field: "offset",
-            offset: 0,
-            expected: format!("a document inside the page's {} bytes", payload.len()),
-            found: format!("offset {start} len {len}"),
-        });
+        return Err(field_at(
+            Structure::DocPointer,
+            "offset",
+            0,
+            format!("a document inside the page's {} bytes", payload.len()),
+            format!("offset {start} len {len}"),
+        ));
     };
     checked_len(Document::decode_checked(buf, false), len, start)
 }
@@ -124,14 +124,11 @@ impl DocHead {
     }
 
     /// Decode and check the head at the start of `buf` (the body is not read).
-    pub fn decode(buf: &[u8]) -> Result<DocHead, FormatError> {
-        let mut r = Reader::new(buf, "document");
+    pub fn decode(buf: &[u8]) -> Result<DocHead, Corruption> {
+        let mut r = Reader::new(buf, Structure::Document);
         let tag = r.u8()?;
         if tag == 0 {
-            return Err(FormatError::Blank {
-                structure: "document",
-                offset: 0,
-            });
+            return Err(blank(Structure::Document, 0));
         }
         if tag != DOC_TAG {
             return Err(r.field("tag", 1, format!("{DOC_TAG:#04x}"), format!("{tag:#04x}")));
@@ -223,12 +220,11 @@ pub struct DataPages {
 }
 
 impl DataPages {
-    pub fn new(payload_bytes: usize) -> Result<DataPages, FormatError> {
+    pub fn new(payload_bytes: usize) -> Result<DataPages, EngineError> {
         if payload_bytes < DATA_PAYLOAD_MIN_BYTES || payload_bytes > u32::MAX as usize {
-            return Err(FormatError::Field {
-                structure: "data page",
+            return Err(EngineError::Invalid {
+                structure: Structure::DataPage,
                 field: "payload_bytes",
-                offset: 0,
                 expected: format!("{DATA_PAYLOAD_MIN_BYTES}..={}", u32::MAX),
                 found: payload_bytes.to_string(),
             });
@@ -256,7 +252,7 @@ impl DataPages {
 
     /// Append `doc`; returns where it lies (`page` counts pages from this builder's first,
     /// taken ones included).
-    pub fn push(&mut self, doc: &Document<'_>) -> Result<DocPtr, FormatError> {
+    pub fn push(&mut self, doc: &Document<'_>) -> Result<DocPtr, EngineError> {
         let mut bytes = std::mem::take(&mut self.scratch);
         bytes.clear();
         let r = doc.encode(&mut bytes).map(|_| self.place(&bytes));
@@ -319,8 +315,8 @@ impl DataPages {
 }
 
 /// The `cont_bytes` of a data-page payload, checked against the page.
-pub fn data_page_cont(payload: &[u8]) -> Result<usize, FormatError> {
-    let mut r = Reader::new(payload, "data page");
+pub fn data_page_cont(payload: &[u8]) -> Result<usize, Corruption> {
+    let mut r = Reader::new(payload, Structure::DataPage);
     let cont = r.u32()? as usize;
     if cont > payload.len() - DATA_PAGE_HEAD_BYTES {
         let room = payload.len() - DATA_PAGE_HEAD_BYTES;
@@ -342,23 +338,20 @@ pub fn gather_document<'a>(
     pages: &[&'a [u8]],
     ptr: DocPtr,
     scratch: &'a mut Vec<u8>,
-) -> Result<Document<'a>, FormatError> {
-    let first = *pages.first().ok_or(FormatError::Truncated {
-        structure: "document",
-        offset: 0,
-        needed_bytes: ptr.len as u64,
-        available_bytes: 0,
-    })?;
+) -> Result<Document<'a>, Corruption> {
+    let first = *pages
+        .first()
+        .ok_or(truncated(Structure::Document, 0, ptr.len as u64, 0))?;
     let start = ptr.offset as usize;
     let len = ptr.len as usize;
     if start < DATA_PAGE_HEAD_BYTES || start >= first.len() {
-        return Err(FormatError::Field {
-            structure: "document pointer",
-            field: "offset",
-            offset: 0,
-            expected: format!("{DATA_PAGE_HEAD_BYTES}..{}", first.len()),
-            found: start.to_string(),
-        });
+        return Err(field_at(
+            Structure::DocPointer,
+            "offset",
+            0,
+            format!("{DATA_PAGE_HEAD_BYTES}..{}", first.len()),
+            start.to_string(),
+        ));
     }
     if start + len <= first.len() {
         return checked_len(Document::decode(&first[start..start + len]), len, start);
@@ -368,23 +361,23 @@ pub fn gather_document<'a>(
     for (i, page) in pages.iter().enumerate().skip(1) {
         let base = (i * first.len()) as u64;
         if page.len() != first.len() {
-            return Err(FormatError::Truncated {
-                structure: "data page",
-                offset: base,
-                needed_bytes: first.len() as u64,
-                available_bytes: page.len() as u64,
-            });
+            return Err(truncated(
+                Structure::DataPage,
+                base,
+                first.len() as u64,
+                page.len() as u64,
+            ));
         }
         let want = (len - scratch.len()).min(page.len() - DATA_PAGE_HEAD_BYTES);
         let cont = data_page_cont(page).map_err(|e| e.rebase(base))?;
         if cont != want {
-            return Err(FormatError::Field {
-                structure: "data page",
-                field: "cont_bytes",
-                offset: base,
-                expected: format!("{want} (the rest of the document at offset {start})"),
-                found: cont.to_string(),
-            });
+            return Err(field_at(
+                Structure::DataPage,
+                "cont_bytes",
+                base,
+                format!("{want} (the rest of the document at offset {start})"),
+                cont.to_string(),
+            ));
         }
         scratch.extend_from_slice(&page[DATA_PAGE_HEAD_BYTES..DATA_PAGE_HEAD_BYTES + want]);
         assert!(scratch.len() <= len, "gathered no more than the document");
@@ -392,19 +385,19 @@ pub fn gather_document<'a>(
             return checked_len(Document::decode(scratch), len, start);
         }
     }
-    Err(FormatError::Truncated {
-        structure: "document",
-        offset: start as u64,
-        needed_bytes: len as u64,
-        available_bytes: scratch.len() as u64,
-    })
+    Err(truncated(
+        Structure::Document,
+        start as u64,
+        len as u64,
+        scratch.len() as u64,
+    ))
 }
 
 fn checked_len(
-    r: Result<(Document<'_>, usize), FormatError>,
+    r: Result<(Document<'_>, usize), Corruption>,
     len: usize,
     start: usize,
-) -> Result<Document<'_>, FormatError> {
+) -> Result<Document<'_>, Corruption> {
     let (doc, used) = r.map_err(|e| e.rebase(start as u64))?;
     assert_eq!(
         used,
@@ -412,13 +405,13 @@ fn checked_len(
         "a decoded document is as long as it says"
     );
     if used != len {
-        return Err(FormatError::Field {
-            structure: "document pointer",
-            field: "len",
-            offset: start as u64,
-            expected: used.to_string(),
-            found: len.to_string(),
-        });
+        return Err(field_at(
+            Structure::DocPointer,
+            "len",
+            start as u64,
+            used.to_string(),
+            len.to_string(),
+        ));
     }
     Ok(doc)
 }
@@ -435,7 +428,7 @@ pub struct DocStart {
 
 /// Every document that starts on a data page, in order (compaction and `check` walk pages
 /// this way, without the index). Documents ending on the page are checked whole.
-pub fn data_page_docs(payload: &[u8]) -> Result<Vec<DocStart>, FormatError> {
+pub fn data_page_docs(payload: &[u8]) -> Result<Vec<DocStart>, Corruption> {
     let mut at = DATA_PAGE_HEAD_BYTES + data_page_cont(payload)?;
     let mut docs = Vec::new();
     while payload.len() - at >= DOC_HEAD_BYTES && payload[at] != 0 {
@@ -456,13 +449,13 @@ pub fn data_page_docs(payload: &[u8]) -> Result<Vec<DocStart>, FormatError> {
         at = end;
     }
     if let Some(i) = payload[at..].iter().position(|&b| b != 0) {
-        return Err(FormatError::Field {
-            structure: "data page",
-            field: "padding",
-            offset: (at + i) as u64,
-            expected: "zero bytes after the last document".into(),
-            found: format!("{:#04x}", payload[at + i]),
-        });
+        return Err(field_at(
+            Structure::DataPage,
+            "padding",
+            (at + i) as u64,
+            "zero bytes after the last document",
+            format!("{:#04x}", payload[at + i]),
+        ));
     }
     assert!(
         docs.windows(2).all(|w| w[0].offset < w[1].offset),

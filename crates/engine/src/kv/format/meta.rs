@@ -76,8 +76,8 @@ impl DbHeader {
         out.try_into().expect("a header is DB_HEADER_BYTES long")
     }
 
-    pub fn decode(buf: &[u8]) -> Result<DbHeader, FormatError> {
-        let mut r = Reader::new(buf, "DB header");
+    pub fn decode(buf: &[u8]) -> Result<DbHeader, Corruption> {
+        let mut r = Reader::new(buf, Structure::CommitHeader);
         fixed_head(&mut r, DB_HEADER_MAGIC, DB_HEADER_BYTES)?;
         let commit_seq = r.u64()?;
         let doc_seq = r.u64()?;
@@ -115,7 +115,13 @@ impl DbHeader {
         r.bytes(CRC_BYTES)?; // checked first, in fixed_head
         assert_eq!(r.at, DB_HEADER_BYTES, "every byte of the header read");
         if header.commit_seq == 0 {
-            return Err(field_at("DB header", "commit_seq", 8, "at least 1", 0));
+            return Err(field_at(
+                Structure::CommitHeader,
+                "commit_seq",
+                8,
+                "at least 1",
+                0,
+            ));
         }
         Ok(header)
     }
@@ -123,21 +129,13 @@ impl DbHeader {
 
 /// Check a fixed-size structure's `magic u32 | version u16 | size u16` and its trailing
 /// crc32c (blank is its own error).
-fn fixed_head(r: &mut Reader<'_>, magic: u32, size: usize) -> Result<(), FormatError> {
+fn fixed_head(r: &mut Reader<'_>, magic: u32, size: usize) -> Result<(), Corruption> {
     let all = r.buf.get(..size).unwrap_or(r.buf);
     if all.iter().all(|&b| b == 0) {
-        return Err(FormatError::Blank {
-            structure: r.structure,
-            offset: 0,
-        });
+        return Err(blank(r.structure, 0));
     }
     if r.buf.len() < size {
-        return Err(FormatError::Truncated {
-            structure: r.structure,
-            offset: 0,
-            needed_bytes: size as u64,
-            available_bytes: r.buf.len() as u64,
-        });
+        return Err(truncated(r.structure, 0, size as u64, r.buf.len() as u64));
     }
     let m = r.u32()?;
     if m != magic {
@@ -162,17 +160,20 @@ fn fixed_head(r: &mut Reader<'_>, magic: u32, size: usize) -> Result<(), FormatE
     Ok(())
 }
 
-fn zeros(r: &mut Reader<'_>, n: usize) -> Result<(), FormatError> {
+fn zeros(r: &mut Reader<'_>, n: usize) -> Result<(), Corruption> {
     let b = r.bytes(n)?;
     match b.iter().position(|&x| x != 0) {
         None => Ok(()),
-        Some(i) => Err(FormatError::Field {
-            structure: r.structure,
-            field: "reserved",
-            offset: (r.at - n + i) as u64,
-            expected: "0".into(),
-            found: format!("{:#04x}", b[i]),
-        }),
+        Some(i) => {
+            let found = format!("{:#04x}", b[i]);
+            Err(field_at(
+                r.structure,
+                "reserved",
+                (r.at - n + i) as u64,
+                0,
+                found,
+            ))
+        }
     }
 }
 
@@ -215,8 +216,8 @@ impl Superblock {
     }
 
     /// Decode the superblock read from slot `slot` (0 or 1).
-    pub fn decode(buf: &[u8], slot: u8) -> Result<Superblock, FormatError> {
-        let mut r = Reader::new(buf, "superblock");
+    pub fn decode(buf: &[u8], slot: u8) -> Result<Superblock, Corruption> {
+        let mut r = Reader::new(buf, Structure::Superblock);
         fixed_head(&mut r, SUPERBLOCK_MAGIC, SUPERBLOCK_BYTES)?;
         let sb = Superblock {
             commit_seq: r.u64()?,
@@ -230,7 +231,13 @@ impl Superblock {
         if sb.slot() != slot {
             let found = format!("commit {} (belongs in slot {})", sb.commit_seq, sb.slot());
             let expected = format!("a commit for slot {slot}");
-            return Err(field_at("superblock", "commit_seq", 8, expected, found));
+            return Err(field_at(
+                Structure::Superblock,
+                "commit_seq",
+                8,
+                expected,
+                found,
+            ));
         }
         if (sb.commit_seq == 0) != (sb.header_page == NO_PAGE) {
             let found = format!(
@@ -238,7 +245,13 @@ impl Superblock {
                 sb.commit_seq, sb.header_page
             );
             let expected = "no header page exactly for commit 0";
-            return Err(field_at("superblock", "header_page", 16, expected, found));
+            return Err(field_at(
+                Structure::Superblock,
+                "header_page",
+                16,
+                expected,
+                found,
+            ));
         }
         Ok(sb)
     }
@@ -255,16 +268,16 @@ pub enum Recovered {
     Committed {
         superblock: Superblock,
         header: Option<DbHeader>,
-        skipped: Vec<FormatError>,
+        skipped: Vec<Corruption>,
     },
     /// Neither slot holds a superblock that checks out: every failure, slot 0 first.
-    Damaged { errors: Vec<FormatError> },
+    Damaged { errors: Vec<Corruption> },
     /// The newest superblock checks out but the header it points at does not: damage to a
     /// durable commit (the header was flushed before the superblock was written, so it cannot
     /// be a torn write). An error, never a rollback to the previous commit.
     Corrupt {
         superblock: Superblock,
-        error: FormatError,
+        error: Corruption,
     },
 }
 
@@ -285,7 +298,10 @@ pub fn recover<E>(
     for (i, bytes) in slots.iter().enumerate() {
         match Superblock::decode(bytes, i as u8) {
             Ok(sb) => candidates.push(sb),
-            Err(FormatError::Blank { .. }) => {}
+            Err(Corruption {
+                fault: Fault::Blank,
+                ..
+            }) => {}
             Err(e) => errors.push(e.rebase(slot_offsets[i])),
         }
     }
@@ -315,13 +331,13 @@ pub fn recover<E>(
                 skipped: errors,
             });
         }
-        Ok(h) => FormatError::Field {
-            structure: "DB header",
-            field: "commit_seq",
-            offset: at + 8,
-            expected: format!("{} (as the superblock says)", sb.commit_seq),
-            found: h.commit_seq.to_string(),
-        },
+        Ok(h) => field_at(
+            Structure::CommitHeader,
+            "commit_seq",
+            at + 8,
+            format!("{} (as the superblock says)", sb.commit_seq),
+            h.commit_seq.to_string(),
+        ),
         Err(e) => e.rebase(at),
     };
     Ok(Recovered::Corrupt {

@@ -16,9 +16,11 @@
 //! - **DB header** ([`DbHeader`], [`DB_HEADER_BYTES`] fixed): one per commit.
 //! - **superblock slot** ([`Superblock`], [`SUPERBLOCK_BYTES`] fixed): two, alternating.
 //!
-//! Decoders never panic on any input: every failure is a [`FormatError`] naming the
-//! structure, the field, the byte offset (relative to the buffer given; [`FormatError::rebase`]
-//! makes it absolute) and what was expected and found.
+//! Decoders never panic on any input: every failure is a [`Corruption`] naming the
+//! structure, the byte offset (relative to the buffer given; [`Corruption::rebase`] makes it
+//! absolute) and the [`Fault`]: the field, what was expected and found. Encoders refuse a
+//! key or value over its limit ([`EngineError::TooLarge`]) or a malformed node
+//! ([`EngineError::Invalid`]).
 
 mod builder;
 mod doc;
@@ -68,80 +70,19 @@ pub const SUPERBLOCK_MAGIC: u32 = u32::from_le_bytes(*b"FKVS");
 pub const SUPERBLOCK_BYTES: usize = 64;
 pub(crate) const CRC_BYTES: usize = 4;
 
-/// Why bytes do not decode. `offset` is relative to the buffer the decoder was given.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum FormatError {
-    #[error("{structure} at byte {offset}: `{field}` is {found}, expected {expected} (the data is damaged or torn)")]
-    Field {
-        structure: &'static str,
-        field: &'static str,
-        offset: u64,
-        expected: String,
-        found: String,
-    },
-    #[error("{structure} at byte {offset}: needs {needed_bytes} bytes, only {available_bytes} are there (torn or truncated)")]
-    Truncated {
-        structure: &'static str,
-        offset: u64,
-        needed_bytes: u64,
-        available_bytes: u64,
-    },
-    #[error("{structure} at byte {offset}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x}): torn or corrupt write")]
-    Checksum {
-        structure: &'static str,
-        offset: u64,
-        stored: u32,
-        computed: u32,
-    },
-    #[error("{structure} at byte {offset} is blank (never written, or trimmed)")]
-    Blank {
-        structure: &'static str,
-        offset: u64,
-    },
-    #[error("{what} of {len_bytes} bytes is larger than the limit of {max_bytes} bytes")]
-    TooLarge {
-        what: &'static str,
-        len_bytes: u64,
-        max_bytes: u64,
-    },
-}
-
-impl FormatError {
-    /// The byte offset the error names (absolute once rebased); None for a size refused.
-    pub fn offset(&self) -> Option<u64> {
-        match self {
-            FormatError::Field { offset, .. }
-            | FormatError::Truncated { offset, .. }
-            | FormatError::Checksum { offset, .. }
-            | FormatError::Blank { offset, .. } => Some(*offset),
-            FormatError::TooLarge { .. } => None,
-        }
-    }
-
-    /// The same error with its offset moved by `base` (where the decoded buffer sits).
-    pub fn rebase(mut self, base: u64) -> FormatError {
-        match &mut self {
-            FormatError::Field { offset, .. }
-            | FormatError::Truncated { offset, .. }
-            | FormatError::Checksum { offset, .. }
-            | FormatError::Blank { offset, .. } => *offset = offset.saturating_add(base),
-            FormatError::TooLarge { .. } => {}
-        }
-        self
-    }
-}
+use crate::error::EngineError;
+pub use crate::error::{Corruption, Fault, Structure};
 
 /// Reads fields from a buffer, bounds-checked; errors name `structure`.
 #[derive(Clone, Copy)]
 pub(crate) struct Reader<'a> {
     pub(crate) buf: &'a [u8],
     pub(crate) at: usize,
-    pub(crate) structure: &'static str,
+    pub(crate) structure: Structure,
 }
 
 impl<'a> Reader<'a> {
-    pub(crate) fn new(buf: &'a [u8], structure: &'static str) -> Reader<'a> {
+    pub(crate) fn new(buf: &'a [u8], structure: Structure) -> Reader<'a> {
         Reader {
             buf,
             at: 0,
@@ -149,15 +90,16 @@ impl<'a> Reader<'a> {
         }
     }
 
-    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], FormatError> {
+    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], Corruption> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.buf.len());
         let Some(end) = end else {
-            return Err(FormatError::Truncated {
-                structure: self.structure,
-                offset: self.at as u64,
-                needed_bytes: n as u64,
-                available_bytes: (self.buf.len() - self.at) as u64,
-            });
+            let available = (self.buf.len() - self.at) as u64;
+            return Err(truncated(
+                self.structure,
+                self.at as u64,
+                n as u64,
+                available,
+            ));
         };
         let b = &self.buf[self.at..end];
         self.at = end;
@@ -168,23 +110,23 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
-    pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N], FormatError> {
+    pub(crate) fn array<const N: usize>(&mut self) -> Result<[u8; N], Corruption> {
         let mut a = [0u8; N];
         let b = self.bytes(N)?;
         assert_eq!(b.len(), N, "a field of its width");
         a.copy_from_slice(b);
         Ok(a)
     }
-    pub(crate) fn u8(&mut self) -> Result<u8, FormatError> {
+    pub(crate) fn u8(&mut self) -> Result<u8, Corruption> {
         Ok(self.array::<1>()?[0])
     }
-    pub(crate) fn u16(&mut self) -> Result<u16, FormatError> {
+    pub(crate) fn u16(&mut self) -> Result<u16, Corruption> {
         Ok(u16::from_le_bytes(self.array()?))
     }
-    pub(crate) fn u32(&mut self) -> Result<u32, FormatError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, Corruption> {
         Ok(u32::from_le_bytes(self.array()?))
     }
-    pub(crate) fn u64(&mut self) -> Result<u64, FormatError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, Corruption> {
         Ok(u64::from_le_bytes(self.array()?))
     }
 
@@ -195,23 +137,23 @@ impl<'a> Reader<'a> {
         width: usize,
         expected: impl ToString,
         found: impl ToString,
-    ) -> FormatError {
+    ) -> Corruption {
         assert!(
             width <= self.at,
             "field `{field}` of {width} bytes ends at {}",
             self.at
         );
-        FormatError::Field {
-            structure: self.structure,
+        field_at(
+            self.structure,
             field,
-            offset: (self.at - width) as u64,
-            expected: expected.to_string(),
-            found: found.to_string(),
-        }
+            (self.at - width) as u64,
+            expected,
+            found,
+        )
     }
 
     /// Check the crc32c stored next against everything read so far.
-    pub(crate) fn crc(&mut self) -> Result<(), FormatError> {
+    pub(crate) fn crc(&mut self) -> Result<(), Corruption> {
         let computed = crc32c::crc32c(&self.buf[..self.at]);
         let offset = self.at as u64;
         let stored = self.u32()?;
@@ -221,28 +163,57 @@ impl<'a> Reader<'a> {
             "a crc is 4 bytes"
         );
         if stored != computed {
-            return Err(FormatError::Checksum {
-                structure: self.structure,
-                offset,
-                stored,
-                computed,
-            });
+            let fault = Fault::Checksum { stored, computed };
+            return Err(Corruption::new(self.structure, fault).at(offset));
         }
         Ok(())
     }
 }
 
+/// Damage to `field` of `structure` at byte `offset` of the decoded buffer.
 pub(crate) fn field_at(
-    structure: &'static str,
+    structure: Structure,
     field: &'static str,
     offset: u64,
     expected: impl ToString,
     found: impl ToString,
-) -> FormatError {
-    FormatError::Field {
-        structure,
+) -> Corruption {
+    let fault = Fault::Field {
         field,
-        offset,
+        expected: expected.to_string(),
+        found: found.to_string(),
+    };
+    Corruption::new(structure, fault).at(offset)
+}
+
+/// `structure` at byte `offset` needs `needed_bytes`, only `available_bytes` are there.
+pub(crate) fn truncated(
+    structure: Structure,
+    offset: u64,
+    needed_bytes: u64,
+    available_bytes: u64,
+) -> Corruption {
+    let fault = Fault::Truncated {
+        needed_bytes,
+        available_bytes,
+    };
+    Corruption::new(structure, fault).at(offset)
+}
+
+/// `structure` at byte `offset` is blank (never written, or trimmed).
+pub(crate) fn blank(structure: Structure, offset: u64) -> Corruption {
+    Corruption::new(structure, Fault::Blank).at(offset)
+}
+
+/// A node refused before it is encoded (the caller's bug, reported as an error).
+pub(crate) fn invalid(
+    field: &'static str,
+    expected: impl ToString,
+    found: impl ToString,
+) -> EngineError {
+    EngineError::Invalid {
+        structure: Structure::IndexNode,
+        field,
         expected: expected.to_string(),
         found: found.to_string(),
     }
@@ -258,12 +229,12 @@ pub(crate) fn push_crc(out: &mut Vec<u8>, from: usize) {
     out.extend_from_slice(&crc.to_le_bytes());
 }
 
-pub(crate) fn too_large(what: &'static str, len: usize, max: usize) -> FormatError {
+pub(crate) fn too_large(what: &'static str, len: usize, max: usize) -> EngineError {
     assert!(
         len > max,
         "{what} of {len} bytes is within its limit of {max}"
     );
-    FormatError::TooLarge {
+    EngineError::TooLarge {
         what,
         len_bytes: len as u64,
         max_bytes: max as u64,

@@ -122,7 +122,7 @@ impl Node {
 
     /// Append the encoded node to `out`; returns its length. Keys must ascend strictly and
     /// fit [`KEY_BYTES_MAX`]; an inner node needs a child and a level in 1..=32.
-    pub fn encode(&self, out: &mut Vec<u8>) -> Result<usize, FormatError> {
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<usize, EngineError> {
         self.check()?;
         let from = out.len();
         out.push(NODE_TAG);
@@ -165,14 +165,9 @@ impl Node {
     }
 
     /// The rules `encode` enforces (a broken node is the caller's bug, reported as an error).
-    fn check(&self) -> Result<(), FormatError> {
-        let bad = |field: &'static str, expected: String, found: String| FormatError::Field {
-            structure: "index node (encoding)",
-            field,
-            offset: 0,
-            expected,
-            found,
-        };
+    fn check(&self) -> Result<(), EngineError> {
+        let bad =
+            |field: &'static str, expected: String, found: String| invalid(field, expected, found);
         if self.len() > u16::MAX as usize {
             return Err(bad(
                 "count",
@@ -221,7 +216,7 @@ impl Node {
     }
 
     /// Decode the node at the start of `buf` (which may hold more bytes after it).
-    pub fn decode(buf: &[u8]) -> Result<Node, FormatError> {
+    pub fn decode(buf: &[u8]) -> Result<Node, Corruption> {
         NodeView::decode(buf).map(|v| v.to_node())
     }
 }
@@ -253,7 +248,7 @@ pub(super) fn balanced_cut(sizes: &[usize]) -> usize {
 /// Read the node at `ptr` from its pages' payloads (`pages[0]` is `ptr.page`, then the
 /// following pages, each a whole payload). The node must be exactly `ptr.len` bytes; a stale
 /// page in the middle fails the node's crc.
-pub fn gather_node(pages: &[&[u8]], ptr: NodePtr) -> Result<NodeView, FormatError> {
+pub fn gather_node(pages: &[&[u8]], ptr: NodePtr) -> Result<NodeView, Corruption> {
     let len = ptr.len as usize;
     let mut bytes = Vec::with_capacity(len.min(pages.iter().map(|p| p.len()).sum()));
     for page in pages {
@@ -265,17 +260,17 @@ pub fn gather_node(pages: &[&[u8]], ptr: NodePtr) -> Result<NodeView, FormatErro
     }
     assert!(bytes.len() <= len, "gathered no more than the node");
     if bytes.len() < len {
-        return Err(FormatError::Truncated {
-            structure: "index node",
-            offset: 0,
-            needed_bytes: len as u64,
-            available_bytes: bytes.len() as u64,
-        });
+        return Err(truncated(
+            Structure::IndexNode,
+            0,
+            len as u64,
+            bytes.len() as u64,
+        ));
     }
     let node = NodeView::decode_vec(bytes)?;
     if node.encoded_len() != len {
         let found = node.encoded_len();
-        return Err(field_at("node pointer", "len", 0, found, len));
+        return Err(field_at(Structure::NodePointer, "len", 0, found, len));
     }
     Ok(node)
 }
@@ -340,14 +335,14 @@ impl Eq for NodeView {}
 impl NodeView {
     /// Decode and check the node at the start of `buf` (which may hold more bytes after it):
     /// everything `Node::decode` checks (they are one decoder).
-    pub fn decode(buf: &[u8]) -> Result<NodeView, FormatError> {
+    pub fn decode(buf: &[u8]) -> Result<NodeView, Corruption> {
         let len = NodeView::check_len(buf)?;
         NodeView::decode_vec(buf[..len].to_vec())
     }
 
     /// The length field of the node at the start of `buf`, checked against `buf`.
-    fn check_len(buf: &[u8]) -> Result<usize, FormatError> {
-        let mut r = Reader::new(buf, "index node");
+    fn check_len(buf: &[u8]) -> Result<usize, Corruption> {
+        let mut r = Reader::new(buf, Structure::IndexNode);
         let tag = r.u8()?;
         if tag != NODE_TAG {
             return Err(r.field("tag", 1, format!("{NODE_TAG:#04x}"), format!("{tag:#04x}")));
@@ -369,12 +364,12 @@ impl NodeView {
     }
 
     /// Decode and check the node at the start of `bytes`, keeping the buffer (cut to the node).
-    pub fn decode_vec(mut bytes: Vec<u8>) -> Result<NodeView, FormatError> {
+    pub fn decode_vec(mut bytes: Vec<u8>) -> Result<NodeView, Corruption> {
         let len = NodeView::check_len(&bytes)?;
         bytes.truncate(len);
         let level = bytes[1];
         let count = u16::from_le_bytes([bytes[2], bytes[3]]) as usize;
-        let mut r = Reader::new(&bytes, "index node");
+        let mut r = Reader::new(&bytes, Structure::IndexNode);
         r.at = NODE_HEAD_BYTES;
         let mut offs: Vec<u32> = Vec::with_capacity(count.min(len / 14) + 1);
         let mut prev: Option<&[u8]> = None;
@@ -417,7 +412,7 @@ impl NodeView {
         assert_eq!(offs.len(), count + 1, "an offset per entry and the end");
         r.crc()?;
         if r.at != len {
-            return Err(field_at("index node", "len", 4, r.at, len));
+            return Err(field_at(Structure::IndexNode, "len", 4, r.at, len));
         }
         Ok(NodeView::index(level, offs, bytes.into_boxed_slice()))
     }

@@ -14,10 +14,7 @@ impl Store {
                 .pager
                 .read_verified(slot, PageKind::KvSuperblock, "superblock")
             {
-                Err(EngineError::Corrupt {
-                    what: Corruption::Blank,
-                    ..
-                }) => continue,
+                Err(EngineError::Corrupt(c)) if c.fault == Fault::Blank => continue,
                 r => r.and_then(|payload| {
                     Superblock::decode(&payload, slot as u8)
                         .map_err(|e| self.kv_err(slot, "superblock", e))

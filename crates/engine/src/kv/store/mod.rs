@@ -14,10 +14,10 @@
 use super::alloc::{Alloc, FIRST_LOG_PAGE};
 use super::format::{
     self, data_page_docs, gather_document, gather_node, DataPages, DbHeader, DocPtr, Document,
-    FormatError, KvStats, NodeBuilder, NodePtr, NodeView, Recovered, Superblock, NO_PAGE,
+    KvStats, NodeBuilder, NodePtr, NodeView, Recovered, Superblock, NO_PAGE,
 };
 use super::{DataType, NamedPolicy};
-use crate::error::{Corruption, EngineError};
+use crate::error::{Corruption, EngineError, Fault, Structure};
 use crate::page::{self, PageKind, HEADER_BYTES};
 use crate::pager::{MetaSlots, Pager};
 use blockdev::{BlockDevice, FileDevice, FileOptions, Lock};
@@ -284,13 +284,10 @@ impl Store {
 
     fn check_key(key: &[u8]) -> Result<(), EngineError> {
         if key.len() > format::KEY_BYTES_MAX {
-            return Err(EngineError::Kv {
-                place: "key-value store: key refused".into(),
-                error: FormatError::TooLarge {
-                    what: "key",
-                    len_bytes: key.len() as u64,
-                    max_bytes: format::KEY_BYTES_MAX as u64,
-                },
+            return Err(EngineError::TooLarge {
+                what: "key",
+                len_bytes: key.len() as u64,
+                max_bytes: format::KEY_BYTES_MAX as u64,
             });
         }
         Ok(())
@@ -359,12 +356,7 @@ impl Store {
     }
 
     fn check_doc(key: &[u8], value: Option<&[u8]>) -> Result<(), EngineError> {
-        Document { key, value, seq: 0 }
-            .check_limits()
-            .map_err(|error| EngineError::Kv {
-                place: "key-value store: write refused".into(),
-                error,
-            })
+        Document { key, value, seq: 0 }.check_limits()
     }
 
     /// Set `key` to `value` (durable at the next `commit`).

@@ -58,11 +58,21 @@ impl PageForm for Cached {
 }
 
 impl Store {
-    pub(super) fn kv_err(&self, page: u64, what: &str, e: FormatError) -> EngineError {
-        let base = page * self.pager.page_bytes() as u64 + HEADER_BYTES as u64;
-        EngineError::Kv {
-            place: format!("{}: {what} at page {page}", self.name),
-            error: e.rebase(base),
+    /// `e` with its place in the store: damage decoded from the payload of page `page` gets
+    /// the page, its file offset and the store's name (and `what` was being read, where the
+    /// damaged structure is another); refusals pass through.
+    pub(super) fn kv_err(&self, page: u64, what: &str, e: impl Into<EngineError>) -> EngineError {
+        match e.into() {
+            EngineError::Corrupt(c) => {
+                let base = page * self.pager.page_bytes() as u64 + HEADER_BYTES as u64;
+                let mut c = c.rebase(base).on_page(page).in_file(&self.name);
+                if c.context.is_none() && c.structure.to_string() != what {
+                    c = c.meaning(format!("reading the {what}"));
+                }
+                assert_eq!(c.page, Some(page), "placed on its page");
+                c.into()
+            }
+            other => other,
         }
     }
 
@@ -181,8 +191,9 @@ impl Store {
     ) -> Result<Rc<Cached>, EngineError> {
         if page >= self.alloc.capacity() {
             return Err(EngineError::corrupt(
+                Structure::of_kind(kind),
                 page,
-                Corruption::OutOfRange {
+                Fault::OutOfRange {
                     what: "page of a pointer",
                     limit: self.alloc.capacity(),
                     found: page,
@@ -204,13 +215,13 @@ impl Store {
             Some(l) if node.level() != l => Err(self.kv_err(
                 ptr.page,
                 "index node",
-                FormatError::Field {
-                    structure: "index node",
-                    field: "level",
-                    offset: 1,
-                    expected: format!("{l} (one below its parent)"),
-                    found: node.level().to_string(),
-                },
+                format::field_at(
+                    Structure::IndexNode,
+                    "level",
+                    1,
+                    format!("{l} (one below its parent)"),
+                    node.level().to_string(),
+                ),
             )),
             _ => Ok(node),
         }
@@ -234,13 +245,13 @@ impl Store {
                 return Err(self.kv_err(
                     ptr.page,
                     "index node",
-                    FormatError::Field {
-                        structure: "node pointer",
-                        field: "len",
-                        offset: 0,
-                        expected: node.encoded_len().to_string(),
-                        found: ptr.len.to_string(),
-                    },
+                    format::field_at(
+                        Structure::NodePointer,
+                        "len",
+                        0,
+                        node.encoded_len().to_string(),
+                        ptr.len.to_string(),
+                    ),
                 ));
             }
             return Ok(node);
@@ -329,13 +340,13 @@ impl Store {
                 "a tombstone".into(),
             )
         };
-        let e = FormatError::Field {
-            structure: "document",
+        let e = format::field_at(
+            Structure::Document,
             field,
-            offset: ptr.offset as u64,
+            ptr.offset as u64,
             expected,
             found,
-        };
+        );
         Err(self.kv_err(ptr.page, "document", e))
     }
 

@@ -12,7 +12,7 @@ impl Store {
         let offs = self.slots.pages().map(|p| p * pb + HEADER_BYTES as u64);
         let cap = self.alloc.capacity();
         // Why the header page's own seal failed, if it did (its bytes then read as nothing).
-        let mut seal: Option<String> = None;
+        let mut seal: Option<Fault> = None;
         let rec = format::recover([s0, s1], offs, |page| {
             if page >= cap {
                 return Ok((vec![], page * pb));
@@ -23,8 +23,8 @@ impl Store {
                 .read_verified(page, PageKind::KvHeader, "DB header")
             {
                 Ok(payload) => Ok((payload, at)),
-                Err(EngineError::Corrupt { what, .. }) => {
-                    seal = Some(what.to_string());
+                Err(EngineError::Corrupt(c)) => {
+                    seal = Some(c.fault.clone());
                     Ok((vec![], at))
                 }
                 Err(e) => Err(e),
@@ -34,13 +34,14 @@ impl Store {
             Recovered::Corrupt { superblock, error } => {
                 Err(self.durable_damage(superblock, error, seal))
             }
-            Recovered::Blank if !self.opts.create => Err(EngineError::Kv {
-                place: format!("{}: not a store", self.name),
-                error: FormatError::Blank {
-                    structure: "superblock",
-                    offset: 0,
-                },
-            }),
+            Recovered::Blank if !self.opts.create => {
+                Err(Corruption::new(Structure::Superblock, Fault::Blank)
+                    .at(0)
+                    .on_page(0)
+                    .in_file(&self.name)
+                    .meaning("not a store")
+                    .into())
+            }
             Recovered::Blank => {
                 // Commit 0: the empty store.
                 assert_eq!(
@@ -52,17 +53,17 @@ impl Store {
                 self.pager.flush()?;
                 Ok(())
             }
-            Recovered::Damaged { errors } => Err(EngineError::Kv {
-                place: format!(
-                    "{}: neither superblock slot checks out (this is not a store, or both slots are damaged; {} problems)",
-                    self.name,
+            Recovered::Damaged { errors } => {
+                let why = format!(
+                    "neither superblock slot checks out (this is not a store, or both slots are damaged; {} problems)",
                     errors.len()
-                ),
-                error: errors.into_iter().next().unwrap_or(FormatError::Blank {
-                    structure: "superblock",
-                    offset: 0,
-                }),
-            }),
+                );
+                let first = errors
+                    .into_iter()
+                    .next()
+                    .unwrap_or(Corruption::new(Structure::Superblock, Fault::Blank).at(0));
+                Err(first.in_file(&self.name).meaning(why).into())
+            }
             Recovered::Committed {
                 superblock, header, ..
             } => {
@@ -89,8 +90,14 @@ impl Store {
                         self.ref_tree(r, None)?;
                     }
                     self.alloc.rebuild_free();
-                    assert!(self.alloc.refs(self.header_page) >= 1, "the header holds its page");
-                    assert_eq!(h.commit_seq, self.commit_seq, "the header is the slot's commit");
+                    assert!(
+                        self.alloc.refs(self.header_page) >= 1,
+                        "the header holds its page"
+                    );
+                    assert_eq!(
+                        h.commit_seq, self.commit_seq,
+                        "the header is the slot's commit"
+                    );
                 }
                 Ok(())
             }
@@ -103,8 +110,8 @@ impl Store {
     pub(super) fn durable_damage(
         &self,
         sb: Superblock,
-        error: FormatError,
-        seal: Option<String>,
+        error: Corruption,
+        seal: Option<Fault>,
     ) -> EngineError {
         let pb = self.pager.page_bytes() as u64;
         let page = sb.header_page;
@@ -113,24 +120,18 @@ impl Store {
             "only a commit with a header can have a damaged one"
         );
         let error = match seal {
-            Some(why) => FormatError::Field {
-                structure: "DB header page",
-                field: "page seal",
-                offset: page.saturating_mul(pb),
-                expected: "a sealed DB header page".into(),
-                found: why,
-            },
+            // The page's seal failed: the pager's finding, at the page's first byte.
+            Some(fault) => {
+                Corruption::new(Structure::CommitHeader, fault).at(page.saturating_mul(pb))
+            }
             None => error,
         };
-        EngineError::Kv {
-            place: format!(
-                "{}: the DB header of commit {} at page {page} (byte {}) is damaged, and the superblock in slot {} that points at it is intact: a durable commit is corrupt, not a torn write (restore from a backup)",
-                self.name,
-                sb.commit_seq,
-                page.saturating_mul(pb),
-                sb.slot()
-            ),
-            error,
-        }
+        let why = format!(
+            "the DB header of commit {} at page {page} (byte {}) is damaged, and the superblock in slot {} that points at it is intact: a durable commit is corrupt, not a torn write (restore from a backup)",
+            sb.commit_seq,
+            page.saturating_mul(pb),
+            sb.slot()
+        );
+        error.on_page(page).in_file(&self.name).meaning(why).into()
     }
 }

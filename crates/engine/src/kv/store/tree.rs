@@ -86,7 +86,7 @@ impl Store {
         Ok(())
     }
 
-    pub(super) fn encode_err(&self, e: FormatError) -> EngineError {
+    pub(super) fn encode_err(&self, e: EngineError) -> EngineError {
         self.kv_err(0, "index node (encoding)", e)
     }
 
