@@ -165,27 +165,34 @@ impl std::fmt::Display for Structure {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Corruption {
     pub structure: Structure,
-    /// The file (or device) name, where known.
-    pub file: Option<String>,
     /// The device page, where known.
     pub page: Option<u64>,
     /// The byte offset: in the file once placed, else in the decoded buffer.
     pub offset: Option<u64>,
+    pub fault: Fault,
+    /// The file and what the damage means, where the caller said (boxed: decoders return
+    /// corruption on their hot path, and these are rare).
+    pub context: Option<Box<Context>>,
+}
+
+/// Where damage was found and what it means, as the caller that read it knows.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Context {
+    /// The file (or device) name.
+    pub file: Option<String>,
     /// What the damage means to the caller (e.g. "a durable commit is corrupt, not a torn
     /// write"), with its advice.
-    pub context: Option<String>,
-    pub fault: Fault,
+    pub meaning: Option<String>,
 }
 
 impl Corruption {
     pub fn new(structure: Structure, fault: Fault) -> Corruption {
         Corruption {
             structure,
-            file: None,
             page: None,
             offset: None,
-            context: None,
             fault,
+            context: None,
         }
     }
 
@@ -209,24 +216,34 @@ impl Corruption {
 
     /// The same damage, found in file (or device) `file`.
     pub fn in_file(mut self, file: &str) -> Corruption {
-        self.file = Some(file.to_string());
+        self.context.get_or_insert_default().file = Some(file.to_string());
         self
     }
 
     /// The same damage with what it means to the caller.
-    pub fn meaning(mut self, context: impl Into<String>) -> Corruption {
-        self.context = Some(context.into());
+    pub fn meaning(mut self, meaning: impl Into<String>) -> Corruption {
+        self.context.get_or_insert_default().meaning = Some(meaning.into());
         self
+    }
+
+    /// The file (or device) the damage was found in, where known.
+    pub fn file(&self) -> Option<&str> {
+        self.context.as_ref().and_then(|c| c.file.as_deref())
+    }
+
+    /// What the damage means to the caller, where it said.
+    pub fn meaning_of(&self) -> Option<&str> {
+        self.context.as_ref().and_then(|c| c.meaning.as_deref())
     }
 }
 
 impl std::fmt::Display for Corruption {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if let Some(file) = &self.file {
+        if let Some(file) = self.file() {
             write!(f, "{file}: ")?;
         }
-        if let Some(c) = &self.context {
-            write!(f, "{c}: ")?;
+        if let Some(m) = self.meaning_of() {
+            write!(f, "{m}: ")?;
         }
         match (self.structure, self.page) {
             (Structure::Page, Some(p)) => write!(f, "page {p}")?,
@@ -276,6 +293,8 @@ pub enum Fault {
         expected: String,
         found: String,
     },
+    #[error("its version (the commit that wrote it) is {found}, newer than the newest durable commit {newest}: a stale or foreign page, not data")]
+    Version { found: u64, newest: u64 },
     #[error("{what}: expected {expected}, found {found}")]
     Length {
         what: &'static str,

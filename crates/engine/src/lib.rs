@@ -19,6 +19,6 @@ pub mod pager;
 pub mod scan;
 pub mod tree;
 
-pub use error::{Corruption, EngineError, Fault, Structure};
+pub use error::{Context, Corruption, EngineError, Fault, Structure};
 pub use pager::{MetaSlots, Pager, PagerStats};
 pub use tree::OrderedIndex;

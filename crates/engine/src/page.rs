@@ -15,6 +15,10 @@ pub const HEADER_BYTES: usize = 32;
 /// The on-device format this build writes and reads (byte 6 of every page).
 pub const FORMAT_VERSION: u8 = 1;
 const FORMAT_AT: usize = 6;
+/// Where a page header's kind byte and version (the commit that wrote it) lie.
+pub const KIND_AT: usize = 4;
+pub const ID_AT: usize = 8;
+pub const VERSION_AT: usize = 16;
 const CRC_AT: usize = 28;
 
 /// What a page holds.
@@ -71,12 +75,12 @@ pub fn seal(buf: &mut [u8], h: &Header) {
     assert!(HEADER_BYTES + len <= buf.len(), "payload larger than page");
     buf[HEADER_BYTES + len..].fill(0);
     buf[0..4].copy_from_slice(&MAGIC.to_le_bytes());
-    buf[4] = h.kind as u8;
+    buf[KIND_AT] = h.kind as u8;
     buf[5] = h.flags;
     buf[FORMAT_AT] = FORMAT_VERSION;
     buf[FORMAT_AT + 1] = 0;
-    buf[8..16].copy_from_slice(&h.id.to_le_bytes());
-    buf[16..24].copy_from_slice(&h.version.to_le_bytes());
+    buf[ID_AT..ID_AT + 8].copy_from_slice(&h.id.to_le_bytes());
+    buf[VERSION_AT..VERSION_AT + 8].copy_from_slice(&h.version.to_le_bytes());
     buf[24..28].copy_from_slice(&h.len.to_le_bytes());
     buf[CRC_AT..CRC_AT + 4].fill(0);
     let crc = crc32c::crc32c(buf);
@@ -139,7 +143,8 @@ pub fn open(buf: &[u8], page_no: u64) -> Result<Header, EngineError> {
             found: buf[FORMAT_AT],
         }));
     }
-    let kind = PageKind::from_u8(buf[4]).ok_or(bad(Fault::UnknownKind { found: buf[4] }))?;
+    let found = buf[KIND_AT];
+    let kind = PageKind::from_u8(found).ok_or(bad(Fault::UnknownKind { found }))?;
     let len = u32_at(buf, 24);
     if HEADER_BYTES + len as usize > buf.len() {
         return Err(bad(Fault::Length {
@@ -151,8 +156,8 @@ pub fn open(buf: &[u8], page_no: u64) -> Result<Header, EngineError> {
     Ok(Header {
         kind,
         flags: buf[5],
-        id: u64_at(buf, 8),
-        version: u64_at(buf, 16),
+        id: u64_at(buf, ID_AT),
+        version: u64_at(buf, VERSION_AT),
         len,
     })
 }
@@ -164,17 +169,25 @@ pub fn open_kind(
     kind: PageKind,
     expected: &'static str,
 ) -> Result<Header, EngineError> {
-    let h = open(buf, page_no)?;
+    // Damage to a page of `kind` is damage to the structure such a page holds.
+    let structure = Structure::of_kind(kind);
+    let h = open(buf, page_no).map_err(|e| match e {
+        EngineError::Corrupt(mut c) => {
+            c.structure = structure;
+            EngineError::Corrupt(c)
+        }
+        e => e,
+    })?;
     if h.kind != kind {
-        return Err(EngineError::corrupt(
-            Structure::Page,
-            page_no,
-            Fault::Kind {
-                expected,
-                found: h.kind,
-            },
-        ));
+        let at = page_no.saturating_mul(buf.len() as u64) + KIND_AT as u64;
+        let fault = Fault::Kind {
+            expected,
+            found: h.kind,
+        };
+        let c = Corruption::new(structure, fault).on_page(page_no).at(at);
+        return Err(c.into());
     }
+    assert_eq!(h.kind, kind, "a page of the kind expected");
     Ok(h)
 }
 

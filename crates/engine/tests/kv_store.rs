@@ -270,7 +270,8 @@ fn power_cuts(n: u32) {
             interrupted.len()
         );
         if cuts % 10 == 0 {
-            assert!(r.check().unwrap().is_empty(), "seed {seed}");
+            let d = r.check().unwrap();
+            assert!(d.is_empty(), "seed {seed}: {d:?}");
             // The recovered store takes writes and commits again.
             r.put(b"after", b"crash").unwrap();
             r.commit().unwrap();

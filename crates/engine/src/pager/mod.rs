@@ -143,6 +143,10 @@ pub struct Pager {
     frames: frames::Frames,
     /// The flash extension of the cache, if any.
     ext: Option<FlashExt>,
+    /// The newest version a typed page read may carry: the durable commit its structure
+    /// declared ([`Pager::limit_versions`]), raised by every version this pager writes
+    /// (u64::MAX, no limit, until a structure declares one).
+    version_max: u64,
 }
 
 impl Pager {
@@ -217,6 +221,7 @@ impl Pager {
             scratch: vec![0; page_bytes],
             frames: frames::Frames::new(capacity_pages, policy),
             ext,
+            version_max: u64::MAX,
         }
     }
 

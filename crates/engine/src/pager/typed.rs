@@ -4,12 +4,15 @@
 //! caches, and applies the write-through rule ([`Keep`]) so no cached copy is left stale.
 //!
 //! Invariants: a cached form is returned only for the kind it was read or written as (checked
-//! on every hit); a page read from the device is returned only if its seal checks out and its
-//! header names its own page number; every page written is sealed with the kind and version
+//! on every hit); a page read from the device is returned only if its seal checks out, its
+//! header names its own page number and the kind the reference expects, and its version is
+//! no newer than the structure's durable commit ([`Pager::limit_versions`]) or a version
+//! this pager wrote since (a page from the future is a stale or foreign page, never data);
+//! every page written is sealed with the kind and version
 //! given, and its frame afterwards holds the new form or nothing.
 
 use super::Pager;
-use crate::error::{EngineError, Fault, Structure};
+use crate::error::{Corruption, EngineError, Fault, Structure};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
 use blockdev::WriteHint;
 use std::any::Any;
@@ -49,6 +52,14 @@ pub struct PageWrite {
 const RUN_PAGES_MAX: usize = 256;
 
 impl Pager {
+    /// Declare the structure's durable commit: a typed page read from now on must carry a
+    /// version at most `version` (or one this pager writes later). Recovery calls it once it
+    /// knows the commit; a page reached from that commit with a newer version is corruption.
+    pub fn limit_versions(&mut self, version: u64) {
+        self.version_max = version;
+        assert_eq!(self.version_max, version, "the limit is the durable commit");
+    }
+
     /// Page `page` as a verified payload of `kind` (`what` names it in errors), decoded to `T`
     /// and cached. A cached form of another kind is an error, as is a page whose seal fails
     /// or whose header names another page.
@@ -58,25 +69,27 @@ impl Pager {
         kind: PageKind,
         what: &'static str,
     ) -> Result<Rc<T>, EngineError> {
+        let version_max = self.version_max;
         let form: Rc<T> = self.load(page, page, |img| {
-            let h = verified_header(img, page, kind, what)?;
+            let h = verified_header(img, page, kind, what, version_max)?;
             Ok(T::from_payload(kind, page::payload(img, &h)))
         })?;
         if form.kind() != kind {
-            return Err(EngineError::corrupt(
-                Structure::Page,
-                page,
-                Fault::Kind {
-                    expected: what,
-                    found: form.kind(),
-                },
-            ));
+            let fault = Fault::Kind {
+                expected: what,
+                found: form.kind(),
+            };
+            let at = page.saturating_mul(self.page_bytes as u64) + page::KIND_AT as u64;
+            let c = Corruption::new(Structure::of_kind(kind), fault).on_page(page);
+            return Err(c.at(at).into());
         }
         Ok(form)
     }
 
     /// Page `page` read past the cache (a page read once: recovery, checks) and verified as
-    /// [`Pager::read_page`] verifies: its payload.
+    /// [`Pager::read_page`] verifies, but for the version bound: its payload. For the roots
+    /// a structure finds by its own protocol (meta slots: their epoch says which is newest),
+    /// and for what recovery reads before it knows the durable commit.
     pub fn read_verified(
         &mut self,
         page: u64,
@@ -84,7 +97,7 @@ impl Pager {
         what: &'static str,
     ) -> Result<Vec<u8>, EngineError> {
         let img = self.read_uncached(page)?;
-        let h = verified_header(img, page, kind, what)?;
+        let h = verified_header(img, page, kind, what, u64::MAX)?;
         Ok(page::payload(img, &h).to_vec())
     }
 
@@ -103,6 +116,9 @@ impl Pager {
             w.version > 0,
             "a page written carries the version that wrote it"
         );
+        // A page this pager wrote is read back as data (the commit being built).
+        self.version_max = self.version_max.max(w.version);
+        assert!(self.version_max >= w.version, "what is written reads back");
         let room = page::payload_capacity(pb);
         let pages_of = |body: &[u8]| {
             assert!(!body.is_empty(), "a page written holds a payload");
@@ -166,26 +182,36 @@ impl Pager {
 }
 
 /// The header of `img`, read from device page `page`, if its seal checks out, its kind is
-/// `kind` and it names page `page`.
+/// `kind`, it names page `page` and its version is at most `version_max`.
 fn verified_header(
     img: &[u8],
     page: u64,
     kind: PageKind,
     what: &'static str,
+    version_max: u64,
 ) -> Result<Header, EngineError> {
     let h = page::open_kind(img, page, kind, what)?;
+    let structure = Structure::of_kind(kind);
+    let start = page.saturating_mul(img.len() as u64);
     if h.id != page {
-        return Err(EngineError::corrupt(
-            Structure::Page,
-            page,
-            Fault::Id {
-                what: "page number in the page header",
-                expected: page,
-                found: h.id,
-            },
-        ));
+        let fault = Fault::Id {
+            what: "page number in the page header",
+            expected: page,
+            found: h.id,
+        };
+        let c = Corruption::new(structure, fault).on_page(page);
+        return Err(c.at(start + page::ID_AT as u64).into());
+    }
+    if h.version > version_max {
+        let fault = Fault::Version {
+            found: h.version,
+            newest: version_max,
+        };
+        let c = Corruption::new(structure, fault).on_page(page);
+        return Err(c.at(start + page::VERSION_AT as u64).into());
     }
     assert_eq!(h.kind, kind, "open_kind checked the kind");
+    assert!(h.version <= version_max, "no page from the future");
     Ok(h)
 }
 

@@ -60,13 +60,14 @@ impl PageForm for Cached {
 impl Store {
     /// `e` with its place in the store: damage decoded from the payload of page `page` gets
     /// the page, its file offset and the store's name (and `what` was being read, where the
-    /// damaged structure is another); refusals pass through.
+    /// damaged structure is another); damage already placed and refusals pass through.
     pub(super) fn kv_err(&self, page: u64, what: &str, e: impl Into<EngineError>) -> EngineError {
         match e.into() {
-            EngineError::Corrupt(c) => {
+            // Not yet placed: a decoder's offset, relative to the payload.
+            EngineError::Corrupt(c) if c.page.is_none() => {
                 let base = page * self.pager.page_bytes() as u64 + HEADER_BYTES as u64;
                 let mut c = c.rebase(base).on_page(page).in_file(&self.name);
-                if c.context.is_none() && c.structure.to_string() != what {
+                if c.meaning_of().is_none() && c.structure.to_string() != what {
                     c = c.meaning(format!("reading the {what}"));
                 }
                 assert_eq!(c.page, Some(page), "placed on its page");

@@ -78,6 +78,8 @@ impl Store {
                     });
                 }
                 self.commit_seq = superblock.commit_seq;
+                // Every page the commit reaches was written by it or before it.
+                self.pager.limit_versions(self.commit_seq);
                 if let Some(h) = header {
                     self.header_page = superblock.header_page;
                     self.doc_seq = h.doc_seq;
