@@ -7,10 +7,11 @@
 //! MB/s and IOPS).
 
 mod kv;
-mod signals;
 
 // The subcommands live in the library (src/lib.rs), which the Python package shares.
-use flashlab::{bench, buffer_sim, error_chain, lifetime, reproduce, reproduce_all, sim, sweep};
+use flashlab::{
+    bench, buffer_sim, error_chain, lifetime, reproduce, reproduce_all, signals, sim, sweep,
+};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

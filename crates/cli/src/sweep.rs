@@ -113,13 +113,19 @@ fn run_on_ray(a: &SweepArgs, address: &str) -> Result<()> {
     }
     let mut cmd = std::process::Command::new(&python);
     // The driver dies with flashlab (killed or crashed), never left running on its own.
-    // SAFETY: prctl is async-signal-safe; the closure allocates nothing.
+    // A parent that died between fork and prctl sends no signal: then the parent pid seen
+    // by the child is no longer flashlab's, and the child ends before exec.
+    let parent = std::process::id();
+    // SAFETY: prctl, getppid and sigprocmask are async-signal-safe; nothing is allocated.
     unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            Ok(())
+            if libc::getppid() as u32 != parent {
+                libc::_exit(1);
+            }
+            crate::signals::unblock_in_child()
         });
     }
     cmd.args(["-m", "flashlab.ray_sweep"])

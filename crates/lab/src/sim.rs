@@ -432,9 +432,10 @@ fn check_memory(cfg: &SsdConfig, limit_bytes: u64) -> Result<()> {
     match cfg.check_memory(limit_bytes) {
         Ok(_) => Ok(()),
         Err(ssd::SsdError::MemoryLimit { estimate_bytes, .. }) => bail!(
-            "this device needs about {} of memory ({estimate_bytes} B, estimate of its maps, page tags and host queue) but --max-memory is {} ({limit_bytes} B): shrink it (--capacity, --queue-depth, or blocks_per_plane / host_queue_depth in the config) or raise --max-memory",
+            "this device needs about {} of memory ({estimate_bytes} B, estimate of its maps, page tags and host queue) but the memory limit is {} ({limit_bytes} B, from {}): shrink it (--capacity, --queue-depth, or blocks_per_plane / host_queue_depth in the config), or raise the limit (--max-memory up to the process's own limit)",
             format_bytes(estimate_bytes),
-            format_bytes(limit_bytes)
+            format_bytes(limit_bytes),
+            crate::harness::memory_limit::source_of(limit_bytes)
         ),
         Err(e) => Err(e.into()),
     }
