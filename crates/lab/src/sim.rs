@@ -319,6 +319,11 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     if r.waf.is_none() {
         r.notes
             .push("WAF is undefined (null): no host page was written in the measured phase".into());
+    } else if r.host_pages_written < u64::from(r.pages_per_block) {
+        r.notes.push(format!(
+            "WAF over {} host pages, fewer than one block ({} pages): too few to mean anything (the flash writes are mostly GC the preconditioning left due); give a longer trace or workload",
+            r.host_pages_written, r.pages_per_block
+        ));
     }
     Ok(r)
 }
