@@ -9,6 +9,7 @@ use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// How a [`crate::FileDevice`] holds its file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -30,10 +31,25 @@ impl Lock {
     }
 }
 
-/// How long an open waits for a lock whose holder has died or cannot be named: a process
-/// killed with its io_uring still open releases its files (and so its locks) from a kernel
-/// worker shortly after it is gone, not at its exit. A live holder is never waited for.
-const DEAD_HOLDER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long an open waits for the lock of a holder that no longer runs.
+///
+/// `flock` locks belong to an open file description, and the kernel drops one at the
+/// description's last close, not at its holder's death. When a holder is killed, that last
+/// close usually comes at its exit, but not always: (1) a process killed with an io_uring
+/// holding the file (requests in flight) has its ring torn down afterwards by a kernel
+/// worker, which first cancels those requests and waits for the ones already at the
+/// device, so the lock goes only once the dead writer's last writes have landed, which is
+/// exactly when a next writer may safely start; (2) a child that inherited the descriptor
+/// keeps it (and the lock) while it runs, although `/proc/locks` names the dead parent. In
+/// both cases the release is waited for exactly (polled, see [`RELEASE_POLL_MAX`]), and
+/// the bound only turns a release that never comes (a hung device, a long-lived child, a
+/// holder in another PID namespace, which `/proc/locks` shows as pid 0 too) into an error
+/// naming that, instead of a hang. A live holder is never waited for.
+const DEAD_HOLDER_WAIT: Duration = Duration::from_secs(5);
+
+/// The longest pause between two tries while a dead holder's lock is released; the pauses
+/// start at 1 ms and double, so a release is seen within about twice its own delay.
+const RELEASE_POLL_MAX: Duration = Duration::from_millis(50);
 
 /// Take `lock` on `file` (opened from `path`) without waiting for a live holder.
 pub(crate) fn take(file: &File, path: &Path, lock: Lock) -> Result<(), DevError> {
@@ -42,7 +58,8 @@ pub(crate) fn take(file: &File, path: &Path, lock: Lock) -> Result<(), DevError>
         Lock::Shared => libc::LOCK_SH,
         Lock::Unlocked => return Ok(()),
     };
-    let started = std::time::Instant::now();
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
     loop {
         // SAFETY: plain syscall on an fd we own.
         let r = unsafe { libc::flock(file.as_raw_fd(), op | libc::LOCK_NB) };
@@ -61,14 +78,12 @@ pub(crate) fn take(file: &File, path: &Path, lock: Lock) -> Result<(), DevError>
             .metadata()
             .ok()
             .and_then(|m| holder_pid(m.dev(), m.ino()));
-        match holder {
-            // No running holder to name (it has exited, or /proc/locks does not list the
-            // lock while a killed process's files are released): wait, bounded.
-            h if !h.is_some_and(alive) && started.elapsed() < DEAD_HOLDER_WAIT => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            _ => return Err(locked(path, lock, holder)),
+        let dead = !holder.is_some_and(alive);
+        if !dead || started.elapsed() >= DEAD_HOLDER_WAIT {
+            return Err(locked(path, lock, holder, dead));
         }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(RELEASE_POLL_MAX);
     }
 }
 
@@ -87,7 +102,8 @@ fn alive(pid: u32) -> bool {
     }
 }
 
-fn locked(path: &Path, lock: Lock, holder: Option<u32>) -> DevError {
+fn locked(path: &Path, lock: Lock, holder: Option<u32>, dead: bool) -> DevError {
+    let waited = DEAD_HOLDER_WAIT.as_secs();
     DevError::Locked {
         path: path.to_path_buf(),
         wanted: match lock {
@@ -95,12 +111,17 @@ fn locked(path: &Path, lock: Lock, holder: Option<u32>) -> DevError {
             _ => "an exclusive (read-write)",
         },
         holder: match holder {
-            None => "another process".to_string(),
             Some(pid) if pid == std::process::id() => {
                 format!("this process ({pid}: the file is open twice)")
             }
-            Some(0) => "a process that has exited (the kernel is still releasing its files)".into(),
-            Some(pid) => format!("process {pid}{}", comm(pid)),
+            Some(pid) if !dead => format!("process {pid}{}", comm(pid)),
+            // Waited DEAD_HOLDER_WAIT for a release that did not come.
+            Some(pid) if pid > 0 => format!(
+                "process {pid}, which has exited, but its lock was not released within {waited} s (a child it started still holds the file, or its last I/O has not completed)"
+            ),
+            _ => format!(
+                "a process this one cannot name (in another PID namespace, or exited with I/O still in flight after {waited} s)"
+            ),
         },
     }
 }

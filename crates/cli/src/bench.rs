@@ -36,6 +36,7 @@ pub fn run(c: &BenchCommand) -> Result<()> {
 }
 
 fn device(a: &DeviceArgs) -> Result<()> {
+    crate::output::check_output(a.output.as_deref())?;
     let o = a.spec.options(!a.quiet)?;
     let out = bench_device::run(&o)?;
     let text = if a.json {

@@ -116,6 +116,7 @@ fn existing(path: &Path) -> Result<Store> {
             path.display()
         );
     }
+    existing_store_file(path)?;
     Store::open_read_only(path, Options::default())
         .with_context(|| format!("opening {} read-only", path.display()))
 }
@@ -123,13 +124,14 @@ fn existing(path: &Path) -> Result<Store> {
 fn get(path: &Path, key: &str) -> Result<()> {
     let mut s = existing(path)?;
     match s.get(key.as_bytes())? {
-        Some(v) => println!("{}", String::from_utf8_lossy(&v)),
+        Some(v) => flashlab::outln!("{}", String::from_utf8_lossy(&v))?,
         None => bail!("{key}: not found in {}", path.display()),
     }
     Ok(())
 }
 
 fn put(path: &Path, key: &str, value: &str) -> Result<()> {
+    store_file(path)?;
     let mut s = Store::open_path(path, Options::default())
         .with_context(|| format!("opening {}", path.display()))?;
     s.put(key.as_bytes(), value.as_bytes())?;
@@ -144,11 +146,11 @@ fn scan(path: &Path, from: Option<&str>, to: Option<&str>, limit: usize) -> Resu
     let hi = to.map_or(Bound::Unbounded, |k| Bound::Excluded(k.as_bytes()));
     for kv in s.scan((lo, hi))?.take(limit) {
         let (k, v) = kv?;
-        println!(
+        flashlab::outln!(
             "{}\t{}",
             String::from_utf8_lossy(&k),
             String::from_utf8_lossy(&v)
-        );
+        )?;
     }
     Ok(())
 }
@@ -157,32 +159,38 @@ fn stat(path: &Path, as_json: bool) -> Result<()> {
     let s = existing(path)?;
     let j = stat_json(&s);
     if as_json {
-        println!("{j}");
+        flashlab::outln!("{j}")?;
         return Ok(());
     }
     let st = s.stat();
-    println!("store            {}", path.display());
-    println!("live keys        {}", st.live_keys);
-    println!("live bytes       {}", st.live_bytes);
-    println!("stale bytes      {}", st.stale_bytes);
+    flashlab::outln!("store            {}", path.display())?;
+    flashlab::outln!("live keys        {}", st.live_keys)?;
+    flashlab::outln!("live bytes       {}", st.live_bytes)?;
+    flashlab::outln!("stale bytes      {}", st.stale_bytes)?;
     let p = st.pages_in_use;
-    println!(
+    flashlab::outln!(
         "pages in use     superblock {}, header {}, index {}, data {}",
-        p.superblock, p.header, p.index, p.data
-    );
+        p.superblock,
+        p.header,
+        p.index,
+        p.data
+    )?;
     let w = st.pages_written;
-    println!(
+    flashlab::outln!(
         "pages written    superblock {}, header {}, index {}, data {}",
-        w.superblock, w.header, w.index, w.data
-    );
-    println!("headers written  {}", st.headers);
-    println!("last commit      {}", st.commit_seq);
-    println!("compactions      {}", st.generation);
-    println!(
+        w.superblock,
+        w.header,
+        w.index,
+        w.data
+    )?;
+    flashlab::outln!("headers written  {}", st.headers)?;
+    flashlab::outln!("last commit      {}", st.commit_seq)?;
+    flashlab::outln!("compactions      {}", st.generation)?;
+    flashlab::outln!(
         "footprint        {:.1} MiB of {:.1} MiB",
         (st.footprint_pages * st.page_bytes as u64) as f64 / 1048576.0,
         (st.capacity_pages * st.page_bytes as u64) as f64 / 1048576.0
-    );
+    )?;
     Ok(())
 }
 
@@ -191,11 +199,31 @@ fn check(path: &Path, as_json: bool) -> ExitCode {
         eprintln!("error: {}: no such store", path.display());
         return ExitCode::from(2);
     }
+    let damage = match existing_store_file(path).and_then(|()| damage_of(path)) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {}", crate::error_chain(&e));
+            return ExitCode::from(2);
+        }
+    };
+    match print_damage(path, &damage, as_json) {
+        Err(e) => {
+            eprintln!("error: {}", crate::error_chain(&e));
+            ExitCode::from(2)
+        }
+        Ok(()) if damage.is_empty() => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(1),
+    }
+}
+
+/// The store's damage (byte offset where known, what): none when clean; an error when the
+/// file cannot be opened at all.
+fn damage_of(path: &Path) -> Result<Vec<(Option<u64>, String)>> {
     let opts = Options {
         create: false,
         ..Options::default()
     };
-    let damage: Vec<(Option<u64>, String)> = match Store::open_read_only(path, opts) {
+    Ok(match Store::open_read_only(path, opts) {
         Ok(mut s) => match s.check() {
             Ok(d) => d.into_iter().map(|d| (Some(d.offset), d.what)).collect(),
             Err(e) => vec![(None, e.to_string())],
@@ -203,32 +231,66 @@ fn check(path: &Path, as_json: bool) -> ExitCode {
         Err(e @ EngineError::Corrupt(_)) => {
             vec![(e.offset(), e.to_string())]
         }
-        Err(e) => {
-            eprintln!("error: opening {}: {e}", path.display());
-            return ExitCode::from(2);
-        }
-    };
+        Err(e) => return Err(e).with_context(|| format!("opening {}", path.display())),
+    })
+}
+
+fn print_damage(path: &Path, damage: &[(Option<u64>, String)], as_json: bool) -> Result<()> {
     if as_json {
         let items: Vec<Value> = damage
             .iter()
             .map(|(o, w)| json!({"offset": o, "what": w}))
             .collect();
-        println!("{}", json!({"clean": damage.is_empty(), "damage": items}));
+        flashlab::outln!("{}", json!({"clean": damage.is_empty(), "damage": items}))?;
     } else if damage.is_empty() {
-        println!("{}: clean", path.display());
+        flashlab::outln!("{}: clean", path.display())?;
     } else {
-        for (o, w) in &damage {
+        for (o, w) in damage {
             match o {
-                Some(o) => println!("damaged at byte {o}: {w}"),
-                None => println!("damaged: {w}"),
+                Some(o) => flashlab::outln!("damaged at byte {o}: {w}")?,
+                None => flashlab::outln!("damaged: {w}")?,
             }
         }
     }
-    if damage.is_empty() {
-        ExitCode::SUCCESS
+    Ok(())
+}
+
+/// A store is a regular file (or a block device): a directory, FIFO, character device or
+/// socket is refused by name, before an open that would fail obscurely (a directory:
+/// "O_DIRECT unsupported") or wait forever (a FIFO). An empty file is no store either.
+fn store_file(path: &Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(()); // missing: the open says so (or creates it)
+    };
+    let t = meta.file_type();
+    let what = if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_socket() {
+        "a socket"
     } else {
-        ExitCode::from(1)
+        return Ok(());
+    };
+    bail!(
+        "{}: {what}, not a store file; give the path of a store file (`kv load` or `kv put` creates one)",
+        path.display()
+    )
+}
+
+/// [`store_file`], and not empty: for the commands that read an existing store.
+fn existing_store_file(path: &Path) -> Result<()> {
+    store_file(path)?;
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
+        bail!(
+            "{}: an empty file, not a store (`kv load` or `kv put` on a new path creates one)",
+            path.display()
+        );
     }
+    Ok(())
 }
 
 fn progress(quiet: bool, total: u64, phase: &str) -> Option<indicatif::ProgressBar> {
@@ -248,6 +310,9 @@ fn progress(quiet: bool, total: u64, phase: &str) -> Option<indicatif::ProgressB
 }
 
 fn ycsb_phase(a: &YcsbArgs, phases: Phases) -> Result<()> {
+    if let Some(path) = &a.spec.path {
+        store_file(path)?;
+    }
     let mut bar: Option<(String, indicatif::ProgressBar)> = None;
     let out = kv_bench::run(&a.spec, phases, &mut |phase, done, total| {
         if !matches!(&bar, Some((p, _)) if p == phase) {
@@ -265,10 +330,10 @@ fn ycsb_phase(a: &YcsbArgs, phases: Phases) -> Result<()> {
     }
     let out = out?;
     if a.json {
-        println!("{out}");
+        flashlab::outln!("{out}")?;
     } else {
         let l = &out["latency_us"];
-        println!(
+        flashlab::outln!(
             "{} {} on {}: {} ops in {:.2} s = {:.0} ops/s; latency p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us; {:.1} MiB written ({:.0} B/op), {} commits",
             out["phase"].as_str().unwrap_or(""),
             out["workload"].as_str().unwrap_or(""),
@@ -282,7 +347,7 @@ fn ycsb_phase(a: &YcsbArgs, phases: Phases) -> Result<()> {
             out["device_bytes_written"].as_f64().unwrap_or(0.0) / 1048576.0,
             out["bytes_written_per_op"].as_f64().unwrap_or(0.0),
             out["commits"],
-        );
+        )?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ pub mod output;
 pub mod progress;
 pub mod reproduce;
 pub mod reproduce_all;
+pub mod signals;
 pub mod sim;
 pub mod sweep;
 

@@ -7,10 +7,11 @@
 //! MB/s and IOPS).
 
 mod kv;
-mod signals;
 
 // The subcommands live in the library (src/lib.rs), which the Python package shares.
-use flashlab::{bench, buffer_sim, error_chain, lifetime, reproduce, reproduce_all, sim, sweep};
+use flashlab::{
+    bench, buffer_sim, error_chain, lifetime, reproduce, reproduce_all, signals, sim, sweep,
+};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -59,7 +60,7 @@ enum Command {
 
 fn main() -> ExitCode {
     signals::install();
-    let cli = Cli::parse();
+    let cli = parse();
     let result = match cli.command {
         Command::Sim(args) => sim::run(&args),
         Command::Reproduce(args) => reproduce::run(&args),
@@ -82,16 +83,36 @@ fn main() -> ExitCode {
     }
 }
 
+/// The command line, where a value may be a negative number (`--op -0.1`, `--seed -1`): it
+/// then reaches the value's own check and is refused with what the flag accepts, instead of
+/// clap's "unexpected argument '-0'".
+fn parse() -> Cli {
+    fn negatives(cmd: clap::Command) -> clap::Command {
+        let subs: Vec<String> = cmd
+            .get_subcommands()
+            .map(|s| s.get_name().to_string())
+            .collect();
+        #[allow(deprecated)] // the per-command switch: every value-taking flag of `cmd`
+        let mut cmd = cmd.allow_negative_numbers(true);
+        for name in subs {
+            cmd = cmd.mut_subcommand(name, negatives);
+        }
+        cmd
+    }
+    let matches = negatives(<Cli as clap::CommandFactory>::command()).get_matches();
+    <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 fn presets(show: Option<&str>) -> anyhow::Result<()> {
     match show {
         Some(name) => {
             let cfg = ssd::SsdConfig::preset(name)?;
-            print!("{}", cfg.to_toml());
+            flashlab::output::emit(None, &cfg.to_toml())?;
         }
         None => {
             for name in ssd::config::preset_names() {
                 let cfg = ssd::SsdConfig::preset(name)?;
-                println!(
+                flashlab::outln!(
                     "{name:16} {}ch x {}die, {} KiB pages, {} pages/block, {:.1} GiB logical, op {:.2}",
                     cfg.geometry.channels,
                     cfg.geometry.dies_per_channel,
@@ -99,7 +120,7 @@ fn presets(show: Option<&str>) -> anyhow::Result<()> {
                     cfg.geometry.pages_per_block,
                     cfg.logical_bytes() as f64 / (1u64 << 30) as f64,
                     cfg.ftl.op
-                );
+                )?;
             }
         }
     }

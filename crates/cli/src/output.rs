@@ -6,6 +6,32 @@ use serde_json::{Map, Value};
 use std::io::Write;
 use std::path::Path;
 
+/// `println!` that returns the error (a full disk, a closed stdout) instead of panicking:
+/// `outln!("{x}")?`.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::output::emit(None, &format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// Refuse, before a run, an `--output` that cannot be written (a directory, a missing
+/// parent directory), so a long run does not end by losing its output.
+pub fn check_output(path: Option<&Path>) -> Result<()> {
+    let Some(p) = path else { return Ok(()) };
+    if p.is_dir() {
+        anyhow::bail!("--output {}: a directory; give a file name", p.display());
+    }
+    match p.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => anyhow::bail!(
+            "--output {}: the directory {} does not exist",
+            p.display(),
+            dir.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// Write `text` to `path`, or to stdout.
 pub fn emit(path: Option<&Path>, text: &str) -> Result<()> {
     match path {

@@ -33,6 +33,7 @@ pub struct ReproduceArgs {
 }
 
 pub fn run(a: &ReproduceArgs) -> Result<()> {
+    crate::output::check_output(a.output.as_deref())?;
     let Some(name) = &a.name else {
         return list(a);
     };

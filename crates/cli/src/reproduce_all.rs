@@ -38,12 +38,12 @@ pub fn run(a: &ReproduceArgs, base: ReproduceOptions) -> Result<()> {
     let done = all::run(&spec, &base, &display)?;
     display.finish();
     let (results, page) = (&done.results, &done.page);
-    print!("{}", all::summary_table(results));
-    println!(
+    crate::output::emit(None, &all::summary_table(results))?;
+    crate::outln!(
         "\nreport: {} (open it in a browser; `flashlab report {}` re-renders it from results.json)",
         page.display(),
         spec.out.display()
-    );
+    )?;
     let failed: Vec<&str> = results
         .experiments
         .iter()
@@ -155,7 +155,7 @@ pub struct ReportArgs {
 /// `flashlab report DIR`: re-render DIR/index.html from DIR/results.json.
 pub fn report(a: &ReportArgs) -> Result<()> {
     let done = all::render_dir(&a.dir)?;
-    print!("{}", all::summary_table(&done.results));
-    println!("\nreport: {}", done.page.display());
+    crate::output::emit(None, &all::summary_table(&done.results))?;
+    crate::outln!("\nreport: {}", done.page.display())?;
     Ok(())
 }

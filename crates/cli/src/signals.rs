@@ -3,7 +3,9 @@
 //!   reader closes the pipe (Rust ignores SIGPIPE, and `println!` would then panic on EPIPE).
 //! - SIGINT and SIGTERM are blocked in every thread and taken by one waiting thread, which
 //!   removes the temporary device files the run created (`lab::devices::temp_dir`) and exits
-//!   with 130 (SIGINT) or 143 (SIGTERM).
+//!   with 130 (SIGINT) or 143 (SIGTERM). A child process inherits that mask across exec, so
+//!   every child flashlab starts unblocks them first ([`unblock_in_child`]), or it would
+//!   ignore Ctrl-C and `kill`.
 
 pub fn install() {
     // SAFETY: called first in `main`, before any other thread exists; the signal functions
@@ -35,4 +37,20 @@ fn wait_and_clean(set: libc::sigset_t) {
         );
     }
     std::process::exit(128 + sig);
+}
+
+/// In a forked child before exec (`CommandExt::pre_exec`): the signals [`install`] blocks,
+/// deliverable again. Async-signal-safe (only sigset calls and sigprocmask).
+pub fn unblock_in_child() -> std::io::Result<()> {
+    // SAFETY: the set is a local, initialised by sigemptyset before use.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        if libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }

@@ -26,6 +26,7 @@ pub struct SimArgs {
 }
 
 pub fn run(a: &SimArgs) -> Result<()> {
+    crate::output::check_output(a.output.as_deref())?;
     // Open the plot file before the run, so a path that cannot be written fails at once
     // rather than after a long simulation.
     let plot = match &a.plot {

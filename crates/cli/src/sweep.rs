@@ -57,14 +57,33 @@ pub fn main(a: &SweepArgs) -> Result<()> {
     if a.dry_run {
         return Ok(());
     }
+    let _one_sweep = lock_out(&a.out)?;
     let mut bar = Progress::with_unit(!a.quiet, Some(plan.pending.len() as u64), "runs");
     run_local(&plan, &a.out, jobs, &mut |done| bar.update("sweep", done))?;
     bar.finish();
-    print!(
-        "{}",
-        summary(&plan.spec, &plan.runs, &results::read(&a.out)?, &a.out)
-    );
+    let text = summary(&plan.spec, &plan.runs, &results::read(&a.out)?, &a.out);
+    crate::output::emit(None, &text)?;
     Ok(())
+}
+
+/// One local sweep per results file at a time: two would run every run twice and append
+/// both rows. The lock (`flock`, released when the sweep ends or dies) is held by the
+/// returned handle.
+fn lock_out(out: &std::path::Path) -> Result<std::fs::File> {
+    use std::os::unix::io::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(out)
+        .with_context(|| format!("--out {}", out.display()))?;
+    // SAFETY: plain syscall on an fd we own.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        bail!(
+            "--out {}: another sweep is writing this file now; wait for it to end (a sweep resumes from the file), or give another --out",
+            out.display()
+        );
+    }
+    Ok(f)
 }
 
 /// `--ray`: the Python package's driver (`python -m flashlab.ray_sweep`) runs the sweep.
@@ -113,13 +132,19 @@ fn run_on_ray(a: &SweepArgs, address: &str) -> Result<()> {
     }
     let mut cmd = std::process::Command::new(&python);
     // The driver dies with flashlab (killed or crashed), never left running on its own.
-    // SAFETY: prctl is async-signal-safe; the closure allocates nothing.
+    // A parent that died between fork and prctl sends no signal: then the parent pid seen
+    // by the child is no longer flashlab's, and the child ends before exec.
+    let parent = std::process::id();
+    // SAFETY: prctl, getppid and sigprocmask are async-signal-safe; nothing is allocated.
     unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            Ok(())
+            if libc::getppid() as u32 != parent {
+                libc::_exit(1);
+            }
+            crate::signals::unblock_in_child()
         });
     }
     cmd.args(["-m", "flashlab.ray_sweep"])

@@ -108,13 +108,26 @@ const CASES: &[Case] = &[
             "msr",
         ],
         2,
-        &["/dev/zero", "line 1", "line-length cap of 1048576 bytes"],
+        &["/dev/zero", "character device"],
     ),
+    // An endless device is refused as such; a regular file over the cap names the cap.
     case(
         &["sim", "--config", "/dev/zero"],
         2,
-        &["/dev/zero", "1048576-byte cap"],
+        &["/dev/zero", "character device"],
     ),
+    Case {
+        args: &["sim", "--config", "{FILE}"],
+        file: Some(&[b'#'; (1 << 20) + 1]),
+        code: 2,
+        says: &["1048576-byte cap"],
+    },
+    Case {
+        args: &["sim", "--capacity", "64MiB", "--workload", "trace:{FILE}"],
+        file: Some(&[b'1'; (1 << 20) + 1]),
+        code: 2,
+        says: &["line 1", "line-length cap of 1048576 bytes"],
+    },
     Case {
         args: &["sweep", "{FILE}", "--out", "/dev/full", "--quiet"],
         file: Some(b"[base]\ncapacity = \"64MiB\"\nwrite_volume = \"0.1x\"\n[vary]\nseed = [1]\n"),
@@ -150,6 +163,106 @@ const CASES: &[Case] = &[
         &["kv", "check", "--path", "/nonexistent/kv.db"],
         2,
         &["/nonexistent/kv.db", "no such store"],
+    ),
+    // The hostile set of 2026-11-24 (docs/results/2026-11-24-hostile-cases.md).
+    case(
+        &[
+            "buffer-sim",
+            "--trace",
+            "/dev/zero",
+            "--trace-format",
+            "u32be",
+        ],
+        2,
+        &["/dev/zero", "character device"],
+    ),
+    case(
+        &["kv", "get", "--path", ".", "k"],
+        2,
+        &["a directory, not a store file"],
+    ),
+    case(
+        &["kv", "put", "--path", "/dev/full", "k", "v"],
+        2,
+        &["/dev/full", "a character device, not a store file"],
+    ),
+    Case {
+        args: &["kv", "check", "--path", "{FILE}"],
+        file: Some(b""),
+        code: 2,
+        says: &["an empty file, not a store"],
+    },
+    case(
+        &["sim", "--capacity", "64MiB", "--op", "-0.1"],
+        2,
+        &["ftl.op", "-0.1"],
+    ),
+    case(&["sim", "--seed", "-1"], 2, &["--seed", "'-1'"]),
+    case(
+        &["kv", "load", "--path", "kv.db", "--compact-threshold", "-1"],
+        2,
+        &["compact_threshold", "-1"],
+    ),
+    case(
+        &[
+            "lifetime",
+            "--workload",
+            "uniform-write",
+            "--page-size",
+            "3",
+            "--capacity",
+            "64MiB",
+        ],
+        2,
+        &["--page-size 3", "512-byte"],
+    ),
+    case(
+        &[
+            "lifetime",
+            "--workload",
+            "uniform-write",
+            "--write-volume",
+            "1e30x",
+            "--capacity",
+            "64MiB",
+        ],
+        2,
+        &["--write-volume 1e30x", "at most"],
+    ),
+    Case {
+        args: &["buffer-sim", "--trace", "{FILE}", "--trace-format", "text"],
+        file: Some(b""),
+        code: 2,
+        says: &["no page reference"],
+    },
+    Case {
+        args: &[
+            "buffer-sim",
+            "--trace",
+            "{FILE}",
+            "--trace-format",
+            "text",
+            "--kin",
+            "2",
+        ],
+        file: Some(b"R 1\nW 2\n"),
+        code: 2,
+        says: &["--size", "0 pages"],
+    },
+    case(
+        &["sim", "--capacity", "64MiB", "--output", "."],
+        2,
+        &["--output .", "a directory"],
+    ),
+    case(
+        &[
+            "reproduce",
+            "multistream",
+            "--output",
+            "/nonexistent/x.json",
+        ],
+        2,
+        &["--output", "/nonexistent", "does not exist"],
     ),
 ];
 

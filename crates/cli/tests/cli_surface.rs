@@ -464,7 +464,11 @@ fn a_device_larger_than_the_memory_limit_is_refused_before_allocating() {
             "--quiet",
         ],
         // sim keeps no page tags (data = "none"): maps, block records and bitmaps only.
-        &["needs about 835.8 KiB", "--max-memory is 512.0 KiB"],
+        &[
+            "needs about 835.8 KiB",
+            "limit is 512.0 KiB",
+            "from --max-memory",
+        ],
     );
     refused(&["sim", "--max-memory", "0", "--quiet"], &["--max-memory"]);
     // Queue depths of 2^32 - 1 (34 GB of queue) are refused by name, from a file or a flag.

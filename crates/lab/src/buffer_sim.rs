@@ -252,7 +252,15 @@ pub fn simulate(opts: &BufferSimOptions) -> Result<SimOutcome> {
     } else {
         None
     };
+    if distinct == Some(0) {
+        bail!(
+            "the trace holds no page reference (an empty file, or --limit 0): nothing to simulate"
+        );
+    }
     let size_pages = opts.size.resolve(distinct.unwrap_or(0));
+    if size_pages == 0 && opts.size.is_percent() {
+        bail!("--size: that share of the trace's {} distinct pages is 0 pages; give a larger share or a number of pages", distinct.unwrap_or(0));
+    }
     let ext_pages = opts.ext.resolve(distinct.unwrap_or(0));
     let config = policy_config(opts, size_pages, ext_pages);
     let mut sim = BufferSim::new(&config).context(

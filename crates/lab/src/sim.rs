@@ -319,6 +319,11 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     if r.waf.is_none() {
         r.notes
             .push("WAF is undefined (null): no host page was written in the measured phase".into());
+    } else if r.host_pages_written < u64::from(r.pages_per_block) {
+        r.notes.push(format!(
+            "WAF over {} host pages, fewer than one block ({} pages): too few to mean anything (the flash writes are mostly GC the preconditioning left due); give a longer trace or workload",
+            r.host_pages_written, r.pages_per_block
+        ));
     }
     Ok(r)
 }
@@ -432,9 +437,10 @@ fn check_memory(cfg: &SsdConfig, limit_bytes: u64) -> Result<()> {
     match cfg.check_memory(limit_bytes) {
         Ok(_) => Ok(()),
         Err(ssd::SsdError::MemoryLimit { estimate_bytes, .. }) => bail!(
-            "this device needs about {} of memory ({estimate_bytes} B, estimate of its maps, page tags and host queue) but --max-memory is {} ({limit_bytes} B): shrink it (--capacity, --queue-depth, or blocks_per_plane / host_queue_depth in the config) or raise --max-memory",
+            "this device needs about {} of memory ({estimate_bytes} B, estimate of its maps, page tags and host queue) but the memory limit is {} ({limit_bytes} B, from {}): shrink it (--capacity, --queue-depth, or blocks_per_plane / host_queue_depth in the config), or raise the limit (--max-memory up to the process's own limit)",
             format_bytes(estimate_bytes),
-            format_bytes(limit_bytes)
+            format_bytes(limit_bytes),
+            crate::harness::memory_limit::source_of(limit_bytes)
         ),
         Err(e) => Err(e.into()),
     }

@@ -18,7 +18,6 @@
 
 use crate::lines::Lines;
 use crate::{ClipCount, LbaMapping, OpKind, Request, Target, WorkloadError};
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -254,9 +253,10 @@ fn blkparse(f: &[&str]) -> Result<Option<Record>, String> {
     }))
 }
 
-/// Open a trace file, decompressing by extension.
+/// Open a trace file (as `bounded::open`: no wait on a FIFO, no endless device), decompressing
+/// by extension.
 pub fn open_text(path: &Path) -> Result<Box<dyn BufRead + Send>, WorkloadError> {
-    let file = File::open(path).map_err(|source| WorkloadError::Io {
+    let file = bounded::open(path).map_err(|source| WorkloadError::Io {
         path: path.to_path_buf(),
         source,
     })?;

@@ -89,11 +89,11 @@ impl LifetimeSpec {
     pub fn options(&self) -> Result<LifetimeOptions, SpecError> {
         let page_bytes =
             parse_bytes(&self.page_size).map_err(|e| SpecError::refused("--page-size", e))?;
-        if page_bytes == 0 || page_bytes > u32::MAX as u64 {
+        if page_bytes == 0 || page_bytes % 512 != 0 || page_bytes > u32::MAX as u64 {
             return Err(SpecError::value(
                 "--page-size",
                 &self.page_size,
-                "expected 1 B to 4 GiB",
+                "expected a whole number of 512-byte sectors, up to 4 GiB (e.g. 4KiB)",
             ));
         }
         Ok(LifetimeOptions {
@@ -137,8 +137,7 @@ impl LifetimeSpec {
                 }
                 Ok(Source::Synthetic {
                     spec: spec.clone(),
-                    volume: parse_multiple(&self.write_volume)
-                        .map_err(|e| SpecError::refused("--write-volume", e))?,
+                    volume: self.volume()?,
                     seed: self.seed,
                 })
             }
@@ -147,6 +146,30 @@ impl LifetimeSpec {
                 "give a TRACE (with --format) or --workload SPEC",
             )),
         }
+    }
+}
+
+impl LifetimeSpec {
+    /// `--write-volume`: positive, and at most `WRITE_VOLUME_MAX` x the capacity.
+    fn volume(&self) -> Result<f64, SpecError> {
+        let v = &self.write_volume;
+        let x = parse_multiple(v).map_err(|e| SpecError::refused("--write-volume", e))?;
+        if x <= 0.0 {
+            return Err(SpecError::value(
+                "--write-volume",
+                v,
+                "a zero volume measures nothing; give a positive multiple of the capacity, e.g. 4x",
+            ));
+        }
+        let most = super::sim::WRITE_VOLUME_MAX;
+        if x > most {
+            return Err(SpecError::value(
+                "--write-volume",
+                v,
+                format!("more than {most} x the capacity would run for days; give at most that"),
+            ));
+        }
+        Ok(x)
     }
 }
 
@@ -179,6 +202,9 @@ mod tests {
             s.validate().unwrap_err().field()
         };
         assert_eq!(field(|s| s.page_size = "0".into()), "--page-size");
+        assert_eq!(field(|s| s.page_size = "3".into()), "--page-size");
+        assert_eq!(field(|s| s.write_volume = "1e30x".into()), "--write-volume");
+        assert_eq!(field(|s| s.write_volume = "0x".into()), "--write-volume");
         assert_eq!(field(|s| s.write_volume = "lots".into()), "--write-volume");
         assert_eq!(field(|s| s.format = Some("msr".into())), "--format");
         assert_eq!(field(|s| s.class = "colour".into()), "--class");

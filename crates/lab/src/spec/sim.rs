@@ -408,6 +408,9 @@ impl SimSpec {
 /// few); ten times it bounds `--write-volume`.
 const PRECONDITION_PASSES_MAX: f64 = 100.0;
 
+/// The largest `--write-volume` (sim, lifetime): more would run for days.
+pub(crate) const WRITE_VOLUME_MAX: f64 = PRECONDITION_PASSES_MAX * 10.0;
+
 /// Fewer measured pages than one block cannot show any GC: refused; so is a volume that would
 /// run for days.
 fn check_measurable(v: &str, volume: f64, cfg: &SsdConfig) -> Result<(), SpecError> {
@@ -416,7 +419,7 @@ fn check_measurable(v: &str, volume: f64, cfg: &SsdConfig) -> Result<(), SpecErr
     if pages < ppb as f64 {
         return Err(SpecError::value("--write-volume", v, format!("measures {pages:.3e} pages, fewer than one block ({ppb} pages), too little to measure a write amplification; give e.g. 0.5x or 5x")));
     }
-    let most = PRECONDITION_PASSES_MAX * 10.0;
+    let most = WRITE_VOLUME_MAX;
     if volume > most {
         return Err(SpecError::value(
             "--write-volume",
