@@ -365,7 +365,9 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
         .chain(c.y_markers.iter().filter_map(|m| fy(m.value)));
     let (y0, y1) = match y_log {
         // Whole decades around the data, not clamped to 0 (= 1 on the axis).
-        true => finite_bounds(ys).map_or((0.0, 1.0), |(lo, hi)| (lo.floor(), hi.ceil().max(lo.floor() + 1.0))),
+        true => finite_bounds(ys).map_or((0.0, 1.0), |(lo, hi)| {
+            (lo.floor(), hi.ceil().max(lo.floor() + 1.0))
+        }),
         false => y_range(ys),
     };
     let palette = colors(lines.iter().map(|(l, _)| l.color_key.as_str()));
@@ -383,7 +385,13 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
         .x_desc(c.x_label.as_str())
         .y_desc(c.y_label.as_str())
         .x_label_formatter(&x_fmt)
-        .y_label_formatter(&|v| if y_log { tick(10f64.powf(*v)) } else { tick(*v) })
+        .y_label_formatter(&|v| {
+            if y_log {
+                tick(10f64.powf(*v))
+            } else {
+                tick(*v)
+            }
+        })
         .light_line_style(RGBColor(246, 246, 246))
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 14))
@@ -511,7 +519,7 @@ fn draw_bars(b: &Bars, out: &mut String) -> Result<(), String> {
         .x_labels(n + 1)
         .x_label_formatter(&x_fmt)
         .y_desc(b.y_label.as_str())
-        .y_label_formatter(&|v| if y_log { tick(10f64.powf(*v)) } else { tick(*v) })
+        .y_label_formatter(&|v| tick(*v))
         .light_line_style(RGBColor(246, 246, 246))
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 14))
