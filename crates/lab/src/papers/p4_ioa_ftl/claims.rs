@@ -93,7 +93,7 @@ fn erases(r: &Rows) -> Vec<Claim> {
             spec(&format!("Table 1: IOA vs {label}: block erases (sum over the host caches)"), "%", Rule::new(Tolerance::Absolute(points), Some(0.0)), "±10 points against log block, ±15 against DFTL: erases are counted exactly, but P4's run length and cache are not stated").judge(
                 change_pct(t1("ioa"), t1(other)),
                 change_pct(r.sum("ioa", |x| x.erases), r.sum(other, |x| x.erases)),
-                &format!("ours: ioa {:.0}, {other} {:.0} erases", r.sum("ioa", |x| x.erases).unwrap_or(0.0), r.sum(other, |x| x.erases).unwrap_or(0.0)),
+                &format!("ours: ioa {:.0}, {other} {:.0} erases; host pages per erase: ioa {:.0}, {other} {:.0}", r.sum("ioa", |x| x.erases).unwrap_or(0.0), r.sum(other, |x| x.erases).unwrap_or(0.0), pages_per_erase(r, "ioa"), pages_per_erase(r, other)),
                 "ioa and the other scheme's rows",
             )
         })
@@ -123,10 +123,11 @@ fn table1(r: &Rows) -> Vec<Claim> {
             let c = match paper {
                 // DFTL's switch merges: none in P4, none possible in ours.
                 Some(p) if p == 0.0 => spec(&format!("Table 1: {scheme} {kind} (sum over the host caches)"), "merges", Rule::new(Tolerance::Absolute(0.0), None), "exact: P4 counts none").judge(p, ours, "ours counts some", "the scheme's rows"),
-                _ => spec(&claim, "log2", Rule::new(Tolerance::Absolute(1.0), None), "within 2x (|log2| <= 1): P4 does not state its run's length or which cache it counts").judge(
+                // A count of 0 is taken as 0.5 (log2 of 0 has no value), so it misses.
+                _ => spec(&claim, "log2", Rule::new(Tolerance::Absolute(1.0), None), "within 2x (|log2| <= 1): P4 does not state its run's length or which cache it counts; a count of 0 is taken as 0.5").judge(
                     0.0,
-                    ours.zip(paper).filter(|(o, p)| *o > 0.0 && *p > 0.0).map(|(o, p)| (o / p).log2()),
-                    &format!("ours {:.0} against P4's {:.0}", ours.unwrap_or(0.0), paper.unwrap_or(0.0)),
+                    ours.zip(paper).filter(|(_, p)| *p > 0.0).map(|(o, p)| (o.max(0.5) / p).log2()),
+                    &format!("ours {:.0} against P4's {:.0}{}", ours.unwrap_or(0.0), paper.unwrap_or(0.0), table1_reason(r, scheme, kind)),
                     "the scheme's rows",
                 ),
             };
@@ -134,6 +135,25 @@ fn table1(r: &Rows) -> Vec<Claim> {
         }
     }
     out
+}
+
+/// Host pages written per erase, summed over the caches (what an erase bought).
+fn pages_per_erase(r: &Rows, scheme: &str) -> f64 {
+    let pages = r.sum(scheme, |x| x.device_pages_written).unwrap_or(0.0);
+    pages / r.sum(scheme, |x| x.erases).unwrap_or(0.0).max(1.0)
+}
+
+/// The measured reason beside a Table 1 miss.
+fn table1_reason(r: &Rows, scheme: &str, kind: &str) -> String {
+    match (scheme, kind) {
+        ("dftl", _) => format!(
+            ": our DFTL's GC victims are mostly invalid (one erase per {:.0} host pages; IOA: one per {:.0}), so it erases less than the board's",
+            pages_per_erase(r, "dftl"),
+            pages_per_erase(r, "ioa")
+        ),
+        ("ioa", "merges_full") => ": in ours every block's writes of a flusher sweep ascend and a log is merged before the next sweep reaches its block, so no IOA log loses its increasing order".into(),
+        _ => String::new(),
+    }
 }
 
 fn throughput(r: &Rows) -> Vec<Claim> {
@@ -187,6 +207,7 @@ fn throughput(r: &Rows) -> Vec<Claim> {
             "dftl and ioa rows at three host caches",
         ),
     );
+    let copies = |s: &str, c: Option<u64>| c.and_then(|c| r.at(s, c)).map_or(0, |x| x.pages_copied);
     out.push(
         spec(
             "DFTL vs IOA: throughput at the middle host cache (equal)",
@@ -197,7 +218,12 @@ fn throughput(r: &Rows) -> Vec<Claim> {
         .judge(
             stated("dftl_throughput_gain_vs_ioa_middle_cache_pct"),
             vs_ioa(pick(1)),
-            &format!("DFTL vs BAST {}", vs_bast(pick(1))),
+            &format!(
+                "DFTL vs BAST {}; IOA's merges still copy {} pages there, DFTL's GC {}: IOA's merge cost does not fall as fast as on the board",
+                vs_bast(pick(1)),
+                copies("ioa", pick(1)),
+                copies("dftl", pick(1))
+            ),
             "dftl and ioa rows at three host caches",
         ),
     );
