@@ -61,6 +61,8 @@ pub struct Chart {
     pub y_label: String,
     /// Plot x on a log2 axis (batch sizes 1..256).
     pub x_log: bool,
+    /// Plot y on a log10 axis (series that span decades); values <= 0 are not drawn.
+    pub y_log: bool,
     pub lines: Vec<Line>,
     /// Horizontal reference lines.
     pub y_markers: Vec<Marker>,
@@ -333,11 +335,17 @@ fn draw_legend(area: &Area<'_>, entries: &[Entry]) -> Result<(), String> {
 
 fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
     let log = c.x_log;
+    let y_log = c.y_log;
+    let fy = |y: f64| match (y_log, y > 0.0) {
+        (false, _) => Some(y),
+        (true, true) => Some(y.log10()),
+        (true, false) => None,
+    };
     let pts = |l: &Line| -> Vec<(f64, f64)> {
         l.points
             .iter()
             .filter(|(x, y)| x.is_finite() && y.is_finite())
-            .filter_map(|&(x, y)| fx(log, x).map(|x| (x, y)))
+            .filter_map(|&(x, y)| Some((fx(log, x)?, fy(y)?)))
             .collect()
     };
     let lines: Vec<(&Line, Vec<(f64, f64)>)> = c
@@ -354,8 +362,14 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
     let ys = lines
         .iter()
         .flat_map(|(_, p)| p.iter().map(|q| q.1))
-        .chain(c.y_markers.iter().map(|m| m.value));
-    let (y0, y1) = y_range(ys);
+        .chain(c.y_markers.iter().filter_map(|m| fy(m.value)));
+    let (y0, y1) = match y_log {
+        // Whole decades around the data, not clamped to 0 (= 1 on the axis).
+        true => finite_bounds(ys).map_or((0.0, 1.0), |(lo, hi)| {
+            (lo.floor(), hi.ceil().max(lo.floor() + 1.0))
+        }),
+        false => y_range(ys),
+    };
     let palette = colors(lines.iter().map(|(l, _)| l.color_key.as_str()));
 
     let (plot, legend_area) = canvas(out)?;
@@ -371,7 +385,13 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
         .x_desc(c.x_label.as_str())
         .y_desc(c.y_label.as_str())
         .x_label_formatter(&x_fmt)
-        .y_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| {
+            if y_log {
+                tick(10f64.powf(*v))
+            } else {
+                tick(*v)
+            }
+        })
         .light_line_style(RGBColor(246, 246, 246))
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 14))
@@ -399,7 +419,7 @@ fn draw_lines(c: &Chart, out: &mut String) -> Result<(), String> {
     let y_rules = c
         .y_markers
         .iter()
-        .map(|m| (m, [(x0, m.value), (x1, m.value)]));
+        .filter_map(|m| fy(m.value).map(|y| (m, [(x0, y), (x1, y)])));
     let x_rules = c
         .x_markers
         .iter()

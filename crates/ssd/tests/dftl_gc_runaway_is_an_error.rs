@@ -1,7 +1,9 @@
 //! A DFTL whose GC cannot keep up — the translation-page rewrites of the pages GC moves
-//! trigger more GC than it frees (a 1-entry CMT on a 256 MiB device) — reports
-//! `GcCannotKeepUp` within a few thousand writes instead of livelocking; a healthy DFTL
-//! (the same device at 64 MiB) writes its capacity twice over without it.
+//! trigger more GC than it frees (a 1- or 2-entry CMT on a 256 MiB device) — reports
+//! `GcCannotKeepUp` as soon as a window of 1024 host accesses has done more flash work than
+//! the geometry allows a healthy one (2 x pages per block per access), not at the window's
+//! end; a healthy DFTL (the same device at 64 MiB, or at 256 MiB with a 32-entry CMT) writes
+//! its capacity over without it.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -24,6 +26,34 @@ fn run(ssd: &mut Ssd, volume: u64) -> Result<(), SsdError> {
         ssd.write(Lpn(lpn), 1, StreamId(0), SimTime::ZERO)?;
     }
     Ok(())
+}
+
+/// Flash work beyond the host's pages: GC copies + translation-page writes.
+fn work(ssd: &Ssd) -> u64 {
+    let s = ssd.stats();
+    s.gc_pages_copied + s.translation_writes
+}
+
+#[test]
+fn a_runaway_is_refused_within_one_window_budget_of_work() {
+    let mut ssd = dftl(256 << 20, 2);
+    run(&mut ssd, 1).expect("the sequential fill needs no GC");
+    let after_fill = work(&ssd);
+    let err = run(&mut ssd, 2).expect_err("random writes with a 2-entry CMT run away");
+    assert!(matches!(err, SsdError::GcCannotKeepUp { .. }), "{err}");
+    // The budget of one window: 1024 accesses x 2 x 128 pages per block. Refused once a
+    // window's work passed it: within that window plus the healthy ones before the runaway
+    // began, not after hundreds of units per access over a whole window (issue 22: ~43 s).
+    let budget = 1024 * 2 * 128;
+    let w = work(&ssd) - after_fill;
+    assert!(w <= 3 * budget, "refused only after {w} units of work");
+}
+
+#[test]
+fn a_slow_but_healthy_dftl_is_not_refused() {
+    // 32 entries for 65 translation pages: a write amplification above 20, no runaway.
+    let mut ssd = dftl(256 << 20, 32);
+    run(&mut ssd, 2).expect("a 32-entry CMT on 256 MiB keeps up");
 }
 
 #[test]

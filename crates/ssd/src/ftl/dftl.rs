@@ -41,17 +41,24 @@ pub(crate) struct Dftl<P> {
     /// Host accesses in the current window, and the flash work done when it began.
     window_accesses: u64,
     window_work_at_start: u64,
+    /// Work a window of host accesses may do ([`runaway_work_per_access`] x window).
+    window_work_max: u64,
 }
 
 /// Host accesses per window over which the flash work (translation writes + GC page
 /// copies) is averaged.
 const RUNAWAY_WINDOW_ACCESSES: u64 = 1024;
-/// Most flash work per host access, averaged over a window. More means GC's translation
-/// updates free less than they cost (each rewrite of a translation page triggers more GC,
-/// which moves more pages whose mappings need rewriting): a livelock, reported as an
-/// error. Healthy runs stay below about 100 (a write amplification of 100); runaway ones
-/// reach hundreds to thousands and take hours or days.
-const RUNAWAY_WORK_PER_ACCESS: u64 = 300;
+
+/// Most flash work (GC page copies + translation writes) one host access may cause on
+/// average before DFTL's GC counts as runaway, from the geometry: a GC victim holds at most
+/// `ppb - 1` valid pages, so freeing the page a host write needs copies fewer than `ppb`
+/// pages, and updating their mappings rewrites at most one translation page per moved page:
+/// fewer than `2 ppb` units. More, averaged over a window, means GC's translation updates
+/// consume more pages than its victims free (each rewrite triggers more GC, which moves
+/// more pages whose mappings need rewriting): a livelock, reported as an error.
+fn runaway_work_per_access(ppb: u32) -> u64 {
+    2 * ppb as u64
+}
 
 impl<P: VictimPolicy> Dftl<P> {
     pub fn new(cfg: &SsdConfig, flash: &Flash) -> Dftl<P> {
@@ -72,6 +79,8 @@ impl<P: VictimPolicy> Dftl<P> {
             dirty_by_tpage: HashMap::new(),
             window_accesses: 0,
             window_work_at_start: 0,
+            window_work_max: RUNAWAY_WINDOW_ACCESSES
+                * runaway_work_per_access(cfg.geometry.pages_per_block),
         }
     }
 
@@ -212,17 +221,18 @@ impl<P: VictimPolicy> Dftl<P> {
         }
     }
 
-    /// Count a host access; at the end of a window, an error when GC ran away in it.
+    /// Count a host access: an error as soon as the window's work passes its budget (so a
+    /// runaway is refused within a window's budget of work, not after the window's end);
+    /// a new window starts every `RUNAWAY_WINDOW_ACCESSES` accesses.
     fn watch_runaway(&mut self, flash: &Flash) -> Result<(), SsdError> {
-        self.window_accesses += 1;
-        if self.window_accesses < RUNAWAY_WINDOW_ACCESSES {
-            return Ok(());
-        }
         let spent = work(flash) - self.window_work_at_start;
-        self.window_accesses = 0;
-        self.window_work_at_start = work(flash);
-        if spent > RUNAWAY_WINDOW_ACCESSES * RUNAWAY_WORK_PER_ACCESS {
+        if spent > self.window_work_max {
             return Err(self.cannot_keep_up());
+        }
+        self.window_accesses += 1;
+        if self.window_accesses == RUNAWAY_WINDOW_ACCESSES {
+            self.window_accesses = 0;
+            self.window_work_at_start = work(flash);
         }
         Ok(())
     }

@@ -1,14 +1,15 @@
 //! P4's headline figures — throughput against log block, erases against log block and DFTL,
-//! DFTL's trend over host cache sizes, Table 1's merge mix and Table 2's mapping memory —
-//! judged against our typed rows. Our host caches are the paper's 64/128/256 MB scaled with
-//! the file (quick: 16/32/64 MB); "smallest / middle / largest cache" name them.
+//! DFTL's trend over host cache sizes, Table 1's merge and erase counts and Table 2's mapping
+//! memory — judged against our typed rows (P4's configuration only: DFTL with the log space
+//! as spare, the fio random-map workload). Our host caches are the paper's 64/128/256 MB
+//! scaled with the file (quick: 16/32/64 MB); "smallest / middle / largest cache" name them.
 //!
 //! Tolerances: ±15 points on throughput changes (the paper reads them off a bar chart and our
-//! board is a timing model), ±10 points on erase changes and on the shares of full merges
-//! (counted exactly by both, but over a different run length), ±50 % on mapping memory
-//! (table sizes follow the device and log-space sizes, which differ from the 4 GB board).
+//! board is a timing model), ±10 points on erases against log block and ±15 against DFTL (the
+//! issue's targets), within 2x on Table 1's counts (P4 does not state its run's length or
+//! which cache it counts: we sum our three caches), ±25 % on Table 2 (an accounting, stated).
 
-use super::IoaRow;
+use super::{table2_ours, IoaRow, TABLE2_CAPACITIES};
 use crate::claim::{Claim, Measure, Rule, Spec, Tolerance};
 use crate::papers::p4;
 use crate::Report;
@@ -16,6 +17,8 @@ use serde_json::json;
 
 const THROUGHPUT: Rule = Rule::new(Tolerance::Absolute(15.0), Some(0.0));
 const WHY_THROUGHPUT: &str = "±15 points: the paper's figures are read off a bar chart, ours come from a timing model of the board";
+/// P4's workload and DFTL setup (the rows the claims judge).
+const P4_WORKLOAD: &str = "fio_randommap_1x";
 
 fn spec(claim: &str, unit: &'static str, rule: Rule, why: &'static str) -> Spec<'static> {
     Spec {
@@ -27,10 +30,18 @@ fn spec(claim: &str, unit: &'static str, rule: Rule, why: &'static str) -> Spec<
     }
 }
 
-/// The rows of the main comparison (not DFTL's extra `log_space` rows).
+/// The rows of P4's configuration (not the earlier variants' extra rows).
 struct Rows(Vec<IoaRow>);
 
 impl Rows {
+    fn of(report: &Report) -> Rows {
+        let all: Vec<IoaRow> = report.rows_as().unwrap_or_default();
+        Rows(
+            all.into_iter()
+                .filter(|r| r.workload == P4_WORKLOAD && r.spare != "preset")
+                .collect(),
+        )
+    }
     fn at(&self, scheme: &str, cache: u64) -> Option<&IoaRow> {
         self.0
             .iter()
@@ -42,6 +53,7 @@ impl Rows {
         c.dedup();
         c
     }
+    /// `key` summed over the scheme's runs (the three caches).
     fn sum(&self, scheme: &str, key: fn(&IoaRow) -> u64) -> Option<f64> {
         let v: Vec<u64> = self
             .0
@@ -65,32 +77,83 @@ fn change_pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 /// Every P4 claim for `report` (read back as [`IoaRow`]s).
 pub fn claims(report: &Report) -> Vec<Claim> {
-    let all: Vec<IoaRow> = report.rows_as().unwrap_or_default();
-    let r = Rows(all.into_iter().filter(|r| r.spare.is_empty()).collect());
+    let r = Rows::of(report);
     let mut out = throughput(&r);
-    let t1 = |scheme: &str, key: &str| p4().figure(&[("scheme", json!(scheme))], key);
-    for (other, label) in [("bast", "log block"), ("dftl", "DFTL")] {
-        out.push(spec(&format!("Table 1: IOA vs {label}: block erases (whole run)"), "%", Rule::new(Tolerance::Absolute(10.0), Some(0.0)), "±10 points: erases are counted exactly, but our run is shorter and on a scaled device").judge(
-            change_pct(t1("ioa", "erases"), t1(other, "erases")),
-            change_pct(r.sum("ioa", |x| x.erases), r.sum(other, |x| x.erases)),
-            &format!("our {label} erases a different share more than IOA on the scaled device and run"),
-            "ioa and the other scheme's rows",
-        ));
-    }
-    let share = |full: Option<f64>, switch: Option<f64>| {
-        let (f, s) = (full?, switch?);
-        (f + s > 0.0).then(|| f / (f + s) * 100.0)
-    };
-    for (scheme, label) in [("ioa", "IOA"), ("bast", "log block")] {
-        out.push(spec(&format!("Table 1: {label}'s full merges as a share of its full + switch merges"), "%", Rule::new(Tolerance::Absolute(10.0), Some(50.0)), "±10 points: merges are counted exactly; the share depends on how sorted the host's write-back is").judge(
-            share(t1(scheme, "merges_full"), t1(scheme, "merges_switch")),
-            share(r.sum(scheme, |x| x.merges_full), r.sum(scheme, |x| x.merges_switch)),
-            "our host write-back sorts a different share of each block's writes",
-            "the scheme's rows (merge counters)",
-        ));
-    }
-    out.extend(mapping(&r));
+    out.extend(erases(&r));
+    out.extend(table1(&r));
+    out.extend(table2());
     out
+}
+
+fn erases(r: &Rows) -> Vec<Claim> {
+    let t1 = |scheme: &str| p4().figure(&[("scheme", json!(scheme))], "erases");
+    [("bast", "log block", 10.0), ("dftl", "DFTL", 15.0)]
+        .into_iter()
+        .map(|(other, label, points)| {
+            spec(&format!("Table 1: IOA vs {label}: block erases (sum over the host caches)"), "%", Rule::new(Tolerance::Absolute(points), Some(0.0)), "±10 points against log block, ±15 against DFTL: erases are counted exactly, but P4's run length and cache are not stated").judge(
+                change_pct(t1("ioa"), t1(other)),
+                change_pct(r.sum("ioa", |x| x.erases), r.sum(other, |x| x.erases)),
+                &format!("ours: ioa {:.0}, {other} {:.0} erases; host pages per erase: ioa {:.0}, {other} {:.0}", r.sum("ioa", |x| x.erases).unwrap_or(0.0), r.sum(other, |x| x.erases).unwrap_or(0.0), pages_per_erase(r, "ioa"), pages_per_erase(r, other)),
+                "ioa and the other scheme's rows",
+            )
+        })
+        .collect()
+}
+
+/// Our count of Table 1's `kind` for `scheme`, summed over the caches: DFTL's full merges are
+/// its GC runs (P4: DFTL "does only full merges"); the log block's switch merges include our
+/// partial merges (P4's switch merge copies the remaining pages into the log block).
+fn ours_table1(r: &Rows, scheme: &str, kind: &str) -> Option<f64> {
+    match (scheme, kind) {
+        ("dftl", "merges_full") => r.sum(scheme, |x| x.gc_invocations),
+        (_, "merges_full") => r.sum(scheme, |x| x.merges_full),
+        (_, "merges_switch") => r.sum(scheme, |x| x.merges_switch + x.merges_partial),
+        _ => r.sum(scheme, |x| x.erases),
+    }
+}
+
+fn table1(r: &Rows) -> Vec<Claim> {
+    let mut out = Vec::new();
+    for scheme in ["dftl", "bast", "ioa"] {
+        for kind in ["merges_full", "merges_switch", "erases"] {
+            let paper = p4().figure(&[("scheme", json!(scheme))], kind);
+            let ours = ours_table1(r, scheme, kind);
+            let claim =
+                format!("Table 1: {scheme} {kind}, ours ÷ P4's as log2 (sum over the host caches)");
+            let c = match paper {
+                // DFTL's switch merges: none in P4, none possible in ours.
+                Some(p) if p == 0.0 => spec(&format!("Table 1: {scheme} {kind} (sum over the host caches)"), "merges", Rule::new(Tolerance::Absolute(0.0), None), "exact: P4 counts none").judge(p, ours, "ours counts some", "the scheme's rows"),
+                // A count of 0 is taken as 0.5 (log2 of 0 has no value), so it misses.
+                _ => spec(&claim, "log2", Rule::new(Tolerance::Absolute(1.0), None), "within 2x (|log2| <= 1): P4 does not state its run's length or which cache it counts; a count of 0 is taken as 0.5").judge(
+                    0.0,
+                    ours.zip(paper).filter(|(_, p)| *p > 0.0).map(|(o, p)| (o.max(0.5) / p).log2()),
+                    &format!("ours {:.0} against P4's {:.0}{}", ours.unwrap_or(0.0), paper.unwrap_or(0.0), table1_reason(r, scheme, kind)),
+                    "the scheme's rows",
+                ),
+            };
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Host pages written per erase, summed over the caches (what an erase bought).
+fn pages_per_erase(r: &Rows, scheme: &str) -> f64 {
+    let pages = r.sum(scheme, |x| x.device_pages_written).unwrap_or(0.0);
+    pages / r.sum(scheme, |x| x.erases).unwrap_or(0.0).max(1.0)
+}
+
+/// The measured reason beside a Table 1 miss.
+fn table1_reason(r: &Rows, scheme: &str, kind: &str) -> String {
+    match (scheme, kind) {
+        ("dftl", _) => format!(
+            ": our DFTL's GC victims are mostly invalid (one erase per {:.0} host pages; IOA: one per {:.0}), so it erases less than the board's",
+            pages_per_erase(r, "dftl"),
+            pages_per_erase(r, "ioa")
+        ),
+        ("ioa", "merges_full") => ": in ours every block's writes of a flusher sweep ascend and a log is merged before the next sweep reaches its block, so no IOA log loses its increasing order".into(),
+        _ => String::new(),
+    }
 }
 
 fn throughput(r: &Rows) -> Vec<Claim> {
@@ -121,34 +184,46 @@ fn throughput(r: &Rows) -> Vec<Claim> {
     .judge(
         stated("ioa_throughput_gain_vs_bast_pct"),
         mean,
-        &format!(
-            "ours {listed}: our full merges cost more against a switch merge than the board's"
-        ),
+        &format!("ours {listed}"),
         "ioa and bast rows",
     )];
-    let pick = |i: usize| caches.get(i).copied();
-    let (small, middle, large) = (
-        pick(0),
-        caches.len().checked_sub(1).filter(|i| *i > 1).and(pick(1)),
-        caches.last().copied().filter(|_| caches.len() > 2),
+    let pick = |i: usize| (caches.len() == 3).then(|| caches[i]);
+    let vs_ioa = |c: Option<u64>| c.and_then(|c| r.gain("dftl", "ioa", c));
+    let vs_bast = |c: Option<u64>| {
+        c.and_then(|c| r.gain("dftl", "bast", c))
+            .map_or("-".to_string(), |g| format!("{g:+.0} %"))
+    };
+    out.push(
+        spec(
+            "DFTL vs IOA: throughput at the smallest host cache (P4: +40 %; at least +20 %)",
+            "%",
+            Rule::new(Tolerance::AtLeast(20.0), Some(0.0)),
+            "DFTL / IOA at least 1.2 (the issue's target for P4's +40 %, read off a bar chart)",
+        )
+        .judge(
+            stated("dftl_throughput_gain_vs_ioa_smallest_cache_pct"),
+            vs_ioa(pick(0)),
+            &format!("DFTL vs BAST {}", vs_bast(pick(0))),
+            "dftl and ioa rows at three host caches",
+        ),
     );
-    out.push(spec("DFTL vs IOA: throughput at the smallest host cache", "%", THROUGHPUT, WHY_THROUGHPUT).judge(
-        stated("dftl_throughput_gain_vs_ioa_smallest_cache_pct"),
-        small.and_then(|c| r.gain("dftl", "ioa", c)),
-        "our DFTL's cached map misses cost less than the board's, and its GC has the preset's over-provisioning",
-        "dftl and ioa rows at three host caches",
-    ));
+    let copies = |s: &str, c: Option<u64>| c.and_then(|c| r.at(s, c)).map_or(0, |x| x.pages_copied);
     out.push(
         spec(
             "DFTL vs IOA: throughput at the middle host cache (equal)",
             "%",
-            Rule::new(Tolerance::Absolute(10.0), None),
-            "±10 points around the paper's \"equal\"",
+            Rule::new(Tolerance::Absolute(15.0), None),
+            "±15 points around the paper's \"equal\"",
         )
         .judge(
             stated("dftl_throughput_gain_vs_ioa_middle_cache_pct"),
-            middle.and_then(|c| r.gain("dftl", "ioa", c)),
-            "our DFTL stays ahead where the paper's drew level",
+            vs_ioa(pick(1)),
+            &format!(
+                "DFTL vs BAST {}; IOA's merges still copy {} pages there, DFTL's GC {}: IOA's merge cost does not fall as fast as on the board",
+                vs_bast(pick(1)),
+                copies("ioa", pick(1)),
+                copies("dftl", pick(1))
+            ),
             "dftl and ioa rows at three host caches",
         ),
     );
@@ -161,38 +236,71 @@ fn throughput(r: &Rows) -> Vec<Claim> {
         )
         .judge(
             Measure::Side(-1.0),
-            large.and_then(|c| r.gain("dftl", "ioa", c)),
-            "our DFTL stays ahead of IOA at the largest cache",
+            vs_ioa(pick(2)),
+            &format!("DFTL vs BAST {}", vs_bast(pick(2))),
             "dftl and ioa rows at three host caches",
         ),
     );
     out
 }
 
-fn mapping(r: &Rows) -> Vec<Claim> {
-    let page =
-        r.0.iter()
-            .find(|x| x.scheme == "page")
-            .map(|x| x.mapping_bytes as f64);
-    let of = |scheme: &str| {
-        let m = r.0.iter().find(|x| x.scheme == scheme)?.mapping_bytes as f64;
-        page.filter(|p| *p > 0.0).map(|p| m / p * 100.0)
+/// P4 Table 2's figure for `scheme` at `capacity` (its label), in bytes (K = KiB, MB = MiB,
+/// GB = GiB: its 16 TB page map is 16 GiB exactly).
+fn table2_paper(capacity: &str, scheme: &str) -> Option<f64> {
+    let row = p4().find(&[("capacity", json!(capacity))])?;
+    let cell = row.get(scheme)?.as_str()?;
+    let mut words = cell.split_whitespace();
+    let v: f64 = words.next()?.parse().ok()?;
+    let unit = match words.next()? {
+        "K" => 1u64 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        _ => return None,
     };
-    let paper = |k: &str| {
-        let (m, p) = (p4().stated(k)?, p4().stated("mapping_page_k_4gb")?);
-        Some(m / p * 100.0)
-    };
-    [("ioa", "IOA", "mapping_ioa_k_4gb"), ("bast", "log block", "mapping_bast_k_4gb")]
-        .into_iter()
-        .map(|(scheme, label, key)| {
-            spec(&format!("Table 2: {label}'s mapping memory as a share of the page map's"), "%", Rule::new(Tolerance::Relative(0.5), Some(100.0)), "±50 %: table sizes follow the device and log-space sizes, which differ from the 4 GB board").judge(
-                paper(key),
-                of(scheme),
-                "our scaled device has a different ratio of log blocks to data blocks",
-                "a page-mapping row and the scheme's row",
-            )
-        })
-        .collect()
+    Some(v * unit as f64)
+}
+
+/// Why a Table 2 figure differs, measured with the same accounting at P4's implied sizes.
+fn table2_reason(capacity: &str) -> String {
+    match capacity {
+        "4 GB" => {
+            // P4's page map (1068 K at 4 B per page) and its bitmap (46 K - 12.4 K = 33.6 K at
+            // 1 bit per page) both imply 1068 blocks of 256 pages, not a 4 GiB device's 4096.
+            let pages = 1068 * 256;
+            let m = ssd::ftl::memory::p4_table2(
+                pages,
+                256,
+                ssd::ftl::memory::log_blocks_of(pages, 256, 0.01),
+            );
+            format!("P4's 4 GB row counts 1068 blocks of 256 pages (its page map ÷ 4 B and its bitmap × 8 agree), not 4096: at that size ours is page {:.0} K, bast {:.1} K, ioa {:.1} K", m.page as f64 / 1024.0, m.bast as f64 / 1024.0, m.ioa as f64 / 1024.0)
+        }
+        "64 GB" => {
+            let pages = (64u64 << 30) / 4096;
+            let m = ssd::ftl::memory::p4_table2(
+                pages,
+                256,
+                ssd::ftl::memory::log_blocks_of(pages, 256, 0.10),
+            );
+            format!("P4's 64 GB log-block figures fit a 10 % log space, not the 1 % its caption states: at 10 % ours is bast {:.1} MiB, ioa {:.1} MiB (P4: 7 and 9 MB)", m.bast as f64 / (1u64 << 20) as f64, m.ioa as f64 / (1u64 << 20) as f64)
+        }
+        _ => String::new(),
+    }
+}
+
+fn table2() -> Vec<Claim> {
+    let mut out = Vec::new();
+    for (name, cap, paper_cap) in TABLE2_CAPACITIES {
+        let m = table2_ours(cap);
+        for (scheme, ours) in [("page", m.page), ("bast", m.bast), ("ioa", m.ioa)] {
+            out.push(spec(&format!("Table 2: {scheme} mapping memory at {name}"), "B", Rule::new(Tolerance::Relative(0.25), None), "±25 %: P4's accounting (4 B per page, per block and per log page, 1 bit per page), its figures rounded").judge(
+                table2_paper(paper_cap, scheme),
+                ours as f64,
+                &table2_reason(paper_cap),
+                "the analytic accounting",
+            ));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -203,7 +311,13 @@ mod tests {
     fn row(scheme: &str, cache: u64, mb_s: f64, erases: u64, full: u64, switch: u64) -> IoaRow {
         IoaRow {
             scheme: scheme.into(),
-            spare: String::new(),
+            spare: if scheme == "dftl" {
+                "log_space".into()
+            } else {
+                String::new()
+            },
+            workload: P4_WORKLOAD.into(),
+            cmt_entries: 0,
             host_cache_mb: cache,
             throughput_mb_s: mb_s,
             merges_full: full,
@@ -211,7 +325,7 @@ mod tests {
             merges_switch: switch,
             erases,
             pages_copied: 0,
-            gc_invocations: 0,
+            gc_invocations: full,
             translation_reads: 0,
             translation_writes: 0,
             app_pages_written: 0,
@@ -223,24 +337,64 @@ mod tests {
         }
     }
 
+    fn verdict(c: &[Claim], starts: &str) -> Verdict {
+        c.iter()
+            .find(|c| c.claim.starts_with(starts))
+            .unwrap_or_else(|| panic!("{starts}"))
+            .verdict
+    }
+
     #[test]
-    fn at_least_six_claims_and_misses_are_never_reproduced() {
-        let empty = Report::new("ioa-ftl", &crate::ReproduceOptions::default(), json!({}));
+    fn the_claims_compute_from_the_rows_of_p4s_configuration() {
+        let opts = crate::ReproduceOptions::default();
+        let empty = Report::new("ioa-ftl", &opts, json!({}));
         let c = claims(&empty);
-        assert!(c.len() >= 6);
-        assert!(c.iter().all(|c| c.verdict == Verdict::NotRun), "{c:#?}");
-        // IOA slower than BAST and erasing more: those claims miss in direction.
-        let mut r = Report::new("ioa-ftl", &crate::ReproduceOptions::default(), json!({}));
-        r.set_rows(&[
-            row("ioa", 16, 1.0, 300, 100, 0),
-            row("bast", 16, 2.0, 200, 100, 0),
-            row("dftl", 16, 1.0, 100, 0, 0),
-        ]);
-        for c in claims(&r) {
-            if c.claim.starts_with("IOA vs") || c.claim.contains("IOA vs log block: block erases") {
-                assert_eq!(c.verdict, Verdict::NotReproduced, "{c:#?}");
-            }
-            assert_ne!(c.verdict, Verdict::Reproduced, "{c:#?}");
+        // Table 2 is analytic; every other claim needs rows.
+        assert!(
+            c.iter()
+                .filter(|c| !c.claim.starts_with("Table 2"))
+                .all(|c| c.verdict == Verdict::NotRun),
+            "{c:#?}"
+        );
+        let mut r = Report::new("ioa-ftl", &opts, json!({}));
+        // P4's Table 1 exactly, at one cache: every Table 1 claim is reproduced; IOA 30 %
+        // faster than BAST and DFTL 40 % faster than IOA.
+        let mut rows = vec![
+            row("ioa", 16, 1.3, 1490, 24, 1442),
+            row("bast", 16, 1.0, 2420, 995, 430),
+            row("dftl", 16, 1.82, 1737, 1725, 0),
+        ];
+        // An earlier variant's row must not count.
+        let mut preset = row("dftl", 16, 100.0, 1, 1, 0);
+        preset.spare = "preset".into();
+        rows.push(preset);
+        r.set_rows(&rows);
+        let c = claims(&r);
+        for c in c.iter().filter(|c| c.claim.starts_with("Table 1")) {
+            assert_eq!(c.verdict, Verdict::Reproduced, "{c:#?}");
         }
+        assert_eq!(verdict(&c, "IOA vs log block"), Verdict::Reproduced);
+        assert_eq!(
+            verdict(&c, "DFTL vs IOA: throughput at the smallest"),
+            Verdict::NotRun
+        );
+        // Twice P4's BAST full merges is at the edge; three times is a miss.
+        rows[1].merges_full = 3 * 995;
+        r.set_rows(&rows);
+        assert_ne!(
+            verdict(&claims(&r), "Table 1: bast merges_full"),
+            Verdict::Reproduced
+        );
+    }
+
+    #[test]
+    fn table2_is_exact_at_16_tb_and_states_the_other_rows_accounting() {
+        let c = table2();
+        assert_eq!(c.len(), 9);
+        for c in c.iter().filter(|c| c.claim.ends_with("16 TiB")) {
+            assert_eq!(c.verdict, Verdict::Reproduced, "{c:#?}");
+        }
+        assert_eq!(table2_paper("4 GB", "bast"), Some(12.4 * 1024.0));
+        assert!(table2_reason("64 GB").contains("10 %"));
     }
 }

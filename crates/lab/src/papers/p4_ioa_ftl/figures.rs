@@ -1,6 +1,7 @@
 //! P4 (increasing-order-aware log-block FTL), Figure 4 and Table 1: throughput, merges and
-//! erases vs the host page-cache size, one line per FTL scheme; and Table 1's whole-run
-//! counts beside ours, each relative to BAST's (P4's volume and cache size are not stated).
+//! erases vs the host page-cache size, one line per FTL scheme and variant (DFTL's spare, the
+//! workload), on log axes (the schemes span decades); and Table 1's whole-run counts beside
+//! ours, each relative to BAST's (P4's volume and cache size are not stated).
 
 use super::IoaRow;
 use crate::papers::chart::{distinct, typed, xy, Figure};
@@ -16,14 +17,29 @@ struct PaperRow {
     erases: Option<f64>,
 }
 
+/// P4's workload (its rows carry no suffix in the series names).
+const P4_WORKLOAD: &str = "fio_randommap_1x";
+
+/// One series per scheme and variant: `ioa`, `dftl, spare = preset`, `bast [uniform_4x]`.
+fn series(q: &IoaRow) -> String {
+    let mut s = q.scheme.clone();
+    if !q.spare.is_empty() {
+        s = format!("{s}, spare = {}", q.spare);
+    }
+    if !q.workload.is_empty() && q.workload != P4_WORKLOAD {
+        s = format!("{s} [{}]", q.workload);
+    }
+    s
+}
+
 pub fn figures(r: &Report) -> Vec<Figure> {
     let rows: Vec<IoaRow> = typed(&r.rows);
-    let schemes = distinct(rows.iter().map(|q| q.scheme.as_str()));
-    let per_scheme = |y: fn(&IoaRow) -> f64| -> Vec<Line> {
-        schemes
+    let names = distinct(rows.iter().map(series));
+    let per_series = |y: fn(&IoaRow) -> f64| -> Vec<Line> {
+        names
             .iter()
             .map(|s| {
-                let of = rows.iter().filter(|q| q.scheme == *s);
+                let of = rows.iter().filter(|q| series(q) == *s);
                 let p = xy(of.map(|q| (q.host_cache_mb as f64, y(q))));
                 Line::ours(format!("ours: {s}"), s, p)
             })
@@ -33,7 +49,8 @@ pub fn figures(r: &Report) -> Vec<Figure> {
         Plot::Lines(Chart {
             x_label: "host page cache (MB)".into(),
             y_label: y_label.into(),
-            lines: per_scheme(y),
+            lines: per_series(y),
+            y_log: true,
             ..Chart::default()
         })
     };
@@ -47,7 +64,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
         Figure {
             id: "ioa-ftl-full-merges".into(),
             title: "P4: full merges vs host cache size".into(),
-            caption: "Log-block full merges (the expensive kind) per run.".into(),
+            caption: "Log-block full merges (the expensive kind) per run; log axis, so runs with none draw no point.".into(),
             plot: chart("full merges", |q| q.merges_full as f64),
         },
         Figure {
@@ -89,7 +106,12 @@ fn table1(r: &Report, rows: &[IoaRow]) -> Figure {
         source: Source::Paper,
     }];
     for cache in distinct(rows.iter().map(|q| q.host_cache_mb)) {
-        let at: Vec<&IoaRow> = rows.iter().filter(|q| q.host_cache_mb == cache).collect();
+        let at: Vec<&IoaRow> = rows
+            .iter()
+            .filter(|q| {
+                q.host_cache_mb == cache && q.workload == P4_WORKLOAD && q.spare != "preset"
+            })
+            .collect();
         let erases = |s: &str| at.iter().find(|q| q.scheme == s).map(|q| q.erases as f64);
         let base = erases("bast");
         groups.push(BarGroup {

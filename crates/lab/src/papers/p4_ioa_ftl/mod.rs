@@ -1,14 +1,27 @@
 //! `flashlab reproduce ioa-ftl` — paper P4 (increasing-order-aware log-block mapping).
 //!
 //! Experiment: a simulated Jasmine-OpenSSD-class device is first written in full, sequentially
-//! (an aged drive; the file occupies its first pages), then the file is written page by page at uniformly random offsets (fio's random writes,
-//! I/O unit = one flash page) through a host write-back page cache of 64 / 128 / 256 MB
-//! ([`workload::page_cache::PageCache`]: when over capacity, the flusher writes back
-//! `FLUSH_BATCH_PAGES` dirty pages in ascending address order, the elevator merges contiguous
-//! pages into one request, and requests go out at queue depth `QUEUE_DEPTH`); a final sync
-//! writes back the rest. Schemes: DFTL (the paper's "DemandPage"), BAST (its "log block"),
-//! IOA (its scheme), plus FAST and page mapping as extra rows. Log space 48 MB for the log
-//! schemes; DFTL caches 46 KB of map entries as in P4's Table 2.
+//! (an aged drive; the file occupies its first pages), then the file is written page by page
+//! at random offsets (fio's random writes, I/O unit = one flash page) through a host write-back
+//! page cache of 64 / 128 / 256 MB ([`workload::page_cache::PageCache`]: when over capacity,
+//! the flusher writes back `FLUSH_BATCH_PAGES` dirty pages in ascending address order, the
+//! elevator merges contiguous pages into one request, and requests go out at queue depth
+//! `QUEUE_DEPTH`); a final sync writes back the rest. Schemes: DFTL (the paper's
+//! "DemandPage"), BAST (its "log block"), IOA (its scheme), plus FAST and page mapping as
+//! extra rows. Log space 48 MB for the log schemes.
+//!
+//! P4's configuration is the default, each part a switch beside the lab's earlier one:
+//! - [`Order::RandomMap`]: fio's random writes cover every page of the file once per pass in
+//!   random order (fio's random map; `norandommap` is off by default), one pass (fio's
+//!   `loops = 1`); the earlier model, [`Order::Uniform`] over 4 passes, draws pages with
+//!   replacement (a page may repeat, and e^-passes of the file is never written, leaving holes
+//!   in blocks that no sorting makes sequential). Its rows carry `workload = "uniform_4x"`.
+//! - [`DftlSetup::P4`]: DFTL with the log schemes' spare flash (the 48 MB log space, plus the
+//!   blocks its GC and translation pages need, one GC pool) and a CMT as large as the new
+//!   scheme's mapping memory (P4: "the new scheme and DFTL used the same memory"), counted as
+//!   P4's Table 2 counts it ([`ssd::ftl::memory::p4_table2`]); [`DftlSetup::PresetSpare`] is
+//!   the earlier default (the preset's 7 % over-provisioning, 46 KiB / 4 B of CMT), rows with
+//!   `spare = "preset"`.
 //!
 //! Measured per (scheme, cache): application throughput in simulated time (application bytes
 //! / simulated time to absorb them, sync included), merges, erases, copied pages,
@@ -22,6 +35,7 @@ use crate::host::HostDriver;
 use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table};
 use anyhow::{Context, Result};
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -44,6 +58,72 @@ const SCHEMES: [FtlKind; 5] = [
     FtlKind::Page,
 ];
 
+/// How the application chooses the pages it writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    /// fio's default: every page of the file once per pass, in a random order.
+    RandomMap,
+    /// Uniform with replacement (the lab's earlier model).
+    Uniform,
+}
+
+/// How DFTL is given its flash and its cached mapping table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DftlSetup {
+    /// P4's: spare = the log space (+ GC and translation blocks, one pool); CMT = the new
+    /// scheme's mapping bytes at 4 B per entry.
+    P4,
+    /// The preset's over-provisioning and a 46 KiB / 4 B CMT (the earlier default).
+    PresetSpare,
+}
+
+/// What a run's application does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Workload {
+    order: Order,
+    /// Random application page writes, in multiples of the file size.
+    passes: u64,
+}
+
+/// P4's: fio with its random map, one pass (`loops = 1`).
+const P4_WORKLOAD: Workload = Workload {
+    order: Order::RandomMap,
+    passes: 1,
+};
+/// The lab's earlier workload, kept as extra rows.
+const EARLIER_WORKLOAD: Workload = Workload {
+    order: Order::Uniform,
+    passes: 4,
+};
+
+impl Workload {
+    fn name(self) -> &'static str {
+        match (self.order, self.passes) {
+            (Order::RandomMap, 1) => "fio_randommap_1x",
+            (Order::Uniform, 4) => "uniform_4x",
+            (Order::RandomMap, _) => "fio_randommap",
+            (Order::Uniform, _) => "uniform",
+        }
+    }
+
+    /// The application's page writes over a file of `file_pages` pages.
+    fn pages(self, file_pages: u64, seed: u64) -> Vec<u64> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        match self.order {
+            Order::Uniform => (0..self.passes * file_pages)
+                .map(|_| rng.gen_range(0..file_pages))
+                .collect(),
+            Order::RandomMap => (0..self.passes)
+                .flat_map(|_| {
+                    let mut pass: Vec<u64> = (0..file_pages).collect();
+                    pass.shuffle(&mut rng);
+                    pass
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Sizes of one run (paper scale, or scaled down by a common factor).
 #[derive(Clone, Copy, Debug)]
 struct Plan {
@@ -51,9 +131,8 @@ struct Plan {
     file_bytes: u64,
     caches_mb: [u64; 3],
     log_bytes: u64,
-    cmt_entries: u32,
-    /// Random application page writes, in multiples of the file size.
-    passes: u64,
+    /// DFTL's CMT in the earlier setup (46 KiB at 4 B per entry, scaled).
+    cmt_entries_preset: u32,
     /// Divisor applied to the paper's sizes.
     factor: u64,
 }
@@ -68,8 +147,7 @@ fn plan(scale: Scale) -> Plan {
         file_bytes: (256 << 20) / factor,
         caches_mb: [64 / factor, 128 / factor, 256 / factor],
         log_bytes: (48 << 20) / factor,
-        cmt_entries: 11_776 / factor as u32,
-        passes: 4,
+        cmt_entries_preset: 11_776 / factor as u32,
         factor,
     }
 }
@@ -77,53 +155,56 @@ fn plan(scale: Scale) -> Plan {
 /// One measured run.
 struct Run {
     scheme: FtlKind,
-    /// DFTL given only the log schemes' spare flash (see [`Variant`]).
-    lean: bool,
+    /// DFTL's setup (None: another scheme).
+    dftl: Option<DftlSetup>,
+    workload: Workload,
     cache_mb: u64,
     app_pages: u64,
+    cmt_entries: u64,
     stats: ssd::Stats,
     sim_seconds: f64,
     mapping_bytes: u64,
     page_bytes: u64,
 }
 
-/// How a page-mapped scheme (DFTL) is given its flash: the preset's (default), or P4's
-/// board's view (`lean`: its spare flash only the log schemes' log space, plus the blocks its
-/// GC and translation pages need, one GC pool; its CMT `cmt_entries`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Variant {
-    lean: bool,
-    cmt_entries: u32,
-}
-
-fn device(p: &Plan, scheme: FtlKind, v: Variant) -> Result<Ssd> {
+/// A run's device: the preset at the plan's size, the scheme, 48 MB (scaled) of log blocks;
+/// DFTL as `setup` says.
+fn device(p: &Plan, scheme: FtlKind, setup: DftlSetup) -> Result<Ssd> {
     let mut cfg = SsdConfig::preset(PRESET)?;
     cfg.ftl.scheme = scheme;
     cfg.ftl.gc_policy = GcPolicy::Greedy;
-    let block_bytes = cfg.geometry.pages_per_block as u64 * cfg.geometry.page_bytes as u64;
-    cfg.ftl.log_blocks = (p.log_bytes / block_bytes).max(2) as u32;
-    cfg.ftl.cmt_entries = v.cmt_entries;
-    if v.lean {
+    let (page_bytes, ppb) = (
+        cfg.geometry.page_bytes as u64,
+        cfg.geometry.pages_per_block as u64,
+    );
+    cfg.ftl.log_blocks = (p.log_bytes / (ppb * page_bytes)).max(2) as u32;
+    cfg.ftl.cmt_entries = p.cmt_entries_preset;
+    if scheme == FtlKind::Dftl && setup == DftlSetup::P4 {
+        let pages = p.device_bytes / page_bytes;
+        let m = ssd::ftl::memory::p4_table2(pages, ppb, cfg.ftl.log_blocks as u64);
+        cfg.ftl.cmt_entries = m.dftl_cmt_entries.min(u32::MAX as u64) as u32;
         cfg.ftl.gc_pool = ssd::GcPool::Device;
-        let logical_blocks = p.device_bytes.div_ceil(block_bytes);
         cfg = cfg.with_logical_capacity(p.device_bytes)?;
         let spare = cfg.ftl.log_blocks as u64 + cfg.spare_blocks_needed();
-        cfg.ftl.op = spare as f64 / logical_blocks as f64;
+        cfg.ftl.op = spare as f64 / pages.div_ceil(ppb) as f64;
     }
     let cfg = cfg.with_logical_capacity(p.device_bytes)?;
     Ok(Ssd::new(cfg)?)
 }
 
-fn run_one(p: &Plan, scheme: FtlKind, cache_mb: u64, seed: u64) -> Result<Run> {
-    let v = Variant {
-        lean: false,
-        cmt_entries: p.cmt_entries,
+fn run_variant(
+    p: &Plan,
+    scheme: FtlKind,
+    setup: DftlSetup,
+    wl: Workload,
+    cache_mb: u64,
+    seed: u64,
+) -> Result<Run> {
+    let ssd = device(p, scheme, setup)?;
+    let cmt_entries = match scheme {
+        FtlKind::Dftl => ssd.config().ftl.cmt_entries as u64,
+        _ => 0,
     };
-    run_variant(p, scheme, v, cache_mb, seed)
-}
-
-fn run_variant(p: &Plan, scheme: FtlKind, v: Variant, cache_mb: u64, seed: u64) -> Result<Run> {
-    let ssd = device(p, scheme, v)?;
     let target = Target {
         logical_pages: ssd.logical_pages(),
         page_bytes: ssd.page_bytes() as u32,
@@ -144,11 +225,10 @@ fn run_variant(p: &Plan, scheme: FtlKind, v: Variant, cache_mb: u64, seed: u64) 
     d.write_runs(&run)?;
     let (before, t0) = d.begin_measurement();
     let mut cache = PageCache::new(cache_mb * (1 << 20) / page_bytes, FLUSH_BATCH_PAGES);
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut out = Vec::new();
-    let app_pages = p.passes * file_pages;
-    for _ in 0..app_pages {
-        cache.write(rng.gen_range(0..file_pages), &mut out);
+    let app = wl.pages(file_pages, seed);
+    for &page in &app {
+        cache.write(page, &mut out);
         if !out.is_empty() {
             d.write_runs(&out)?;
             out.clear();
@@ -158,14 +238,28 @@ fn run_variant(p: &Plan, scheme: FtlKind, v: Variant, cache_mb: u64, seed: u64) 
     d.write_runs(&out)?;
     Ok(Run {
         scheme,
-        lean: v.lean,
+        dftl: (scheme == FtlKind::Dftl).then_some(setup),
+        workload: wl,
         cache_mb,
-        app_pages,
+        app_pages: app.len() as u64,
+        cmt_entries,
         stats: d.ssd().stats().since(&before),
         sim_seconds: (d.last_done().0 - t0.0) as f64 / 1e9,
         mapping_bytes: d.ssd().mapping_bytes(),
         page_bytes,
     })
+}
+
+/// A run's name in the tables: its scheme, and its variant where it is not P4's.
+fn run_label(r: &Run) -> String {
+    let mut label = match r.dftl {
+        Some(DftlSetup::PresetSpare) => "dftl, preset spare (extra)".to_string(),
+        _ => scheme_label(r.scheme).to_string(),
+    };
+    if r.workload != P4_WORKLOAD {
+        label = format!("{} [{}]", r.scheme.name(), r.workload.name());
+    }
+    label
 }
 
 fn scheme_label(k: FtlKind) -> &'static str {
@@ -183,10 +277,17 @@ fn scheme_label(k: FtlKind) -> &'static str {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IoaRow {
     pub scheme: String,
-    /// `log_space`: the extra DFTL row whose spare flash is only the log schemes' log space
-    /// (plus its GC's needs); absent: the preset's over-provisioning.
+    /// DFTL's spare flash: `log_space` (P4's: the log schemes' log space plus what its GC
+    /// needs) or `preset` (the preset's over-provisioning, the earlier default); absent for
+    /// the other schemes.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub spare: String,
+    /// The application's writes: `fio_randommap_1x` (P4's) or `uniform_4x` (the earlier model).
+    #[serde(default)]
+    pub workload: String,
+    /// DFTL's cached mapping entries (0 for the other schemes).
+    #[serde(default)]
+    pub cmt_entries: u64,
     pub host_cache_mb: u64,
     /// Application MB (10^6 bytes) per simulated second, sync included.
     pub throughput_mb_s: f64,
@@ -211,11 +312,13 @@ fn to_row(r: &Run) -> IoaRow {
     let app_mb = (r.app_pages * r.page_bytes) as f64 / 1e6;
     IoaRow {
         scheme: r.scheme.name().into(),
-        spare: if r.lean {
-            "log_space".into()
-        } else {
-            String::new()
+        spare: match r.dftl {
+            Some(DftlSetup::P4) => "log_space".into(),
+            Some(DftlSetup::PresetSpare) => "preset".into(),
+            None => String::new(),
         },
+        workload: r.workload.name().into(),
+        cmt_entries: r.cmt_entries,
         host_cache_mb: r.cache_mb,
         throughput_mb_s: if r.sim_seconds > 0.0 {
             app_mb / r.sim_seconds
@@ -252,10 +355,7 @@ fn tables(runs: &[Run], p: &Plan) -> Vec<Table> {
     for r in runs {
         let v = to_row(r);
         main.push(vec![
-            match r.lean {
-                true => "dftl, spare = log space (extra)".into(),
-                false => scheme_label(r.scheme).into(),
-            },
+            run_label(r),
             r.cache_mb.to_string(),
             fmt_f(v.throughput_mb_s, 2),
             v.merges_full.to_string(),
@@ -292,38 +392,41 @@ fn tables(runs: &[Run], p: &Plan) -> Vec<Table> {
     vec![main, paper, memory_table()]
 }
 
+/// P4 Table 2's capacities: our name, bytes, and the paper's label for the same row.
+const TABLE2_CAPACITIES: [(&str, u64, &str); 3] = [
+    ("4 GiB", 4 << 30, "4 GB"),
+    ("64 GiB", 64 << 30, "64 GB"),
+    ("16 TiB", 16 << 40, "16 TB"),
+];
+
+/// Mapping memory at `capacity_bytes` as P4's Table 2 counts it: 4 KiB pages, 256 pages per
+/// block, log space 1 % of the blocks ([`ssd::ftl::memory::p4_table2`] states the accounting).
+fn table2_ours(capacity_bytes: u64) -> ssd::ftl::memory::P4Memory {
+    let pages = capacity_bytes / 4096;
+    let logs = ssd::ftl::memory::log_blocks_of(pages, 256, 0.01);
+    ssd::ftl::memory::p4_table2(pages, 256, logs)
+}
+
 fn memory_table() -> Table {
     let mut t = Table::new(
-        "Mapping memory, 4 KiB pages, 256 pages/block, log space 1 % (ours: ssd::ftl::memory; paper: P4 Table 2)",
-        &["capacity", "page", "paper page", "ioa", "paper ioa", "bast", "paper bast", "dftl"],
+        "Mapping memory, 4 KiB pages, 256 pages/block, log space 1 % (ours: P4's accounting, ssd::ftl::memory::p4_table2; paper: P4 Table 2)",
+        &["capacity", "page", "paper page", "ioa", "paper ioa", "bast", "paper bast", "dftl CMT entries"],
     );
-    // Our capacities and the paper's label for the same row of its Table 2.
-    let capacities = [
-        ("4 GiB", 4u64 << 30, "4 GB"),
-        ("64 GiB", 64 << 30, "64 GB"),
-        ("16 TiB", 16 << 40, "16 TB"),
-    ];
-    for (name, cap, paper_cap) in capacities {
-        let est = ssd::ftl::memory::estimate(cap, 4096, 256, 0.01);
-        let get = |s: &str| {
-            est.iter()
-                .find(|r| r.0 == s)
-                .map(|r| human(r.1))
-                .unwrap_or_default()
-        };
+    for (name, cap, paper_cap) in TABLE2_CAPACITIES {
+        let m = table2_ours(cap);
         let paper = papers::p4().find(&[("capacity", json!(paper_cap))]);
         t.push(vec![
             name.into(),
-            get("page"),
+            human(m.page),
             papers::cell(paper, "page"),
-            get("ioa"),
+            human(m.ioa),
             papers::cell(paper, "ioa"),
-            get("bast"),
+            human(m.bast),
             papers::cell(paper, "bast"),
-            get("dftl"),
+            m.dftl_cmt_entries.to_string(),
         ]);
     }
-    t.define("page / ioa / bast / dftl = mapping-table RAM of each FTL scheme (analytic, no device simulated); paper = P4 Table 2");
+    t.define("page = 4 B per page; bast = 4 B per block (block map) + 4 B per log page (log space 1 % of the blocks); ioa = bast + 1 bit per page (division bitmap); dftl CMT entries = ioa's bytes at 4 B per entry (P4: DFTL used the new scheme's memory). Analytic, no device simulated; paper = P4 Table 2");
     t
 }
 
@@ -338,120 +441,134 @@ fn human(b: u64) -> String {
     }
 }
 
+/// The run of `scheme` at `cache` with DFTL's `setup` (ignored for other schemes) and `wl`.
+fn find(runs: &[Run], scheme: FtlKind, setup: DftlSetup, wl: Workload, cache: u64) -> Option<&Run> {
+    runs.iter().find(|r| {
+        r.scheme == scheme
+            && r.cache_mb == cache
+            && r.workload == wl
+            && r.dftl.is_none_or(|d| d == setup)
+    })
+}
+
+fn tput(r: &Run) -> f64 {
+    (r.app_pages * r.page_bytes) as f64 / r.sim_seconds.max(1e-9)
+}
+
 fn notes(runs: &[Run], p: &Plan) -> Vec<String> {
-    let get = |k: FtlKind, c: u64| {
-        runs.iter()
-            .find(|r| r.scheme == k && r.cache_mb == c && !r.lean)
-    };
     let mut n = vec![
         format!(
-            "scale: sizes are the paper's divided by {} (device, file, host caches, log space, DFTL's cached entries); {}x the file size of random page writes per run (P4 does not state its volume)",
-            p.factor, p.passes
+            "scale: sizes are the paper's divided by {} (device, file, host caches, log space); P4's workload: fio random writes with fio's random map (every page of the file once per pass, random order) for one pass (fio's loops = 1); rows with workload = uniform_4x use the earlier model (uniform with replacement, 4 passes)",
+            p.factor
         ),
         format!("host page cache: flusher writes back {FLUSH_BATCH_PAGES} dirty pages at a time in ascending order; contiguous pages merged into one request; queue depth {QUEUE_DEPTH}"),
-        "the whole device is written once sequentially before measuring (an aged drive), so page-mapping FTLs must garbage-collect as on P4's board".into(),
+        "the whole device is written once sequentially before measuring (an aged drive); the aging pass leaves its last log blocks full and open, and their merges (switch merges, one erase each: as many as there are log blocks) fall in the measured phase of the log schemes".into(),
         "simulated device: preset jasmine-openssd (8 dies, 256 pages/block, MLC timings); P4 ran on the real Jasmine board, so absolute MB/s differ; compare ratios".into(),
-        "IOA's bitmap merges (remaining pages copied in offset order into the log block) are counted as switch merges, as P4 counts them; BAST's sequential-prefix merges are partial merges".into(),
+        "merge kinds: P4's switch merge (\"copy only the remaining pages from the data block into the log block\") is our BAST partial merge as well as our switch merge, so Table 1's log-block switch count is judged against our switch + partial; IOA's bitmap merges are switch merges, as P4 counts them".into(),
     ];
-    n.extend(dftl_trend_notes(runs, p));
-    let c = p.caches_mb[1];
-    if let (Some(b), Some(i)) = (get(FtlKind::Bast, c), get(FtlKind::Ioa, c)) {
-        let tput = |r: &Run| (r.app_pages * r.page_bytes) as f64 / r.sim_seconds.max(1e-9);
-        n.push(format!(
-            "at {c} MB cache: ioa/bast throughput {:.2}x (paper ~1.3x), erases {:+.0} % (paper -38 %), full merges {} vs {} (paper 24 vs 995)",
-            tput(i) / tput(b),
-            100.0 * (i.stats.erases as f64 / b.stats.erases.max(1) as f64 - 1.0),
-            i.stats.merges_full,
-            b.stats.merges_full
-        ));
-    }
+    n.extend(switch_notes(runs, p));
     n
 }
 
-/// P4's DFTL trend (DFTL ~1.4x its scheme at 64 MB, equal at 128 MB, below at 256 MB) as
-/// this run measured it: DFTL with the preset's spare and with only the log space's.
-fn dftl_trend_notes(runs: &[Run], p: &Plan) -> Vec<String> {
-    let tput = |r: &Run| (r.app_pages * r.page_bytes) as f64 / r.sim_seconds.max(1e-9);
-    let find = |k: FtlKind, c: u64, lean: bool| {
-        runs.iter()
-            .find(|r| r.scheme == k && r.cache_mb == c && r.lean == lean)
-    };
+/// What each of P4's switches changes, as this run measured it (middle cache), and P4's DFTL
+/// trend.
+fn switch_notes(runs: &[Run], p: &Plan) -> Vec<String> {
+    let c = p.caches_mb[1];
     let mut n = Vec::new();
-    for (lean, what) in [
-        (false, "the preset's spare"),
-        (true, "only the log space as spare"),
-    ] {
-        let ratios: Vec<String> = p
-            .caches_mb
+    let merges = |r: &Run| {
+        format!(
+            "{} full / {} switch+partial, {} erases, {:.2} MB/s",
+            r.stats.merges_full,
+            r.stats.merges_switch + r.stats.merges_partial,
+            r.stats.erases,
+            tput(r) / 1e6
+        )
+    };
+    for k in [FtlKind::Bast, FtlKind::Ioa] {
+        let (a, b) = (
+            find(runs, k, DftlSetup::P4, P4_WORKLOAD, c),
+            find(runs, k, DftlSetup::P4, EARLIER_WORKLOAD, c),
+        );
+        if let (Some(a), Some(b)) = (a, b) {
+            n.push(format!(
+                "switch workload ({} at {c} MB): fio random map, 1 pass: {}; uniform, 4 passes: {}",
+                k.name(),
+                merges(a),
+                merges(b)
+            ));
+        }
+    }
+    let dftl = |setup: DftlSetup| -> Vec<String> {
+        p.caches_mb
             .iter()
             .filter_map(|&c| {
-                let (d, i) = (find(FtlKind::Dftl, c, lean)?, find(FtlKind::Ioa, c, false)?);
-                Some(format!("{c} MB {:.2}x", tput(d) / tput(i)))
+                let d = find(runs, FtlKind::Dftl, setup, P4_WORKLOAD, c)?;
+                let i = find(runs, FtlKind::Ioa, setup, P4_WORKLOAD, c)?;
+                Some(format!(
+                    "{c} MB: {:.2}x IOA ({:.2} MB/s, {} GC copies, {} erases, {} translation writes, CMT {} entries)",
+                    tput(d) / tput(i),
+                    tput(d) / 1e6,
+                    d.stats.gc_pages_copied,
+                    d.stats.erases,
+                    d.stats.translation_writes,
+                    d.cmt_entries
+                ))
             })
-            .collect();
-        let copied: Vec<String> = p
-            .caches_mb
-            .iter()
-            .filter_map(|&c| {
-                find(FtlKind::Dftl, c, lean).map(|d| d.stats.gc_pages_copied.to_string())
-            })
-            .collect();
-        n.push(format!(
-            "P4's DFTL trend (DFTL / ioa throughput; paper: \"{}\"): DFTL with {what}: {} (GC copies {})",
-            papers::cell(papers::p4().table("P4 trends").find(|r| papers::cell(Some(r), "claim").starts_with("dftl")), "claim"),
-            ratios.join(", "),
-            copied.join(" / ")
-        ));
-    }
-    let op = SsdConfig::preset(PRESET).map_or(0.0, |c| c.ftl.op);
-    if let Some(d) = find(FtlKind::Dftl, p.caches_mb[0], false) {
-        let s = &d.stats;
-        n.push(format!(
-            "why: DFTL pays little for its map here ({} translation reads, one flash read each, and {} translation writes, batched, per {} device page writes at the smallest cache: the write-back sweeps ascend over the whole file, so an LRU CMT smaller than the file misses on nearly every entry, and a miss costs a read, not a program); what P4's trend needs is GC: with the preset's {:.0} % spare (~{} MB against a {} MB random region) GC is almost free, with the log schemes' spare only it copies pages as on P4's board (P4 Table 1: {} full merges for DFTL)",
-            s.translation_reads,
-            s.translation_writes,
-            s.host_pages_written,
-            op * 100.0,
-            (p.device_bytes as f64 * op) as u64 >> 20,
-            p.file_bytes >> 20,
-            papers::cell(papers::p4().find(&[("scheme", json!("dftl"))]), "merges_full")
-        ));
-    }
+            .collect()
+    };
+    n.push(format!(
+        "switch DFTL setup: P4's (spare = the log space, CMT = the new scheme's memory): {}",
+        dftl(DftlSetup::P4).join("; ")
+    ));
+    n.push(format!(
+        "switch DFTL setup: the earlier one (the preset's 7 % spare, 46 KiB / 4 B CMT): {}",
+        dftl(DftlSetup::PresetSpare).join("; ")
+    ));
     n
+}
+
+/// Every run: P4's configuration for every scheme and cache, then the earlier variants as
+/// extra rows (DFTL with the preset's spare; BAST, IOA and DFTL under the earlier workload).
+fn plan_runs(p: &Plan) -> Vec<(FtlKind, DftlSetup, Workload, u64)> {
+    let mut v = Vec::new();
+    for &cache in &p.caches_mb {
+        for scheme in SCHEMES {
+            v.push((scheme, DftlSetup::P4, P4_WORKLOAD, cache));
+        }
+    }
+    for &cache in &p.caches_mb {
+        v.push((FtlKind::Dftl, DftlSetup::PresetSpare, P4_WORKLOAD, cache));
+    }
+    for &cache in &p.caches_mb {
+        for scheme in [FtlKind::Dftl, FtlKind::Bast, FtlKind::Ioa] {
+            v.push((scheme, DftlSetup::P4, EARLIER_WORKLOAD, cache));
+        }
+    }
+    v
 }
 
 pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let p = plan(opts.scale);
+    let planned = plan_runs(&p);
+    let steps = Steps::new(opts, planned.len());
     let mut runs = Vec::new();
-    let steps = Steps::new(opts, p.caches_mb.len() * (SCHEMES.len() + 1));
-    for &cache in &p.caches_mb {
-        for scheme in SCHEMES {
-            steps.step(format!(
-                "ioa-ftl: {} with a {cache} MB host cache",
-                scheme.name()
-            ));
-            let r = run_one(&p, scheme, cache, opts.seed)
-                .with_context(|| format!("{} at {cache} MB", scheme.name()))?;
-            runs.push(r);
-        }
-    }
-    // P4's trend probe (issue 14 §5): DFTL with only the log schemes' spare flash.
-    for &cache in &p.caches_mb {
-        steps.step(format!(
-            "ioa-ftl: dftl, spare = log space, {cache} MB host cache"
-        ));
-        let v = Variant {
-            lean: true,
-            cmt_entries: p.cmt_entries,
-        };
-        let r = run_variant(&p, FtlKind::Dftl, v, cache, opts.seed)
-            .with_context(|| format!("dftl (spare = log space) at {cache} MB"))?;
-        runs.push(r);
+    for (scheme, setup, wl, cache) in planned {
+        let what = format!(
+            "{} ({:?}, {}) at {cache} MB",
+            scheme.name(),
+            setup,
+            wl.name()
+        );
+        steps.step(format!("ioa-ftl: {what}"));
+        runs.push(run_variant(&p, scheme, setup, wl, cache, opts.seed).with_context(|| what)?);
     }
     let config = json!({
         "preset": PRESET, "device_bytes": p.device_bytes, "file_bytes": p.file_bytes,
-        "host_cache_mb": p.caches_mb, "log_bytes": p.log_bytes, "dftl_cmt_entries": p.cmt_entries,
-        "random_writes_file_multiples": p.passes, "flush_batch_pages": FLUSH_BATCH_PAGES, "queue_depth": QUEUE_DEPTH,
+        "host_cache_mb": p.caches_mb, "log_bytes": p.log_bytes,
+        "dftl_cmt_entries": runs.iter().find(|r| r.dftl == Some(DftlSetup::P4)).map_or(0, |r| r.cmt_entries),
+        "dftl_cmt_entries_preset_spare": p.cmt_entries_preset,
+        "random_writes_file_multiples": P4_WORKLOAD.passes, "workload": P4_WORKLOAD.name(),
+        "flush_batch_pages": FLUSH_BATCH_PAGES, "queue_depth": QUEUE_DEPTH,
     });
     let mut report = Report::new("ioa-ftl", opts, config);
     report.set_rows(&runs.iter().map(to_row).collect::<Vec<_>>());
@@ -468,32 +585,35 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
 mod tests {
     use super::*;
 
-    /// The DFTL probe of issue 14 §5 (not a check: prints DFTL vs BAST per variant).
     #[test]
-    #[ignore]
-    fn dftl_probe() {
+    fn the_random_map_writes_every_page_once_per_pass() {
+        let pages = P4_WORKLOAD.pages(1000, 7);
+        let mut sorted = pages.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..1000).collect::<Vec<u64>>());
+        assert_ne!(pages, sorted, "a random order");
+        // Uniform with replacement misses pages (about e^-4 of them over 4 passes).
+        let mut u = EARLIER_WORKLOAD.pages(1000, 7);
+        assert_eq!(u.len(), 4000);
+        u.sort_unstable();
+        u.dedup();
+        assert!(u.len() < 1000 && u.len() > 950, "{}", u.len());
+    }
+
+    #[test]
+    fn p4s_dftl_has_the_log_space_as_spare_and_the_new_schemes_memory_as_cmt() {
         let p = plan(Scale::Quick);
-        for (name, lean, cmt) in [
-            ("default", false, p.cmt_entries),
-            ("cmt 46K entries", false, 47_104 / p.factor as u32),
-            ("lean spare", true, p.cmt_entries),
-            ("lean + 46K", true, 47_104 / p.factor as u32),
-        ] {
-            for &cache in &p.caches_mb {
-                let v = Variant {
-                    lean,
-                    cmt_entries: cmt,
-                };
-                let d = to_row(&run_variant(&p, FtlKind::Dftl, v, cache, 1).unwrap());
-                let b = to_row(&run_one(&p, FtlKind::Bast, cache, 1).unwrap());
-                let i = to_row(&run_one(&p, FtlKind::Ioa, cache, 1).unwrap());
-                eprintln!(
-                    "{name:16} cache {cache:3}: dftl {:6.2} MB/s (copied {}, erases {}, tr.w {}, tr.r {}, waf {:.2}) bast {:6.2} ioa {:6.2}  dftl/bast {:.2}",
-                    d.throughput_mb_s, d.pages_copied, d.erases, d.translation_writes, d.translation_reads, d.waf,
-                    b.throughput_mb_s, i.throughput_mb_s, d.throughput_mb_s / b.throughput_mb_s
-                );
-            }
-        }
+        let d = device(&p, FtlKind::Dftl, DftlSetup::P4).unwrap();
+        let e = device(&p, FtlKind::Dftl, DftlSetup::PresetSpare).unwrap();
+        let (dc, ec) = (d.config(), e.config());
+        // 12 log blocks of 1 MiB, plus the GC reserve, open and translation blocks.
+        let spare = dc.spare_blocks();
+        assert!((12..12 + 16).contains(&spare), "{spare}");
+        assert!(ec.spare_blocks() > 4 * spare, "{}", ec.spare_blocks());
+        // IOA's memory on the 1 GiB device: 4 KiB block map + 12 KiB of log maps + 32 KiB of
+        // bitmap = 48 KiB, at 4 B per cached entry.
+        assert_eq!(dc.ftl.cmt_entries, 12_288);
+        assert_eq!(ec.ftl.cmt_entries, 2_944);
     }
 
     #[test]
