@@ -17,7 +17,8 @@
 //! measured writes, which both do), steadier than wall time on a loaded machine. Then, per
 //! case, flashlab with timing ON (`timing on/off`: its rate over the timing-off rate, medians)
 //! and `B/page`: flashlab's peak memory for the device per logical page (`sim`'s
-//! `bytes_per_logical_page`, of the last timing-off run).
+//! `bytes_per_logical_page`), from one timing-off run in a child process of its own (the
+//! bench's own peak would hide it).
 //!
 //! Run: `cargo bench -p lab --bench sim_vs_reference` (env: `SIM_REF_GIB`, comma-separated
 //! logical sizes, default `1,4,16`; `SIM_REF_OPS` default `0.07,0.28`; `SIM_REF_RUNS` runs of
@@ -287,7 +288,32 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// The child that measures memory: env `SIM_REF_MEMORY_OF` = `GIB,OP,VOLUME`.
+const MEMORY_CHILD: &str = "SIM_REF_MEMORY_OF";
+
+/// flashlab's bytes per logical page at `gib`, `op`, measured in a fresh process.
+fn bytes_per_page(gib: f64, op: f64, volume: f64) -> f64 {
+    let exe = std::env::current_exe().expect("the bench's own path");
+    let out = std::process::Command::new(exe)
+        .arg("--bench")
+        .env(MEMORY_CHILD, format!("{gib},{op},{volume}"))
+        .output()
+        .expect("the memory child runs");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(f64::NAN)
+}
+
 fn main() {
+    if let Ok(v) = std::env::var(MEMORY_CHILD) {
+        let x: Vec<f64> = v.split(',').map(|x| x.parse().expect("a number")).collect();
+        println!(
+            "{}",
+            run_flashlab(&config(x[0], x[1]), x[2], 1).bytes_per_page
+        );
+        return;
+    }
     let quick = !std::env::args().any(|a| a == "--bench");
     let (sizes, ops, runs, volume) = if quick {
         (vec![0.0625], vec![0.07], 1, 0.2)
@@ -302,7 +328,16 @@ fn main() {
     println!("uniform 4 KiB writes, timing off, mlc-sata-2010 geometry (flashlab: 8 dies; reference: 1), seed 1..{runs}, medians of {runs} alternated runs, measured volume {volume}x");
     println!(
         "{:>6} {:>5} {:>10} {:>10} {:>7} {:>9} {:>8} {:>8} {:>14} {:>7}",
-        "GiB", "OP", "ref M w/s", "fl M w/s", "ratio", "cpu ratio", "ref WAF", "fl WAF", "timing on/off", "B/page"
+        "GiB",
+        "OP",
+        "ref M w/s",
+        "fl M w/s",
+        "ratio",
+        "cpu ratio",
+        "ref WAF",
+        "fl WAF",
+        "timing on/off",
+        "B/page"
     );
     for &gib in &sizes {
         for &op in &ops {
@@ -316,10 +351,16 @@ fn main() {
                 f.push(run_flashlab(&cfg, volume, seed));
                 t.push(run_flashlab(&timed, volume, seed));
             }
-            let med = |v: &[Run], x: fn(&Run) -> f64| median(&mut v.iter().map(x).collect::<Vec<_>>());
-            let (rm, fm, tm) = (med(&r, |x| x.rate), med(&f, |x| x.rate), med(&t, |x| x.rate));
+            let med =
+                |v: &[Run], x: fn(&Run) -> f64| median(&mut v.iter().map(x).collect::<Vec<_>>());
+            let (rm, fm, tm) = (
+                med(&r, |x| x.rate),
+                med(&f, |x| x.rate),
+                med(&t, |x| x.rate),
+            );
             let cpu = med(&r, |x| x.cpu_s) / med(&f, |x| x.cpu_s);
             let (last_r, last_f) = (&r[runs - 1], &f[runs - 1]);
+            let bytes = bytes_per_page(gib, op, volume);
             println!(
                 "{gib:>6} {:>4.0}% {:>10.2} {:>10.2} {:>7.2} {cpu:>9.2} {:>8.3} {:>8.3} {:>14.2} {:>7.2}",
                 op * 100.0,
@@ -329,7 +370,7 @@ fn main() {
                 last_r.waf,
                 last_f.waf,
                 tm / fm,
-                last_f.bytes_per_page
+                bytes
             );
         }
     }

@@ -294,7 +294,10 @@ mod fast {
 
     /// `Some(decoded)` when the line is plain, else `None`.
     #[inline]
-    pub(super) fn decode(format: PageTraceFormat, line: &[u8]) -> Option<Result<Option<Run>, String>> {
+    pub(super) fn decode(
+        format: PageTraceFormat,
+        line: &[u8],
+    ) -> Option<Result<Option<Run>, String>> {
         match format {
             PageTraceFormat::Arc => arc(line),
             PageTraceFormat::Lirs => {
@@ -343,7 +346,11 @@ mod fast {
     /// A leading run of 1 to [`DIGITS_MAX`] ASCII digits and the bytes after it.
     #[inline]
     fn number(s: &[u8]) -> Option<(u64, &[u8])> {
-        let digits = s.iter().take(DIGITS_MAX + 1).take_while(|b| b.is_ascii_digit()).count();
+        let digits = s
+            .iter()
+            .take(DIGITS_MAX + 1)
+            .take_while(|b| b.is_ascii_digit())
+            .count();
         if digits == 0 || digits > DIGITS_MAX {
             return None;
         }

@@ -324,19 +324,26 @@ impl<P: VictimPolicy> PageFtl<P> {
             .invalidate_one(g, self.per_die.div(block), block);
     }
 
-    #[inline]
+    #[inline(always)]
     fn close_if_full(&mut self, flash: &Flash, slot: u16, die: u32, block: u32) {
         if flash.is_full(BlockId(block)) {
-            let g = &self.g;
-            self.blocks.set_open(g, slot, die, NIL);
-            self.state[block as usize] = BlockState::Closed;
-            let valid = self.victims.valid(block);
-            assert!(
-                valid <= g.ppb,
-                "closed block {block} holds {valid} valid pages"
-            );
-            self.victims.insert(g, die, block, valid);
+            self.close(slot, die, block);
         }
+    }
+
+    /// Close `slot`'s full open `block` on `die`: into the victim index with its valid pages.
+    #[cold]
+    #[inline(never)]
+    fn close(&mut self, slot: u16, die: u32, block: u32) {
+        let g = &self.g;
+        self.blocks.set_open(g, slot, die, NIL);
+        self.state[block as usize] = BlockState::Closed;
+        let valid = self.victims.valid(block);
+        assert!(
+            valid <= g.ppb,
+            "closed block {block} holds {valid} valid pages"
+        );
+        self.victims.insert(g, die, block, valid);
     }
 
     /// L2P and P2L are inverse, mapped pages are programmed, and each block's valid count is
@@ -509,9 +516,9 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
         };
         self.unmap(&g, lpn.0);
         let (ppn, done) = flash.program_next(block, data, now);
-        assert_eq!(
-            self.per_block.div(ppn.0 as u32),
-            block,
+        // The page is in the block (its offset from the block's first page is below ppb).
+        assert!(
+            (ppn.0 as u32).wrapping_sub(block * g.ppb) < g.ppb,
             "page {ppn:?} of block {block}"
         );
         self.map(lpn.0 as u32, ppn.0 as u32, block);
