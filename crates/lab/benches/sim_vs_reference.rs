@@ -12,7 +12,13 @@
 //! (sequential fill + 1x random), then `--write-volume` Nx measured. The reference gets the
 //! same physical and logical blocks, pages per block and volumes, and is timed on the same
 //! measured phase. Runs alternate (reference, flashlab, reference, ...) and the table gives
-//! medians of host writes per wall second and their ratio (flashlab / reference).
+//! medians of host writes per wall second and their ratio (flashlab / reference); `cpu ratio`
+//! is the ratio of the whole runs' CPU time (reference / flashlab: fill, preconditioning and
+//! measured writes, which both do), steadier than wall time on a loaded machine. Then, per
+//! case, flashlab with timing ON (`timing on/off`: its rate over the timing-off rate, medians)
+//! and `B/page`: flashlab's peak memory for the device per logical page (`sim`'s
+//! `bytes_per_logical_page`), from one timing-off run in a child process of its own (the
+//! bench's own peak would hide it).
 //!
 //! Run: `cargo bench -p lab --bench sim_vs_reference` (env: `SIM_REF_GIB`, comma-separated
 //! logical sizes, default `1,4,16`; `SIM_REF_OPS` default `0.07,0.28`; `SIM_REF_RUNS` runs of
@@ -190,9 +196,33 @@ fn config(gib: f64, op: f64) -> SsdConfig {
         .expect("capacity")
 }
 
-/// One flashlab run: (host writes per wall second of the measured phase, WAF).
+/// CPU seconds this thread has used.
+fn cpu_seconds() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec the call fills; the clock id is a constant.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// One run's figures.
+struct Run {
+    /// Host writes per wall second of the measured phase.
+    rate: f64,
+    waf: f64,
+    /// CPU seconds of the whole run (fill, preconditioning, measured writes).
+    cpu_s: f64,
+    /// flashlab only: peak memory for the device per logical page.
+    bytes_per_page: f64,
+}
+
+/// One flashlab run.
 #[inline(never)]
-fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> (f64, f64) {
+fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> Run {
+    let cpu0 = cpu_seconds();
     let opts = SimOptions {
         config: cfg.clone(),
         preset: Some("mlc-sata-2010".into()),
@@ -209,12 +239,18 @@ fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> (f64, f64) {
         stream_policy: policy::streams::LbaPolicySpec::None,
     };
     let r = lab::sim::run(&opts, &mut |_, _| {}).expect("flashlab sim");
-    (r.host_pages_per_wall_second, r.waf.unwrap_or(0.0))
+    Run {
+        rate: r.host_pages_per_wall_second,
+        waf: r.waf.unwrap_or(0.0),
+        cpu_s: cpu_seconds() - cpu0,
+        bytes_per_page: r.bytes_per_logical_page.unwrap_or(f64::NAN),
+    }
 }
 
 /// One reference run on the same geometry and volumes.
 #[inline(never)]
-fn run_reference(cfg: &SsdConfig, volume: f64, seed: u64) -> (f64, f64) {
+fn run_reference(cfg: &SsdConfig, volume: f64, seed: u64) -> Run {
+    let cpu0 = cpu_seconds();
     let ppb = cfg.geometry.pages_per_block;
     let mut sim = reference::Sim::new(cfg.total_blocks() as u32, cfg.logical_pages(), ppb, seed);
     let n = sim.logical_pages();
@@ -234,7 +270,12 @@ fn run_reference(cfg: &SsdConfig, volume: f64, seed: u64) -> (f64, f64) {
     }
     let secs = wall.elapsed().as_secs_f64();
     let waf = (sim.flash_writes - f0) as f64 / (sim.host_writes - h0) as f64;
-    (writes as f64 / secs, waf)
+    Run {
+        rate: writes as f64 / secs,
+        waf,
+        cpu_s: cpu_seconds() - cpu0,
+        bytes_per_page: f64::NAN,
+    }
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -247,7 +288,32 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// The child that measures memory: env `SIM_REF_MEMORY_OF` = `GIB,OP,VOLUME`.
+const MEMORY_CHILD: &str = "SIM_REF_MEMORY_OF";
+
+/// flashlab's bytes per logical page at `gib`, `op`, measured in a fresh process.
+fn bytes_per_page(gib: f64, op: f64, volume: f64) -> f64 {
+    let exe = std::env::current_exe().expect("the bench's own path");
+    let out = std::process::Command::new(exe)
+        .arg("--bench")
+        .env(MEMORY_CHILD, format!("{gib},{op},{volume}"))
+        .output()
+        .expect("the memory child runs");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(f64::NAN)
+}
+
 fn main() {
+    if let Ok(v) = std::env::var(MEMORY_CHILD) {
+        let x: Vec<f64> = v.split(',').map(|x| x.parse().expect("a number")).collect();
+        println!(
+            "{}",
+            run_flashlab(&config(x[0], x[1]), x[2], 1).bytes_per_page
+        );
+        return;
+    }
     let quick = !std::env::args().any(|a| a == "--bench");
     let (sizes, ops, runs, volume) = if quick {
         (vec![0.0625], vec![0.07], 1, 0.2)
@@ -261,30 +327,50 @@ fn main() {
     };
     println!("uniform 4 KiB writes, timing off, mlc-sata-2010 geometry (flashlab: 8 dies; reference: 1), seed 1..{runs}, medians of {runs} alternated runs, measured volume {volume}x");
     println!(
-        "{:>6} {:>5} {:>14} {:>14} {:>7} {:>9} {:>9}",
-        "GiB", "OP", "ref M w/s", "flashlab M w/s", "ratio", "ref WAF", "fl WAF"
+        "{:>6} {:>5} {:>10} {:>10} {:>7} {:>9} {:>8} {:>8} {:>14} {:>7}",
+        "GiB",
+        "OP",
+        "ref M w/s",
+        "fl M w/s",
+        "ratio",
+        "cpu ratio",
+        "ref WAF",
+        "fl WAF",
+        "timing on/off",
+        "B/page"
     );
     for &gib in &sizes {
         for &op in &ops {
             let cfg = config(gib, op);
-            let (mut r, mut f) = (Vec::new(), Vec::new());
-            let (mut rw, mut fw) = (0.0, 0.0);
+            let mut timed = cfg.clone();
+            timed.timing.enabled = true;
+            let (mut r, mut f, mut t) = (Vec::new(), Vec::new(), Vec::new());
             for i in 0..runs {
                 let seed = 1 + i as u64;
-                let (s, w) = run_reference(&cfg, volume, seed);
-                r.push(s);
-                rw = w;
-                let (s, w) = run_flashlab(&cfg, volume, seed);
-                f.push(s);
-                fw = w;
+                r.push(run_reference(&cfg, volume, seed));
+                f.push(run_flashlab(&cfg, volume, seed));
+                t.push(run_flashlab(&timed, volume, seed));
             }
-            let (rm, fm) = (median(&mut r), median(&mut f));
+            let med =
+                |v: &[Run], x: fn(&Run) -> f64| median(&mut v.iter().map(x).collect::<Vec<_>>());
+            let (rm, fm, tm) = (
+                med(&r, |x| x.rate),
+                med(&f, |x| x.rate),
+                med(&t, |x| x.rate),
+            );
+            let cpu = med(&r, |x| x.cpu_s) / med(&f, |x| x.cpu_s);
+            let (last_r, last_f) = (&r[runs - 1], &f[runs - 1]);
+            let bytes = bytes_per_page(gib, op, volume);
             println!(
-                "{gib:>6} {:>4.0}% {:>14.2} {:>14.2} {:>7.2} {rw:>9.3} {fw:>9.3}",
+                "{gib:>6} {:>4.0}% {:>10.2} {:>10.2} {:>7.2} {cpu:>9.2} {:>8.3} {:>8.3} {:>14.2} {:>7.2}",
                 op * 100.0,
                 rm / 1e6,
                 fm / 1e6,
-                fm / rm
+                fm / rm,
+                last_r.waf,
+                last_f.waf,
+                tm / fm,
+                bytes
             );
         }
     }

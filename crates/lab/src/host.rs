@@ -89,20 +89,42 @@ impl HostDriver {
         count_writes_only: bool,
         progress: &mut dyn FnMut(u64),
     ) -> Result<RunCount> {
+        self.run_ahead(&mut reqs.peekable(), limit, count_writes_only, progress)
+    }
+
+    /// [`HostDriver::run`] over a peekable stream: while one request is issued, the next
+    /// one's mapping is prefetched (see [`Ssd::prefetch_write`]). The requests issued, and
+    /// those pulled from the stream, are the same as without the look-ahead.
+    pub fn run_ahead<I: Iterator<Item = Result<Request, WorkloadError>>>(
+        &mut self,
+        reqs: &mut std::iter::Peekable<I>,
+        limit: Option<u64>,
+        count_writes_only: bool,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<RunCount> {
         let mut count = RunCount::default();
         let mut since_report = 0u32;
-        for r in reqs {
+        while let Some(r) = reqs.next() {
             let r = r?;
-            self.submit(&r)?;
             if !count_writes_only || r.op == OpKind::Write {
                 count.pages += r.pages as u64;
             }
+            let last = limit.is_some_and(|l| count.pages >= l);
+            // Look ahead only within the limit: a stream stopped there is not pulled further.
+            if !last {
+                if let Some(Ok(next)) = reqs.peek() {
+                    if next.op == OpKind::Write {
+                        self.port.ssd().prefetch_write(Lpn(next.lpn));
+                    }
+                }
+            }
+            self.submit(&r)?;
             since_report += 1;
             if since_report == 65_536 {
                 since_report = 0;
                 progress(count.pages);
             }
-            if limit.is_some_and(|l| count.pages >= l) {
+            if last {
                 count.limit_reached = true;
                 break;
             }

@@ -333,7 +333,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
 /// stops after the request that reaches its page count, and the next resumes the stream.
 fn run_sampled(
     d: &mut HostDriver,
-    mut reqs: impl Iterator<Item = Result<workload::Request, workload::WorkloadError>>,
+    reqs: impl Iterator<Item = Result<workload::Request, workload::WorkloadError>>,
     limit: Option<u64>,
     writes_only: bool,
     (before, t0): (ssd::Stats, SimTime),
@@ -345,12 +345,13 @@ fn run_sampled(
         None => (logical / 10).max(1),
     };
     let mut timeline = Vec::new();
+    let mut reqs = reqs.peekable();
     let mut done = 0u64;
     let mut prev_stats = before;
     let mut prev_latency = d.ssd().latency_ns().clone();
     let limit_reached = loop {
         let target = limit.map_or(done + every, |l| l.min(done + every));
-        let c = d.run(reqs.by_ref(), Some(target - done), writes_only, &mut |p| {
+        let c = d.run_ahead(&mut reqs, Some(target - done), writes_only, &mut |p| {
             progress("measure", done + p)
         })?;
         done += c.pages;
@@ -358,14 +359,20 @@ fn run_sampled(
         let interval = stats.since(&prev_stats);
         let total = stats.since(&before);
         let latency = d.ssd().latency_ns();
-        let mut lat = latency.clone();
-        let (mean, p99) = match lat.subtract(&prev_latency) {
-            Ok(()) if !lat.is_empty() => {
-                (lat.mean() / 1e3, lat.value_at_quantile(0.99) as f64 / 1e3)
-            }
-            _ => (0.0, 0.0),
+        // An untimed run records no latency: nothing to copy (a histogram is ~100 KiB).
+        let (mean, p99) = if latency.is_empty() {
+            (0.0, 0.0)
+        } else {
+            let mut lat = latency.clone();
+            let interval = match lat.subtract(&prev_latency) {
+                Ok(()) if !lat.is_empty() => {
+                    (lat.mean() / 1e3, lat.value_at_quantile(0.99) as f64 / 1e3)
+                }
+                _ => (0.0, 0.0),
+            };
+            prev_latency = latency.clone();
+            interval
         };
-        prev_latency = latency.clone();
         prev_stats = stats;
         timeline.push(TimelinePoint {
             host_pages_x_capacity: done as f64 / logical as f64,

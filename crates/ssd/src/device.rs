@@ -97,6 +97,16 @@ impl Ssd {
         self.ftl.verify(&self.flash)
     }
 
+    /// A hint that `lpn` will be written soon (a driver that knows its next request): the FTL
+    /// starts loading its mapping, so that write's cache miss overlaps the current one's
+    /// work. Changes no result; out-of-range pages are ignored.
+    #[inline]
+    pub fn prefetch_write(&self, lpn: Lpn) {
+        if lpn.0 < self.logical_pages() {
+            self.ftl.prefetch_write(lpn);
+        }
+    }
+
     /// Write `pages` pages from `lpn` with fresh tags. Returns the completion time.
     pub fn write(
         &mut self,

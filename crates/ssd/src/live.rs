@@ -26,17 +26,24 @@ impl LivePages {
             *w &= !(1 << (p % 64));
         }
     }
-    /// Clear bits `start..end`.
+    /// Clear bits `start..end`. A word already clear is left unwritten: erasing a block
+    /// whose bits were never set (every erase of a page-mapped device) dirties no memory, so
+    /// the table's untouched pages stay out of the process's resident memory.
     pub fn clear_range(&mut self, start: u64, end: u64) {
         let mut p = start;
         while p < end {
-            if p.is_multiple_of(64) && p + 64 <= end {
-                self.words[(p / 64) as usize] = 0;
-                p += 64;
+            let bit = p % 64;
+            let bits = (64 - bit).min(end - p);
+            let mask = if bits == 64 {
+                u64::MAX
             } else {
-                self.set(p, false);
-                p += 1;
+                ((1u64 << bits) - 1) << bit
+            };
+            let w = &mut self.words[(p / 64) as usize];
+            if *w & mask != 0 {
+                *w &= !mask;
             }
+            p += bits;
         }
     }
     pub fn count(&self) -> u64 {

@@ -223,10 +223,17 @@ impl PageRefs {
     /// Read lines until one yields references; `None` at the end.
     fn next_line(&mut self) -> Option<Result<PageRef, PageTraceError>> {
         let (format, page_bytes) = (self.format, self.page_bytes);
-        let parsed = self.lines.next_parsed(
-            "line is not UTF-8 text (is this the right file and format?)",
-            |text| decode_line(format, text, page_bytes),
-        )?;
+        let parsed = self.lines.next_decoded(|bytes| {
+            // The common well-formed line by bytes; anything else (comments, blanks, odd
+            // spacing, errors) through the text decoder, which words every error.
+            if let Some(run) = fast::decode(format, bytes) {
+                return run;
+            }
+            match std::str::from_utf8(bytes) {
+                Ok(text) => decode_line(format, text, page_bytes),
+                Err(_) => Err("line is not UTF-8 text (is this the right file and format?)".into()),
+            }
+        })?;
         match parsed {
             Ok(run) => {
                 self.run = Some(run);
@@ -273,6 +280,90 @@ impl Iterator for PageRefs {
             self.lines.stop();
         }
         r
+    }
+}
+
+/// Byte-level decoding of the plain, well-formed lines that make up nearly all of a text
+/// trace. [`fast::decode`] answers only where it is sure to agree with [`decode_line`] (digits
+/// only, one space or tab between fields, ASCII); `None` sends the line to `decode_line`.
+mod fast {
+    use super::{page_run, PageTraceFormat, Run};
+
+    /// Digits that always fit a `u64` (20 may not).
+    const DIGITS_MAX: usize = 19;
+
+    /// `Some(decoded)` when the line is plain, else `None`.
+    #[inline]
+    pub(super) fn decode(
+        format: PageTraceFormat,
+        line: &[u8],
+    ) -> Option<Result<Option<Run>, String>> {
+        match format {
+            PageTraceFormat::Arc => arc(line),
+            PageTraceFormat::Lirs => {
+                let (page, rest) = number(line)?;
+                line_end(rest).then(|| page_run(page, 1, false).map(Some))
+            }
+            PageTraceFormat::Text => {
+                let write = match line.first()? {
+                    b'R' | b'r' => false,
+                    b'W' | b'w' => true,
+                    _ => return None,
+                };
+                let (page, rest) = number(separated(&line[1..])?)?;
+                line_end(rest).then(|| page_run(page, 1, write).map(Some))
+            }
+            _ => None,
+        }
+    }
+
+    /// `start nblocks ...`: the first two fields; the rest is ignored but must be ASCII
+    /// (the text decoder wants the whole line UTF-8).
+    #[inline]
+    fn arc(line: &[u8]) -> Option<Result<Option<Run>, String>> {
+        let (start, rest) = number(line)?;
+        let (n, rest) = number(separated(rest)?)?;
+        match rest.first() {
+            None => {}
+            Some(b' ' | b'\t' | b'\r' | b'\n') if rest.is_ascii() => {}
+            Some(_) => return None,
+        }
+        if n == 0 {
+            return Some(Ok(None));
+        }
+        Some(page_run(start, n, false).map(Some))
+    }
+
+    /// The bytes after one space or tab.
+    #[inline]
+    fn separated(s: &[u8]) -> Option<&[u8]> {
+        match s.first()? {
+            b' ' | b'\t' => Some(&s[1..]),
+            _ => None,
+        }
+    }
+
+    /// A leading run of 1 to [`DIGITS_MAX`] ASCII digits and the bytes after it.
+    #[inline]
+    fn number(s: &[u8]) -> Option<(u64, &[u8])> {
+        let digits = s
+            .iter()
+            .take(DIGITS_MAX + 1)
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if digits == 0 || digits > DIGITS_MAX {
+            return None;
+        }
+        let value = s[..digits]
+            .iter()
+            .fold(0u64, |v, &d| v * 10 + (d - b'0') as u64);
+        Some((value, &s[digits..]))
+    }
+
+    /// Nothing, `\n` or `\r\n`.
+    #[inline]
+    fn line_end(s: &[u8]) -> bool {
+        matches!(s, [] | [b'\n'] | [b'\r', b'\n'])
     }
 }
 
@@ -476,6 +567,60 @@ mod tests {
         assert!(e.to_string().contains("byte 4 (2 of 4 bytes)"), "{e}");
         let e = decode_bytes(b"-3\n", PageTraceFormat::Lirs, 4096).unwrap_err();
         assert!(e.to_string().contains(":1:"), "{e}");
+    }
+
+    /// What the text decoder makes of a line, comparable.
+    fn slow(format: PageTraceFormat, line: &[u8]) -> Result<Option<(u64, u64, bool)>, String> {
+        let text = std::str::from_utf8(line).map_err(|_| "utf8".to_string())?;
+        decode_line(format, text, 4096).map(|r| r.map(|r| (r.next, r.left, r.write)))
+    }
+
+    proptest::proptest! {
+        /// Wherever the byte decoder answers, it agrees with the text decoder, errors included.
+        #[test]
+        fn the_byte_decoder_agrees_with_the_text_decoder(
+            line in proptest::collection::vec(proptest::sample::select(
+                b"0123456789 \t\r\n#*RWrwx+-\xc3\xa9".to_vec()), 0..24),
+            format in proptest::sample::select(vec![
+                PageTraceFormat::Arc, PageTraceFormat::Lirs, PageTraceFormat::Text]),
+        ) {
+            if let Some(fast) = fast::decode(format, &line) {
+                let fast = fast.map(|r| r.map(|r| (r.next, r.left, r.write)));
+                proptest::prop_assert_eq!(fast, slow(format, &line), "{:?}", String::from_utf8_lossy(&line));
+            }
+        }
+    }
+
+    #[test]
+    fn the_byte_decoder_takes_plain_lines_and_leaves_the_rest() {
+        use PageTraceFormat::{Arc, Lirs, Text};
+        let taken: [(PageTraceFormat, &[u8]); 7] = [
+            (Arc, b"12 3 0 7\n"),
+            (Arc, b"12\t3\r\n"),
+            (Arc, b"12 0 0 0\n"),
+            (Lirs, b"44\r\n"),
+            (Text, b"w 9\n"),
+            (Arc, b"18446744073709551 2 0 0\n"),
+            (Arc, b"1 5000000000 0 0\n"),
+        ];
+        for (format, line) in taken {
+            let fast = fast::decode(format, line).expect("a plain line");
+            let fast = fast.map(|r| r.map(|r| (r.next, r.left, r.write)));
+            assert_eq!(fast, slow(format, line), "{line:?}");
+        }
+        let left: [(PageTraceFormat, &[u8]); 8] = [
+            (Arc, b" 12 3\n"),
+            (Arc, b"12  3\n"),
+            (Arc, b"12 3x\n"),
+            (Arc, b"12 3 \xc3\xa9\n"),
+            (Arc, b"18446744073709551615 2\n"),
+            (Lirs, b"*\n"),
+            (Lirs, b"+4\n"),
+            (Text, b"R 5 \n"),
+        ];
+        for (format, line) in left {
+            assert!(fast::decode(format, line).is_none(), "{line:?}");
+        }
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! Numbered line reading shared by the text trace and log readers ([`crate::trace::Records`],
-//! [`crate::ycsb::LogReader`], [`crate::cache_trace::PageRefs`]): one line at a time into a
-//! reused buffer, counting lines from 1, stopping for good after the first error.
+//! [`crate::ycsb::LogReader`], [`crate::cache_trace::PageRefs`]): one line at a time, counting
+//! lines from 1, stopping for good after the first error.
+//!
+//! A line that lies whole in the stream's buffer is handed out in place (found with `memchr`,
+//! consumed on the next call): no copy and no allocation per line. Only a line that straddles
+//! the buffer's end, or the last line, is gathered into a reused buffer.
 
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
@@ -23,6 +27,8 @@ pub struct Lines {
     input: Box<dyn BufRead + Send>,
     line: u64,
     buf: Vec<u8>,
+    /// Bytes of the stream's buffer the last line occupies, consumed at the next read.
+    pending: usize,
     stopped: bool,
 }
 
@@ -33,6 +39,7 @@ impl Lines {
             input,
             line: 0,
             buf: Vec::with_capacity(256),
+            pending: 0,
             stopped: false,
         }
     }
@@ -49,6 +56,7 @@ impl Lines {
 
     /// The underlying stream (binary formats read records from it directly).
     pub fn input(&mut self) -> &mut (dyn BufRead + Send) {
+        self.input.consume(std::mem::take(&mut self.pending));
         &mut *self.input
     }
 
@@ -67,6 +75,45 @@ impl Lines {
         if self.stopped {
             return None;
         }
+        self.input.consume(std::mem::take(&mut self.pending));
+        match self.buffered_line() {
+            Ok(Some(n)) => {
+                self.line += 1;
+                self.pending = n;
+                // The same buffer again (nothing was consumed): no read happens.
+                match self.input.fill_buf() {
+                    Ok(b) if b.len() >= n => Some(Ok(&b[..n])),
+                    _ => unreachable!("a BufRead's buffer shrank without a consume"),
+                }
+            }
+            Ok(None) => self.gathered_line(),
+            Err(e) => {
+                self.stopped = true;
+                Some(Err(e))
+            }
+        }
+    }
+
+    /// The length of the next line if it lies whole (newline included, within the cap) in
+    /// the stream's buffer, else `None`.
+    #[inline]
+    fn buffered_line(&mut self) -> Result<Option<usize>, std::io::Error> {
+        loop {
+            match self.input.fill_buf() {
+                Ok(b) => {
+                    let n = memchr::memchr(b'\n', b).map(|i| i + 1);
+                    return Ok(n.filter(|&n| n <= LINE_BYTES_MAX));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The next line gathered into `buf` (it straddles the stream's buffer, is the last, or
+    /// is longer than the cap).
+    #[cold]
+    fn gathered_line(&mut self) -> Option<Result<&[u8], std::io::Error>> {
         self.buf.clear();
         let cap = LINE_BYTES_MAX as u64 + 1;
         match (&mut self.input).take(cap).read_until(b'\n', &mut self.buf) {
@@ -99,12 +146,21 @@ impl Lines {
         not_utf8: &str,
         mut parse: impl FnMut(&str) -> Result<Option<T>, String>,
     ) -> Option<Result<T, LineError>> {
+        self.next_decoded(|bytes| match std::str::from_utf8(bytes) {
+            Ok(text) => parse(text),
+            Err(_) => Err(not_utf8.to_string()),
+        })
+    }
+
+    /// [`Lines::next_parsed`] over the line's raw bytes (newline included): for decoders
+    /// that parse bytes and check UTF-8 only where they need text.
+    pub fn next_decoded<T>(
+        &mut self,
+        mut decode: impl FnMut(&[u8]) -> Result<Option<T>, String>,
+    ) -> Option<Result<T, LineError>> {
         loop {
             let parsed = match self.next_line()? {
-                Ok(bytes) => match std::str::from_utf8(bytes) {
-                    Ok(text) => parse(text),
-                    Err(_) => Err(not_utf8.to_string()),
-                },
+                Ok(bytes) => decode(bytes),
                 Err(e) => return Some(Err(LineError::Io(e))),
             };
             match parsed {

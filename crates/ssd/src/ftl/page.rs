@@ -234,12 +234,7 @@ impl<P: VictimPolicy> PageFtl<P> {
         // the valid ones.
         offs.resize(ppb, 0);
         lpns.resize(ppb, 0);
-        let mut valid = 0;
-        for (off, &lpn) in self.p2l[first..first + ppb].iter().enumerate() {
-            offs[valid] = off as u32;
-            lpns[valid] = lpn;
-            valid += (lpn != NIL) as usize;
-        }
+        let valid = gather_valid(&self.p2l[first..first + ppb], &mut offs, &mut lpns);
         // Per block, valid count vs map: the victim's count is its mapped pages.
         assert_eq!(
             self.victims.valid(victim),
@@ -329,19 +324,26 @@ impl<P: VictimPolicy> PageFtl<P> {
             .invalidate_one(g, self.per_die.div(block), block);
     }
 
-    #[inline]
+    #[inline(always)]
     fn close_if_full(&mut self, flash: &Flash, slot: u16, die: u32, block: u32) {
         if flash.is_full(BlockId(block)) {
-            let g = &self.g;
-            self.blocks.set_open(g, slot, die, NIL);
-            self.state[block as usize] = BlockState::Closed;
-            let valid = self.victims.valid(block);
-            assert!(
-                valid <= g.ppb,
-                "closed block {block} holds {valid} valid pages"
-            );
-            self.victims.insert(g, die, block, valid);
+            self.close(slot, die, block);
         }
+    }
+
+    /// Close `slot`'s full open `block` on `die`: into the victim index with its valid pages.
+    #[cold]
+    #[inline(never)]
+    fn close(&mut self, slot: u16, die: u32, block: u32) {
+        let g = &self.g;
+        self.blocks.set_open(g, slot, die, NIL);
+        self.state[block as usize] = BlockState::Closed;
+        let valid = self.victims.valid(block);
+        assert!(
+            valid <= g.ppb,
+            "closed block {block} holds {valid} valid pages"
+        );
+        self.victims.insert(g, die, block, valid);
     }
 
     /// L2P and P2L are inverse, mapped pages are programmed, and each block's valid count is
@@ -444,17 +446,37 @@ impl<P: VictimPolicy> PageFtl<P> {
     }
 }
 
-/// Ask the CPU to start loading `v[i]`'s cache line (GC updates the L2P entries of all of a
-/// victim's pages; issuing their misses together overlaps them).
+/// Branch-free: write every page's offset and logical page at the next free slot of `offs`
+/// and `lpns`, advancing only past valid ones. Returns the valid pages (now first in both).
 #[inline]
+fn gather_valid(p2l: &[u32], offs: &mut [u32], lpns: &mut [u32]) -> usize {
+    assert!(
+        offs.len() >= p2l.len() && lpns.len() >= p2l.len(),
+        "gather buffers shorter than a block"
+    );
+    let mut valid = 0;
+    for (off, &lpn) in p2l.iter().enumerate() {
+        // SAFETY: `valid <= off < p2l.len() <= offs.len(), lpns.len()` (asserted above).
+        unsafe {
+            *offs.get_unchecked_mut(valid) = off as u32;
+            *lpns.get_unchecked_mut(valid) = lpn;
+        }
+        valid += (lpn != NIL) as usize;
+    }
+    valid
+}
+
+/// Ask the CPU to start loading `v[i]`'s cache line (GC updates the L2P entries of all of a
+/// victim's pages; issuing their misses together overlaps them). An index past the end is
+/// harmless: the address is only a hint.
+#[inline(always)]
 fn prefetch(v: &[u32], i: usize) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: `i` is in bounds (checked below in debug builds); prefetching only hints the
-    // cache and never faults or changes memory.
+    // SAFETY: `wrapping_add` makes an address without dereferencing it, and a prefetch only
+    // hints the cache: it never faults, reads into the program or changes memory.
     unsafe {
-        assert!(i < v.len(), "prefetch of {i} beyond {}", v.len());
         std::arch::x86_64::_mm_prefetch(
-            v.as_ptr().add(i) as *const i8,
+            v.as_ptr().wrapping_add(i) as *const i8,
             std::arch::x86_64::_MM_HINT_T0,
         );
     }
@@ -494,9 +516,9 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
         };
         self.unmap(&g, lpn.0);
         let (ppn, done) = flash.program_next(block, data, now);
-        assert_eq!(
-            self.per_block.div(ppn.0 as u32),
-            block,
+        // The page is in the block (its offset from the block's first page is below ppb).
+        assert!(
+            (ppn.0 as u32).wrapping_sub(block * g.ppb) < g.ppb,
             "page {ppn:?} of block {block}"
         );
         self.map(lpn.0 as u32, ppn.0 as u32, block);
@@ -535,6 +557,11 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
         // Per block: victim-index record (prev, next, valid, flag: 16 B), state (1 B), owner (2 B).
         let blocks = self.state.len() as u64;
         (self.l2p.len() as u64 + self.p2l.len() as u64) * 4 + blocks * (16 + 1 + 2)
+    }
+
+    #[inline]
+    fn prefetch_write(&self, lpn: Lpn) {
+        prefetch(&self.l2p, lpn.0 as usize);
     }
 
     fn verify(&self, flash: &Flash) -> Result<(), InvariantError> {

@@ -31,4 +31,8 @@ pub(crate) trait Ftl: Send {
     fn mapping_bytes(&self, flash: &Flash) -> u64;
     /// Check every invariant of the scheme against the flash state.
     fn verify(&self, flash: &Flash) -> Result<(), InvariantError>;
+    /// A hint that `lpn` (in range) will be written soon: start loading what its write reads
+    /// first. Changes nothing a write does or returns.
+    #[inline]
+    fn prefetch_write(&self, _lpn: Lpn) {}
 }
