@@ -184,7 +184,15 @@ fn published_table(
 ) -> Table {
     let mut t = Table::new(
         format!("Published figures of {} beside ours", o.preset),
-        &["pattern", "KiB", "QD", "published", "ours", "ours/published", "source"],
+        &[
+            "pattern",
+            "KiB",
+            "QD",
+            "published",
+            "ours",
+            "ours/published",
+            "source",
+        ],
     );
     for p in published {
         let ours = Pattern::of_published(&p.what)

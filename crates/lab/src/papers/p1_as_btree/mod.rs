@@ -613,22 +613,3 @@ mod tests {
         }
     }
 }
-
-#[cfg(test)]
-mod probe_tmp {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn paper_f256_probe() {
-        let p = plan(Scale::Paper);
-        let opts = ReproduceOptions::default();
-        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-        for (tree, ms, cache) in [(TreeKind::InPlace, 0, 0), (TreeKind::As, 1, 0), (TreeKind::As, 32, 0), (TreeKind::Bftl, 0, 0)] {
-            let case = Case { tree, f: 256, ms, cache };
-            let dev = open_device(DeviceKind::Sim, &p, &opts, dir.path(), 0).unwrap();
-            let m = run_case(DeviceKind::Sim, case, &p, dev, 1).unwrap();
-            let r = to_row(&m, &p);
-            eprintln!("PROBE {:?} ms={ms}: insert {:.1} read {:.1} write {:.1} search {:.1} file {:.1} MB sectors {:.2}", tree, r.insert_seconds, r.insert_read_seconds, r.insert_write_seconds, r.search_seconds, r.file_bytes as f64/1e6, r.bftl_sectors_per_node);
-        }
-    }
-}
