@@ -6,9 +6,13 @@
 //! a file's holes would read without I/O); sequential and random reads run on it, then
 //! sequential writes; on a simulated SSD, `precondition_x` device-fulls of random 4 KiB writes
 //! then bring it to its random-write steady state (GC running) before the random writes are
-//! timed. QD1 is one I/O at a time (`BlockDevice::read`/`write`); QD N submits N I/Os at once
-//! and waits for all (`BlockDevice::submit`, io_uring on a file) — the I/O path the engine's
-//! scans use, so [`read_ceiling`] gives the batched scans their ceiling.
+//! timed. QD1 is one I/O at a time. QD N on a file submits N I/Os at once and waits for all
+//! (`BlockDevice::submit`, io_uring) — the I/O path the engine's scans use, so [`read_ceiling`]
+//! gives the batched scans their ceiling; on a simulated SSD it keeps N I/Os in flight through
+//! the host port's queue (each issued as one completes), as IOMeter keeps N outstanding.
+//! Beside the cells, the preset's `[[published]]` figures (a paper's or the maker's) are
+//! printed with our cell of the same pattern, size and depth (measured too if it is not one of
+//! the table's).
 //! Time is the device's clock: simulated seconds on a preset, wall seconds on a file.
 //! On a preset the SSD runs in tag mode (timing and FTL exactly as `SimDevice`'s: one request
 //! at the device's time, a batch all at one time; no payload bytes kept), so devices of the
@@ -58,6 +62,16 @@ impl Pattern {
             Pattern::SeqWrite => "seq_write",
             Pattern::RandRead => "rand_read",
             Pattern::RandWrite => "rand_write",
+        }
+    }
+    /// The pattern a preset's `[[published]]` row names ("random read", ...).
+    pub fn of_published(what: &str) -> Option<Pattern> {
+        match what {
+            "sequential read" => Some(Pattern::SeqRead),
+            "sequential write" => Some(Pattern::SeqWrite),
+            "random read" => Some(Pattern::RandRead),
+            "random write" => Some(Pattern::RandWrite),
+            _ => None,
         }
     }
     fn is_write(self) -> bool {
@@ -135,8 +149,70 @@ pub fn run(o: &BenchOptions) -> Result<Output> {
     let paper = paper_rows(o);
     report.paper = paper.clone();
     report.notes = notes(o);
-    let tables = tables(&rows, &paper, o);
+    let published = published(o)?;
+    report.paper.extend(published.iter().map(published_row));
+    let mut tables = tables(&rows, &paper, &published, o);
+    if !published.is_empty() {
+        tables.push(published_table(&rows, &published, o));
+    }
     Ok(Output { report, tables })
+}
+
+/// The preset's (or `--config`'s) `[[published]]` figures; none on a file.
+fn published(o: &BenchOptions) -> Result<Vec<ssd::config::PublishedFigure>> {
+    Ok(match o.device {
+        DeviceKind::Sim => sim_config(o)?.published,
+        _ => Vec::new(),
+    })
+}
+
+/// A published figure as a `paper` row of the JSON.
+fn published_row(p: &ssd::config::PublishedFigure) -> Row {
+    let mut r = Row::new();
+    r.insert("table".into(), json!("published (preset)"));
+    if let Value::Object(m) = json!(p) {
+        r.extend(m);
+    }
+    r
+}
+
+/// Each published figure beside our cell of the same pattern, size and depth.
+fn published_table(
+    rows: &[BenchRow],
+    published: &[ssd::config::PublishedFigure],
+    o: &BenchOptions,
+) -> Table {
+    let mut t = Table::new(
+        format!("Published figures of {} beside ours", o.preset),
+        &[
+            "pattern",
+            "KiB",
+            "QD",
+            "published",
+            "ours",
+            "ours/published",
+            "source",
+        ],
+    );
+    for p in published {
+        let ours = Pattern::of_published(&p.what)
+            .and_then(|pat| find(rows, pat, p.request_kib as u64, p.queue_depth));
+        let (want, got, unit) = match (p.mb_per_s, p.iops) {
+            (Some(mb), _) => (mb, ours.map(|r| r.mb_per_s), "MB/s"),
+            (None, iops) => (iops.unwrap_or(f64::NAN), ours.map(|r| r.iops), "IOPS"),
+        };
+        t.push(vec![
+            p.what.clone(),
+            p.request_kib.to_string(),
+            p.queue_depth.to_string(),
+            format!("{} {unit}", fmt_f(want, 0)),
+            got.map_or("not measured".into(), |g| format!("{} {unit}", fmt_f(g, 1))),
+            got.map_or(String::new(), |g| fmt_f(g / want, 2)),
+            p.source.clone(),
+        ]);
+    }
+    t.define("published = the preset's [[published]] rows (a paper's or the maker's figures, as its source says); ours = the cell of the same pattern, request size and queue depth measured here");
+    t
 }
 
 /// The paper's device figures for a preset calibrated to them (P1's Table 1, P3's times).
@@ -156,7 +232,11 @@ fn paper_rows(o: &BenchOptions) -> Vec<Row> {
 
 fn notes(o: &BenchOptions) -> Vec<String> {
     let mut n = vec![
-        "QD1: one I/O at a time; QD32: 32 I/Os submitted at once, all awaited (BlockDevice::submit; io_uring on a file), then the next 32".to_string(),
+        match o.device {
+            DeviceKind::Sim => "QD1: one I/O at a time; QD32: 32 I/Os kept in flight through the host port's queue (each issued as one completes, as IOMeter's outstanding I/Os)",
+            _ => "QD1: one I/O at a time; QD32: 32 I/Os submitted at once, all awaited (BlockDevice::submit; io_uring), then the next 32",
+        }
+        .to_string(),
         "P1 does not give IOMeter's queue depth; its 4-8 KiB random reads (149-192 MB/s, 26-42 us each) are beyond a 2010 SATA SSD at QD1, so P1's Table 1 is compared with our QD32".to_string(),
     ];
     match o.device {
@@ -201,7 +281,7 @@ pub fn measure(o: &BenchOptions) -> Result<(Vec<BenchRow>, Value)> {
 /// The device under test: a block device (a real file), or the simulated SSD in tag mode.
 enum Target {
     Dev(Box<dyn BlockDevice>),
-    /// The simulated SSD through its host port at depth 1 (one I/O or one batch at a time).
+    /// The simulated SSD through its host port (its queue depth set per cell).
     Sim(Box<ssd::HostPort>),
 }
 
@@ -371,6 +451,8 @@ struct Bencher<'a> {
     /// Next page of the sequential patterns (they continue where the last left off).
     cursor: u64,
     bufs: Vec<Vec<u8>>,
+    /// The preset's published figures: their cells are measured too.
+    published: Vec<ssd::config::PublishedFigure>,
 }
 
 impl<'a> Bencher<'a> {
@@ -381,11 +463,21 @@ impl<'a> Bencher<'a> {
     ) -> Result<Bencher<'a>> {
         let page_bytes = dev.page_bytes();
         let pages = dev.capacity_pages();
-        let max_io = (IO_KIB[IO_KIB.len() - 1] * 1024) as usize;
+        let published = published(o)?;
+        let max_io = IO_KIB
+            .into_iter()
+            .chain(published.iter().map(|p| p.request_kib as u64))
+            .max()
+            .expect("sizes") as usize
+            * 1024;
         if pages * (page_bytes as u64) < 4 * max_io as u64 {
             bail!("device of {pages} pages is too small to bench");
         }
-        let qd = *QUEUE_DEPTHS.iter().max().expect("depths") as usize;
+        let qd = QUEUE_DEPTHS
+            .into_iter()
+            .chain(published.iter().map(|p| p.queue_depth))
+            .max()
+            .expect("depths") as usize;
         let mut bufs = vec![vec![0u8; max_io]; qd];
         for (i, b) in bufs.iter_mut().enumerate() {
             b.iter_mut()
@@ -400,6 +492,7 @@ impl<'a> Bencher<'a> {
             pages,
             cursor: 0,
             bufs,
+            published,
         })
     }
 
@@ -433,13 +526,30 @@ impl<'a> Bencher<'a> {
         Ok(())
     }
 
-    /// Every (size, depth) cell of one pattern.
+    /// The (size KiB, depth) cells of `pattern`: every size of P1's Table 1 at every depth
+    /// of [`QUEUE_DEPTHS`], then those of the preset's published figures not among them.
+    /// Sizes that are not whole device pages (a 16 KiB-page preset) are not I/Os it can take.
+    fn cell_shapes(&self, pattern: Pattern) -> Vec<(u64, u32)> {
+        let mut v: Vec<(u64, u32)> = IO_KIB
+            .into_iter()
+            .flat_map(|k| QUEUE_DEPTHS.map(|qd| (k, qd)))
+            .collect();
+        for p in &self.published {
+            let shape = (p.request_kib as u64, p.queue_depth);
+            if Pattern::of_published(&p.what) == Some(pattern) && !v.contains(&shape) {
+                v.push(shape);
+            }
+        }
+        let page_bytes = self.page_bytes as u64;
+        v.retain(|(k, _)| k * 1024 >= page_bytes && (k * 1024).is_multiple_of(page_bytes));
+        v
+    }
+
+    /// Every cell of one pattern (see [`Bencher::cell_shapes`]).
     fn cells(&mut self, pattern: Pattern) -> Result<Vec<BenchRow>> {
         let mut rows = Vec::new();
-        // Sizes below the device's page (a 16 KiB-page preset) are not I/Os it can take.
-        let page_bytes = self.page_bytes as u64;
-        for kib in IO_KIB.into_iter().filter(|k| k * 1024 >= page_bytes) {
-            for qd in QUEUE_DEPTHS {
+        for (kib, qd) in self.cell_shapes(pattern) {
+            {
                 let io_pages = kib * 1024 / self.page_bytes as u64;
                 let ios = (self.o.cell_bytes / (kib * 1024)).max(64);
                 let ios = ios.div_ceil(qd as u64) * qd as u64;
@@ -454,13 +564,22 @@ impl<'a> Bencher<'a> {
         Ok(rows)
     }
 
-    /// `ios` I/Os of `io_pages` pages each, `qd` at a time; returns the seconds they took.
+    /// `ios` I/Os of `io_pages` pages each, `qd` in flight; returns the seconds they took.
+    /// On a file, `qd` at a time, all awaited before the next `qd`; on a simulated SSD, a
+    /// queue of `qd` kept full (each I/O issued as one completes), as IOMeter keeps its
+    /// outstanding I/Os.
     fn run_ios(&mut self, pattern: Pattern, io_pages: u64, qd: u32, ios: u64) -> Result<f64> {
         let (t0, wall) = (self.dev.now_ns(), Instant::now());
         let len = io_pages as usize * self.page_bytes;
+        if let Target::Sim(port) = &mut *self.dev {
+            port.begin_measurement_at_depth(qd);
+        }
         let mut left = ios;
         while left > 0 {
-            let n = left.min(qd as u64) as usize;
+            let n = match self.dev {
+                Target::Sim(_) => 1,
+                Target::Dev(_) => left.min(qd as u64) as usize,
+            };
             let at: Vec<u64> = (0..n).map(|_| self.next_page(pattern, io_pages)).collect();
             self.dev
                 .batch(pattern.is_write(), &at, len, &mut self.bufs)
@@ -514,15 +633,21 @@ fn bench_row(
     }
 }
 
-/// MB/s of P1's Table 1 for a pattern and size (the paper's figure, from papers/p1.toml).
-fn paper_mb(paper: &[Row], pattern: Pattern, kib: u64) -> Option<f64> {
-    paper
+/// The published MB/s of a pattern, size and depth, if the preset gives it.
+fn published_mb(
+    published: &[ssd::config::PublishedFigure],
+    pattern: Pattern,
+    kib: u64,
+    qd: u32,
+) -> Option<f64> {
+    published
         .iter()
-        .find(|r| {
-            r.get("pattern") == Some(&json!(pattern.name())) && r.get("io_kib") == Some(&json!(kib))
+        .find(|p| {
+            Pattern::of_published(&p.what) == Some(pattern)
+                && p.request_kib as u64 == kib
+                && p.queue_depth == qd
         })
-        .and_then(|r| r.get("mb_per_s"))
-        .and_then(Value::as_f64)
+        .and_then(|p| p.mb_per_s)
 }
 
 fn find(rows: &[BenchRow], pattern: Pattern, kib: u64, qd: u32) -> Option<&BenchRow> {
@@ -530,7 +655,12 @@ fn find(rows: &[BenchRow], pattern: Pattern, kib: u64, qd: u32) -> Option<&Bench
         .find(|r| r.pattern == pattern.name() && r.io_kib == kib && r.queue_depth == qd)
 }
 
-fn tables(rows: &[BenchRow], paper: &[Row], o: &BenchOptions) -> Vec<Table> {
+fn tables(
+    rows: &[BenchRow],
+    paper: &[Row],
+    published: &[ssd::config::PublishedFigure],
+    o: &BenchOptions,
+) -> Vec<Table> {
     let what = match o.device {
         DeviceKind::Sim => format!("simulated SSD, preset {} (simulated seconds)", o.preset),
         _ => format!(
@@ -541,22 +671,25 @@ fn tables(rows: &[BenchRow], paper: &[Row], o: &BenchOptions) -> Vec<Table> {
                 .display()
         ),
     };
-    let p1 = paper.iter().any(|r| r.get("io_kib").is_some());
     let mut out = Vec::new();
     for qd in QUEUE_DEPTHS {
-        let with_paper = p1 && qd == 32;
+        let with_paper = IO_KIB.into_iter().any(|k| {
+            Pattern::ALL
+                .into_iter()
+                .any(|p| published_mb(published, p, k, qd).is_some())
+        });
         let mut headers = vec!["I/O size"];
         for p in Pattern::ALL {
             headers.push(p.name());
             if with_paper {
-                headers.push("P1");
+                headers.push("pub");
             }
         }
         let mut mb = Table::new(
             format!(
                 "MB/s at QD{qd}, as P1's Table 1{}",
                 if with_paper {
-                    " (P1 = the paper's figure, IOMeter)"
+                    " (pub = the preset's published figure)"
                 } else {
                     ""
                 }
@@ -579,7 +712,8 @@ fn tables(rows: &[BenchRow], paper: &[Row], o: &BenchOptions) -> Vec<Table> {
                 cells.push(r.map_or(String::new(), |r| fmt_f(r.mb_per_s, 1)));
                 icells.push(r.map_or(String::new(), |r| fmt_f(r.iops, 0)));
                 if with_paper {
-                    cells.push(paper_mb(paper, p, kib).map_or(String::new(), |v| fmt_f(v, 0)));
+                    let v = published_mb(published, p, kib, qd);
+                    cells.push(v.map_or(String::new(), |v| fmt_f(v, 0)));
                 }
             }
             mb.push(cells);
@@ -612,15 +746,20 @@ fn tables(rows: &[BenchRow], paper: &[Row], o: &BenchOptions) -> Vec<Table> {
     out
 }
 
-/// Each P1 Table 1 cell against our QD32 cell: (pattern, KiB, ours, P1, ours/P1 − 1).
-pub fn p1_deviation(rows: &[BenchRow]) -> Vec<(Pattern, u64, f64, f64, f64)> {
-    let paper: Vec<Row> = papers::p1().table("P1 Table 1").cloned().collect();
+/// Each published MB/s figure against our cell of the same shape:
+/// (pattern, KiB, queue depth, ours, published, ours/published − 1).
+pub fn published_deviation(
+    rows: &[BenchRow],
+    published: &[ssd::config::PublishedFigure],
+) -> Vec<(Pattern, u64, u32, f64, f64, f64)> {
     let mut out = Vec::new();
-    for p in Pattern::ALL {
-        for kib in IO_KIB {
-            if let (Some(r), Some(want)) = (find(rows, p, kib, 32), paper_mb(&paper, p, kib)) {
-                out.push((p, kib, r.mb_per_s, want, r.mb_per_s / want - 1.0));
-            }
+    for p in published {
+        let (Some(pat), Some(want)) = (Pattern::of_published(&p.what), p.mb_per_s) else {
+            continue;
+        };
+        let (kib, qd) = (p.request_kib as u64, p.queue_depth);
+        if let Some(r) = find(rows, pat, kib, qd) {
+            out.push((pat, kib, qd, r.mb_per_s, want, r.mb_per_s / want - 1.0));
         }
     }
     out
@@ -751,9 +890,11 @@ mod tests {
             ..BenchOptions::default()
         };
         let (rows, _) = measure(&o).unwrap();
-        let cells = p1_deviation(&rows);
+        let published = published(&o).unwrap();
+        let cells = published_deviation(&rows, &published);
         assert_eq!(cells.len(), 16, "every cell of P1's Table 1 is compared");
-        for (p, kib, ours, p1, dev) in cells {
+        for (p, kib, qd, ours, p1, dev) in cells {
+            assert_eq!(qd, 32, "P1's Table 1 is compared at QD32");
             if p == Pattern::RandWrite && kib >= 16 {
                 assert!(ours < p1, "{} {kib} KiB: {ours:.1} vs P1 {p1}", p.name());
                 continue;

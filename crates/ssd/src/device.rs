@@ -1,7 +1,7 @@
 //! `Ssd`: the device as the host sees it — multi-page requests striped over the FTL and flash,
 //! TRIM, per-request latency, and data read back exactly as last written.
 
-use crate::config::SsdConfig;
+use crate::config::{Aging, SsdConfig};
 use crate::error::{ConfigError, InvariantError, SsdError};
 use crate::flash::{Flash, TAG_EMPTY};
 use crate::ftl::{self, Ftl, HostWrite};
@@ -42,13 +42,15 @@ pub struct Ssd {
 }
 
 impl Ssd {
+    /// A drive of `cfg`: fresh, or aged by `cfg.aging` (see [`crate::config::Aging`]).
     pub fn new(cfg: SsdConfig) -> Result<Ssd, ConfigError> {
         cfg.validate()?;
         let flash = Flash::new(&cfg);
         let ftl = ftl::build(&cfg, &flash);
         let words = ftl.logical_pages().div_ceil(64) as usize;
         let streams = cfg.ftl.streams as usize;
-        Ok(Ssd {
+        let aging = cfg.aging;
+        let mut ssd = Ssd {
             flash,
             logical_pages: ftl.logical_pages(),
             ftl,
@@ -59,7 +61,40 @@ impl Ssd {
             host_pages_by_stream: vec![0; streams],
             iface: HostInterface::new(&cfg.timing),
             cfg,
-        })
+        };
+        if !aging.is_fresh() {
+            ssd.age(aging).map_err(|e| ConfigError::Invalid {
+                field: "aging",
+                value: e.to_string(),
+                reason:
+                    "the FTL refused the aging writes; lower aging.random_writes_x or raise ftl.op",
+            })?;
+        }
+        Ok(ssd)
+    }
+
+    /// Run `aging`'s writes (stream 0, untimed for the host: no latency recorded), then let
+    /// the flash fall idle with its counters cleared.
+    fn age(&mut self, aging: Aging) -> Result<(), SsdError> {
+        let n = self.logical_pages;
+        let random = (aging.random_writes_x * n as f64) as u64;
+        let fill = (0..n).take(if aging.fill { n as usize } else { 0 });
+        // splitmix64 from the seed: uniform pages without an RNG dependency in this crate.
+        let mut x = aging.seed;
+        let uniform = std::iter::repeat_with(move || {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        });
+        for lpn in fill.chain(uniform.take(random as usize).map(|z| z % n)) {
+            let tag = self.next_tag;
+            self.next_tag += 1;
+            self.write_page(Lpn(lpn), StreamId(0), PageWrite::tag(tag), SimTime::ZERO)?;
+        }
+        self.flash.settle();
+        Ok(())
     }
 
     pub fn config(&self) -> &SsdConfig {

@@ -109,6 +109,9 @@ pub struct Flash {
     t_prog_ns: u64,
     t_erase_ns: u64,
     xfer_ns: u64,
+    /// `timing.reads_suspend_programs`: reads keep their own per-die timeline
+    /// (`die_read_free_ns`) and push a running program or erase back instead of waiting for it.
+    reads_suspend: bool,
     write_pointer: Vec<u32>,
     erase_count: Vec<u32>,
     /// A tag per page (empty with `data = "none"`).
@@ -118,6 +121,8 @@ pub struct Flash {
     skipped: Option<LivePages>,
     payloads: Option<Vec<Option<Box<[u8]>>>>,
     die_free_ns: Vec<u64>,
+    /// When each die's last read ends (used only with `reads_suspend`).
+    die_read_free_ns: Vec<u64>,
     channel_free_ns: Vec<u64>,
     /// The SSD layer's counters; FTLs add merges, copies and translation I/O here.
     pub(crate) stats: Stats,
@@ -136,6 +141,7 @@ impl Flash {
             t_prog_ns: cfg.timing.t_prog_ns,
             t_erase_ns: cfg.timing.t_erase_ns,
             xfer_ns,
+            reads_suspend: cfg.timing.reads_suspend_programs,
             write_pointer: vec![0; blocks],
             erase_count: vec![0; blocks],
             tags: match cfg.ftl.data {
@@ -145,6 +151,7 @@ impl Flash {
             skipped: (cfg.ftl.data == DataMode::None).then(|| LivePages::new(pages as u64)),
             payloads: (cfg.ftl.data == DataMode::Payloads).then(|| vec![None; pages]),
             die_free_ns: vec![0; cfg.dies() as usize],
+            die_read_free_ns: vec![0; cfg.dies() as usize],
             channel_free_ns: vec![0; g.channels as usize],
             stats: Stats::default(),
         }
@@ -304,8 +311,35 @@ impl Flash {
             return now;
         }
         let die = self.die_of(self.block_of(ppn));
-        let end = self.occupy_die(die, now, self.t_read_ns);
+        let end = match self.reads_suspend {
+            true => self.sense_suspending(die, now),
+            false => self.occupy_die(die, now, self.t_read_ns),
+        };
         self.occupy_channel(die, end)
+    }
+
+    /// A host read's sense on `die` that suspends the program or erase running there: it
+    /// starts after the die's earlier reads only; the die's other work ends `t_read_ns` later.
+    fn sense_suspending(&mut self, die: DieId, now: SimTime) -> SimTime {
+        let d = die.0 as usize;
+        let start = now.0.max(self.die_read_free_ns[d]);
+        let end = start.saturating_add(self.t_read_ns);
+        self.die_read_free_ns[d] = end;
+        let busy = &mut self.die_free_ns[d];
+        *busy = match *busy > start {
+            true => busy.saturating_add(self.t_read_ns),
+            false => end,
+        };
+        SimTime(end)
+    }
+
+    /// The flash falls idle and its counters start again: every die and channel free at time
+    /// zero, [`Stats`] cleared; what the pages hold is kept (the end of `[aging]`).
+    pub(crate) fn settle(&mut self) {
+        self.die_free_ns.fill(0);
+        self.die_read_free_ns.fill(0);
+        self.channel_free_ns.fill(0);
+        self.stats = Stats::default();
     }
 
     /// Copy a valid page to a free page (GC or merge): read, then program, moving its data.

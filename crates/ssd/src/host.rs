@@ -97,6 +97,13 @@ impl HostPort {
         (self.ssd.stats(), self.last_done)
     }
 
+    /// Start a measured phase at `queue_depth` slots (at least 1) from now on.
+    pub fn begin_measurement_at_depth(&mut self, queue_depth: u32) -> (Stats, SimTime) {
+        assert!(queue_depth >= 1, "a host queue has at least one slot");
+        self.queue_depth = queue_depth;
+        self.begin_measurement()
+    }
+
     /// Issue one command through the queue; `arrival_ns` is its trace time (used only when
     /// replaying arrivals). Returns its completion time.
     #[inline]

@@ -129,3 +129,160 @@ fn queue_depth_buys_random_read_throughput() {
     let (qd1, qd8) = (run(1), run(8));
     assert!(qd8 > 3.0 * qd1, "QD8 {qd8:.0} IOPS vs QD1 {qd1:.0} IOPS");
 }
+
+// --- The drive behaviours P1's effect rests on: a bounded write cache that destages at the
+// flash's pace, a drive aged to steady state, reads queued behind programs on their die.
+
+use ssd::config::Aging;
+use ssd::host::{Command, HostPort};
+
+/// A small drive (4 dies, 64 blocks of 32 pages each) aged by one fill and `x` device-fulls of
+/// random writes.
+fn aged(x: f64, cache_pages: u32) -> SsdConfig {
+    let mut c = SsdConfig::preset("mlc-sata-2010").unwrap();
+    (c.geometry.channels, c.geometry.dies_per_channel) = (2, 2);
+    (c.geometry.blocks_per_plane, c.geometry.pages_per_block) = (64, 32);
+    c.ftl.op = 0.15;
+    c.timing.write_cache_pages = cache_pages;
+    c.aging = Aging {
+        fill: x >= 0.0,
+        random_writes_x: x.max(0.0),
+        seed: 7,
+    };
+    c
+}
+
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+/// Random one-page writes per simulated second over `ios` writes at queue depth `qd`.
+fn random_write_iops(cfg: SsdConfig, qd: u32, ios: u64) -> f64 {
+    let mut port = HostPort::new(Ssd::new(cfg).unwrap(), qd);
+    let n = port.ssd().logical_pages();
+    let (_, t0) = port.begin_measurement();
+    let mut x = 4242u64;
+    for _ in 0..ios {
+        let lpn = Lpn(xorshift(&mut x) % n);
+        let w = Command::Write {
+            lpn,
+            pages: 1,
+            stream: StreamId(0),
+        };
+        port.submit(w, None).unwrap();
+    }
+    ios as f64 / ((port.last_done().0 - t0.0) as f64 / 1e9)
+}
+
+#[test]
+fn a_full_write_cache_destages_at_the_flash_pace() {
+    // With C cache pages, a QD1 stream keeps C pages programming at once, as a host queue of C
+    // would without the cache: the sustained rate is the flash's destage rate (GC included),
+    // not the cache's (which acknowledges at once here: the preset has no host link).
+    let ios = 20_000;
+    let cached_qd1 = random_write_iops(aged(2.0, 16), 1, ios);
+    let uncached_qd16 = random_write_iops(aged(2.0, 0), 16, ios);
+    let uncached_qd1 = random_write_iops(aged(2.0, 0), 1, ios);
+    let ratio = cached_qd1 / uncached_qd16;
+    assert!(
+        (0.95..=1.05).contains(&ratio),
+        "QD1 with a 16-page cache {cached_qd1:.0} IOPS vs QD16 without {uncached_qd16:.0} IOPS"
+    );
+    assert!(
+        cached_qd1 > 2.0 * uncached_qd1,
+        "the cache overlaps programs: {cached_qd1:.0} vs {uncached_qd1:.0} IOPS"
+    );
+}
+
+#[test]
+fn aging_brings_the_drive_to_gc_steady_state_before_the_first_host_write() {
+    let fresh = aged(-1.0, 0);
+    assert!(fresh.aging.is_fresh());
+    let mut ssd = Ssd::new(aged(2.0, 0)).unwrap();
+    assert_eq!(ssd.stats().host_pages_written, 0, "aging is not counted");
+    assert_eq!(ssd.stats().erases, 0);
+    let n = ssd.logical_pages();
+    let mut x = 99u64;
+    for _ in 0..n / 4 {
+        ssd.write(Lpn(xorshift(&mut x) % n), 1, StreamId(0), SimTime::ZERO)
+            .unwrap();
+    }
+    let s = ssd.stats();
+    let copies_per_write = s.gc_pages_copied as f64 / s.host_pages_written as f64;
+    assert!(
+        copies_per_write > 1.0,
+        "aged: {copies_per_write:.2} copies per write"
+    );
+    let fresh_rate = random_write_iops(fresh, 4, 5_000);
+    let aged_rate = random_write_iops(aged(2.0, 0), 4, 5_000);
+    assert!(
+        aged_rate < 0.6 * fresh_rate,
+        "aged {aged_rate:.0} IOPS vs fresh {fresh_rate:.0} IOPS"
+    );
+}
+
+/// GC copies per host write of repeated passes over the first half of an aged drive: in place
+/// at random, or as a log (each pass trims the half, then writes it in order).
+fn half_drive_copies_per_write(log: bool) -> f64 {
+    let mut ssd = Ssd::new(aged(2.0, 0)).unwrap();
+    let half = ssd.logical_pages() / 2;
+    let mut x = 5u64;
+    let mut pass = |ssd: &mut Ssd| {
+        if log {
+            ssd.trim(Lpn(0), half as u32, SimTime::ZERO).unwrap();
+        }
+        for i in 0..half {
+            let lpn = if log { i } else { xorshift(&mut x) % half };
+            ssd.write(Lpn(lpn), 1, StreamId(0), SimTime::ZERO).unwrap();
+        }
+    };
+    (0..3).for_each(|_| pass(&mut ssd)); // past the aging's own layout
+    let before = ssd.stats();
+    (0..3).for_each(|_| pass(&mut ssd));
+    let s = ssd.stats();
+    (s.gc_pages_copied - before.gc_pages_copied) as f64
+        / (s.host_pages_written - before.host_pages_written) as f64
+}
+
+#[test]
+fn on_an_aged_drive_random_overwrites_pay_gc_and_a_trimmed_log_does_not() {
+    let in_place = half_drive_copies_per_write(false);
+    let log = half_drive_copies_per_write(true);
+    assert!(
+        log < 0.05,
+        "a trimmed sequential log copies {log:.3} pages per write"
+    );
+    assert!(
+        in_place > 0.3,
+        "random overwrites of half an aged drive copy {in_place:.3} pages per write"
+    );
+}
+
+#[test]
+fn a_read_queues_behind_a_program_unless_reads_suspend_programs() {
+    let behind = |suspend: bool| {
+        let mut c = cfg();
+        c.timing.reads_suspend_programs = suspend;
+        let (x, tp, tr) = (xfer_ns(&c), c.timing.t_prog_ns, c.timing.t_read_ns);
+        let dies = c.dies();
+        let mut ssd = Ssd::new(c).unwrap();
+        ssd.write(Lpn(0), dies, StreamId(0), SimTime::ZERO).unwrap();
+        let t = SimTime(100_000_000);
+        // Page `dies` lands on die 0 again: die 0 programs while lpn 0 (on die 0) is read.
+        let programmed = ssd.write(Lpn(dies as u64), 1, StreamId(0), t).unwrap();
+        let read = ssd.read(Lpn(0), 1, t).unwrap().0 - t.0;
+        (read, programmed.0 - t.0, x, tp, tr)
+    };
+    let (queued, _, x, tp, tr) = behind(false);
+    assert_eq!(
+        queued,
+        x + tp + tr + x,
+        "transfer in, program, sense, transfer out"
+    );
+    let (suspended, _, ..) = behind(true);
+    // The sense starts at once; its transfer waits for the channel (busy with the write's data).
+    assert_eq!(suspended, tr.max(x) + x, "the read suspends the program");
+}

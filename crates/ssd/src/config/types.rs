@@ -17,6 +17,10 @@ pub struct SsdConfig {
     /// the simulator ignores them, `bench device` prints them beside its measurements.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<PublishedFigure>,
+    /// The drive's state when it is made: fresh (the default, every block erased) or aged to
+    /// a steady state by writes before first use (`[aging]`).
+    #[serde(default, skip_serializing_if = "Aging::is_fresh")]
+    pub aging: Aging,
     /// The CMT size and logical pages the config was loaded with (see `FtlConfig::cmt_entries`).
     #[serde(skip)]
     pub(crate) loaded: Loaded,
@@ -37,6 +41,30 @@ pub struct PublishedFigure {
     pub iops: Option<f64>,
     /// Where the figure comes from (a paper's table, a datasheet), with enough to find it.
     pub source: String,
+}
+
+/// Writes the drive has seen before it is handed to the host (MQSim's preconditioning): every
+/// logical page once in order (`fill`), then `random_writes_x` device-fulls of uniformly random
+/// one-page writes (seeded by `seed`), so GC runs at its steady state from the first host
+/// write. Aging takes no host time: the flash is idle (every die and channel free) when the
+/// device is handed over, and its counters start from zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Aging {
+    #[serde(default)]
+    pub fill: bool,
+    /// Device-fulls of random one-page writes after the fill, from 0 to 16.
+    #[serde(default)]
+    pub random_writes_x: f64,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+impl Aging {
+    /// A drive as it leaves the factory: no writes before use.
+    pub fn is_fresh(&self) -> bool {
+        !self.fill && self.random_writes_x == 0.0
+    }
 }
 
 /// What a config held when it was parsed; not part of its value (equal configs may differ here).
@@ -91,6 +119,16 @@ pub struct Timing {
     /// cache (a page's slot frees when its program ends); 0 (the default): when programmed.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub write_cache_pages: u32,
+    /// A read may suspend the program or erase running on its die (NAND program/erase
+    /// suspend): it starts once the die's earlier reads are done, and the suspended operation
+    /// ends later by the read's time. Off (the default): a read queues behind every program and
+    /// erase already on its die — reads interleaved with writes wait for them.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reads_suspend_programs: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn is_zero_f64(v: &f64) -> bool {

@@ -28,6 +28,7 @@ impl SsdConfig {
     /// hold the FTL's needs. Runs first everywhere, so no size computation sees a bad field.
     pub fn validate_fields(&self) -> Result<(), ConfigError> {
         self.published.iter().try_for_each(validate_published)?;
+        validate_aging(&self.aging)?;
         let g = &self.geometry;
         positive("geometry.channels", g.channels as u64)?;
         positive("geometry.dies_per_channel", g.dies_per_channel as u64)?;
@@ -181,6 +182,20 @@ const MAX_OP_NS: u64 = 10_000_000_000;
 const MIN_CHANNEL_MB_PER_S: f64 = 0.1;
 const MAX_CHANNEL_MB_PER_S: f64 = 1e6;
 const MAX_QUEUE_DEPTH: u32 = 65_536;
+
+/// Most device-fulls of random writes `[aging]` runs (steady state comes within a few).
+const MAX_AGING_X: f64 = 16.0;
+
+fn validate_aging(a: &super::Aging) -> Result<(), ConfigError> {
+    if !(a.random_writes_x.is_finite() && (0.0..=MAX_AGING_X).contains(&a.random_writes_x)) {
+        return Err(invalid(
+            "aging.random_writes_x",
+            a.random_writes_x,
+            "device-fulls of random writes, from 0 to 16",
+        ));
+    }
+    Ok(())
+}
 
 /// A `[[published]]` row: a known pattern, a request size and queue depth, one positive rate.
 fn validate_published(p: &super::PublishedFigure) -> Result<(), ConfigError> {
