@@ -395,9 +395,9 @@ fn paper_speedup(key: &str, prefix: &str) -> String {
 
 /// The devices P2's experiment runs on.
 pub const DEVICES: &[DeviceKind] = &[DeviceKind::File, DeviceKind::Sim, DeviceKind::Hdd];
-/// The simulated SSD unless `--preset` says otherwise. P2 reports no figures of its Samsung
-/// 470; P1's SSD (same class and years, its Table 1 measured) is the nearest calibrated one.
-pub const DEFAULT_PRESET: &str = "p1-ssd";
+/// The simulated SSD unless `--preset` says otherwise: P2's Samsung 470 (128 GB), from its
+/// published figures and P2's own (see `crates/ssd/presets/p2-ssd.toml`).
+pub const DEFAULT_PRESET: &str = "p2-ssd";
 
 pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let p = plan(opts.scale);
