@@ -681,7 +681,10 @@ impl FileDevice {
         }
         let mut reaped = std::mem::take(&mut self.done);
         reaped.clear();
-        reaped.extend(ring.completion().map(|c| (c.user_data() as usize, c.result())));
+        reaped.extend(
+            ring.completion()
+                .map(|c| (c.user_data() as usize, c.result())),
+        );
         for &(slot, res) in &reaped {
             if let Err(e) = self.check_completion(res, self.page_bytes) {
                 q.first_err.get_or_insert(e);
@@ -966,14 +969,28 @@ mod wave_faults {
         let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
         let mut dev = device(dir.path());
         dev.enter_faults.after_submit = 1;
-        let e = dev.read_queued(&mut (0..40u64), 8).expect_err("the enter failure is reported");
-        assert!(matches!(e, DevError::Io { op: "io_uring_enter", .. }), "{e:?}");
+        let e = dev
+            .read_queued(&mut (0..40u64), 8)
+            .expect_err("the enter failure is reported");
+        assert!(
+            matches!(
+                e,
+                DevError::Io {
+                    op: "io_uring_enter",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
         let bufs = read_batch(&mut dev, 40..42).expect("usable after a drained queue");
         assert!(bufs[1].iter().all(|&b| b == 42), "stale data");
         dev.enter_faults.before_submit = u32::MAX;
         assert!(dev.read_queued(&mut (0..40u64), 8).is_err());
-        assert!(matches!(read_batch(&mut dev, 0..2), Err(DevError::Poisoned { .. })));
+        assert!(matches!(
+            read_batch(&mut dev, 0..2),
+            Err(DevError::Poisoned { .. })
+        ));
     }
 
     #[test]

@@ -155,21 +155,7 @@ pub trait BlockDevice {
         pages: &mut dyn Iterator<Item = PageNo>,
         depth: usize,
     ) -> Result<u64, DevError> {
-        let depth = depth.max(1);
-        let mut bufs = vec![vec![0u8; self.page_bytes()]; depth];
-        let mut done = 0;
-        loop {
-            let mut batch: Vec<Io> = bufs
-                .iter_mut()
-                .zip(&mut *pages)
-                .map(|(buf, page)| Io::Read { page, buf })
-                .collect();
-            if batch.is_empty() {
-                return Ok(done);
-            }
-            self.submit(&mut batch)?;
-            done += batch.len() as u64;
-        }
+        read_in_batches(self, pages, depth)
     }
     /// Tell the device `pages` pages from `page` no longer hold data.
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError>;
@@ -196,6 +182,30 @@ pub fn submit_all<T>(
         }
     }
     first_err.map_or(Ok(()), Err)
+}
+
+/// Read one page at each page `pages` yields in batches of `depth` through
+/// [`BlockDevice::submit`], each awaited before the next (the batched scan's pattern, and the
+/// default [`BlockDevice::read_queued`]), the data discarded; returns the reads done.
+pub fn read_in_batches<D: BlockDevice + ?Sized>(
+    dev: &mut D,
+    pages: &mut dyn Iterator<Item = PageNo>,
+    depth: usize,
+) -> Result<u64, DevError> {
+    let mut bufs = vec![vec![0u8; dev.page_bytes()]; depth.max(1)];
+    let mut done = 0;
+    loop {
+        let mut batch: Vec<Io> = bufs
+            .iter_mut()
+            .zip(&mut *pages)
+            .map(|(buf, page)| Io::Read { page, buf })
+            .collect();
+        if batch.is_empty() {
+            return Ok(done);
+        }
+        dev.submit(&mut batch)?;
+        done += batch.len() as u64;
+    }
 }
 
 /// Check that `len` bytes at `page` are whole pages inside a device; returns the page count.

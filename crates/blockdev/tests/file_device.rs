@@ -243,11 +243,18 @@ fn queued_reads_read_every_page_once_and_stop_at_a_bad_page() {
     assert_eq!(done, 300);
     assert_eq!(dev.stats().read_ios - before, 300);
     let bad = dev.read_queued(&mut [1u64, 2, 64, 3].into_iter(), 4);
-    assert!(matches!(bad, Err(DevError::OutOfRange { page: 64, .. })), "{bad:?}");
+    assert!(
+        matches!(bad, Err(DevError::OutOfRange { page: 64, .. })),
+        "{bad:?}"
+    );
     let mut out = vec![0u8; PB];
     dev.read(9, &mut out).unwrap();
     assert_eq!(out, pattern(9, PB));
     let mut mem = blockdev::MemDevice::new(PB, 64);
-    assert_eq!(mem.read_queued(&mut (0..130u64).map(|p| p % 64), 50).unwrap(), 130);
+    assert_eq!(
+        mem.read_queued(&mut (0..130u64).map(|p| p % 64), 50)
+            .unwrap(),
+        130
+    );
     assert_eq!(mem.stats().read_ios, 130);
 }
