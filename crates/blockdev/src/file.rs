@@ -514,7 +514,6 @@ impl FileDevice {
     /// wave cannot be drained and the device is poisoned: it refuses every further operation,
     /// never touches its bounce buffers or ring again, and leaks them on drop.
     fn run_wave(&mut self, sqes: &[io_uring::squeue::Entry]) -> Result<(), DevError> {
-        const MAX_ENTER_FAILURES: u32 = 8;
         self.check_usable()?;
         let path = self.path.clone();
         let mut done = std::mem::take(&mut self.done);
@@ -532,7 +531,7 @@ impl FileDevice {
         let mut first_err = None;
         let mut failures_in_row = 0;
         while done.len() < sqes.len() {
-            match faults.apply(|| ring.submit_and_wait(1)) {
+            match faults.apply(|| ring.submit_and_wait(sqes.len() - done.len())) {
                 Ok(_) => failures_in_row = 0,
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
@@ -597,6 +596,121 @@ impl FileDevice {
         }
     }
 }
+
+impl FileDevice {
+    /// [`BlockDevice::read_queued`] on a file: slot `i` of `depth` reads into bounce buffer
+    /// `i`; a slot is refilled as soon as its read completes. Enter failures are handled as in
+    /// [`FileDevice::run_wave`]: reads in flight are drained before returning, or the device is
+    /// poisoned.
+    fn queued_reads(
+        &mut self,
+        pages: &mut dyn Iterator<Item = PageNo>,
+        depth: usize,
+    ) -> Result<u64, DevError> {
+        self.check_usable()?;
+        self.ring()?;
+        let depth = depth.clamp(1, self.opts.queue_depth.max(1) as usize);
+        let pb = self.page_bytes;
+        let slots: Vec<*mut u8> = (0..depth)
+            .map(|i| stage(&mut self.bounce, i, pb).as_mut_ptr())
+            .collect();
+        let mut q = Queue {
+            free: (0..depth).rev().collect(),
+            in_flight: 0,
+            done: 0,
+            failures_in_row: 0,
+            first_err: None,
+        };
+        let mut exhausted = false;
+        loop {
+            while !exhausted && q.first_err.is_none() && !q.free.is_empty() {
+                match pages.next() {
+                    Some(page) => self.queue_read(&mut q, page, &slots),
+                    None => exhausted = true,
+                }
+            }
+            if q.in_flight == 0 || !self.reap_queued(&mut q) {
+                break;
+            }
+        }
+        q.first_err.map_or(Ok(q.done), Err)
+    }
+
+    /// Push one read of `page` into a free slot of `q`.
+    fn queue_read(&mut self, q: &mut Queue, page: PageNo, slots: &[*mut u8]) {
+        let pb = self.page_bytes;
+        if let Err(e) = check_extent(page, pb, pb, self.capacity_pages) {
+            q.first_err = Some(e);
+            return;
+        }
+        let slot = q.free.pop().expect("a free slot");
+        let e = opcode::Read::new(types::Fd(self.file.as_raw_fd()), slots[slot], pb as u32)
+            .offset(page * pb as u64)
+            .build()
+            .user_data(slot as u64);
+        let ring = self.ring.as_mut().expect("the queue's ring");
+        // SAFETY: bounce buffer `slot` is neither touched nor freed while its read is in
+        // flight: `queued_reads` returns only once every read is reaped, or after poisoning the
+        // device (which then leaks the buffers and the ring). The fd lives as long as the device.
+        unsafe { ring.submission().push(&e).expect("a slot fits the ring") };
+        q.in_flight += 1;
+        self.stats.read_ios += 1;
+        self.stats.pages_read += 1;
+    }
+
+    /// Enter the kernel (submit, wait for one completion) and free the slots of every read
+    /// completed; false once the device is poisoned (the queue cannot be drained).
+    fn reap_queued(&mut self, q: &mut Queue) -> bool {
+        let ring = self.ring.as_mut().expect("the queue's ring");
+        match self.enter_faults.apply(|| ring.submit_and_wait(1)) {
+            Ok(_) => q.failures_in_row = 0,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => {}
+            Err(e) => {
+                q.failures_in_row += 1;
+                let reason = e.to_string();
+                q.first_err
+                    .get_or_insert(io_err(&self.path, "io_uring_enter", e));
+                if q.failures_in_row >= MAX_ENTER_FAILURES {
+                    self.poisoned = Some(format!(
+                        "{} queued reads in flight; io_uring_enter failed {} times in a row: {reason}",
+                        q.in_flight, q.failures_in_row
+                    ));
+                    return false;
+                }
+            }
+        }
+        let mut reaped = std::mem::take(&mut self.done);
+        reaped.clear();
+        reaped.extend(
+            ring.completion()
+                .map(|c| (c.user_data() as usize, c.result())),
+        );
+        for &(slot, res) in &reaped {
+            if let Err(e) = self.check_completion(res, self.page_bytes) {
+                q.first_err.get_or_insert(e);
+            }
+            q.free.push(slot);
+            q.in_flight -= 1;
+            q.done += 1;
+        }
+        self.done = reaped;
+        true
+    }
+}
+
+/// The state of [`FileDevice::queued_reads`]: free bounce-buffer slots, reads in flight and
+/// done, and the first error.
+struct Queue {
+    free: Vec<usize>,
+    in_flight: usize,
+    done: u64,
+    failures_in_row: u32,
+    first_err: Option<DevError>,
+}
+
+/// `io_uring_enter` failures in a row after which a wave or queue that cannot be drained
+/// poisons the device.
+const MAX_ENTER_FAILURES: u32 = 8;
 
 /// The first page and byte length of an I/O.
 fn extent(io: &Io<'_>) -> (PageNo, usize) {
@@ -707,6 +821,15 @@ impl BlockDevice for FileDevice {
         self.stats.batches += 1;
         let qd = self.opts.queue_depth.max(1) as usize;
         submit_all(batch.chunks_mut(qd), |wave| self.wave(wave))
+    }
+    /// `depth` reads kept in flight through io_uring (at most the ring's `queue_depth`), each
+    /// into its own bounce buffer: fio's `--iodepth` on the same file.
+    fn read_queued(
+        &mut self,
+        pages: &mut dyn Iterator<Item = PageNo>,
+        depth: usize,
+    ) -> Result<u64, DevError> {
+        self.queued_reads(pages, depth)
     }
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
         self.check_writable("trim")?;
@@ -839,6 +962,35 @@ mod wave_faults {
                 "page {page}: stale data"
             );
         }
+    }
+
+    #[test]
+    fn queued_reads_drain_after_a_failed_enter_and_poison_when_they_cannot() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let mut dev = device(dir.path());
+        dev.enter_faults.after_submit = 1;
+        let e = dev
+            .read_queued(&mut (0..40u64), 8)
+            .expect_err("the enter failure is reported");
+        assert!(
+            matches!(
+                e,
+                DevError::Io {
+                    op: "io_uring_enter",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let bufs = read_batch(&mut dev, 40..42).expect("usable after a drained queue");
+        assert!(bufs[1].iter().all(|&b| b == 42), "stale data");
+        dev.enter_faults.before_submit = u32::MAX;
+        assert!(dev.read_queued(&mut (0..40u64), 8).is_err());
+        assert!(matches!(
+            read_batch(&mut dev, 0..2),
+            Err(DevError::Poisoned { .. })
+        ));
     }
 
     #[test]

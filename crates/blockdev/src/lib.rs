@@ -145,6 +145,18 @@ pub trait BlockDevice {
     /// Put every I/O of `batch` in flight at once; return when all are complete.
     /// On error, the first failing I/O's error is returned after all others completed.
     fn submit(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError>;
+    /// Read one page at each page `pages` yields, keeping up to `depth` reads in flight (a new
+    /// one issued as each completes, as fio's `iodepth`), the data discarded; returns the reads
+    /// done. A device read rate at depth `depth` is measured through this (a ceiling for the
+    /// batched scans). Default: batches of `depth` through [`BlockDevice::submit`] (each batch
+    /// awaited before the next: the simulated devices have no queue that outlives a batch).
+    fn read_queued(
+        &mut self,
+        pages: &mut dyn Iterator<Item = PageNo>,
+        depth: usize,
+    ) -> Result<u64, DevError> {
+        read_in_batches(self, pages, depth)
+    }
     /// Tell the device `pages` pages from `page` no longer hold data.
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError>;
     /// Make every completed write durable.
@@ -170,6 +182,30 @@ pub fn submit_all<T>(
         }
     }
     first_err.map_or(Ok(()), Err)
+}
+
+/// Read one page at each page `pages` yields in batches of `depth` through
+/// [`BlockDevice::submit`], each awaited before the next (the batched scan's pattern, and the
+/// default [`BlockDevice::read_queued`]), the data discarded; returns the reads done.
+pub fn read_in_batches<D: BlockDevice + ?Sized>(
+    dev: &mut D,
+    pages: &mut dyn Iterator<Item = PageNo>,
+    depth: usize,
+) -> Result<u64, DevError> {
+    let mut bufs = vec![vec![0u8; dev.page_bytes()]; depth.max(1)];
+    let mut done = 0;
+    loop {
+        let mut batch: Vec<Io> = bufs
+            .iter_mut()
+            .zip(&mut *pages)
+            .map(|(buf, page)| Io::Read { page, buf })
+            .collect();
+        if batch.is_empty() {
+            return Ok(done);
+        }
+        dev.submit(&mut batch)?;
+        done += batch.len() as u64;
+    }
 }
 
 /// Check that `len` bytes at `page` are whole pages inside a device; returns the page count.

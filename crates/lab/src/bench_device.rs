@@ -766,7 +766,8 @@ pub fn published_deviation(
 }
 
 /// QD1 and QD-`depth` random reads of one page on `dev` (its own page size), about `ios` each,
-/// through `read` and `submit` — the I/O paths of the synchronous and batched scans; returns
+/// through `read` (the synchronous scan's path) and `read_queued` (`depth` reads kept in
+/// flight: fio's `iodepth` on a file; batches of `depth` on simulated devices); returns
 /// (IOPS at QD1, IOPS at QD `depth`). Pages are drawn from the first `span_pages`. The two
 /// alternate in `CEILING_ROUNDS` rounds, so a disk whose speed drifts (other tenants, its own
 /// state) weighs on both alike.
@@ -781,7 +782,7 @@ pub fn read_ceiling(
     let span = span_pages.min(dev.capacity_pages()).max(1);
     let depth = depth.max(1);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut bufs = vec![vec![0u8; pb]; depth];
+    let mut buf = vec![0u8; pb];
     let clock = dev.clock_kind();
     let per_round = ios.div_ceil(CEILING_ROUNDS).max(1);
     let batches = per_round.div_ceil(depth as u64);
@@ -789,20 +790,12 @@ pub fn read_ceiling(
     for _ in 0..CEILING_ROUNDS {
         let (t0, wall) = (dev.now_ns(), Instant::now());
         for _ in 0..per_round {
-            dev.read(rng.gen_range(0..span), &mut bufs[0])?;
+            dev.read(rng.gen_range(0..span), &mut buf)?;
         }
         s1 += devices::phase_seconds(clock, wall.elapsed().as_secs_f64(), dev.now_ns() - t0);
         let (t0, wall) = (dev.now_ns(), Instant::now());
-        for _ in 0..batches {
-            let mut batch: Vec<Io> = bufs
-                .iter_mut()
-                .map(|buf| Io::Read {
-                    page: rng.gen_range(0..span),
-                    buf,
-                })
-                .collect();
-            dev.submit(&mut batch)?;
-        }
+        let mut pages = (0..batches * depth as u64).map(|_| rng.gen_range(0..span));
+        dev.read_queued(&mut pages, depth)?;
         sn += devices::phase_seconds(clock, wall.elapsed().as_secs_f64(), dev.now_ns() - t0);
     }
     let rounds = CEILING_ROUNDS as f64;

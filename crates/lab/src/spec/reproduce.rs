@@ -30,7 +30,7 @@ pub struct ReproduceSpec {
     #[serde(deserialize_with = "de::opt_parsed")]
     pub dir: Option<PathBuf>,
     /// SSD preset for --device sim [default: the preset calibrated to the experiment's paper's
-    /// device: as-btree and async-scan p1-ssd, ext-buffer x25m].
+    /// device: as-btree p1-ssd, async-scan p2-ssd, ext-buffer x25m].
     #[cfg_attr(feature = "clap", arg(long))]
     #[serde(deserialize_with = "de::opt_string")]
     pub preset: Option<String>,

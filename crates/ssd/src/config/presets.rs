@@ -19,6 +19,7 @@ pub const PRESETS: &[(&str, &str)] = &[
         include_str!("../../presets/jasmine-openssd.toml"),
     ),
     ("p1-ssd", include_str!("../../presets/p1-ssd.toml")),
+    ("p2-ssd", include_str!("../../presets/p2-ssd.toml")),
     ("x25m", include_str!("../../presets/x25m.toml")),
     ("pm953", include_str!("../../presets/pm953.toml")),
 ];

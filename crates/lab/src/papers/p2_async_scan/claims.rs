@@ -82,6 +82,8 @@ mod tests {
             sweep: "selectivity".into(),
             ceiling_x: 4.0,
             share_of_ceiling: 0.9,
+            fio_ceiling_x: None,
+            share_of_fio_ceiling: None,
         }
     }
 
