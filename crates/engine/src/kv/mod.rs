@@ -18,5 +18,5 @@ pub use format::FormatError;
 pub use policy::streams::{DataType, NamedPolicy};
 pub use store::{
     Choice, CompactionPolicy, Damage, Options, PageUse, Scan, Space, StaleShare, Store, StoreStat,
-    WriteBatch,
+    WriteBatch, WritePath, WAL_FLUSH_DOCS_DEFAULT,
 };

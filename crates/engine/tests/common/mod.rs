@@ -4,7 +4,7 @@
 
 use blockdev::{BlockDevice, MemDevice};
 use engine::kv::format::{DbHeader, KvStats, NodePtr, PagesByType};
-use engine::kv::{Options, Store};
+use engine::kv::{Options, Store, WritePath};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -18,6 +18,15 @@ pub fn small_opts() -> Options {
         cache_max_pages: 0,
         compact_min_bytes: 16 << 10,
         ..Options::default()
+    }
+}
+
+/// `small_opts` on write path `wal` (a small flush threshold, so tests cross flushes) or `cow`.
+pub fn path_opts(wal: bool) -> Options {
+    Options {
+        write_path: if wal { WritePath::Wal } else { WritePath::Cow },
+        wal_flush_docs: 24,
+        ..small_opts()
     }
 }
 

@@ -88,6 +88,7 @@ impl Store {
                     if let Some(r) = self.root {
                         self.ref_tree(r, None)?;
                     }
+                    self.wal_replay()?;
                     self.alloc.rebuild_free();
                     assert!(self.alloc.refs(self.header_page) >= 1, "the header holds its page");
                     assert_eq!(h.commit_seq, self.commit_seq, "the header is the slot's commit");
