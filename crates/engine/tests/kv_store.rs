@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use std::ops::Bound;
 
 mod common;
-use common::{all, key, mem, path_opts, small_opts, value, Model};
+use common::{all, key, mem, small_opts, value, variant_opts, Model};
 
 #[test]
 fn put_get_delete_scan_commit_reopen() {
@@ -113,10 +113,10 @@ proptest! {
     #[test]
     fn the_store_behaves_like_a_btreemap(
         ops in prop::collection::vec((0..2usize, op()), 1..300),
-        wal in any::<bool>(),
+        variant in 0..3u64,
     ) {
-        // Two stores at once, each with its own model; both on write path `wal` or `cow`.
-        let opts = path_opts(wal);
+        // Two stores at once, each with its own model; both in one shape (`variant_opts`).
+        let opts = variant_opts(variant);
         let mut stores: Vec<Option<Store>> =
             (0..2).map(|_| Some(Store::open(mem(2048), opts).unwrap())).collect();
         let mut models = [Model::new(), Model::new()];
@@ -240,8 +240,8 @@ fn power_cuts_at_scale_lose_no_commit() {
 
 /// `n` power cuts at random I/Os of random writes, commits and compactions, each dropping
 /// (every 4th seed) or tearing the unflushed writes; the reopened store holds exactly the
-/// last acknowledged commit or the interrupted one (a prefix of the commit order). Odd seeds
-/// run write path `wal` (WAL flushes every 24 documents), even ones `cow`.
+/// last acknowledged commit or the interrupted one (a prefix of the commit order). Seeds cycle
+/// through write path `cow`, `wal` with incremental and `wal` with whole-file compaction.
 fn power_cuts(n: u32) {
     let mut cuts = 0;
     let mut seed = 0u64;
@@ -254,7 +254,7 @@ fn power_cuts(n: u32) {
         let opts = Options {
             compact_min_bytes: 8 << 10,
             compact_threshold: 0.4,
-            ..path_opts(seed % 2 == 1)
+            ..variant_opts(seed)
         };
         let mut s = Store::open(Box::new(dev), opts).unwrap();
         h.cut_power_after(rng.gen_range(1..400));
@@ -476,7 +476,7 @@ fn every_write_carries_its_data_types_stream() {
 fn a_power_cut_anywhere_in_a_compaction_loses_nothing() {
     let mut cuts = 0;
     for seed in 0..300u64 {
-        let opts = path_opts(seed % 2 == 1);
+        let opts = variant_opts(seed);
         let (dev, h) = CrashDevice::new(MemDevice::new(4096, 1024), seed);
         let mut s = Store::open(Box::new(dev), opts).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);

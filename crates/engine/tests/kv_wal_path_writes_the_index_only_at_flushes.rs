@@ -44,12 +44,22 @@ fn index_pages_are_written_only_when_the_wal_is_flushed() {
     let st = s.stat();
     assert_eq!(st.pages_written.index, 0, "no index page before a flush");
     assert_eq!(st.headers, 50, "a header per commit");
-    assert_eq!(st.pages_written.superblock, 51, "a superblock per commit (and commit 0)");
+    assert_eq!(
+        st.pages_written.superblock, 51,
+        "a superblock per commit (and commit 0)"
+    );
     assert!(s.wal_entries() > 0);
-    assert_eq!(all(&mut s), m, "the WAL index answers reads of unflushed keys");
+    assert_eq!(
+        all(&mut s),
+        m,
+        "the WAL index answers reads of unflushed keys"
+    );
     // 10 more commits cross 1000 documents: one flush.
     write(&mut s, &mut m, 10);
-    assert!(s.stat().pages_written.index > 0, "the flush wrote the index");
+    assert!(
+        s.stat().pages_written.index > 0,
+        "the flush wrote the index"
+    );
     assert!(s.wal_entries() < 200);
     assert_eq!(all(&mut s), m);
     assert!(s.check().unwrap().is_empty());
@@ -91,7 +101,28 @@ fn endless_small_commits_on_path_wal_keep_the_footprint_bounded() {
     let mut s = Store::open(mem(1024), opts).unwrap();
     let mut m = Model::new();
     write(&mut s, &mut m, 2000);
-    assert!(s.stat().footprint_pages < 1024);
+    assert!(s.stat().footprint_pages <= 1024);
+    assert_eq!(all(&mut s), m);
+    let dev = s.into_device();
+    let mut r = Store::open(dev, opts).unwrap();
+    assert_eq!(all(&mut r), m);
+    assert!(r.check().unwrap().is_empty());
+}
+
+#[test]
+fn whole_file_compaction_rewrites_the_live_data_at_once_and_keeps_the_footprint_bounded() {
+    let opts = Options {
+        compact_threshold: 0.3,
+        compact_min_bytes: 64 << 10,
+        compaction_mode: engine::kv::CompactionMode::WholeFile,
+        ..wal_opts(256)
+    };
+    let mut s = Store::open(mem(1024), opts).unwrap();
+    let mut m = Model::new();
+    write(&mut s, &mut m, 2000);
+    let st = s.stat();
+    assert!(st.generation >= 3, "{} whole-file passes", st.generation);
+    assert_eq!(st.compaction_batches, 0, "no incremental batch");
     assert_eq!(all(&mut s), m);
     let dev = s.into_device();
     let mut r = Store::open(dev, opts).unwrap();

@@ -4,7 +4,7 @@
 
 use blockdev::{BlockDevice, MemDevice};
 use engine::kv::format::{DbHeader, KvStats, NodePtr, PagesByType};
-use engine::kv::{Options, Store, WritePath};
+use engine::kv::{CompactionMode, Options, Store, WritePath};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -21,10 +21,18 @@ pub fn small_opts() -> Options {
     }
 }
 
-/// `small_opts` on write path `wal` (a small flush threshold, so tests cross flushes) or `cow`.
-pub fn path_opts(wal: bool) -> Options {
+/// `small_opts` in one of three shapes by `variant % 3`: write path `cow`; path `wal` with
+/// incremental compaction; path `wal` with whole-file compaction (a small WAL flush threshold,
+/// so tests cross flushes).
+pub fn variant_opts(variant: u64) -> Options {
+    let (write_path, compaction_mode) = match variant % 3 {
+        0 => (WritePath::Cow, CompactionMode::Incremental),
+        1 => (WritePath::Wal, CompactionMode::Incremental),
+        _ => (WritePath::Wal, CompactionMode::WholeFile),
+    };
     Options {
-        write_path: if wal { WritePath::Wal } else { WritePath::Cow },
+        write_path,
+        compaction_mode,
         wal_flush_docs: 24,
         ..small_opts()
     }

@@ -57,7 +57,12 @@ impl WalRecord {
         let mut r = Reader::new(buf, "WAL record");
         let m = r.u32()?;
         if m != WAL_MAGIC {
-            return Err(r.field("magic", 4, format!("{WAL_MAGIC:#010x}"), format!("{m:#010x}")));
+            return Err(r.field(
+                "magic",
+                4,
+                format!("{WAL_MAGIC:#010x}"),
+                format!("{m:#010x}"),
+            ));
         }
         let flags = r.u8()?;
         if flags & !WAL_FLUSHED != 0 {

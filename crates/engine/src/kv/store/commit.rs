@@ -76,7 +76,8 @@ impl Store {
         for (k, v) in ops {
             let ptr = match v.is_some() || self.wal_on() {
                 true => {
-                    let bytes = (format::DOC_MIN_BYTES + k.len() + v.as_ref().map_or(0, Vec::len)) as u64;
+                    let bytes =
+                        (format::DOC_MIN_BYTES + k.len() + v.as_ref().map_or(0, Vec::len)) as u64;
                     let open = dp.pages().len() as u64;
                     if open > 0 && open + bytes / room + 1 > target {
                         let full = std::mem::replace(
@@ -154,6 +155,7 @@ impl Store {
         kind: CommitKind,
     ) -> Result<u64, EngineError> {
         // 2. the index along the changed paths (path `wal`: the WAL index, the tree at a flush).
+        let kind = self.whole_file_kind(kind);
         let force = kind.trim || self.wal_force;
         let flushed = self.wal_apply(tree_ops, tombstones, force)?;
         self.write_staged()?;

@@ -34,12 +34,14 @@ mod recover;
 mod scan;
 mod tree;
 mod wal;
+mod whole_file;
 
 use commit::CommitKind;
 pub use compaction::{Choice, CompactionPolicy, PageUse, Space, StaleShare};
 use pages::{Cached, NodeRef};
 pub use scan::Scan;
 pub use wal::{WritePath, WAL_FLUSH_DOCS_DEFAULT};
+pub use whole_file::CompactionMode;
 
 /// How a store is opened.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -78,6 +80,9 @@ pub struct Options {
     /// Path `wal`: documents in the WAL before a commit applies them to the index
     /// (ForestDB's default 4,096).
     pub wal_flush_docs: u64,
+    /// Incremental batches (one per commit) or ForestDB's whole-file compaction (all live
+    /// documents and a new index in one commit, the old pages released whole).
+    pub compaction_mode: CompactionMode,
     /// Make an empty store on a blank device (false: a blank device is an error, and opening
     /// writes nothing — for `check`, `stat`).
     pub create: bool,
@@ -98,6 +103,7 @@ impl Default for Options {
             streams: NamedPolicy::PerType,
             write_path: WritePath::Cow,
             wal_flush_docs: WAL_FLUSH_DOCS_DEFAULT,
+            compaction_mode: CompactionMode::Incremental,
             create: true,
         }
     }
@@ -196,6 +202,8 @@ pub struct Store {
     wal: wal::Wal,
     /// The next commit flushes the WAL (close).
     wal_force: bool,
+    /// The next commit is a whole-file compaction (every live document rewritten).
+    whole_file_pass: bool,
 }
 
 impl Store {
@@ -293,12 +301,14 @@ impl Store {
             slots: MetaSlots::new(0, 0, "KV superblock"),
             wal: wal::Wal::default(),
             wal_force: false,
+            whole_file_pass: false,
             policy: Box::new(StaleShare::new(
                 opts.compact_threshold,
                 opts.compact_min_bytes,
             )),
         };
         s.recover()?;
+        s.wal_next_fit();
         s.fit_cache();
         assert!(s.alloc.end() <= capacity, "the log ends inside the device");
         assert!(s.pending.is_empty() && !s.broken, "a store opens clean");
@@ -420,10 +430,15 @@ impl Store {
         if self.pending.is_empty() {
             return Ok(self.commit_seq);
         }
+        let whole = self.opts.compaction_mode == CompactionMode::WholeFile;
         if self.compaction.is_none() && self.should_compact() {
-            self.start_compaction();
+            match whole {
+                true => self.compact_whole_file()?,
+                false => self.start_compaction(),
+            }
         }
         let r = self.commit_with_batch();
+        self.whole_file_pass = false;
         assert!(
             self.pending.is_empty(),
             "a commit takes every pending operation"

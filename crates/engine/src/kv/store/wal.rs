@@ -189,7 +189,10 @@ impl Store {
             };
             rec.encode_into(&mut out);
         }
-        assert!(out.len() <= self.payload, "a header and its record fit a page");
+        assert!(
+            out.len() <= self.payload,
+            "a header and its record fit a page"
+        );
         out
     }
 
@@ -320,5 +323,19 @@ impl Store {
     ) -> Result<(), EngineError> {
         let payload = self.wal_header_payload(h, flushed);
         self.write_typed(&[(page, &payload)], DataType::Header, Keep::Resident)
+    }
+}
+
+impl Store {
+    /// Path `wal` appends (next fit from after the newest header: ForestDB's append-only
+    /// file, wrapping to the lowest free pages at the device's end).
+    pub(super) fn wal_next_fit(&mut self) {
+        if self.wal_on() {
+            let from = match self.header_page {
+                NO_PAGE => FIRST_LOG_PAGE,
+                p => p + 1,
+            };
+            self.alloc.set_next_fit(from);
+        }
     }
 }

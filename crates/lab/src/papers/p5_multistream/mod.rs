@@ -360,8 +360,7 @@ fn open_files(shared: &mut SharedDevice<SimDevice>, plan: &Plan) -> Result<Files
     for f in 0..plan.files {
         let part = shared.partition(file_pages)?;
         let opts = store_options(plan, file_pages, keys_per_file);
-        let s = Store::open(Box::new(part), opts)
-            .with_context(|| format!("DB file {f}"))?;
+        let s = Store::open(Box::new(part), opts).with_context(|| format!("DB file {f}"))?;
         stores.push(s);
     }
     Ok(Files {
