@@ -115,6 +115,7 @@ fn whole_file_compaction_rewrites_the_live_data_at_once_and_keeps_the_footprint_
         compact_threshold: 0.3,
         compact_min_bytes: 64 << 10,
         compaction_mode: engine::kv::CompactionMode::WholeFile,
+        next_fit: true,
         ..wal_opts(256)
     };
     let mut s = Store::open(mem(1024), opts).unwrap();

@@ -33,6 +33,7 @@ pub fn variant_opts(variant: u64) -> Options {
     Options {
         write_path,
         compaction_mode,
+        next_fit: variant % 3 == 2,
         wal_flush_docs: 24,
         ..small_opts()
     }

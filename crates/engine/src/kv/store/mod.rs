@@ -83,6 +83,10 @@ pub struct Options {
     /// Incremental batches (one per commit) or ForestDB's whole-file compaction (all live
     /// documents and a new index in one commit, the old pages released whole).
     pub compaction_mode: CompactionMode,
+    /// Allocate next fit (an append-only log that wraps around the device, as ForestDB appends
+    /// to its file) instead of first fit (the lowest free pages first, as a file system
+    /// reuses freed blocks).
+    pub next_fit: bool,
     /// Make an empty store on a blank device (false: a blank device is an error, and opening
     /// writes nothing — for `check`, `stat`).
     pub create: bool,
@@ -104,6 +108,7 @@ impl Default for Options {
             write_path: WritePath::Cow,
             wal_flush_docs: WAL_FLUSH_DOCS_DEFAULT,
             compaction_mode: CompactionMode::Incremental,
+            next_fit: false,
             create: true,
         }
     }

@@ -327,10 +327,10 @@ impl Store {
 }
 
 impl Store {
-    /// Path `wal` appends (next fit from after the newest header: ForestDB's append-only
-    /// file, wrapping to the lowest free pages at the device's end).
+    /// With `Options::next_fit`, allocate next fit from after the newest header (ForestDB's
+    /// append-only file, wrapping to the lowest free pages at the device's end).
     pub(super) fn wal_next_fit(&mut self) {
-        if self.wal_on() {
+        if self.opts.next_fit {
             let from = match self.header_page {
                 NO_PAGE => FIRST_LOG_PAGE,
                 p => p + 1,

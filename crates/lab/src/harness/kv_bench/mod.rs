@@ -74,6 +74,10 @@ pub struct KvBenchSpec {
     #[cfg_attr(feature = "clap", arg(long, default_value = "cow"))]
     #[serde(deserialize_with = "de::string")]
     pub write_path: String,
+    /// `--write-path wal`: documents in the WAL before it is flushed into the index.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = engine::kv::WAL_FLUSH_DOCS_DEFAULT))]
+    #[serde(deserialize_with = "de::parsed")]
+    pub wal_flush_docs: u64,
 }
 
 impl Default for KvBenchSpec {
@@ -93,6 +97,7 @@ impl Default for KvBenchSpec {
             trim_after_commits: Options::default().trim_after_commits,
             cache_pages: 8192,
             write_path: WritePath::Cow.name().into(),
+            wal_flush_docs: engine::kv::WAL_FLUSH_DOCS_DEFAULT,
         }
     }
 }
@@ -141,6 +146,7 @@ impl KvBenchSpec {
     fn open_store(&self) -> Result<(Store, String)> {
         let opts = Options {
             write_path: self.write_path()?,
+            wal_flush_docs: self.wal_flush_docs,
             file_pages: self.file_mib * 256,
             compact_threshold: self.compact_threshold,
             trim_after_commits: self.trim_after_commits,
@@ -209,6 +215,7 @@ pub fn run(spec: &KvBenchSpec, phases: Phases, progress: Progress) -> Result<Val
         "commit_every": spec.commit_every,
         "seed": spec.seed,
         "write_path": spec.write_path,
+        "wal_flush_docs": spec.wal_flush_docs,
         "clock": s.pager().device().clock_kind().name(),
     });
     let run = phases == Phases::Run;

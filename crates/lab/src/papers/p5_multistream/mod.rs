@@ -32,7 +32,7 @@ use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
 use blockdev::{BlockDevice, SharedDevice, SimDevice};
-use engine::kv::{Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT};
+use engine::kv::{CompactionMode, Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT};
 use policy::streams::{
     ClassStreams, DataType, LifetimeReport, NamedPolicy, StreamMap, StreamMapError,
 };
@@ -100,6 +100,11 @@ pub struct Plan {
     /// WAL flush threshold in documents, at most (ForestDB's 4,096; a file with fewer keys
     /// flushes once the WAL holds as many documents as it has keys).
     pub wal_flush_docs_max: u64,
+    /// ForestDB's whole-file compaction by default (incremental: ours).
+    pub compaction_mode: CompactionMode,
+    /// The stores allocate next fit (ForestDB's append-only file: a log wrapping around its
+    /// partition; default) or first fit (the lowest freed pages first).
+    pub next_fit: bool,
 }
 
 impl Plan {
@@ -125,6 +130,8 @@ impl Plan {
             max_host_x: MAX_HOST_X,
             write_path: WritePath::Wal,
             wal_flush_docs_max: WAL_FLUSH_DOCS_DEFAULT,
+            compaction_mode: CompactionMode::WholeFile,
+            next_fit: true,
         }
     }
 
@@ -150,6 +157,8 @@ impl Plan {
             "flat_tolerance": FLAT_TOLERANCE,
             "write_path": self.write_path.name(),
             "wal_flush_docs_max": self.wal_flush_docs_max,
+            "compaction_mode": self.compaction_mode.name(),
+            "next_fit": self.next_fit,
         })
     }
 }
@@ -332,6 +341,8 @@ fn store_options(plan: &Plan, file_pages: u64, keys_per_file: u64) -> Options {
         streams: NamedPolicy::PerType,
         write_path: plan.write_path,
         wal_flush_docs: wal_flush_docs(plan, keys_per_file),
+        compaction_mode: plan.compaction_mode,
+        next_fit: plan.next_fit,
         ..Options::default()
     }
 }
@@ -739,7 +750,7 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         format!("Device: preset {PRESET} with 4 KiB pages, {}-page blocks and its over-provisioning (7 %); P5's PM953 geometry and OP are not published; WAF depends on the block size (a block holds pages written close together in time; smaller blocks die whole more often). The drive is aged (every logical page written once) and the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04), so the SSD counts every page valid until it is overwritten", plan.pages_per_block),
         format!("Documents: {KEY_BYTES}-byte keys, {}-byte values, live documents {:.0} % of each file, a commit every {} updates of a file (P5 states neither document size nor commit interval)", plan.value_bytes, plan.live_share * 100.0, plan.ops_per_commit),
         format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, every min(4,096, keys per file) documents (ForestDB's default 4,096), and with each compaction batch", plan.write_path.name()),
-        format!("Compaction at {:.0} % stale bytes (ForestDB's default) is incremental: batches copy a file's live documents into its free pages (ForestDB writes a new file and deletes the old one; not built yet)", COMPACT_THRESHOLD * 100.0),
+        format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its partition, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard)", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0),
         format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
         "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs)".into(),
         "P5's WAF is the drive's (SMART) since the start of a 6.5 h or 24 h run and still growing (P5: WAF grows with the data written); ours is the steady-state WAF of the last capacities written once flat (`waf_cumulative`: since the updates began), and equal time is the shortest of our runs in simulated time (queue depth 1), not 24 h".into(),
