@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use std::ops::Bound;
 
 mod common;
-use common::{all, key, mem, small_opts, value, Model};
+use common::{all, key, mem, small_opts, value, variant_opts, Model};
 
 #[test]
 fn put_get_delete_scan_commit_reopen() {
@@ -111,10 +111,14 @@ fn op() -> impl Strategy<Value = Op> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
     #[test]
-    fn the_store_behaves_like_a_btreemap(ops in prop::collection::vec((0..2usize, op()), 1..300)) {
-        // Two stores at once, each with its own model.
+    fn the_store_behaves_like_a_btreemap(
+        ops in prop::collection::vec((0..2usize, op()), 1..300),
+        variant in 0..3u64,
+    ) {
+        // Two stores at once, each with its own model; both in one shape (`variant_opts`).
+        let opts = variant_opts(variant);
         let mut stores: Vec<Option<Store>> =
-            (0..2).map(|_| Some(Store::open(mem(2048), small_opts()).unwrap())).collect();
+            (0..2).map(|_| Some(Store::open(mem(2048), opts).unwrap())).collect();
         let mut models = [Model::new(), Model::new()];
         let mut committed = [Model::new(), Model::new()];
         for (which, op) in ops {
@@ -155,7 +159,7 @@ proptest! {
                 }
                 Op::Reopen => {
                     let dev = stores[which].take().unwrap().into_device();
-                    stores[which] = Some(Store::open(dev, small_opts()).unwrap());
+                    stores[which] = Some(Store::open(dev, opts).unwrap());
                     *m = committed[which].clone();
                 }
             }
@@ -168,7 +172,8 @@ proptest! {
         for (s, m) in stores.iter_mut().zip(&models) {
             let s = s.as_mut().unwrap();
             prop_assert_eq!(&all(s), m);
-            s.commit().unwrap();
+            s.flush_wal().unwrap();
+            prop_assert_eq!(s.wal_entries(), 0);
             prop_assert!(s.check().unwrap().is_empty());
             prop_assert_eq!(s.stat().live_keys, m.len() as u64);
         }
@@ -235,7 +240,8 @@ fn power_cuts_at_scale_lose_no_commit() {
 
 /// `n` power cuts at random I/Os of random writes, commits and compactions, each dropping
 /// (every 4th seed) or tearing the unflushed writes; the reopened store holds exactly the
-/// last acknowledged commit or the interrupted one (a prefix of the commit order).
+/// last acknowledged commit or the interrupted one (a prefix of the commit order). Seeds cycle
+/// through write path `cow`, `wal` with incremental and `wal` with whole-file compaction.
 fn power_cuts(n: u32) {
     let mut cuts = 0;
     let mut seed = 0u64;
@@ -248,7 +254,7 @@ fn power_cuts(n: u32) {
         let opts = Options {
             compact_min_bytes: 8 << 10,
             compact_threshold: 0.4,
-            ..small_opts()
+            ..variant_opts(seed)
         };
         let mut s = Store::open(Box::new(dev), opts).unwrap();
         h.cut_power_after(rng.gen_range(1..400));
@@ -471,8 +477,9 @@ fn every_write_carries_its_data_types_stream() {
 fn a_power_cut_anywhere_in_a_compaction_loses_nothing() {
     let mut cuts = 0;
     for seed in 0..300u64 {
+        let opts = variant_opts(seed);
         let (dev, h) = CrashDevice::new(MemDevice::new(4096, 1024), seed);
-        let mut s = Store::open(Box::new(dev), small_opts()).unwrap();
+        let mut s = Store::open(Box::new(dev), opts).unwrap();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut model = Model::new();
         for round in 0..4 {
@@ -492,7 +499,7 @@ fn a_power_cut_anywhere_in_a_compaction_loses_nothing() {
         }
         cuts += 1;
         drop(s);
-        let mut r = Store::open(Box::new(h.durable_image()), small_opts())
+        let mut r = Store::open(Box::new(h.durable_image()), opts)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assert_eq!(all(&mut r), model, "seed {seed}");
         assert!(r.check().unwrap().is_empty(), "seed {seed}");

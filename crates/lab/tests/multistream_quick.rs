@@ -81,6 +81,20 @@ fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
         .map(|l| l["share_pct"].as_f64().unwrap())
         .sum();
     assert!((share - 100.0).abs() < 1e-6, "{share}");
+    // ForestDB's write mix (path wal): the index a small share, data most of it, and the
+    // superblock (rewritten in place every commit) the shortest-lived type.
+    let of = |t: &str, k: &str| {
+        let l = lifetime.iter().find(|l| l["type"] == t).unwrap();
+        l[k].as_f64().unwrap()
+    };
+    assert!(of("index", "share_pct") < 5.0, "{lifetime:?}");
+    assert!(of("data", "share_pct") > 60.0, "{lifetime:?}");
+    for t in ["header", "index", "data"] {
+        assert!(
+            of("superblock", "mean_writes") * 10.0 < of(t, "mean_writes"),
+            "{lifetime:?}"
+        );
+    }
     assert!(r
         .paper
         .iter()

@@ -27,6 +27,9 @@ pub struct Alloc {
     capacity: u64,
     released: Vec<u64>,
     data_pages: u64,
+    /// Next fit (an append-only log that wraps, ForestDB's file): allocate from here on.
+    /// `None`: first fit.
+    cursor: Option<u64>,
 }
 
 impl Alloc {
@@ -42,6 +45,7 @@ impl Alloc {
             capacity,
             released: Vec::new(),
             data_pages: 0,
+            cursor: None,
         }
         .checked()
     }
@@ -155,9 +159,53 @@ impl Alloc {
         out
     }
 
-    /// `n` consecutive pages, first fit.
+    /// Allocate next fit from `page` on (an append-only log that wraps around to the lowest
+    /// free pages when it reaches the device's end), instead of first fit.
+    pub fn set_next_fit(&mut self, page: u64) {
+        self.cursor = Some(page.clamp(FIRST_LOG_PAGE, self.capacity));
+    }
+
+    /// `n` consecutive pages at or after the cursor (None: none there; wrap around).
+    fn next_fit(&mut self, c: u64, n: u64) -> Option<u64> {
+        let within = self.free.range(..=c).next_back().map(|(&s, &len)| (s, len));
+        let after = |free: &BTreeMap<u64, u64>| {
+            free.range(c + 1..)
+                .find(|(_, &l)| l >= n)
+                .map(|(&s, &len)| (s, len))
+        };
+        let (s, len, at) = match within {
+            Some((s, len)) if s + len >= c + n => (s, len, c),
+            _ => match after(&self.free) {
+                Some((s, len)) => (s, len, s),
+                None if self.end + n <= self.capacity => {
+                    let s = self.end;
+                    self.end += n;
+                    return Some(s);
+                }
+                None => return None,
+            },
+        };
+        assert!(s <= at && at + n <= s + len, "the run lies in its extent");
+        self.take_extent(s);
+        if at > s {
+            self.add_extent(s, at - s);
+        }
+        if s + len > at + n {
+            self.add_extent(at + n, s + len - at - n);
+        }
+        Some(at)
+    }
+
+    /// `n` consecutive pages, first fit (next fit after `set_next_fit`).
     pub fn alloc(&mut self, n: u64) -> Result<u64, EngineError> {
         let n = n.max(1);
+        if let Some(c) = self.cursor {
+            if let Some(s) = self.next_fit(c, n) {
+                self.assert_unused(s, n);
+                self.cursor = Some(s + n);
+                return Ok(s);
+            }
+        }
         let fit = self
             .free
             .iter()
@@ -169,6 +217,7 @@ impl Alloc {
                 self.add_extent(s + n, len - n);
             }
             self.assert_unused(s, n);
+            self.cursor = self.cursor.map(|_| s + n);
             return Ok(s);
         }
         if self.end + n > self.capacity {
@@ -185,6 +234,7 @@ impl Alloc {
         self.end += n;
         assert!(self.end <= self.capacity, "allocated past the capacity");
         self.assert_unused(s, n);
+        self.cursor = self.cursor.map(|_| s + n);
         Ok(s)
     }
 

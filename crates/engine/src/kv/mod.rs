@@ -16,6 +16,6 @@ mod store;
 
 pub use policy::streams::{DataType, NamedPolicy};
 pub use store::{
-    Choice, CompactionPolicy, Damage, Options, PageUse, Scan, Space, StaleShare, Store, StoreStat,
-    WriteBatch,
+    Choice, CompactionMode, CompactionPolicy, Damage, Options, PageUse, Scan, Space, StaleShare,
+    Store, StoreStat, WriteBatch, WritePath, WAL_FLUSH_DOCS_DEFAULT,
 };

@@ -4,7 +4,7 @@
 
 use blockdev::{BlockDevice, MemDevice};
 use engine::kv::format::{DbHeader, KvStats, NodePtr, PagesByType};
-use engine::kv::{Options, Store};
+use engine::kv::{CompactionMode, Options, Store, WritePath};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -18,6 +18,24 @@ pub fn small_opts() -> Options {
         cache_max_pages: 0,
         compact_min_bytes: 16 << 10,
         ..Options::default()
+    }
+}
+
+/// `small_opts` in one of three shapes by `variant % 3`: write path `cow`; path `wal` with
+/// incremental compaction; path `wal` with whole-file compaction (a small WAL flush threshold,
+/// so tests cross flushes).
+pub fn variant_opts(variant: u64) -> Options {
+    let (write_path, compaction_mode) = match variant % 3 {
+        0 => (WritePath::Cow, CompactionMode::Incremental),
+        1 => (WritePath::Wal, CompactionMode::Incremental),
+        _ => (WritePath::Wal, CompactionMode::WholeFile),
+    };
+    Options {
+        write_path,
+        compaction_mode,
+        next_fit: variant % 3 == 2,
+        wal_flush_docs: 24,
+        ..small_opts()
     }
 }
 

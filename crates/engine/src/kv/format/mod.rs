@@ -26,6 +26,7 @@ mod builder;
 mod doc;
 mod meta;
 mod node;
+mod wal;
 
 pub use builder::NodeBuilder;
 pub use doc::{
@@ -34,6 +35,7 @@ pub use doc::{
 };
 pub use meta::{recover, DbHeader, KvStats, PagesByType, Recovered, Superblock};
 pub use node::{gather_node, Node, NodePtr, NodeView};
+pub use wal::{WalRecord, WAL_RECORD_MIN_BYTES, WAL_RUN_BYTES};
 
 /// Longest key, in bytes.
 pub const KEY_BYTES_MAX: usize = 4096;

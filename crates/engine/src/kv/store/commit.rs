@@ -2,7 +2,6 @@
 //! header, flush, the superblock slot, flush; then deferred trims and the cache's size.
 
 use super::*;
-use crate::pager::Keep;
 
 /// What a commit also does.
 #[derive(Clone, Copy, Default)]
@@ -67,12 +66,18 @@ impl Store {
         let room = (self.payload - format::DATA_PAGE_HEAD_BYTES) as u64;
         let mut dp = DataPages::new(self.payload).map_err(|e| self.kv_err(0, "data page", e))?;
         let mut tree_ops: Vec<(Vec<u8>, Option<DocPtr>)> = Vec::with_capacity(ops.len());
+        // Path `wal` writes a tombstone document for a delete (recovery replays it).
+        let tombstones: Vec<bool> = match self.wal_on() {
+            true => ops.iter().map(|(_, v)| v.is_none()).collect(),
+            false => Vec::new(),
+        };
         let mut run_from = 0;
         let mut target = self.alloc.largest_run();
         for (k, v) in ops {
-            let ptr = match &v {
-                Some(v) => {
-                    let bytes = (format::DOC_MIN_BYTES + k.len() + v.len()) as u64;
+            let ptr = match v.is_some() || self.wal_on() {
+                true => {
+                    let bytes =
+                        (format::DOC_MIN_BYTES + k.len() + v.as_ref().map_or(0, Vec::len)) as u64;
                     let open = dp.pages().len() as u64;
                     if open > 0 && open + bytes / room + 1 > target {
                         let full = std::mem::replace(
@@ -87,12 +92,12 @@ impl Store {
                     self.doc_seq += 1;
                     let d = Document {
                         key: &k,
-                        value: Some(v),
+                        value: v.as_deref(),
                         seq: self.doc_seq,
                     };
                     Some(dp.push(&d).map_err(|e| self.kv_err(0, "document", e))?)
                 }
-                None => None,
+                false => None,
             };
             tree_ops.push((k, ptr));
         }
@@ -104,7 +109,7 @@ impl Store {
                 .all(|p| p.page < self.alloc.end()),
             "every document placed inside the log"
         );
-        self.finish_commit(&tree_ops, kind)
+        self.finish_commit(&tree_ops, &tombstones, kind)
     }
 
     /// Allocate and write one run of data pages; turn its documents' pointers (`tree_ops`,
@@ -126,6 +131,7 @@ impl Store {
         };
         self.write_data_run(base, &pages)?;
         let run_pages = pages.len() as u64;
+        self.wal_note_run(base, run_pages);
         drop(pages);
         for (_, p) in tree_ops.iter_mut() {
             if let Some(p) = p {
@@ -145,10 +151,13 @@ impl Store {
     pub(super) fn finish_commit(
         &mut self,
         tree_ops: &[(Vec<u8>, Option<DocPtr>)],
+        tombstones: &[bool],
         kind: CommitKind,
     ) -> Result<u64, EngineError> {
-        // 2. the index along the changed paths.
-        self.apply_tree(tree_ops)?;
+        // 2. the index along the changed paths (path `wal`: the WAL index, the tree at a flush).
+        let kind = self.whole_file_kind(kind);
+        let force = kind.trim || self.wal_force;
+        let flushed = self.wal_apply(tree_ops, tombstones, force)?;
         self.write_staged()?;
         // 3. header, flush, superblock, flush.
         let seq = self.commit_seq + 1;
@@ -175,11 +184,9 @@ impl Store {
         };
         self.stats.pages.header -= 1;
         self.stats.pages.superblock -= 1;
-        self.write_typed(&[(hp, &h.encode())], DataType::Header, Keep::Resident)?;
+        self.write_header_page(hp, &h, flushed)?;
         self.publish_superblock(seq, hp)?;
-        if self.header_page != NO_PAGE {
-            self.alloc.drop_ref(self.header_page, 1);
-        }
+        self.wal_retire_header(self.header_page, flushed);
         self.header_page = hp;
         self.commit_seq = seq;
         let freed = self.alloc.commit_done();
@@ -231,6 +238,6 @@ impl Store {
 
     pub(super) fn stale_bytes(&self) -> u64 {
         (self.alloc.data_pages() * (self.payload - format::DATA_PAGE_HEAD_BYTES) as u64)
-            .saturating_sub(self.stats.live_bytes)
+            .saturating_sub(self.stats.live_bytes + self.wal_live_bytes())
     }
 }

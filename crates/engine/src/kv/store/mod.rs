@@ -33,11 +33,15 @@ mod pages;
 mod recover;
 mod scan;
 mod tree;
+mod wal;
+mod whole_file;
 
 use commit::CommitKind;
 pub use compaction::{Choice, CompactionPolicy, PageUse, Space, StaleShare};
 use pages::{Cached, NodeRef};
 pub use scan::Scan;
+pub use wal::{WritePath, WAL_FLUSH_DOCS_DEFAULT};
+pub use whole_file::CompactionMode;
 
 /// How a store is opened.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,6 +74,19 @@ pub struct Options {
     pub trim_after_commits: u64,
     /// How data types map to write streams.
     pub streams: NamedPolicy,
+    /// How commits reach the device: copy-on-write index per commit, or ForestDB's WAL
+    /// (docs/kv-format.md, "Write paths").
+    pub write_path: WritePath,
+    /// Path `wal`: documents in the WAL before a commit applies them to the index
+    /// (ForestDB's default 4,096).
+    pub wal_flush_docs: u64,
+    /// Incremental batches (one per commit) or ForestDB's whole-file compaction (all live
+    /// documents and a new index in one commit, the old pages released whole).
+    pub compaction_mode: CompactionMode,
+    /// Allocate next fit (an append-only log that wraps around the device, as ForestDB appends
+    /// to its file) instead of first fit (the lowest free pages first, as a file system
+    /// reuses freed blocks).
+    pub next_fit: bool,
     /// Make an empty store on a blank device (false: a blank device is an error, and opening
     /// writes nothing — for `check`, `stat`).
     pub create: bool,
@@ -88,6 +105,10 @@ impl Default for Options {
             compact_batch_bytes: 1 << 20,
             trim_after_commits: 8,
             streams: NamedPolicy::PerType,
+            write_path: WritePath::Cow,
+            wal_flush_docs: WAL_FLUSH_DOCS_DEFAULT,
+            compaction_mode: CompactionMode::Incremental,
+            next_fit: false,
             create: true,
         }
     }
@@ -182,6 +203,12 @@ pub struct Store {
     policy: Box<dyn CompactionPolicy>,
     /// The superblock's two slots (pages 0 and 1), by the pager's slot protocol.
     slots: MetaSlots,
+    /// The WAL index (path `wal`; after a replay at open on path `cow` too, until a commit).
+    wal: wal::Wal,
+    /// The next commit flushes the WAL (close).
+    wal_force: bool,
+    /// The next commit is a whole-file compaction (every live document rewritten).
+    whole_file_pass: bool,
 }
 
 impl Store {
@@ -240,6 +267,13 @@ impl Store {
                 reason: "a share of stale bytes, 0..=1 (1: never compact)".into(),
             });
         }
+        if opts.wal_flush_docs == 0 {
+            return Err(EngineError::Config {
+                field: "wal_flush_docs",
+                value: "0".into(),
+                reason: "documents per WAL flush: at least 1 (ForestDB: 4096)".into(),
+            });
+        }
         let pb = dev.page_bytes();
         let payload = page::payload_capacity(pb.max(HEADER_BYTES));
         if pb < 512 || dev.capacity_pages() < FIRST_LOG_PAGE + 4 {
@@ -270,12 +304,16 @@ impl Store {
             trims: std::collections::VecDeque::new(),
             page_buf: Vec::new(),
             slots: MetaSlots::new(0, 0, "KV superblock"),
+            wal: wal::Wal::default(),
+            wal_force: false,
+            whole_file_pass: false,
             policy: Box::new(StaleShare::new(
                 opts.compact_threshold,
                 opts.compact_min_bytes,
             )),
         };
         s.recover()?;
+        s.wal_next_fit();
         s.fit_cache();
         assert!(s.alloc.end() <= capacity, "the log ends inside the device");
         assert!(s.pending.is_empty() && !s.broken, "a store opens clean");
@@ -323,11 +361,7 @@ impl Store {
             Bound::Unbounded => Bound::Unbounded,
         };
         let (start, end) = (own(range.0), own(range.1));
-        let pending: Vec<(Vec<u8>, Option<Vec<u8>>)> = self
-            .pending
-            .range::<Vec<u8>, _>((start.clone(), end.clone()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let pending = self.scan_overlay((start.clone(), end.clone()))?;
         assert!(
             pending.windows(2).all(|w| w[0].0 < w[1].0),
             "pending keys ascend, once each"
@@ -393,10 +427,15 @@ impl Store {
         if self.pending.is_empty() {
             return Ok(self.commit_seq);
         }
+        let whole = self.opts.compaction_mode == CompactionMode::WholeFile;
         if self.compaction.is_none() && self.should_compact() {
-            self.start_compaction();
+            match whole {
+                true => self.compact_whole_file()?,
+                false => self.start_compaction(),
+            }
         }
         let r = self.commit_with_batch();
+        self.whole_file_pass = false;
         assert!(
             self.pending.is_empty(),
             "a commit takes every pending operation"
@@ -407,6 +446,7 @@ impl Store {
     /// Commit what is pending and give the device back.
     pub fn close(mut self) -> Result<Box<dyn BlockDevice>, EngineError> {
         self.commit()?;
+        self.wal_flush_commit()?;
         assert!(self.pending.is_empty(), "a commit leaves nothing pending");
         self.trim_due(u64::MAX)?;
         Ok(self.pager.into_device())

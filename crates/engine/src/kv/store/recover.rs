@@ -91,6 +91,7 @@ impl Store {
                     if let Some(r) = self.root {
                         self.ref_tree(r, None)?;
                     }
+                    self.wal_replay()?;
                     self.alloc.rebuild_free();
                     assert!(
                         self.alloc.refs(self.header_page) >= 1,

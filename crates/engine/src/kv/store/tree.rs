@@ -24,6 +24,9 @@ impl Store {
     }
 
     pub(super) fn lookup(&mut self, key: &[u8]) -> Result<Option<DocPtr>, EngineError> {
+        if let Some(p) = self.wal_lookup(key) {
+            return Ok(p);
+        }
         let Some(mut ptr) = self.root else {
             return Ok(None);
         };

@@ -7,7 +7,7 @@ use crate::spec::{de, RunSpec, SpecError};
 use anyhow::{bail, Context, Result};
 use blockdev::BlockDevice;
 use driver::Phase;
-use engine::kv::{Options, Store};
+use engine::kv::{Options, Store, WritePath};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -69,6 +69,15 @@ pub struct KvBenchSpec {
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 8192))]
     #[serde(deserialize_with = "de::parsed")]
     pub cache_pages: usize,
+    /// How commits reach the store: `cow` (index paths rewritten at every commit) or `wal`
+    /// (ForestDB's: documents and a header per commit, the index at WAL flushes).
+    #[cfg_attr(feature = "clap", arg(long, default_value = "cow"))]
+    #[serde(deserialize_with = "de::string")]
+    pub write_path: String,
+    /// `--write-path wal`: documents in the WAL before it is flushed into the index.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = engine::kv::WAL_FLUSH_DOCS_DEFAULT))]
+    #[serde(deserialize_with = "de::parsed")]
+    pub wal_flush_docs: u64,
 }
 
 impl Default for KvBenchSpec {
@@ -87,6 +96,8 @@ impl Default for KvBenchSpec {
             compact_threshold: 0.5,
             trim_after_commits: Options::default().trim_after_commits,
             cache_pages: 8192,
+            write_path: WritePath::Cow.name().into(),
+            wal_flush_docs: engine::kv::WAL_FLUSH_DOCS_DEFAULT,
         }
     }
 }
@@ -96,6 +107,7 @@ impl RunSpec for KvBenchSpec {
     /// than `sim`. (The store refuses its own options: sizes, thresholds.)
     fn validate(&self) -> Result<(), SpecError> {
         self.workload()?;
+        self.write_path()?;
         match (&self.path, self.device.as_deref()) {
             (Some(_), None) | (None, Some("sim")) => Ok(()),
             (Some(_), Some(_)) => Err(SpecError::rule("--path", "cannot be used with --device")),
@@ -125,9 +137,16 @@ impl KvBenchSpec {
         })
     }
 
+    fn write_path(&self) -> Result<WritePath, SpecError> {
+        WritePath::parse(&self.write_path)
+            .ok_or_else(|| SpecError::value("--write-path", &self.write_path, "cow or wal"))
+    }
+
     /// The store the phases run against, and its device's name (`file`, `sim`).
     fn open_store(&self) -> Result<(Store, String)> {
         let opts = Options {
+            write_path: self.write_path()?,
+            wal_flush_docs: self.wal_flush_docs,
             file_pages: self.file_mib * 256,
             compact_threshold: self.compact_threshold,
             trim_after_commits: self.trim_after_commits,
@@ -195,6 +214,8 @@ pub fn run(spec: &KvBenchSpec, phases: Phases, progress: Progress) -> Result<Val
         "value_bytes": spec.value_bytes,
         "commit_every": spec.commit_every,
         "seed": spec.seed,
+        "write_path": spec.write_path,
+        "wal_flush_docs": spec.wal_flush_docs,
         "clock": s.pager().device().clock_kind().name(),
     });
     let run = phases == Phases::Run;
@@ -283,6 +304,7 @@ pub fn stat_json(s: &Store) -> Value {
         "headers": st.headers,
         "last_commit_seq": st.commit_seq,
         "generation": st.generation,
+        "wal_entries": s.wal_entries(),
         "footprint_bytes": st.footprint_pages * st.page_bytes as u64,
         "capacity_bytes": st.capacity_pages * st.page_bytes as u64,
         "page_bytes": st.page_bytes,

@@ -32,7 +32,7 @@ use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
 use blockdev::{BlockDevice, SharedDevice, SimDevice};
-use engine::kv::{Options, Store};
+use engine::kv::{CompactionMode, Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT};
 use policy::streams::{
     ClassStreams, DataType, LifetimeReport, NamedPolicy, StreamMap, StreamMapError,
 };
@@ -45,9 +45,10 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 
-/// The simulated device: a current TLC NVMe drive with 4 KiB pages (P5's PM953 has 4 KiB
-/// logical blocks; its geometry is not published).
-pub const PRESET: &str = "tlc-nvme-2024";
+/// The simulated device: P5's drive class, the Samsung PM953 (preset `pm953`: its spare area
+/// and streams), with 4 KiB pages (the PM953's logical blocks; its flash geometry is not
+/// published).
+pub const PRESET: &str = "pm953";
 const PAGE_BYTES: usize = 4096;
 /// 256 KiB erase blocks (the preset's are 1.5 MiB at 4 KiB pages: too few blocks on a small
 /// device). WAF depends on it: a block holds the pages written close together in time, and
@@ -94,6 +95,16 @@ pub struct Plan {
     pub pages_per_block: u32,
     /// The update phase stops at this many capacities written (if WAF was not flat before).
     pub max_host_x: f64,
+    /// How the stores commit (ForestDB's `wal` by default).
+    pub write_path: WritePath,
+    /// WAL flush threshold in documents, at most (ForestDB's 4,096; a file with fewer keys
+    /// flushes once the WAL holds as many documents as it has keys).
+    pub wal_flush_docs_max: u64,
+    /// ForestDB's whole-file compaction by default (incremental: ours).
+    pub compaction_mode: CompactionMode,
+    /// The stores allocate next fit (ForestDB's append-only file: a log wrapping around its
+    /// partition; default) or first fit (the lowest freed pages first).
+    pub next_fit: bool,
 }
 
 impl Plan {
@@ -117,6 +128,10 @@ impl Plan {
             live_share: LIVE_SHARE,
             pages_per_block: PAGES_PER_BLOCK,
             max_host_x: MAX_HOST_X,
+            write_path: WritePath::Wal,
+            wal_flush_docs_max: WAL_FLUSH_DOCS_DEFAULT,
+            compaction_mode: CompactionMode::WholeFile,
+            next_fit: true,
         }
     }
 
@@ -140,6 +155,10 @@ impl Plan {
             "sample_share": SAMPLE_SHARE,
             "flat_block_x": FLAT_BLOCK_X,
             "flat_tolerance": FLAT_TOLERANCE,
+            "write_path": self.write_path.name(),
+            "wal_flush_docs_max": self.wal_flush_docs_max,
+            "compaction_mode": self.compaction_mode.name(),
+            "next_fit": self.next_fit,
         })
     }
 }
@@ -314,14 +333,25 @@ struct Files {
     pending: Vec<u32>,
 }
 
-fn store_options(file_pages: u64) -> Options {
+fn store_options(plan: &Plan, file_pages: u64, keys_per_file: u64) -> Options {
     Options {
         cache_pages: CACHE_PAGES,
         compact_threshold: COMPACT_THRESHOLD,
         compact_min_bytes: file_pages * PAGE_BYTES as u64 / 20,
         streams: NamedPolicy::PerType,
+        write_path: plan.write_path,
+        wal_flush_docs: wal_flush_docs(plan, keys_per_file),
+        compaction_mode: plan.compaction_mode,
+        next_fit: plan.next_fit,
         ..Options::default()
     }
+}
+
+/// The WAL flush threshold of a file with `keys_per_file` keys: ForestDB's 4,096 documents,
+/// or the file's key count when smaller (a WAL larger than the live data would hold most of a
+/// small file's space until its flush).
+pub fn wal_flush_docs(plan: &Plan, keys_per_file: u64) -> u64 {
+    plan.wal_flush_docs_max.min(keys_per_file).max(1)
 }
 
 fn key(k: u64) -> [u8; KEY_BYTES] {
@@ -340,8 +370,8 @@ fn open_files(shared: &mut SharedDevice<SimDevice>, plan: &Plan) -> Result<Files
     let mut stores = Vec::with_capacity(plan.files as usize);
     for f in 0..plan.files {
         let part = shared.partition(file_pages)?;
-        let s = Store::open(Box::new(part), store_options(file_pages))
-            .with_context(|| format!("DB file {f}"))?;
+        let opts = store_options(plan, file_pages, keys_per_file);
+        let s = Store::open(Box::new(part), opts).with_context(|| format!("DB file {f}"))?;
         stores.push(s);
     }
     Ok(Files {
@@ -719,8 +749,8 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         format!("Scaled down from P5's 480 GB drive with 400 GB in 32 DB files: {} MiB of logical space, {:.1} % of it in {} partitions (one store each; the fill ratio and file count kept)", plan.capacity_bytes >> 20, FILL * 100.0, plan.files),
         format!("Device: preset {PRESET} with 4 KiB pages, {}-page blocks and its over-provisioning (7 %); P5's PM953 geometry and OP are not published; WAF depends on the block size (a block holds pages written close together in time; smaller blocks die whole more often). The drive is aged (every logical page written once) and the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04), so the SSD counts every page valid until it is overwritten", plan.pages_per_block),
         format!("Documents: {KEY_BYTES}-byte keys, {}-byte values, live documents {:.0} % of each file, a commit every {} updates of a file (P5 states neither document size nor commit interval)", plan.value_bytes, plan.live_share * 100.0, plan.ops_per_commit),
-        "Our store updates its copy-on-write B+-tree at every commit (ForestDB: HB+-trie behind a write-ahead log, so its index is 1.8 % of writes and header and superblock, one each per commit, 10.6 % each); our write mix is therefore mostly data pages, with fewer headers and superblocks".into(),
-        format!("Compaction at {:.0} % stale bytes (ForestDB's default) rewrites a file's live documents in place of its free pages (ForestDB writes a new file)", COMPACT_THRESHOLD * 100.0),
+        format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, every min(4,096, keys per file) documents (ForestDB's default 4,096), and with each compaction batch", plan.write_path.name()),
+        format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its partition, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard)", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0),
         format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
         "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs)".into(),
         "P5's WAF is the drive's (SMART) since the start of a 6.5 h or 24 h run and still growing (P5: WAF grows with the data written); ours is the steady-state WAF of the last capacities written once flat (`waf_cumulative`: since the updates began), and equal time is the shortest of our runs in simulated time (queue depth 1), not 24 h".into(),
@@ -767,7 +797,18 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
         for p in &plan.policies {
             steps.step(format_args!("policy {} gc {}", p.name(), gc_name(gc)));
             let measure = *p == plan.policies[0] && gc == plan.gc_modes[0];
-            runs.push(run_one(plan, p, gc, opts.seed, measure)?);
+            let r = run_one(plan, p, gc, opts.seed, measure)?;
+            // Partial results as the runs finish (a cut run keeps what it printed).
+            opts.progress(format_args!(
+                "partial: policy {} gc {}: WAF {:.3} (flat {}), cumulative {:.3}, {:.1} capacities written",
+                p.name(),
+                gc_name(gc),
+                r.final_waf(),
+                if r.flat { "yes" } else { "no" },
+                r.stats.waf(),
+                ratio(r.stats.host_pages_written, r.logical_pages)
+            ));
+            runs.push(r);
         }
     }
     let lifetimes = runs.iter().find_map(|r| r.lifetimes.clone());
