@@ -24,6 +24,7 @@
 
 pub mod claims;
 pub mod figures;
+pub mod pg_tpcc;
 mod rows;
 
 pub use rows::{Counters, EngineRow, ExtBufferRow};
@@ -225,7 +226,8 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     let p = plan(opts.scale);
     let (trace, tpcc_db) = trace_and_db(opts, ext, &p);
     // The curve, 2q, 2 policies x 10 flash sizes, 9 ratios, the engine.
-    let steps = Steps::new(opts, 2 + 2 * 10 + 9 + ext.engine as usize);
+    let pg = ext.trace.as_ref().is_some_and(|t| t.format == PageTraceFormat::Pg);
+    let steps = Steps::new(opts, 2 + 2 * 10 + 9 + ext.engine as usize + pg as usize);
     steps.step(format!("one-pass LRU curve of {}", trace.path.display()));
     let curve = one_pass_curve(&trace)?;
     if curve.references == 0 {
@@ -288,6 +290,12 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     ];
     if !engine_rows.is_empty() {
         tables.push(engine_table(&engine_rows));
+    }
+    if ctx.trace.format == PageTraceFormat::Pg {
+        steps.step("the same claims on the TPC-C-like generator");
+        let (table, notes) = pg_tpcc::beside_generator(opts, &ctx.trace.path, &report.claims)?;
+        tables.push(table);
+        report.notes.extend(notes);
     }
     Ok(Output { report, tables })
 }
