@@ -225,6 +225,7 @@ fn one_pass_curve(trace: &TraceSpec) -> Result<LruCurve> {
 pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Output> {
     let p = plan(opts.scale);
     let (trace, tpcc_db) = trace_and_db(opts, ext, &p);
+    let pg_db = pg_tpcc::database_pages(&trace)?;
     // The curve, 2q, 2 policies x 10 flash sizes, 9 ratios, the engine.
     let pg = ext.trace.as_ref().is_some_and(|t| t.format == PageTraceFormat::Pg);
     let steps = Steps::new(opts, 2 + 2 * 10 + 9 + ext.engine as usize + pg as usize);
@@ -236,7 +237,7 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
             trace.path.display()
         );
     }
-    let db_pages = tpcc_db.map_or(curve.distinct(), |d| d as usize);
+    let db_pages = tpcc_db.or(pg_db).map_or(curve.distinct(), |d| d as usize);
     let ctx = Ctx { trace, db_pages };
     let main = ctx.pages(MAIN_PCT).max(1);
     let points = measure(&ctx, &curve, main, &steps)?;
@@ -258,7 +259,11 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
             "trace": ctx.trace.path.display().to_string(),
             "trace_format": ctx.trace.format.name(),
             "database_pages": ctx.db_pages,
-            "database_is": if tpcc_db.is_some() { "tpcc initial database" } else { "distinct pages of the trace" },
+            "database_is": match (tpcc_db, pg_db) {
+                (Some(_), _) => "tpcc initial database",
+                (None, Some(_)) => "the PostgreSQL database (trace header, 8 KiB pages)",
+                _ => "distinct pages of the trace",
+            },
             "references": curve.references,
             "distinct_pages": curve.distinct(),
             "page_bytes": PAGE_BYTES,

@@ -147,3 +147,21 @@ pub fn beside_generator(
     let generator = super::run_with(opts, &super::ExtBufferOptions::default())?;
     Ok((both_traces_table(&generator.report.claims, pg_claims), notes))
 }
+
+/// A PostgreSQL trace's database size in its own 8 KiB pages (its header's `database_bytes`),
+/// the base of P3's percentages; `None` for other formats.
+pub fn database_pages(trace: &crate::buffer_sim::TraceSpec) -> Result<Option<u64>> {
+    if trace.format != workload::cache_trace::PageTraceFormat::Pg {
+        return Ok(None);
+    }
+    let header = workload::pg_trace::read_header(&trace.path)?;
+    let bytes: u64 = header
+        .get("database_bytes")
+        .and_then(|b| b.parse().ok())
+        .with_context(|| format!("{}: the header has no database_bytes", trace.path.display()))?;
+    let page_bytes: u64 = header
+        .get("page_bytes")
+        .and_then(|b| b.parse().ok())
+        .unwrap_or(8192);
+    Ok(Some(bytes.div_ceil(page_bytes.max(1))))
+}
