@@ -10,7 +10,9 @@ mod kv;
 mod signals;
 
 // The subcommands live in the library (src/lib.rs), which the Python package shares.
-use flashlab::{bench, buffer_sim, capture, error_chain, lifetime, reproduce, reproduce_all, sim, sweep};
+use flashlab::{
+    bench, buffer_sim, capture, error_chain, lifetime, reproduce, reproduce_all, sim, sweep,
+};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

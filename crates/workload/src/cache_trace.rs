@@ -354,12 +354,11 @@ fn decode_line(
             }
             _ => Ok(None),
         },
-        PageTraceFormat::Pg => Ok(crate::pg_trace::decode_ref(line)?
-            .map(|(page, dirty)| Run {
-                next: page,
-                left: 1,
-                write: dirty,
-            })),
+        PageTraceFormat::Pg => Ok(crate::pg_trace::decode_ref(line)?.map(|(page, dirty)| Run {
+            next: page,
+            left: 1,
+            write: dirty,
+        })),
         PageTraceFormat::Tpcc => Err("tpcc is generated, not read: open it with open_refs".into()),
         _ => Err("binary format decoded as text".into()),
     }

@@ -218,7 +218,10 @@ mod tests {
         );
         assert_ne!(page_id(1, 0, 5), page_id(1, 1, 5));
         assert_ne!(page_id(1, 3, 5), page_id(2, 0, 5));
-        assert_eq!(decode_ref("W 1 1 5").unwrap(), Some((page_id(1, 1, 5).unwrap(), true)));
+        assert_eq!(
+            decode_ref("W 1 1 5").unwrap(),
+            Some((page_id(1, 1, 5).unwrap(), true))
+        );
     }
 
     #[test]

@@ -31,7 +31,10 @@ fn the_committed_capture_matches_its_header() {
     }
     assert_eq!(refs, header_number(&h, "references"));
     assert_eq!(dirty, header_number(&h, "dirty_references"));
-    assert!(header_number(&h, "database_bytes") > 100_000_000, "one warehouse is ~130 MB");
+    assert!(
+        header_number(&h, "database_bytes") > 100_000_000,
+        "one warehouse is ~130 MB"
+    );
 }
 
 fn write_temp(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
@@ -56,7 +59,11 @@ fn a_truncated_capture_is_an_error_naming_the_file() {
 #[test]
 fn a_file_without_the_magic_line_is_refused() {
     let e = decode_bytes(b"R 1 0 0\n", PageTraceFormat::Pg, 8192).unwrap_err();
-    assert!(e.to_string().contains(":1: not a flashlab PostgreSQL trace"), "{e}");
+    assert!(
+        e.to_string()
+            .contains(":1: not a flashlab PostgreSQL trace"),
+        "{e}"
+    );
     let (_d, p) = write_temp("other.txt", b"R 5\nW 6\n");
     assert!(read_header(&p).unwrap_err().to_string().contains(MAGIC));
 }
@@ -64,7 +71,7 @@ fn a_file_without_the_magic_line_is_refused() {
 #[test]
 fn a_huge_line_is_refused_with_bounded_memory() {
     let mut text = format!("{MAGIC}\n").into_bytes();
-    text.extend(std::iter::repeat(b'7').take(3 << 20));
+    text.extend(std::iter::repeat_n(b'7', 3 << 20));
     let e = decode_bytes(&text, PageTraceFormat::Pg, 8192).unwrap_err();
     assert!(e.to_string().contains("line-length cap"), "{e}");
 }

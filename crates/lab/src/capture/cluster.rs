@@ -28,7 +28,9 @@ pub fn stop_all() -> usize {
 
 fn stop(pg_ctl: &Path, user: Option<&str>, data: &Path) {
     let mut c = as_user(user, pg_ctl);
-    c.arg("-D").arg(data).args(["-m", "immediate", "-w", "stop"]);
+    c.arg("-D")
+        .arg(data)
+        .args(["-m", "immediate", "-w", "stop"]);
     let _ = c.stdout(Stdio::null()).stderr(Stdio::null()).status();
 }
 
@@ -94,9 +96,15 @@ impl Cluster {
             dir,
         };
         cluster.run_tool("initdb", |c| {
-            c.arg("-D")
-                .arg(cluster.data())
-                .args(["-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
+            c.arg("-D").arg(cluster.data()).args([
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ]);
         })?;
         RUNNING
             .lock()
@@ -122,7 +130,11 @@ impl Cluster {
         self.dir.path()
     }
 
-    fn run_tool(&self, tool: &str, args: impl FnOnce(&mut Command)) -> Result<Output, CaptureError> {
+    fn run_tool(
+        &self,
+        tool: &str,
+        args: impl FnOnce(&mut Command),
+    ) -> Result<Output, CaptureError> {
         let mut c = as_user(self.user.as_deref(), &self.bin_dir.join(tool));
         c.current_dir(self.dir.path());
         args(&mut c);
@@ -132,15 +144,29 @@ impl Cluster {
     /// A `psql` command on database `db`, quiet, unaligned, tuples only.
     pub fn psql(&self, db: &str) -> Command {
         let mut c = Command::new(self.bin_dir.join("psql"));
-        c.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-U", "postgres"])
-            .arg("-h")
-            .arg(self.socket_dir())
-            .args(["-p", &self.port.to_string(), "-d", db]);
+        c.args([
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-U",
+            "postgres",
+        ])
+        .arg("-h")
+        .arg(self.socket_dir())
+        .args(["-p", &self.port.to_string(), "-d", db]);
         c
     }
 
     /// Run `sql` (with psql variables `vars`) on `db`; its stdout.
-    pub fn sql(&self, db: &str, sql: &str, vars: &[(&str, String)]) -> Result<String, CaptureError> {
+    pub fn sql(
+        &self,
+        db: &str,
+        sql: &str,
+        vars: &[(&str, String)],
+    ) -> Result<String, CaptureError> {
         let mut c = self.psql(db);
         for (k, v) in vars {
             c.arg("-v").arg(format!("{k}={v}"));
@@ -151,13 +177,20 @@ impl Cluster {
     }
 
     /// Run the SQL file `text` on `db` through psql's stdin.
-    pub fn sql_file(&self, db: &str, text: &str, vars: &[(&str, String)]) -> Result<(), CaptureError> {
+    pub fn sql_file(
+        &self,
+        db: &str,
+        text: &str,
+        vars: &[(&str, String)],
+    ) -> Result<(), CaptureError> {
         use std::io::Write;
         let mut c = self.psql(db);
         for (k, v) in vars {
             c.arg("-v").arg(format!("{k}={v}"));
         }
-        c.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped());
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
         let mut child = c.spawn().map_err(|source| CaptureError::Spawn {
             program: "psql".into(),
             source,

@@ -93,7 +93,10 @@ pub fn next_transaction(rng: &mut ChaCha8Rng, w: u32, warehouses: u32) -> String
             format!("SELECT tpcc_order_status({w},{d},{c},{last});\n")
         }
         92..=95 => format!("SELECT tpcc_delivery({w},{});\n", rng.gen_range(1..=10)),
-        _ => format!("SELECT tpcc_stock_level({w},{d},{});\n", rng.gen_range(10..=20)),
+        _ => format!(
+            "SELECT tpcc_stock_level({w},{d},{});\n",
+            rng.gen_range(10..=20)
+        ),
     }
 }
 
@@ -108,7 +111,11 @@ fn new_order(rng: &mut ChaCha8Rng, w: u32, d: u32, warehouses: u32) -> String {
             } else {
                 w
             };
-            (nurand(rng, 8191, 1, 100_000, OL_I_ID), supply, rng.gen_range(1..=10))
+            (
+                nurand(rng, 8191, 1, 100_000, OL_I_ID),
+                supply,
+                rng.gen_range(1..=10),
+            )
         })
         .collect();
     lines.sort_unstable();
@@ -116,7 +123,11 @@ fn new_order(rng: &mut ChaCha8Rng, w: u32, d: u32, warehouses: u32) -> String {
         lines[n - 1].0 = 100_001; // 2.4.1.5: the last item is unused
     }
     let list = |f: fn(&(u32, u32, u32)) -> u32| {
-        lines.iter().map(|l| f(l).to_string()).collect::<Vec<_>>().join(",")
+        lines
+            .iter()
+            .map(|l| f(l).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
     };
     format!(
         "SELECT tpcc_new_order({w},{d},{c},ARRAY[{}],ARRAY[{}],ARRAY[{}]);\n",
@@ -181,10 +192,11 @@ mod tests {
     #[test]
     fn the_mix_and_inputs_follow_the_specification() {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let txs: Vec<String> = (0..20_000).map(|_| next_transaction(&mut rng, 2, 3)).collect();
-        let share = |name: &str| {
-            txs.iter().filter(|t| t.contains(name)).count() as f64 / txs.len() as f64
-        };
+        let txs: Vec<String> = (0..20_000)
+            .map(|_| next_transaction(&mut rng, 2, 3))
+            .collect();
+        let share =
+            |name: &str| txs.iter().filter(|t| t.contains(name)).count() as f64 / txs.len() as f64;
         assert!((share("new_order") - 0.45).abs() < 0.015);
         assert!((share("payment") - 0.43).abs() < 0.015);
         for name in ["order_status", "delivery", "stock_level"] {

@@ -26,7 +26,9 @@ pub const METHOD: &str = "uprobes (bpftrace): ret ReadBufferExtended/ReadBufferW
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CaptureError {
-    #[error("cannot run {program}: {source} (is PostgreSQL installed? scripts/setup-pg installs it)")]
+    #[error(
+        "cannot run {program}: {source} (is PostgreSQL installed? scripts/setup-pg installs it)"
+    )]
     Spawn {
         program: String,
         #[source]
@@ -125,7 +127,8 @@ pub fn run(o: &CaptureOptions, log: &mut dyn FnMut(&str)) -> Result<CaptureSumma
     let user = (unsafe { libc::geteuid() } == 0).then(|| o.pg_user.clone());
     if o.out.is_some() && user.is_none() {
         return Err(CaptureError::Probe(
-            "the probes need root (bpftrace attaches uprobes); run as root, or pass --no-probes".into(),
+            "the probes need root (bpftrace attaches uprobes); run as root, or pass --no-probes"
+                .into(),
         ));
     }
     log("starting a private PostgreSQL cluster");
@@ -151,7 +154,11 @@ pub fn run(o: &CaptureOptions, log: &mut dyn FnMut(&str)) -> Result<CaptureSumma
         "running {} terminal(s) for {} min{}",
         o.terminals,
         o.minutes,
-        if probe.is_some() { " under the probes" } else { " (no probes)" }
+        if probe.is_some() {
+            " under the probes"
+        } else {
+            " (no probes)"
+        }
     ));
     let t1 = Instant::now();
     let counts = run_terminals(&pg, o)?;
@@ -179,7 +186,9 @@ pub fn run(o: &CaptureOptions, log: &mut dyn FnMut(&str)) -> Result<CaptureSumma
 fn pg_bindir() -> Result<PathBuf, CaptureError> {
     let out = cluster::checked(
         "pg_config",
-        std::process::Command::new("pg_config").arg("--bindir").output(),
+        std::process::Command::new("pg_config")
+            .arg("--bindir")
+            .output(),
     )?;
     Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
@@ -197,12 +206,22 @@ fn load(pg: &cluster::Cluster, o: &CaptureOptions) -> Result<(), CaptureError> {
     Ok(())
 }
 
-fn start_probe(pg: &cluster::Cluster, bin: &Path, body: &Path) -> Result<probe::Probe, CaptureError> {
+fn start_probe(
+    pg: &cluster::Cluster,
+    bin: &Path,
+    body: &Path,
+) -> Result<probe::Probe, CaptureError> {
     let binary = bin.join("postgres");
     let pid: u32 = pg
-        .sql("tpcc", "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'", &[])?
+        .sql(
+            "tpcc",
+            "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'",
+            &[],
+        )?
         .parse()
-        .map_err(|_| CaptureError::Probe("no checkpointer process to read the load address of".into()))?;
+        .map_err(|_| {
+            CaptureError::Probe("no checkpointer process to read the load address of".into())
+        })?;
     let target = probe::ProbeTarget {
         descriptors_addr: probe::load_address(pid, &binary)?
             + probe::symbol_offset(&binary, "BufferDescriptors")?,
@@ -250,8 +269,14 @@ fn header(o: &CaptureOptions, s: &CaptureSummary, bin: &Path) -> workload::pg_tr
     workload::pg_trace::PgTraceHeader {
         fields: vec![
             f("postgres", s.postgres_version.clone()),
-            f("postgres_binary", bin.join("postgres").display().to_string()),
-            f("workload", "TPC-C 5.11 (flashlab loader and driver), standard mix, no think time".into()),
+            f(
+                "postgres_binary",
+                bin.join("postgres").display().to_string(),
+            ),
+            f(
+                "workload",
+                "TPC-C 5.11 (flashlab loader and driver), standard mix, no think time".into(),
+            ),
             f("warehouses", o.warehouses.to_string()),
             f("terminals", o.terminals.to_string()),
             f("minutes", o.minutes.to_string()),

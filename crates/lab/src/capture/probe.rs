@@ -53,12 +53,13 @@ pub fn symbol_offset(binary: &Path, name: &str) -> Result<u64, CaptureError> {
 /// The load address of `binary` in process `pid` (its first mapping, file offset 0).
 pub fn load_address(pid: u32, binary: &Path) -> Result<u64, CaptureError> {
     let maps_path = format!("/proc/{pid}/maps");
-    let maps = bounded::read_text(Path::new(&maps_path), 1 << 24, "a memory map").map_err(
-        |source| CaptureError::Io {
-            what: maps_path.clone(),
-            source,
-        },
-    )?;
+    let maps =
+        bounded::read_text(Path::new(&maps_path), 1 << 24, "a memory map").map_err(|source| {
+            CaptureError::Io {
+                what: maps_path.clone(),
+                source,
+            }
+        })?;
     let real = std::fs::canonicalize(binary).unwrap_or_else(|_| binary.to_path_buf());
     maps.lines()
         .find_map(|l| {
@@ -67,7 +68,9 @@ pub fn load_address(pid: u32, binary: &Path) -> Result<u64, CaptureError> {
             let start = f.first()?.split('-').next()?;
             hit.then(|| u64::from_str_radix(start, 16).ok()).flatten()
         })
-        .ok_or_else(|| CaptureError::Probe(format!("{} is not mapped in process {pid}", real.display())))
+        .ok_or_else(|| {
+            CaptureError::Probe(format!("{} is not mapped in process {pid}", real.display()))
+        })
 }
 
 /// The bpftrace program for `t`.
@@ -129,7 +132,10 @@ impl Probe {
         };
         let (ready_tx, ready_rx) = mpsc::channel();
         let pump = std::thread::spawn(move || pump(stdout, body, ready_tx));
-        if ready_rx.recv_timeout(std::time::Duration::from_secs(120)).is_err() {
+        if ready_rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .is_err()
+        {
             let _ = child.kill();
             let _ = child.wait();
             return Err(CaptureError::Probe(

@@ -227,7 +227,10 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     let (trace, tpcc_db) = trace_and_db(opts, ext, &p);
     let pg_db = pg_tpcc::database_pages(&trace)?;
     // The curve, 2q, 2 policies x 10 flash sizes, 9 ratios, the engine.
-    let pg = ext.trace.as_ref().is_some_and(|t| t.format == PageTraceFormat::Pg);
+    let pg = ext
+        .trace
+        .as_ref()
+        .is_some_and(|t| t.format == PageTraceFormat::Pg);
     let steps = Steps::new(opts, 2 + 2 * 10 + 9 + ext.engine as usize + pg as usize);
     steps.step(format!("one-pass LRU curve of {}", trace.path.display()));
     let curve = one_pass_curve(&trace)?;
