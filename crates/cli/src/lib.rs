@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod buffer_sim;
+pub mod capture;
 pub mod lifetime;
 pub mod output;
 pub mod progress;

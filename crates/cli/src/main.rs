@@ -10,7 +10,8 @@ mod kv;
 
 // The subcommands live in the library (src/lib.rs), which the Python package shares.
 use flashlab::{
-    bench, buffer_sim, error_chain, lifetime, reproduce, reproduce_all, signals, sim, sweep,
+    bench, buffer_sim, capture, error_chain, lifetime, reproduce, reproduce_all, signals, sim,
+    sweep,
 };
 
 use clap::{Parser, Subcommand};
@@ -47,6 +48,9 @@ enum Command {
     Lifetime(Box<lifetime::LifetimeArgs>),
     /// Run a grid of `sim` runs from a spec (TOML or JSON) into a JSON-lines file, locally or on Ray.
     Sweep(sweep::SweepArgs),
+    /// Capture a trace: `capture pg-tpcc` (TPC-C on PostgreSQL, every buffer reference).
+    #[command(subcommand)]
+    Capture(capture::CaptureCommand),
     /// Benchmarks: `bench device` (MB/s and IOPS of a preset or a real file, as P1's Table 1).
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -70,6 +74,7 @@ fn main() -> ExitCode {
         Command::TraceInfo(args) => buffer_sim::trace_info(&args),
         Command::Presets { show } => presets(show.as_deref()),
         Command::Bench(c) => bench::run(&c),
+        Command::Capture(c) => capture::run(&c),
         Command::Kv(args) => return kv::main(&args),
         Command::Lifetime(args) => lifetime::run(&args),
         Command::Sweep(args) => sweep::main(&args),

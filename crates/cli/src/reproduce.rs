@@ -59,7 +59,35 @@ pub fn run(a: &ReproduceArgs) -> Result<()> {
 /// The experiment `name` as the flags describe it (`lab::spec::ReproduceSpec`, the spec the
 /// Python package fills too).
 pub fn execute(name: &str, a: &ReproduceArgs) -> Result<Output> {
-    spec(a).execute(name, !a.quiet)
+    let mut spec = spec(a);
+    resolve_pg_tpcc(name, &mut spec, a.quiet)?;
+    spec.execute(name, !a.quiet)
+}
+
+/// `ext-buffer --trace pg-tpcc`: the cached PostgreSQL capture of the scale and seed (captured
+/// now on first use) under the user's cache directory ($XDG_CACHE_HOME or ~/.cache, /flashlab).
+fn resolve_pg_tpcc(name: &str, spec: &mut ReproduceSpec, quiet: bool) -> Result<()> {
+    use lab::papers::p3_ext_buffer::pg_tpcc;
+    let named = spec.trace.as_deref() == Some(std::path::Path::new(pg_tpcc::NAME));
+    if name != "ext-buffer" || !named || spec.trace.as_deref().is_some_and(|p| p.is_file()) {
+        return Ok(());
+    }
+    let Some(scale) = Scale::parse(&spec.scale) else {
+        bail!("--scale {}: expected quick or paper", spec.scale);
+    };
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .context("no cache directory: set XDG_CACHE_HOME or HOME")?
+        .join("flashlab");
+    let mut log = |m: &str| {
+        if !quiet {
+            eprintln!("pg-tpcc: {m}");
+        }
+    };
+    spec.trace = Some(pg_tpcc::cached_capture(scale, spec.seed, &cache, &mut log)?);
+    spec.trace_format = Some("pg".into());
+    Ok(())
 }
 
 /// The run spec of the flags.

@@ -29,6 +29,10 @@ fn wait_and_clean(set: libc::sigset_t) {
     if unsafe { libc::sigwait(&set, &mut sig) } != 0 {
         return;
     }
+    let clusters = lab::capture::cluster::stop_all();
+    if clusters > 0 {
+        eprintln!("\ninterrupted: stopped and removed {clusters} PostgreSQL cluster(s)");
+    }
     let removed = lab::devices::remove_temp_dirs();
     if removed > 0 {
         eprintln!(

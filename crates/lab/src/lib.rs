@@ -12,6 +12,7 @@
 
 pub mod bench_device;
 pub mod buffer_sim;
+pub mod capture;
 pub mod claim;
 pub mod devices;
 pub mod experiments;

@@ -15,6 +15,7 @@
 pub mod cache_trace;
 pub mod lines;
 pub mod page_cache;
+pub mod pg_trace;
 pub mod spec;
 pub mod synth;
 pub mod tpcc;

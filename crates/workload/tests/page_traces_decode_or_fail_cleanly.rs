@@ -10,14 +10,14 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
     #[test]
-    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200), sel in 0usize..12) {
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200), sel in 0usize..13) {
         let mut data = vec![sel as u8];
         data.extend(bytes);
         fuzz_decode(&data, 10_000);
     }
 
     #[test]
-    fn text_like_lines_never_panic(lines in prop::collection::vec("[RWrw*# 0-9a-z,.-]{0,30}", 0..20), sel in 0usize..12) {
+    fn text_like_lines_never_panic(lines in prop::collection::vec("[RWrw*# 0-9a-z,.-]{0,30}", 0..20), sel in 0usize..13) {
         let all = PageTraceFormat::DECODED;
         let text = lines.join("\n");
         let input = Box::new(std::io::Cursor::new(text.into_bytes()));

@@ -24,6 +24,7 @@
 
 pub mod claims;
 pub mod figures;
+pub mod pg_tpcc;
 mod rows;
 
 pub use rows::{Counters, EngineRow, ExtBufferRow};
@@ -224,8 +225,13 @@ fn one_pass_curve(trace: &TraceSpec) -> Result<LruCurve> {
 pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Output> {
     let p = plan(opts.scale);
     let (trace, tpcc_db) = trace_and_db(opts, ext, &p);
+    let pg_db = pg_tpcc::database_pages(&trace)?;
     // The curve, 2q, 2 policies x 10 flash sizes, 9 ratios, the engine.
-    let steps = Steps::new(opts, 2 + 2 * 10 + 9 + ext.engine as usize);
+    let pg = ext
+        .trace
+        .as_ref()
+        .is_some_and(|t| t.format == PageTraceFormat::Pg);
+    let steps = Steps::new(opts, 2 + 2 * 10 + 9 + ext.engine as usize + pg as usize);
     steps.step(format!("one-pass LRU curve of {}", trace.path.display()));
     let curve = one_pass_curve(&trace)?;
     if curve.references == 0 {
@@ -234,7 +240,7 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
             trace.path.display()
         );
     }
-    let db_pages = tpcc_db.map_or(curve.distinct(), |d| d as usize);
+    let db_pages = tpcc_db.or(pg_db).map_or(curve.distinct(), |d| d as usize);
     let ctx = Ctx { trace, db_pages };
     let main = ctx.pages(MAIN_PCT).max(1);
     let points = measure(&ctx, &curve, main, &steps)?;
@@ -256,7 +262,11 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
             "trace": ctx.trace.path.display().to_string(),
             "trace_format": ctx.trace.format.name(),
             "database_pages": ctx.db_pages,
-            "database_is": if tpcc_db.is_some() { "tpcc initial database" } else { "distinct pages of the trace" },
+            "database_is": match (tpcc_db, pg_db) {
+                (Some(_), _) => "tpcc initial database",
+                (None, Some(_)) => "the PostgreSQL database (trace header, 8 KiB pages)",
+                _ => "distinct pages of the trace",
+            },
             "references": curve.references,
             "distinct_pages": curve.distinct(),
             "page_bytes": PAGE_BYTES,
@@ -288,6 +298,12 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     ];
     if !engine_rows.is_empty() {
         tables.push(engine_table(&engine_rows));
+    }
+    if ctx.trace.format == PageTraceFormat::Pg {
+        steps.step("the same claims on the TPC-C-like generator");
+        let (table, notes) = pg_tpcc::beside_generator(opts, &ctx.trace.path, &report.claims)?;
+        tables.push(table);
+        report.notes.extend(notes);
     }
     Ok(Output { report, tables })
 }
