@@ -123,7 +123,15 @@ const CASES: &[Case] = &[
         says: &["1048576-byte cap"],
     },
     Case {
-        args: &["sim", "--capacity", "64MiB", "--workload", "trace:{FILE}"],
+        args: &[
+            "sim",
+            "--capacity",
+            "64MiB",
+            "--workload",
+            "trace:{FILE}",
+            "--trace-format",
+            "msr",
+        ],
         file: Some(&[b'1'; (1 << 20) + 1]),
         code: 2,
         says: &["line 1", "line-length cap of 1048576 bytes"],
