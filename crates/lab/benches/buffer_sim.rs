@@ -15,8 +15,8 @@
 
 use lab::buffer_sim::{Size, TraceSpec};
 use policy::{BufferSim, PolicyConfig, PolicyKind, StackDistances};
-use std::path::Path;
 use std::io::Read;
+use std::path::Path;
 use std::time::Instant;
 use workload::cache_trace::{PageRef, PageTraceFormat};
 
