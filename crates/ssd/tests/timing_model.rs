@@ -282,7 +282,7 @@ fn a_read_queues_behind_a_program_unless_reads_suspend_programs() {
         x + tp + tr + x,
         "transfer in, program, sense, transfer out"
     );
-    let (suspended, _, ..) = behind(true);
+    let (suspended, ..) = behind(true);
     // The sense starts at once; its transfer waits for the channel (busy with the write's data).
     assert_eq!(suspended, tr.max(x) + x, "the read suspends the program");
 }
