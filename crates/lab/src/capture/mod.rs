@@ -146,6 +146,7 @@ pub fn run(o: &CaptureOptions, log: &mut dyn FnMut(&str)) -> Result<CaptureSumma
         .parse()
         .unwrap_or(0);
     let body_path = o.out.as_ref().map(|p| p.with_extension("body.tmp"));
+    let _body_guard = body_path.clone().map(RemoveOnDrop);
     let probe = match &body_path {
         Some(p) => Some(start_probe(&pg, &bin, p)?),
         None => None,
@@ -181,6 +182,15 @@ pub fn run(o: &CaptureOptions, log: &mut dyn FnMut(&str)) -> Result<CaptureSumma
     }
     drop(pg);
     Ok(s)
+}
+
+/// The trace body's temporary file, removed however the capture ends.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 fn pg_bindir() -> Result<PathBuf, CaptureError> {
