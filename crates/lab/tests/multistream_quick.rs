@@ -85,13 +85,15 @@ fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
     // superblock (rewritten in place every commit) the shortest-lived type.
     let of = |t: &str, k: &str| {
         let l = lifetime.iter().find(|l| l["type"] == t).unwrap();
-        l[k].as_f64().unwrap()
+        l[k].as_f64()
     };
-    assert!(of("index", "share_pct") < 5.0, "{lifetime:?}");
-    assert!(of("data", "share_pct") > 60.0, "{lifetime:?}");
+    assert!(of("index", "share_pct").unwrap() < 5.0, "{lifetime:?}");
+    assert!(of("data", "share_pct").unwrap() > 60.0, "{lifetime:?}");
+    // (A type none of whose pages was written twice in this short run has no mean.)
+    let sb = of("superblock", "mean_writes").unwrap();
     for t in ["header", "index", "data"] {
         assert!(
-            of("superblock", "mean_writes") * 10.0 < of(t, "mean_writes"),
+            of(t, "mean_writes").is_none_or(|m| sb * 10.0 < m),
             "{lifetime:?}"
         );
     }

@@ -2,11 +2,13 @@
 //! multi-stream SSD).
 //!
 //! Experiment: 32 key-value stores (P5's 32 ForestDB files), each on its own partition of one
-//! simulated multi-stream SSD (`tlc-nvme-2024` with 4 KiB pages; [`blockdev::SharedDevice`]),
+//! simulated multi-stream SSD (`pm953` with 4 KiB pages; [`blockdev::SharedDevice`]),
 //! the partitions together covering 83 % of the logical space (P5: 400 GB of DB files on a
 //! 480 GB drive; the rest is never written). Load: every file gets its keys (a third of its
 //! partition in live documents, so compaction has room). Then 100 % updates: a uniformly random
-//! file and key, a new value; each file commits every `OPS_PER_COMMIT` updates it received. The
+//! file and key, a new value; each file commits every `OPS_PER_COMMIT` updates it received.
+//! The stores write as ForestDB: path `wal` (documents and a header per commit, the index at
+//! WAL flushes), whole-file compaction, next-fit allocation (docs/kv-format.md). The
 //! drive is aged first (every logical page written once) and the stores' trims are dropped
 //! (a file system without `discard`), so the SSD sees what P5's drive saw.
 //! The device's streams are assigned by [`policy::streams::ClassStreams`] from the policy's
@@ -747,7 +749,7 @@ fn lifetime_table(rows: &[LifetimeRow]) -> Table {
 fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
     let mut n = vec![
         format!("Scaled down from P5's 480 GB drive with 400 GB in 32 DB files: {} MiB of logical space, {:.1} % of it in {} partitions (one store each; the fill ratio and file count kept)", plan.capacity_bytes >> 20, FILL * 100.0, plan.files),
-        format!("Device: preset {PRESET} with 4 KiB pages, {}-page blocks and its over-provisioning (7 %); P5's PM953 geometry and OP are not published; WAF depends on the block size (a block holds pages written close together in time; smaller blocks die whole more often). The drive is aged (every logical page written once) and the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04), so the SSD counts every page valid until it is overwritten", plan.pages_per_block),
+        format!("Device: preset {PRESET} with 4 KiB pages, {}-page blocks and its over-provisioning (14.5 %: 512 GiB of flash for 480 GB); the PM953's flash geometry is not published (page and block size assumed); WAF depends on the block size (a block holds pages written close together in time; smaller blocks die whole more often). The drive is aged (every logical page written once) and the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04), so the SSD counts every page valid until it is overwritten", plan.pages_per_block),
         format!("Documents: {KEY_BYTES}-byte keys, {}-byte values, live documents {:.0} % of each file, a commit every {} updates of a file (P5 states neither document size nor commit interval)", plan.value_bytes, plan.live_share * 100.0, plan.ops_per_commit),
         format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, every min(4,096, keys per file) documents (ForestDB's default 4,096), and with each compaction batch", plan.write_path.name()),
         format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its partition, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard)", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0),
