@@ -79,13 +79,7 @@ pub fn csv(rows: &[Map<String, Value>]) -> String {
 
 /// A text table as CSV: its headers, then its rows (cells as printed).
 pub fn table_csv(t: &lab::Table) -> String {
-    let mut out = String::new();
-    for cells in std::iter::once(&t.headers).chain(&t.rows) {
-        let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
-        out.push_str(&line.join(","));
-        out.push('\n');
-    }
-    out
+    lab::harness::page::table_view(t).csv()
 }
 
 #[cfg(test)]

@@ -325,40 +325,10 @@ impl Table {
     }
 }
 
+/// Shown as the renderer's text table (one layout for every table flashlab prints).
 impl fmt::Display for Table {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.len()).collect();
-        for r in &self.rows {
-            for (w, c) in widths.iter_mut().zip(r) {
-                *w = (*w).max(c.len());
-            }
-        }
-        writeln!(f, "{}", self.title)?;
-        let line = |f: &mut fmt::Formatter<'_>, cells: &[String]| -> fmt::Result {
-            let parts: Vec<String> = cells
-                .iter()
-                .zip(&widths)
-                .enumerate()
-                .map(|(i, (c, w))| {
-                    if i == 0 {
-                        format!("{c:<w$}")
-                    } else {
-                        format!("{c:>w$}")
-                    }
-                })
-                .collect();
-            writeln!(f, "  {}", parts.join("  "))
-        };
-        line(f, &self.headers)?;
-        let total: usize = widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
-        writeln!(f, "  {}", "-".repeat(total))?;
-        for r in &self.rows {
-            line(f, r)?;
-        }
-        for l in &self.legend {
-            writeln!(f, "  {l}")?;
-        }
-        Ok(())
+        crate::harness::page::table_view(self).fmt(f)
     }
 }
 

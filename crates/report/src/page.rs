@@ -70,6 +70,46 @@ pub struct TableView {
     pub legend: Vec<String>,
 }
 
+/// The table as plain text: the title, the headers, a rule, the rows (the first column
+/// left-aligned, the others right-aligned, each as wide as its widest cell) and the legend.
+impl std::fmt::Display for TableView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.len()).collect();
+        for r in &self.rows {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.len());
+            }
+        }
+        assert!(widths.len() == self.headers.len(), "a width per column");
+        writeln!(f, "{}", self.title)?;
+        let line = |f: &mut std::fmt::Formatter<'_>, cells: &[String]| -> std::fmt::Result {
+            let parts: Vec<String> = cells
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(i, (c, w))| {
+                    if i == 0 {
+                        format!("{c:<w$}")
+                    } else {
+                        format!("{c:>w$}")
+                    }
+                })
+                .collect();
+            writeln!(f, "  {}", parts.join("  "))
+        };
+        line(f, &self.headers)?;
+        let total: usize = widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
+        writeln!(f, "  {}", "-".repeat(total))?;
+        for r in &self.rows {
+            line(f, r)?;
+        }
+        for l in &self.legend {
+            writeln!(f, "  {l}")?;
+        }
+        Ok(())
+    }
+}
+
 impl TableView {
     /// The table as CSV: its headers, then its rows (RFC 4180 quoting).
     pub fn csv(&self) -> String {
@@ -105,5 +145,20 @@ mod tests {
             ..TableView::default()
         };
         assert_eq!(t.csv(), "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n");
+    }
+
+    #[test]
+    fn text_aligns_columns_under_a_rule_and_keeps_the_legend() {
+        let t = TableView {
+            title: "T".into(),
+            headers: vec!["name".into(), "n".into()],
+            rows: vec![
+                vec!["a".into(), "100".into()],
+                vec!["bb".into(), "7".into()],
+            ],
+            legend: vec!["n: a count".into()],
+        };
+        let want = "T\n  name    n\n  ---------\n  a     100\n  bb      7\n  n: a count\n";
+        assert_eq!(t.to_string(), want);
     }
 }

@@ -167,7 +167,8 @@ impl Ssd {
         Ok(done)
     }
 
-    /// Write one page per tag from `lpn`, with the caller's tags.
+    /// Write one page per tag from `lpn`, with the caller's tags. A host issues it through
+    /// the host port ([`crate::host::Command::WriteTags`]), which picks the issue time `at`.
     pub fn write_tags(
         &mut self,
         lpn: Lpn,
@@ -235,7 +236,8 @@ impl Ssd {
         Ok(done)
     }
 
-    /// Read one [`ReadPage`] per element of `out`, from `lpn`.
+    /// Read one [`ReadPage`] per element of `out`, from `lpn`. A host issues it through the
+    /// host port ([`crate::host::Command::ReadTags`]), which picks the issue time `at`.
     pub fn read_tags(
         &mut self,
         lpn: Lpn,

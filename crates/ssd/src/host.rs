@@ -16,7 +16,7 @@
 //! arrival replay) and `bench device`'s simulated target (depth 1, batches) all drive the SSD
 //! through this port.
 
-use crate::device::Ssd;
+use crate::device::{ReadPage, Ssd};
 use crate::error::SsdError;
 pub use crate::queue::HostQueue;
 use crate::stats::Stats;
@@ -43,6 +43,15 @@ pub enum Command<'a> {
     },
     /// Read whole pages from `lpn` into `buf` (payload mode; unwritten pages read as zeros).
     ReadData { lpn: Lpn, buf: &'a mut [u8] },
+    /// Write one page per tag from `lpn`, each carrying its tag (tags mode: read-after-write
+    /// checks without payload bytes).
+    WriteTags {
+        lpn: Lpn,
+        tags: &'a [u64],
+        stream: StreamId,
+    },
+    /// Read one [`ReadPage`] (tag, unwritten or trimmed) per element of `out`, from `lpn`.
+    ReadTags { lpn: Lpn, out: &'a mut [ReadPage] },
 }
 
 /// The host side of one [`Ssd`]: its queue, its clock and trace-time replay.
@@ -183,6 +192,8 @@ fn run(ssd: &mut Ssd, cmd: Command<'_>, at: SimTime) -> Result<SimTime, SsdError
         Command::Trim { lpn, pages } => ssd.trim(lpn, pages, at),
         Command::WriteData { lpn, data, stream } => ssd.write_data(lpn, data, stream, at),
         Command::ReadData { lpn, buf } => ssd.read_data(lpn, buf, None, at),
+        Command::WriteTags { lpn, tags, stream } => ssd.write_tags(lpn, tags, stream, at),
+        Command::ReadTags { lpn, out } => ssd.read_tags(lpn, out, at),
     }
 }
 
@@ -231,6 +242,53 @@ mod tests {
         assert_eq!(p.last_done(), last);
         // The next command waits for the whole batch (depth 1).
         assert!(p.submit(write(9), None).unwrap() > last);
+    }
+
+    /// Tagged I/O through the port is the device's tagged I/O at the port's issue times:
+    /// the same completions, tags and counters as calling the device at those times.
+    #[test]
+    fn tagged_io_through_the_port_matches_the_device() {
+        let mut p = port(1);
+        let mut cfg = SsdConfig::preset("mlc-sata-2010").expect("preset");
+        (cfg.geometry.channels, cfg.geometry.dies_per_channel) = (4, 1);
+        (cfg.geometry.blocks_per_plane, cfg.geometry.pages_per_block) = (16, 16);
+        cfg.ftl.op = 0.7;
+        let mut direct = Ssd::new(cfg).expect("small SSD");
+        let mut now = SimTime::ZERO;
+        for round in 0..3u64 {
+            let tags: Vec<u64> = (0..8).map(|i| round << 8 | i).collect();
+            let cmd = Command::WriteTags {
+                lpn: Lpn(round * 4),
+                tags: &tags,
+                stream: StreamId(0),
+            };
+            let done = p.submit(cmd, None).unwrap();
+            now = direct
+                .write_tags(Lpn(round * 4), &tags, StreamId(0), now)
+                .unwrap();
+            assert_eq!(done, now, "round {round}");
+        }
+        let mut out = vec![ReadPage::Unwritten; 20];
+        let done = p
+            .submit(
+                Command::ReadTags {
+                    lpn: Lpn(0),
+                    out: &mut out,
+                },
+                None,
+            )
+            .unwrap();
+        let mut want = vec![ReadPage::Unwritten; 20];
+        assert_eq!(done, direct.read_tags(Lpn(0), &mut want, now).unwrap());
+        assert_eq!(out, want);
+        assert_eq!(out[0], ReadPage::Tag(0), "lpn 0 keeps round 0's first tag");
+        assert_eq!(
+            out[8],
+            ReadPage::Tag(2 << 8),
+            "lpn 8 was last written in round 2"
+        );
+        assert_eq!(p.ssd().stats(), direct.stats());
+        assert_eq!(p.last_done(), done);
     }
 
     #[test]
