@@ -50,11 +50,11 @@ impl WalRecord {
 
     /// Decode the record at the start of `buf`; `Ok(None)` when `buf` is blank (a header
     /// written by the copy-on-write path: its commit flushed the index).
-    pub fn decode(buf: &[u8]) -> Result<Option<WalRecord>, FormatError> {
+    pub fn decode(buf: &[u8]) -> Result<Option<WalRecord>, Corruption> {
         if buf.iter().take(4).all(|&b| b == 0) {
             return Ok(None);
         }
-        let mut r = Reader::new(buf, "WAL record");
+        let mut r = Reader::new(buf, Structure::Wal);
         let m = r.u32()?;
         if m != WAL_MAGIC {
             return Err(r.field(
@@ -91,7 +91,7 @@ impl WalRecord {
     }
 }
 
-fn zeros3(r: &mut Reader<'_>) -> Result<(), FormatError> {
+fn zeros3(r: &mut Reader<'_>) -> Result<(), Corruption> {
     let b = r.array::<3>()?;
     if b != [0; 3] {
         return Err(r.field("reserved", 3, "zeros", format!("{b:?}")));
@@ -117,7 +117,10 @@ mod tests {
         out[14] ^= 1;
         assert!(matches!(
             WalRecord::decode(&out),
-            Err(FormatError::Checksum { .. })
+            Err(Corruption {
+                fault: Fault::Checksum { .. },
+                ..
+            })
         ));
     }
 }
