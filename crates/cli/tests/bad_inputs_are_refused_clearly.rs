@@ -200,6 +200,13 @@ const CASES: &[Case] = &[
         code: 2,
         says: &["an empty file, not a store"],
     },
+    // A store cut down to two pages: named as truncated, not only as a bad setting.
+    Case {
+        args: &["kv", "check", "--path", "{FILE}"],
+        file: Some(&[0u8; 8192]),
+        code: 2,
+        says: &["2 pages", "truncated or is not a flashlab store"],
+    },
     case(
         &["sim", "--capacity", "64MiB", "--op", "-0.1"],
         2,

@@ -280,7 +280,10 @@ impl Store {
             return Err(EngineError::Config {
                 field: "device",
                 value: format!("{} pages of {pb} bytes", dev.capacity_pages()),
-                reason: "a store needs pages of at least 512 bytes and at least 6 pages".into(),
+                reason: "a store needs pages of at least 512 bytes and at least 6 pages; \
+                         an existing store this small was truncated or is not a flashlab \
+                         store (restore it from a backup)"
+                    .into(),
             });
         }
         let capacity = dev.capacity_pages();
