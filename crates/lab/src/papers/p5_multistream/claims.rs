@@ -3,9 +3,9 @@
 //! (Table 3), and Table 1's write shares and lifetime order — judged against our typed rows
 //! (the default GC mode's WAF; the lifetime rows of `config.lifetime`).
 //!
-//! Tolerances: ±5 points on WAF changes — the paper's policies differ from one another by
-//! 1–4 points, so a wider band could not tell them apart (their order is a claim of its
-//! own); ±25 % on the absolute WAF (it follows the device's over-provisioning, which ours
+//! Tolerances: ±6 points on WAF changes (issue 23's band: P5 reports one 6.5 h run per
+//! policy, and its policies differ from one another by 1–4 points, so their order is a claim
+//! of its own); ±25 % on the absolute WAF (it follows the device's over-provisioning, which ours
 //! models from a preset); ±5 points on write shares and host-write changes (our store's
 //! page sizes are ForestDB's in kind, not in bytes).
 
@@ -16,6 +16,7 @@ use crate::Report;
 use serde_json::json;
 
 const POINTS: Rule = Rule::new(Tolerance::Absolute(5.0), Some(0.0));
+const WAF_POINTS: Rule = Rule::new(Tolerance::Absolute(6.0), Some(0.0));
 
 fn spec(claim: String, unit: &'static str, rule: Rule, why: &'static str) -> Spec<'static> {
     Spec {
@@ -59,13 +60,20 @@ pub fn claims(report: &Report) -> Vec<Claim> {
             "waf",
         )
     };
+    // What our rows measured, for the notes: the `none` WAF and the GC copies behind it.
+    let why = format!(
+        "ours without streams has WAF {:.3}: our DB files are compacted whole and their pages die \
+         together, so GC victims are nearly empty and streams have little to separate (P5's \
+         files sit where ext4 placed them, which we do not model)",
+        waf("none").unwrap_or(f64::NAN)
+    );
     let mut out: Vec<Claim> = POLICIES[..3]
         .iter()
         .map(|p| {
-            spec(format!("{p} streams vs none: WAF (6.5 h run)"), "%", POINTS, "±5 points: the paper's policies differ by 1–4 points; their order is judged apart").judge(
+            spec(format!("{p} streams vs none: WAF (6.5 h run)"), "%", WAF_POINTS, "±6 points: one 6.5 h run per policy in the paper, whose policies differ by 1–4 points; their order is judged apart").judge(
                 change_pct(paper_waf(p), paper_waf("none")),
                 change_pct(waf(p), waf("none")),
-                &format!("our {p} policy separates our store's data types by a different share (our lifetimes are Table 1's in order only in part)"),
+                &why,
                 "the policy's row and the `none` row",
             )
         })
@@ -177,7 +185,63 @@ fn lifetimes(report: &Report) -> Vec<Claim> {
             "the lifetime measurement (config.lifetime)",
         ),
     );
+    out.extend(lifetime_spans(
+        |t| t1(t, "mean_lifetime_writes"),
+        |t| ours(t).and_then(|r| r.mean_writes),
+    ));
     out
+}
+
+/// (shortest of header, index and data ÷ superblock, longest ÷ shortest of the three).
+fn spans(life: impl Fn(&str) -> Option<f64>) -> (Option<f64>, Option<f64>) {
+    let three: Option<Vec<f64>> = ["header", "index", "data"]
+        .iter()
+        .map(|t| life(t))
+        .collect();
+    let Some(three) = three.filter(|v| v.iter().all(|x| *x > 0.0)) else {
+        return (None, None);
+    };
+    let lo = three.iter().cloned().fold(f64::INFINITY, f64::min);
+    let hi = three.iter().cloned().fold(0.0, f64::max);
+    assert!(lo > 0.0 && hi >= lo, "positive lifetimes");
+    let sb = life("superblock").filter(|x| *x > 0.0);
+    (sb.map(|sb| lo / sb), Some(hi / lo))
+}
+
+/// Issue 23's lifetime targets: the superblock dies ≥ 100× younger than every other type,
+/// and header, index and data live within 10× of each other (P5: 1,017× and 1.9×).
+fn lifetime_spans(
+    paper: impl Fn(&str) -> Option<f64>,
+    ours: impl Fn(&str) -> Option<f64>,
+) -> Vec<Claim> {
+    let (paper_sb, paper_spread) = spans(paper);
+    let (ours_sb, ours_spread) = spans(ours);
+    vec![
+        spec(
+            "Table 1: the superblock is the shortest-lived type by a factor (shortest other ÷ superblock)".into(),
+            "×",
+            Rule::new(Tolerance::AtLeast(100.0), Some(1.0)),
+            "a floor of 100×: ForestDB rewrites its superblock at every commit, the rest only as it is updated (P5: 1,017×)",
+        )
+        .judge(
+            paper_sb,
+            ours_sb,
+            "our DB files are small at this scale, so their headers and documents are rewritten sooner after the superblock than ForestDB's",
+            "the lifetime measurement (config.lifetime)",
+        ),
+        spec(
+            "Table 1: header, index and data live within 10× of each other (longest ÷ shortest)".into(),
+            "×",
+            Rule::new(Tolerance::AtMost(10.0), Some(10.0)),
+            "a ceiling of 10×: P5's three live 0.52–1.0 of data's lifetime (1.9×)",
+        )
+        .judge(
+            paper_spread,
+            ours_spread,
+            "one of our types is rewritten far more often than the others (see the lifetime table)",
+            "the lifetime measurement (config.lifetime)",
+        ),
+    ]
 }
 
 #[cfg(test)]
@@ -194,6 +258,28 @@ mod tests {
         ));
         assert!(c.len() >= 6);
         assert!(c.iter().all(|c| c.verdict == Verdict::NotRun), "{c:#?}");
+    }
+
+    #[test]
+    fn lifetime_spans_follow_the_closed_form() {
+        let life = |t: &str| match t {
+            "superblock" => Some(10.0),
+            "header" => Some(2_000.0),
+            "index" => Some(1_000.0),
+            "data" => Some(4_000.0),
+            _ => None,
+        };
+        assert_eq!(spans(life), (Some(100.0), Some(4.0)));
+        assert_eq!(spans(|t| (t != "index").then_some(1.0)), (None, None));
+        let c = lifetime_spans(life, |t| {
+            life(t).map(|x| if t == "data" { x * 10.0 } else { x })
+        });
+        assert_eq!(c[0].verdict, Verdict::Reproduced, "{c:#?}");
+        assert_ne!(
+            c[1].verdict,
+            Verdict::Reproduced,
+            "a 40x spread misses: {c:#?}"
+        );
     }
 
     #[test]
