@@ -43,18 +43,4 @@ fn wait_and_clean(set: libc::sigset_t) {
     std::process::exit(128 + sig);
 }
 
-/// In a forked child before exec (`CommandExt::pre_exec`): the signals [`install`] blocks,
-/// deliverable again. Async-signal-safe (only sigset calls and sigprocmask).
-pub fn unblock_in_child() -> std::io::Result<()> {
-    // SAFETY: the set is a local, initialised by sigemptyset before use.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        if libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
+pub use lab::child::unblock_in_child;

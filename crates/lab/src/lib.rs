@@ -13,6 +13,7 @@
 pub mod bench_device;
 pub mod buffer_sim;
 pub mod capture;
+pub mod child;
 pub mod claim;
 pub mod devices;
 pub mod experiments;

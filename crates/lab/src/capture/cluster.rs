@@ -48,20 +48,7 @@ fn as_user(user: Option<&str>, program: &Path) -> Command {
     c
 }
 
-/// Let `c`'s process take SIGINT and SIGTERM again: the command line blocks them in every
-/// thread (one thread waits for them), and a spawned process inherits the mask.
-pub fn unblock_signals(c: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: between fork and exec only async-signal-safe calls on a local set.
-    unsafe {
-        c.pre_exec(|| {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-            Ok(())
-        });
-    }
-}
+pub use crate::child::unblock_signals;
 
 /// A running cluster; dropping it stops it and removes its directory.
 pub struct Cluster {
