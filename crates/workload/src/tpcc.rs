@@ -51,13 +51,24 @@ const INITIAL_ORDERS: u64 = 3000;
 const FIRST_NEW_ORDER: u64 = 2101;
 const LINES_MAX: u64 = 15;
 
-/// The generator's knobs.
+/// The generator's knobs. `warehouses`, `transactions` and `seed` size and seed the run; `mix`,
+/// `item_a` and `customer_a` change what it references (docs/p3-generator.md shows which of P3's
+/// claims turn on which): the defaults are TPC-C's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TpccConfig {
     pub warehouses: u32,
     /// Transactions to generate (None: endless).
     pub transactions: Option<u64>,
     pub seed: u64,
+    /// Weights of New-Order, Payment, Order-Status, Delivery and Stock-Level (clause 5.2.3's
+    /// minimum mix: 45:43:4:4:4). Order-Status and Stock-Level are read-only, so their share
+    /// sets the dirty share of the references.
+    pub mix: [u8; 5],
+    /// NURand's A for item ids (clause 2.1.6: 8191): the hot set of ITEM and STOCK. 0 makes the
+    /// choice uniform; a smaller A (a power of two minus one) gives a weaker hot set.
+    pub item_a: u32,
+    /// NURand's A for customer ids (clause 2.1.6: 1023), as `item_a` for CUSTOMER.
+    pub customer_a: u32,
 }
 
 impl Default for TpccConfig {
@@ -67,13 +78,21 @@ impl Default for TpccConfig {
             warehouses: 13,
             transactions: Some(1_000_000),
             seed: 1,
+            mix: TpccConfig::STANDARD_MIX,
+            item_a: 8191,
+            customer_a: 1023,
         }
     }
 }
 
 impl TpccConfig {
-    /// `warehouses=16,transactions=100000,seed=1` (any subset, any order; `-` or empty: the
-    /// defaults; `transactions=0` means endless).
+    /// TPC-C's mix (clause 5.2.3): New-Order 45, Payment 43, the other three 4 each.
+    pub const STANDARD_MIX: [u8; 5] = [45, 43, 4, 4, 4];
+    /// The keys [`TpccConfig::parse`] takes.
+    pub const KEYS: &'static str = "warehouses, transactions, seed, mix, item_a, customer_a";
+
+    /// `warehouses=16,transactions=100000,seed=1,mix=45:43:4:4:4,item_a=8191,customer_a=1023`
+    /// (any subset, any order; `-` or empty: the defaults; `transactions=0` means endless).
     pub fn parse(s: &str) -> Result<TpccConfig, String> {
         let mut c = TpccConfig::default();
         for part in s
@@ -84,6 +103,10 @@ impl TpccConfig {
             let (k, v) = part
                 .split_once('=')
                 .ok_or_else(|| format!("tpcc `{part}`: expected key=value"))?;
+            if k.trim() == "mix" {
+                c.mix = parse_mix(v.trim())?;
+                continue;
+            }
             let n: u64 = v
                 .trim()
                 .parse()
@@ -97,15 +120,57 @@ impl TpccConfig {
                 }
                 "transactions" | "tx" => c.transactions = (n > 0).then_some(n),
                 "seed" => c.seed = n,
+                "item_a" => c.item_a = nurand_a("item_a", n, ITEMS)?,
+                "customer_a" => c.customer_a = nurand_a("customer_a", n, CUSTOMERS)?,
                 other => {
                     return Err(format!(
-                        "tpcc: unknown key `{other}` (warehouses, transactions, seed)"
+                        "tpcc: unknown key `{other}` ({})",
+                        TpccConfig::KEYS
                     ))
                 }
             }
         }
         Ok(c)
     }
+
+    /// Share of read-only transactions (Order-Status and Stock-Level) in the mix.
+    pub fn read_only_share(&self) -> f64 {
+        let total: u32 = self.mix.iter().map(|&w| w as u32).sum();
+        (self.mix[2] as u32 + self.mix[4] as u32) as f64 / total as f64
+    }
+}
+
+/// `45:43:4:4:4`: five weights (0..=100 each, not all zero).
+fn parse_mix(v: &str) -> Result<[u8; 5], String> {
+    let parts: Vec<&str> = v.split(':').collect();
+    if parts.len() != 5 {
+        return Err(format!(
+            "tpcc mix=`{v}`: expected five weights N:N:N:N:N (New-Order, Payment, Order-Status, Delivery, Stock-Level), e.g. 45:43:4:4:4"
+        ));
+    }
+    let mut mix = [0u8; 5];
+    for (slot, p) in mix.iter_mut().zip(&parts) {
+        *slot = p
+            .trim()
+            .parse::<u8>()
+            .ok()
+            .filter(|w| *w <= 100)
+            .ok_or_else(|| format!("tpcc mix=`{v}`: weight `{p}` is not 0..=100"))?;
+    }
+    if mix.iter().all(|&w| w == 0) {
+        return Err(format!("tpcc mix=`{v}`: at least one weight must be > 0"));
+    }
+    Ok(mix)
+}
+
+/// NURand's A: below the id range it picks from (TPC-C uses 2^k - 1; any value is accepted).
+fn nurand_a(key: &str, n: u64, range: u64) -> Result<u32, String> {
+    if n >= range {
+        return Err(format!(
+            "tpcc {key}={n}: expected 0..{range} (0: uniform ids, no hot set)"
+        ));
+    }
+    Ok(n as u32)
 }
 
 /// A table's heap and B+-tree shape.
@@ -341,11 +406,19 @@ impl Tpcc {
             }
             name + 1001
         } else {
-            self.nurand(1023, 1, CUSTOMERS, self.c_id)
+            self.nurand(self.config.customer_a as u64, 1, CUSTOMERS, self.c_id)
         };
         let rank = Tpcc::customer_rank(w, d, c);
         self.row(self.t.customer, rank, rank, access);
         c
+    }
+
+    /// The item of an order line from its hash `h`: NURand(item_a, 1, ITEMS) (clause 2.1.6).
+    fn item(&self, h: u64) -> u64 {
+        let a = self.config.item_a as u64;
+        let i = ((((h >> 20) % (a + 1)) | (1 + h % ITEMS)) + self.ol_i_id) % ITEMS + 1;
+        debug_assert!((1..=ITEMS).contains(&i));
+        i
     }
 
     fn order_attr(&self, w: u64, d: u64, o: u64, salt: u64) -> u64 {
@@ -369,7 +442,7 @@ impl Tpcc {
         self.row(self.t.new_order, rank, rank, Access::Insert);
         for ol in 0..self.lines(w, d, o) {
             let h = self.order_attr(w, d, o, 2 + ol);
-            let i = ((((h >> 20) % 8192) | (1 + h % ITEMS)) + self.ol_i_id) % ITEMS + 1;
+            let i = self.item(h);
             let supply = if (h >> 40).is_multiple_of(100) {
                 self.random_other_warehouse(w)
             } else {
@@ -446,24 +519,32 @@ impl Tpcc {
                 let lr = rank * LINES_MAX + ol;
                 self.row(self.t.order_line, lr, lr, Access::Read);
                 let h = self.order_attr(w, d, o, 2 + ol);
-                let i = ((((h >> 20) % 8192) | (1 + h % ITEMS)) + self.ol_i_id) % ITEMS + 1;
+                let i = self.item(h);
                 let s = w * ITEMS + (i - 1);
                 self.row(self.t.stock, s, s, Access::Read);
             }
         }
     }
 
+    /// The next transaction's kind, drawn by the mix's weights (one draw below their sum).
+    fn kind(&mut self) -> usize {
+        let total: u64 = self.config.mix.iter().map(|&w| w as u64).sum();
+        assert!(total > 0, "a TPC-C mix has a weight > 0");
+        let mut x = self.rng.below(total);
+        for (kind, &w) in self.config.mix.iter().enumerate() {
+            if x < w as u64 {
+                return kind;
+            }
+            x -= w as u64;
+        }
+        unreachable!("x < total")
+    }
+
     /// Generate the next transaction's references into the queue.
     fn transaction(&mut self) {
         let w = self.rng.below(self.config.warehouses as u64);
         let d = self.rng.below(DISTRICTS);
-        let kind = match self.rng.below(100) {
-            0..=44 => 0,
-            45..=87 => 1,
-            88..=91 => 2,
-            92..=95 => 3,
-            _ => 4,
-        };
+        let kind = self.kind();
         match kind {
             0 => self.new_order(w, d),
             1 => self.payment(w, d),
@@ -527,6 +608,7 @@ mod tests {
             warehouses: 2,
             transactions: Some(2000),
             seed: 7,
+            ..TpccConfig::default()
         };
         let a: Vec<PageRef> = Tpcc::new(c).collect();
         let b: Vec<PageRef> = Tpcc::new(c).collect();
@@ -548,6 +630,7 @@ mod tests {
             warehouses: 1,
             transactions: Some(40_000),
             seed: 3,
+            ..TpccConfig::default()
         };
         let mut g = Tpcc::new(c);
         let mut customer_heap: HashMap<u64, u64> = HashMap::new();
@@ -588,5 +671,44 @@ mod tests {
         assert_eq!(TpccConfig::parse("-").unwrap(), TpccConfig::default());
         assert!(TpccConfig::parse("warehouses=0").is_err());
         assert!(TpccConfig::parse("color=blue").is_err());
+        let k = TpccConfig::parse("mix=0:50:50:0:0,item_a=0,customer_a=255").unwrap();
+        assert_eq!((k.mix, k.item_a, k.customer_a), ([0, 50, 50, 0, 0], 0, 255));
+        assert!((k.read_only_share() - 0.5).abs() < 1e-12);
+        for bad in ["mix=1:2:3", "mix=0:0:0:0:0", "mix=1:2:3:4:x", "item_a=100000"] {
+            assert!(TpccConfig::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_knobs_move_the_dirty_share_and_the_hot_set() {
+        let base = TpccConfig {
+            warehouses: 1,
+            transactions: Some(5_000),
+            seed: 5,
+            ..TpccConfig::default()
+        };
+        let dirty = |c: TpccConfig| {
+            let refs: Vec<PageRef> = Tpcc::new(c).collect();
+            refs.iter().filter(|r| r.write).count() as f64 / refs.len() as f64
+        };
+        let read_mostly = TpccConfig {
+            mix: [10, 10, 40, 0, 40],
+            ..base
+        };
+        assert!(dirty(read_mostly) < 0.5 * dirty(base));
+        // Distinct STOCK pages: uniform item ids touch more of them than NURand's hot set.
+        let stock_pages = |c: TpccConfig| {
+            let mut seen = std::collections::HashSet::new();
+            for r in Tpcc::new(c).filter(|r| r.page >> 40 == 11) {
+                seen.insert(r.page);
+            }
+            seen.len()
+        };
+        let small = TpccConfig {
+            transactions: Some(300),
+            ..base
+        };
+        let uniform = TpccConfig { item_a: 0, ..small };
+        assert!(stock_pages(uniform) > stock_pages(small));
     }
 }

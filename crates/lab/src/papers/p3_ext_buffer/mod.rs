@@ -129,12 +129,19 @@ fn trace_and_db(
     p: &Plan,
 ) -> (TraceSpec, Option<u64>) {
     if let Some(t) = &ext.trace {
-        return (t.clone(), None);
+        // A generator trace given with its knobs (`--trace-format tpcc`): its initial database
+        // is known, as for the default one.
+        let db = (t.format == PageTraceFormat::Tpcc)
+            .then(|| TpccConfig::parse(&t.path.to_string_lossy()).ok())
+            .flatten()
+            .map(|c| Tpcc::new(c).database_pages());
+        return (t.clone(), db);
     }
     let cfg = TpccConfig {
         warehouses: p.warehouses,
         transactions: Some(p.transactions),
         seed: opts.seed,
+        ..TpccConfig::default()
     };
     let spec = format!(
         "warehouses={},transactions={},seed={}",
