@@ -13,7 +13,8 @@
 //! - `pg`: a PostgreSQL trace of `flashlab capture pg-tpcc` ([`crate::pg_trace`], documented in
 //!   `docs/pg-trace.md`): reads and dirtying references of `(relfilenode, fork, block)`;
 //! - `tpcc`: not a file: the TPC-C-like generator ([`crate::tpcc`]); the "path" is its
-//!   configuration, e.g. `warehouses=13,transactions=1000000,seed=1` (`-`: the defaults);
+//!   configuration, e.g. `warehouses=13,transactions=1000000,seed=1,mix=45:43:4:4:4` (`-`: the
+//!   defaults; the knobs: [`crate::tpcc::TpccConfig::KEYS`], docs/p3-generator.md);
 //! - `block:FORMAT`: the block traces [`crate::trace`] reads (`msr`, `spc`, `disksim`, ...):
 //!   each read or write touches its pages `offset / page .. ceil((offset + size) / page)`, in
 //!   order; trims are skipped.
