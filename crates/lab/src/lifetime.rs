@@ -8,6 +8,11 @@
 //! (read once first, so the trace must be a file). Only writes count; reads and trims are
 //! skipped (P5 counts writes). Classes: the stream a [`LbaPolicySpec`] gives each write
 //! (`stream`; `none` puts every write on stream 0), or N equal LBA ranges (`lba-range:N`).
+//!
+//! A page-reference trace (`pg` from `flashlab capture pg-tpcc`, the `tpcc` generator, or any
+//! `buffer-sim` format) counts its write (dirtying) references: its pages are numbered densely
+//! in order of first write (a first pass), and `--class relation` groups them by relation
+//! (PostgreSQL's relfilenode; the generator's table or index).
 
 use crate::report::{fmt_f, Table};
 use anyhow::{bail, Context, Result};
@@ -15,6 +20,7 @@ use policy::streams::LbaPolicySpec;
 use policy::streams::{LifetimeReport, LifetimeTracker};
 use serde::Serialize;
 use std::path::PathBuf;
+use workload::cache_trace::{open_refs, PageTraceFormat};
 use workload::{LbaMapping, OpKind, Target, TraceFormat, WorkloadOptions, WorkloadSpec};
 
 /// Largest address space tracked without a capacity (12 bytes of RAM per page: 3 GiB).
@@ -27,12 +33,15 @@ pub enum ClassBy {
     Stream,
     /// `n` equal ranges of the logical space.
     LbaRange(u32),
+    /// A page trace's relation (`pg`: relfilenode; `tpcc`: table or index).
+    Relation,
 }
 
 impl ClassBy {
     pub fn parse(s: &str) -> Result<ClassBy> {
         match s.split_once(':') {
             None if s == "stream" => Ok(ClassBy::Stream),
+            None if s == "relation" => Ok(ClassBy::Relation),
             Some(("lba-range", n)) => match n.parse::<u32>() {
                 Ok(n) if n >= 1 => Ok(ClassBy::LbaRange(n)),
                 _ => bail!(
@@ -40,7 +49,9 @@ impl ClassBy {
                     u32::MAX
                 ),
             },
-            _ => bail!("--class {s}: expected stream or lba-range:N"),
+            _ => {
+                bail!("--class {s}: expected stream, lba-range:N or relation (pg and tpcc traces)")
+            }
         }
     }
 
@@ -48,6 +59,7 @@ impl ClassBy {
         match self {
             ClassBy::Stream => "stream".into(),
             ClassBy::LbaRange(n) => format!("lba-range:{n}"),
+            ClassBy::Relation => "relation".into(),
         }
     }
 }
@@ -58,6 +70,11 @@ pub enum Source {
     Trace {
         path: PathBuf,
         format: TraceFormat,
+    },
+    /// A page-reference trace (`buffer-sim`'s formats): its write references.
+    PageTrace {
+        path: PathBuf,
+        format: PageTraceFormat,
     },
     /// A synthetic workload spec (`workload::SPEC_HELP`), `volume` x capacity page writes.
     Synthetic {
@@ -103,6 +120,12 @@ pub fn run(opts: &LifetimeOptions, progress: &mut dyn FnMut(u64)) -> Result<Life
     if opts.page_bytes == 0 {
         bail!("--page-size must be at least one byte");
     }
+    if let Source::PageTrace { path, format } = &opts.source {
+        return run_page_trace(opts, path, *format, progress);
+    }
+    if opts.class_by == ClassBy::Relation {
+        bail!("--class relation: only page traces have relations (--format pg or tpcc)");
+    }
     let pb = opts.page_bytes as u64;
     let logical_pages = logical_pages(opts)?;
     let target = Target {
@@ -110,12 +133,7 @@ pub fn run(opts: &LifetimeOptions, progress: &mut dyn FnMut(u64)) -> Result<Life
         page_bytes: opts.page_bytes,
     };
     let (spec, wopts, source) = workload_of(opts, target)?;
-    let streams = opts.streams.unwrap_or(match opts.stream_policy {
-        LbaPolicySpec::None => 1,
-        LbaPolicySpec::HotCold => 2,
-        LbaPolicySpec::ByLbaRange { ranges } => ranges.min(u16::MAX as u32) as u16,
-        LbaPolicySpec::Auto { .. } => AUTO_STREAMS_DEFAULT,
-    });
+    let streams = streams_of(opts);
     let hot_pages = workload::synth::hot_pages(&spec, target, 1);
     let mut policy = opts
         .stream_policy
@@ -136,9 +154,8 @@ pub fn run(opts: &LifetimeOptions, progress: &mut dyn FnMut(u64)) -> Result<Life
         for p in r.lpn..r.lpn + r.pages as u64 {
             let class = match opts.class_by {
                 ClassBy::Stream => stream as u32,
-                ClassBy::LbaRange(n) => {
-                    (p as u128 * n as u128 / logical_pages as u128).min(n as u128 - 1) as u32
-                }
+                ClassBy::LbaRange(n) => lba_range(p, n, logical_pages),
+                ClassBy::Relation => unreachable!("refused above"),
             };
             tracker.record(p, class);
         }
@@ -158,6 +175,33 @@ pub fn run(opts: &LifetimeOptions, progress: &mut dyn FnMut(u64)) -> Result<Life
             logical_pages * pb
         ));
     }
+    finish(opts, source, logical_pages, report, notes)
+}
+
+/// Streams the policy may use: `--streams`, else what it needs (`auto`: 4).
+fn streams_of(opts: &LifetimeOptions) -> u16 {
+    opts.streams.unwrap_or(match opts.stream_policy {
+        LbaPolicySpec::None => 1,
+        LbaPolicySpec::HotCold => 2,
+        LbaPolicySpec::ByLbaRange { ranges } => ranges.min(u16::MAX as u32) as u16,
+        LbaPolicySpec::Auto { .. } => AUTO_STREAMS_DEFAULT,
+    })
+}
+
+fn lba_range(p: u64, n: u32, logical_pages: u64) -> u32 {
+    let class = (p as u128 * n as u128 / logical_pages as u128).min(n as u128 - 1) as u32;
+    assert!(class < n, "class {class} of {n} ranges");
+    class
+}
+
+/// The notes every source shares, and the result.
+fn finish(
+    opts: &LifetimeOptions,
+    source: String,
+    logical_pages: u64,
+    report: LifetimeReport,
+    mut notes: Vec<String>,
+) -> Result<LifetimeResult> {
     for c in &report.classes {
         if c.overwritten * 2 < c.writes {
             notes.push(format!(
@@ -183,12 +227,94 @@ pub fn run(opts: &LifetimeOptions, progress: &mut dyn FnMut(u64)) -> Result<Life
     })
 }
 
+/// Bits below a page id's relation: `pg` ids are `rel << 32 | ..`, the generator's
+/// `object << 40 | ..` (index levels at `<< 36`, kept inside the relation).
+fn relation_shift(format: PageTraceFormat) -> Option<u32> {
+    match format {
+        PageTraceFormat::Pg => Some(32),
+        PageTraceFormat::Tpcc => Some(40),
+        _ => None,
+    }
+}
+
+/// A page trace's write references: pass 1 numbers the written pages densely, pass 2 records.
+fn run_page_trace(
+    opts: &LifetimeOptions,
+    path: &std::path::Path,
+    format: PageTraceFormat,
+    progress: &mut dyn FnMut(u64),
+) -> Result<LifetimeResult> {
+    let shift = relation_shift(format);
+    if opts.class_by == ClassBy::Relation && shift.is_none() {
+        bail!(
+            "--class relation: a {} trace has no relations (pg and tpcc traces have)",
+            format.name()
+        );
+    }
+    if opts.capacity_bytes.is_some() {
+        bail!("--capacity applies to block traces and workloads; a page trace's space is its written pages");
+    }
+    let open =
+        || open_refs(path, format, opts.page_bytes).with_context(|| path.display().to_string());
+    let mut dense: rustc_hash::FxHashMap<u64, u64> = Default::default();
+    for r in open()? {
+        let r = r?;
+        if r.write {
+            let next = dense.len() as u64;
+            dense.entry(r.page).or_insert(next);
+        }
+        if dense.len() as u64 > MAX_PAGES {
+            bail!(
+                "{}: more than {MAX_PAGES} distinct written pages",
+                path.display()
+            );
+        }
+    }
+    let logical_pages = (dense.len() as u64).max(1);
+    let mut policy = opts
+        .stream_policy
+        .build(None, logical_pages, streams_of(opts))?;
+    let mut tracker = LifetimeTracker::new(logical_pages);
+    let (mut reads, mut refs) = (0u64, 0u64);
+    for r in open()? {
+        let r = r?;
+        refs += 1;
+        if refs % 65_536 == 0 {
+            progress(tracker.total_writes());
+        }
+        if !r.write {
+            reads += 1;
+            continue;
+        }
+        let p = dense[&r.page];
+        let class = match opts.class_by {
+            ClassBy::Stream => policy.stream_of_run(p, 1, None) as u32,
+            ClassBy::LbaRange(n) => lba_range(p, n, logical_pages),
+            ClassBy::Relation => (r.page >> shift.unwrap_or(0)) as u32,
+        };
+        tracker.record(p, class);
+    }
+    progress(tracker.total_writes());
+    let report = tracker.report();
+    assert_eq!(
+        report.total_writes,
+        refs - reads,
+        "every write reference recorded once"
+    );
+    let notes = vec![format!(
+        "{reads} read references skipped (only writes have lifetimes); a page trace's writes are dirtying references (P3's MarkBufferDirty), not device writes; its {logical_pages} written pages are numbered in order of first write"
+    )];
+    let source = format!("page trace:{} ({})", path.display(), format.name());
+    finish(opts, source, logical_pages, report, notes)
+}
+
 /// The logical space in pages: the capacity's, a trace's span, or the synthetic default.
 fn logical_pages(opts: &LifetimeOptions) -> Result<u64> {
     let pb = opts.page_bytes as u64;
     let bytes = match (&opts.source, opts.capacity_bytes) {
         (_, Some(c)) => c,
         (Source::Synthetic { .. }, None) => SYNTHETIC_CAPACITY_BYTES,
+        (Source::PageTrace { .. }, None) => unreachable!("page traces number their own pages"),
         (Source::Trace { path, format }, None) => {
             let meta = std::fs::metadata(path).with_context(|| path.display().to_string())?;
             if !meta.is_file() {
@@ -231,6 +357,7 @@ fn workload_of(
                 format!("trace:{} ({})", path.display(), format.name()),
             )
         }
+        Source::PageTrace { .. } => unreachable!("page traces take run_page_trace"),
         Source::Synthetic { spec, volume, seed } => {
             let parsed = WorkloadSpec::parse(spec).with_context(|| format!("--workload {spec}"))?;
             if matches!(parsed, WorkloadSpec::Trace { .. }) {
@@ -351,6 +478,7 @@ mod tests {
     fn classes_parse() {
         assert_eq!(ClassBy::parse("stream").unwrap(), ClassBy::Stream);
         assert_eq!(ClassBy::parse("lba-range:8").unwrap(), ClassBy::LbaRange(8));
+        assert_eq!(ClassBy::parse("relation").unwrap(), ClassBy::Relation);
         for bad in ["lba-range:0", "lba-range", "type", "stream:2"] {
             assert!(ClassBy::parse(bad).is_err(), "{bad}");
         }
@@ -381,5 +509,58 @@ mod tests {
             hot.mean
         );
         assert!(cold.mean.unwrap() > 10.0 * hot.mean.unwrap());
+    }
+
+    fn page_opts(path: PathBuf, format: PageTraceFormat, class_by: ClassBy) -> LifetimeOptions {
+        LifetimeOptions {
+            source: Source::PageTrace { path, format },
+            ..opts(PathBuf::new(), class_by)
+        }
+    }
+
+    #[test]
+    fn a_page_trace_counts_its_write_references() {
+        // text: R|W page. Writes: 7 9 7 (7 lived 2) 5 9 (9 lived 3).
+        let f = trace("W 7\nR 7\nW 9\nW 7\nR 9\nW 5\nW 9\n");
+        let o = page_opts(f.path().into(), PageTraceFormat::Text, ClassBy::Stream);
+        let r = run(&o, &mut |_| {}).unwrap();
+        assert_eq!((r.logical_pages, r.total_writes), (3, 5));
+        assert_eq!((r.rows[0].overwritten, r.rows[0].mean), (2, Some(2.5)));
+        assert!(r.notes[0].contains("2 read references"), "{:?}", r.notes);
+        // A text trace has no relations; block traces and workloads neither.
+        let rel = page_opts(f.path().into(), PageTraceFormat::Text, ClassBy::Relation);
+        assert!(format!("{:#}", run(&rel, &mut |_| {}).unwrap_err()).contains("no relations"));
+        let block = opts(f.path().into(), ClassBy::Relation);
+        assert!(run(&block, &mut |_| {}).is_err());
+    }
+
+    #[test]
+    fn generator_and_pg_traces_class_by_relation() {
+        let spec = "warehouses=1,transactions=300,seed=2";
+        let writes = workload::tpcc::Tpcc::new(workload::tpcc::TpccConfig::parse(spec).unwrap())
+            .filter(|r| r.write)
+            .count() as u64;
+        let o = page_opts(spec.into(), PageTraceFormat::Tpcc, ClassBy::Relation);
+        let r = run(&o, &mut |_| {}).unwrap();
+        assert_eq!(r.total_writes, writes);
+        // Written relations: DISTRICT, WAREHOUSE, CUSTOMER, STOCK, ORDER-LINE heaps and some
+        // index leaves; each is a class, and the classes' writes add up.
+        assert!(
+            r.rows.len() >= 6,
+            "{:?}",
+            r.rows.iter().map(|c| c.class).collect::<Vec<_>>()
+        );
+        assert_eq!(r.rows.iter().map(|c| c.writes).sum::<u64>(), writes);
+        assert!(r.rows.iter().any(|c| c.class == 11), "STOCK is written");
+        let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../workload/tests/fixtures/pg-tpcc-w1-30s.zst");
+        let pg = page_opts(fixture, PageTraceFormat::Pg, ClassBy::Relation);
+        let r = run(&pg, &mut |_| {}).unwrap();
+        assert!(
+            r.total_writes > 1000 && r.rows.len() >= 5,
+            "{} writes",
+            r.total_writes
+        );
+        assert_eq!(r.rows.iter().map(|c| c.writes).sum::<u64>(), r.total_writes);
     }
 }

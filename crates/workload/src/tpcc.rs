@@ -674,7 +674,12 @@ mod tests {
         let k = TpccConfig::parse("mix=0:50:50:0:0,item_a=0,customer_a=255").unwrap();
         assert_eq!((k.mix, k.item_a, k.customer_a), ([0, 50, 50, 0, 0], 0, 255));
         assert!((k.read_only_share() - 0.5).abs() < 1e-12);
-        for bad in ["mix=1:2:3", "mix=0:0:0:0:0", "mix=1:2:3:4:x", "item_a=100000"] {
+        for bad in [
+            "mix=1:2:3",
+            "mix=0:0:0:0:0",
+            "mix=1:2:3:4:x",
+            "item_a=100000",
+        ] {
             assert!(TpccConfig::parse(bad).is_err(), "{bad}");
         }
     }

@@ -7,6 +7,7 @@ use crate::units::{parse_bytes, parse_multiple};
 use policy::streams::LbaPolicySpec;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use workload::cache_trace::PageTraceFormat;
 use workload::TraceFormat;
 
 /// Lifetimes of written pages per class. Defaults: 4x the capacity of a synthetic workload,
@@ -15,10 +16,14 @@ use workload::TraceFormat;
 #[serde(default)]
 #[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct LifetimeSpec {
-    /// A block trace (plain or .gz/.bz2/.xz/.zst); needs --format. Without it, --workload.
+    /// A block trace (plain or .gz/.bz2/.xz/.zst), or a page-reference trace (`pg` from
+    /// `flashlab capture pg-tpcc`, `tpcc` generator settings, any `buffer-sim` format); needs
+    /// --format. Without it, --workload.
     #[serde(deserialize_with = "de::opt_parsed")]
     pub trace: Option<PathBuf>,
-    /// Trace format: msr, spc, disksim, systor, tencent, blkparse (as `flashlab sim`).
+    /// Trace format: msr, spc, disksim, systor, tencent, blkparse (block traces, as `flashlab
+    /// sim`), or a page trace's: pg, tpcc, text, arc, lirs, u32be, u32le, u64be (as
+    /// `flashlab buffer-sim`; its write references count).
     #[cfg_attr(feature = "clap", arg(long))]
     #[serde(deserialize_with = "de::opt_string")]
     pub format: Option<String>,
@@ -31,8 +36,9 @@ pub struct LifetimeSpec {
     #[cfg_attr(feature = "clap", arg(long, default_value = "4x"))]
     #[serde(deserialize_with = "de::string")]
     pub write_volume: String,
-    /// How writes are grouped: stream (the stream --stream-policy gives each write) or
-    /// lba-range:N (N equal ranges of the space).
+    /// How writes are grouped: stream (the stream --stream-policy gives each write),
+    /// lba-range:N (N equal ranges of the space) or relation (pg and tpcc page traces: by
+    /// table or index).
     #[cfg_attr(feature = "clap", arg(long, default_value = "stream"))]
     #[serde(deserialize_with = "de::string")]
     pub class: String,
@@ -120,13 +126,27 @@ impl LifetimeSpec {
                         format!("a trace needs --format ({})", formats()),
                     ));
                 };
-                let format = TraceFormat::parse(f).ok_or_else(|| {
-                    SpecError::value("--format", f, format!("expected one of {}", formats()))
-                })?;
-                Ok(Source::Trace {
-                    path: path.clone(),
-                    format,
-                })
+                if let Some(format) = TraceFormat::parse(f) {
+                    return Ok(Source::Trace {
+                        path: path.clone(),
+                        format,
+                    });
+                }
+                match PageTraceFormat::parse(f) {
+                    Some(PageTraceFormat::Block(format)) => Ok(Source::Trace {
+                        path: path.clone(),
+                        format,
+                    }),
+                    Some(format) => Ok(Source::PageTrace {
+                        path: path.clone(),
+                        format,
+                    }),
+                    None => Err(SpecError::value(
+                        "--format",
+                        f,
+                        format!("expected one of {}", formats()),
+                    )),
+                }
             }
             (None, Some(spec)) => {
                 if self.format.is_some() {
@@ -174,11 +194,14 @@ impl LifetimeSpec {
 }
 
 fn formats() -> String {
-    TraceFormat::ALL
+    let block = TraceFormat::ALL
         .iter()
         .map(|f| f.name())
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+    format!(
+        "{block} (block traces), or pg, tpcc, text, arc, lirs, u32be, u32le, u64be (page traces)"
+    )
 }
 
 #[cfg(test)]
