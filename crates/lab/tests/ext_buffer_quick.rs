@@ -83,6 +83,14 @@ fn small_run_has_the_rows_and_its_counts_add_up() {
     }
     for r in &out.report.rows {
         assert!(!r.contains_key("claim"), "a paper claim leaked into rows");
+        // Every cost-model point with flash writes has its device WAF, and it is at least 1.
+        let waf = r.get("flash_device_waf").and_then(|w| w.as_f64());
+        let writes = r.get("flash_writes").and_then(|w| w.as_u64()).unwrap_or(0);
+        let fig = r.get("figure").and_then(|f| f.as_str()).unwrap_or("");
+        if fig == "fig3-5" || fig == "fig2" {
+            assert_eq!(waf.is_some(), writes > 0, "{r:?}");
+            assert!(waf.is_none_or(|w| w >= 1.0), "{r:?}");
+        }
     }
     // LRU-ext: main is plain LRU whatever the flash size, and (LRU inclusion) more flash never
     // finds fewer pages on flash, with the same evictions to write: time never grows.

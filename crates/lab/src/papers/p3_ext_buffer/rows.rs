@@ -76,6 +76,11 @@ pub struct ExtBufferRow {
     pub disks: String,
     /// Elapsed time of disks alone (lru, main buffer only) over this point's, minus 1, in %.
     pub speedup_vs_disks_alone_pct: f64,
+    /// The device WAF of this point's flash writes on a simulated SSD holding the flash area
+    /// (`flash_area.rs`; null without flash, or where the area is too small for the preset's
+    /// geometry). Optional when read back: reports written before it have none.
+    #[serde(default)]
+    pub flash_device_waf: Option<f64>,
     #[serde(flatten)]
     pub counts: Counters,
 }
