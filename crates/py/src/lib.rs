@@ -2,11 +2,17 @@
 //! (`lab::spec`) and sweeps (`lab::harness::sweep`). Keyword arguments are a dict that
 //! deserializes into the same spec the CLI's flags fill; results are the JSON text the CLI
 //! prints (the pure-Python layer, `python/flashlab`, turns it into dicts); errors raise
-//! `FlashlabError` with the message the CLI prints after `error: `. Runs release the GIL.
+//! `FlashlabError` with the message the CLI prints after `error: `. Runs release the GIL; a
+//! `sim` run reports progress to a Python callable and stops on Ctrl-C ([`watch`]).
+//! [`options`] describes each tool's options for the generated Python signatures.
+
+mod options;
+mod watch;
 
 use lab::harness::error_chain;
 use lab::harness::sweep::{self, spec::Spec, Plan};
-use lab::spec::{Command, ReproduceSpec};
+use lab::sim::{Precondition, SimOptions};
+use lab::spec::{from_options, Command, ReproduceSpec, SimSpec};
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
@@ -21,7 +27,7 @@ pyo3::create_exception!(
     "A run or sweep was refused or failed; the message is the one the flashlab CLI prints."
 );
 
-fn err(e: anyhow::Error) -> PyErr {
+pub(crate) fn err(e: anyhow::Error) -> PyErr {
     FlashlabError::new_err(error_chain(&e))
 }
 
@@ -68,13 +74,54 @@ fn int_value(i: i128) -> Value {
     }
 }
 
-/// `flashlab sim --json` for these options, as JSON text.
+/// `flashlab sim --json` for these options, as JSON text. `progress(phase, pages_done,
+/// pages_total)` is called now and then (phase `precondition` or `measure`; total None where
+/// a trace's length is not known); Ctrl-C stops the run with KeyboardInterrupt.
 #[pyfunction]
-#[pyo3(signature = (**kwargs))]
-fn sim(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
+#[pyo3(signature = (progress=None, **kwargs))]
+fn sim(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<String> {
     let opts = options(kwargs)?;
-    py.detach(|| Ok(Command::Sim.run(&opts)?.to_string()))
-        .map_err(err)
+    watch::run(py, progress, move |report| {
+        let spec = from_options::<SimSpec>(&opts)?.resolve()?;
+        let totals = PhaseTotals::of(&spec);
+        let r = lab::sim::run(&spec, &mut |phase, done| {
+            report(phase, done, totals.total(phase))
+        })?;
+        Ok(serde_json::to_value(r)?.to_string())
+    })
+}
+
+/// Pages each phase of a `sim` run writes, where known: what a progress bar counts to.
+struct PhaseTotals {
+    precondition: u64,
+    measure: Option<u64>,
+}
+
+impl PhaseTotals {
+    fn of(spec: &SimOptions) -> PhaseTotals {
+        let logical = spec.config.logical_pages();
+        let precondition = match spec.precondition {
+            Precondition::None => 0,
+            Precondition::Fill => logical,
+            Precondition::Full { passes } => logical + (passes * logical as f64).ceil() as u64,
+        };
+        PhaseTotals {
+            precondition,
+            measure: lab::sim::planned_pages(spec),
+        }
+    }
+
+    fn total(&self, phase: &str) -> Option<u64> {
+        match phase {
+            "precondition" => Some(self.precondition),
+            "measure" => self.measure,
+            _ => None,
+        }
+    }
 }
 
 /// `flashlab buffer-sim --json` for these options, as JSON text.
@@ -96,6 +143,15 @@ fn reproduce(py: Python<'_>, name: String, kwargs: Option<&Bound<'_, PyDict>>) -
         Ok(spec.execute(&name, false)?.report.to_json())
     })
     .map_err(err)
+}
+
+/// The options of `tool` (`sim`, `buffer_sim`, `reproduce`) as JSON text: `fields` (every
+/// option a dict may hold) and `options` (name, type, default, help, value_name, required).
+#[pyfunction]
+fn spec_options(tool: &str) -> PyResult<String> {
+    options::of(tool)
+        .map(|v| v.to_string())
+        .ok_or_else(|| FlashlabError::new_err(format!("no tool {tool}: expected sim, buffer_sim or reproduce")))
 }
 
 /// Every shipped preset's SSD configuration by name, as JSON text.
@@ -232,6 +288,8 @@ impl Bar {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FlashlabError", m.py().get_type::<FlashlabError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(spec_options, m)?)?;
     m.add_function(wrap_pyfunction!(sim, m)?)?;
     m.add_function(wrap_pyfunction!(buffer_sim, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;
