@@ -149,9 +149,11 @@ fn reproduce(py: Python<'_>, name: String, kwargs: Option<&Bound<'_, PyDict>>) -
 /// option a dict may hold) and `options` (name, type, default, help, value_name, required).
 #[pyfunction]
 fn spec_options(tool: &str) -> PyResult<String> {
-    options::of(tool)
-        .map(|v| v.to_string())
-        .ok_or_else(|| FlashlabError::new_err(format!("no tool {tool}: expected sim, buffer_sim or reproduce")))
+    options::of(tool).map(|v| v.to_string()).ok_or_else(|| {
+        FlashlabError::new_err(format!(
+            "no tool {tool}: expected sim, buffer_sim or reproduce"
+        ))
+    })
 }
 
 /// Every shipped preset's SSD configuration by name, as JSON text.
