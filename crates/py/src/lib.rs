@@ -3,7 +3,8 @@
 //! deserializes into the same spec the CLI's flags fill; results are the JSON text the CLI
 //! prints (the pure-Python layer, `python/flashlab`, turns it into dicts); errors raise
 //! `FlashlabError` with the message the CLI prints after `error: `. Runs release the GIL; a
-//! `sim` run reports progress to a Python callable and stops on Ctrl-C ([`watch`]).
+//! `sim` run and a local sweep report progress to a Python callable and stop on Ctrl-C
+//! ([`watch`]).
 //! [`options`] describes each tool's options for the generated Python signatures.
 
 mod options;
@@ -18,7 +19,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use serde_json::{json, Map, Value};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 pyo3::create_exception!(
     flashlab,
@@ -216,8 +216,12 @@ fn sweep_error_row(ticket: String, error: String) -> PyResult<String> {
 }
 
 /// A whole local sweep on `jobs` threads (as `flashlab sweep`); returns the summary table.
+/// `progress` prints the plan's headline on stderr; `callback("sweep", runs_done, runs_to_run)`
+/// is called as runs finish. Ctrl-C stops the sweep once the runs in flight have finished and
+/// been written (the file stays whole and the sweep resumes from it), with KeyboardInterrupt.
 #[pyfunction]
-#[pyo3(signature = (spec, is_json, out, jobs=1, retry_failed=false, progress=true))]
+#[pyo3(signature = (spec, is_json, out, jobs=1, retry_failed=false, progress=true, callback=None))]
+#[allow(clippy::too_many_arguments)] // the Python function's keyword arguments
 fn sweep_local(
     py: Python<'_>,
     spec: String,
@@ -226,22 +230,24 @@ fn sweep_local(
     jobs: usize,
     retry_failed: bool,
     progress: bool,
+    callback: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    py.detach(|| -> anyhow::Result<String> {
+    watch::run(py, callback, move |report| {
         if jobs == 0 {
             anyhow::bail!("jobs 0: give at least one worker");
         }
-        let mut bar = Bar::new(progress, "runs");
         let out = Path::new(&out);
         let plan = Plan::new(load_spec(&spec, is_json)?, out, retry_failed)?;
         if progress {
             eprintln!("{}", plan.headline(out));
         }
-        sweep::run_local(&plan, out, jobs, &mut |done| bar.update(done))?;
+        let pending = plan.pending.len() as u64;
+        sweep::run_local(&plan, out, jobs, &mut |done| {
+            report("sweep", done, Some(pending))
+        })?;
         let finished = sweep::results::read(out)?;
         Ok(sweep::summary(&plan.spec, &plan.runs, &finished, out))
     })
-    .map_err(err)
 }
 
 /// The summary table of a sweep's results file.
@@ -259,32 +265,6 @@ fn sweep_summary(py: Python<'_>, spec: String, is_json: bool, out: String) -> Py
         ))
     })
     .map_err(err)
-}
-
-/// Sweep progress on stderr: a line when a run finishes, at most every few seconds.
-struct Bar {
-    enabled: bool,
-    unit: &'static str,
-    last: Instant,
-}
-
-impl Bar {
-    const EVERY: Duration = Duration::from_secs(5);
-
-    fn new(enabled: bool, unit: &'static str) -> Bar {
-        Bar {
-            enabled,
-            unit,
-            last: Instant::now(),
-        }
-    }
-
-    fn update(&mut self, done: u64) {
-        if self.enabled && self.last.elapsed() >= Self::EVERY {
-            eprintln!("sweep: {done} {} done", self.unit);
-            self.last = Instant::now();
-        }
-    }
 }
 
 #[pymodule]

@@ -189,7 +189,7 @@ def test_progress_without_tqdm_is_text_on_stderr(monkeypatch):
 
     bar.stream, bar.every_s = io.StringIO(), 0.0
     bar("measure", 500, 1000)
-    assert bar.stream.getvalue() == "sim: measure 500 of 1,000 pages (50 %)\n"
+    assert bar.stream.getvalue() == "measure: 500 of 1,000 pages (50 %)\n"
     assert _watch.progress_for(False) is None
 
 
@@ -222,3 +222,39 @@ def test_ctrl_c_stops_a_running_simulation():
     out, _ = child.communicate(timeout=300)
     assert child.returncode == 42, out
     assert out.splitlines()[-1] == "KeyboardInterrupt"
+
+
+def test_a_sweep_reports_each_run(tmp_path):
+    calls = []
+    spec = {"base": TINY, "vary": {"seed": [1, 2, 3]}}
+    rows = flashlab.sweep(spec, tmp_path / "s.jsonl", progress=lambda *a: calls.append(a))
+    assert calls == [("sweep", 1, 3), ("sweep", 2, 3), ("sweep", 3, 3)]
+    assert isinstance(rows, flashlab.SweepRows) and len(rows.to_frame()) == 3
+
+
+SWEEP_INTERRUPTED = textwrap.dedent("""
+    import sys, flashlab
+    def row(phase, done, total):
+        print("row", flush=True)
+    spec = {"base": {"capacity": "512MiB", "timing": "off", "write_volume": "2x"},
+            "vary": {"seed": list(range(1, 31))}}
+    try:
+        flashlab.sweep(spec, sys.argv[1], jobs=1, progress=row)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", flush=True)
+        sys.exit(42)
+    print("finished", flush=True)
+""")
+
+
+def test_ctrl_c_stops_a_local_sweep_with_its_file_whole(tmp_path):
+    out = tmp_path / "s.jsonl"
+    child = subprocess.Popen([sys.executable, "-c", SWEEP_INTERRUPTED, str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert child.stdout.readline() == "row\n"
+    child.send_signal(signal.SIGINT)
+    stdout, _ = child.communicate(timeout=600)
+    assert child.returncode == 42, stdout
+    rows = flashlab.read_results(out)
+    assert 1 <= len(rows) < 30, "stopped after the run in flight"
+    assert out.read_text().endswith("\n") and all(r.status == "ok" for r in rows)

@@ -23,7 +23,7 @@ import os
 import sys
 from typing import Any, Mapping, Union
 
-from . import _native
+from . import _native, _watch
 from ._api import buffer_sim, reproduce, sim
 from ._native import FlashlabError
 from ._results import BufferSimResult, Record, Report, SimResult, SweepRows, to_frame
@@ -69,15 +69,17 @@ def sweep(
     jobs: int = 1,
     ray: Union[None, bool, str] = None,
     retry_failed: bool = False,
-    progress: bool = True,
+    progress: _watch.ProgressArg = True,
 ) -> SweepRows:
     """Run a sweep as ``flashlab sweep SPEC --out OUT`` does and return its rows.
 
     ``spec`` is a spec file (TOML or JSON) or the spec as a dict (``{"base": {...}, "vary":
     {...}}``). Rows are appended to ``out`` (JSON lines) as runs finish; a sweep resumes from
     ``out``. ``ray=True`` (``ray.init()``'s choice) or ``ray="HOST:PORT"`` runs each run as a
-    Ray task (``pip install flashlab[ray]``); else ``jobs`` local threads. The summary table
-    goes to stderr when ``progress``.
+    Ray task (``pip install flashlab[ray]``); else ``jobs`` local threads. With ``progress``
+    the plan's headline, a bar of runs (as ``sim``'s; a callable gets ``("sweep", runs_done,
+    runs_to_run)``) and the summary table go to stderr. Ctrl-C stops a local sweep once its
+    runs in flight are written (KeyboardInterrupt); it resumes from ``out``.
     """
     text, is_json = _spec_arg(spec)
     out = os.fspath(out)
@@ -86,9 +88,14 @@ def sweep(
 
         address = None if ray is True else str(ray)
         summary = ray_sweep.run(text, out, address=address, retry_failed=retry_failed,
-                                progress=progress, is_json=is_json)
+                                progress=bool(progress), is_json=is_json)
     else:
-        summary = _native.sweep_local(text, is_json, out, jobs, retry_failed, progress)
+        bar = _watch.progress_for(progress, unit="run")
+        try:
+            summary = _native.sweep_local(text, is_json, out, jobs, retry_failed, bool(progress),
+                                          bar)
+        finally:
+            _watch.close_bar(bar)
     if progress:
         print(summary, file=sys.stderr, end="")
     hashes = set(json.loads(_native.sweep_plan(text, is_json, out, retry_failed))["hashes"])

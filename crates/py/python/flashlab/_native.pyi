@@ -22,5 +22,6 @@ def sweep_local(
     jobs: int = 1,
     retry_failed: bool = False,
     progress: bool = True,
+    callback: Optional[Callable[[str, int, Optional[int]], Any]] = None,
 ) -> str: ...
 def sweep_summary(spec: str, is_json: bool, out: str) -> str: ...

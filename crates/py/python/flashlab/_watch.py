@@ -28,7 +28,8 @@ def _options(given: Mapping[str, Any], names: tuple) -> dict:
 class TextProgress:
     """A line on stderr at most every ``every_s`` seconds (none for a shorter run)."""
 
-    def __init__(self, every_s: float = 5.0, stream=None):
+    def __init__(self, unit: str = "page", every_s: float = 5.0, stream=None):
+        self.unit = unit
         self.every_s = every_s
         self.stream = stream or sys.stderr
         self.last = time.monotonic()
@@ -38,7 +39,7 @@ class TextProgress:
         if now - self.last >= self.every_s:
             share = f" ({100 * done / total:.0f} %)" if total else ""
             of = f" of {total:,}" if total is not None else ""
-            print(f"sim: {phase} {done:,}{of} pages{share}", file=self.stream, flush=True)
+            print(f"{phase}: {done:,}{of} {self.unit}s{share}", file=self.stream, flush=True)
             self.last = now
 
     def close(self) -> None:
@@ -46,10 +47,11 @@ class TextProgress:
 
 
 class BarProgress:
-    """One tqdm bar per phase, counting pages."""
+    """One tqdm bar per phase, counting pages (or runs)."""
 
-    def __init__(self, tqdm):
+    def __init__(self, tqdm, unit: str = "page"):
         self.tqdm = tqdm
+        self.unit = unit
         self.bar = None
         self.phase: Optional[str] = None
 
@@ -57,7 +59,7 @@ class BarProgress:
         if phase != self.phase:
             self.close()
             self.phase = phase
-            self.bar = self.tqdm(total=total, desc=phase, unit="page", unit_scale=True,
+            self.bar = self.tqdm(total=total, desc=phase, unit=self.unit, unit_scale=True,
                                  leave=False)
         self.bar.update(done - self.bar.n)
 
@@ -67,7 +69,7 @@ class BarProgress:
             self.bar = None
 
 
-def progress_for(progress: ProgressArg):
+def progress_for(progress: ProgressArg, unit: str = "page"):
     """The callback for a ``progress`` argument: None, the caller's callable, or a bar."""
     if progress is False or progress is None:
         return None
@@ -76,8 +78,8 @@ def progress_for(progress: ProgressArg):
     try:
         from tqdm.auto import tqdm
     except ImportError:
-        return TextProgress()
-    return BarProgress(tqdm)
+        return TextProgress(unit)
+    return BarProgress(tqdm, unit)
 
 
 def _watched(native: Callable[..., str], progress: ProgressArg, options: dict) -> str:
@@ -86,6 +88,10 @@ def _watched(native: Callable[..., str], progress: ProgressArg, options: dict) -
     try:
         return native(progress=callback, **options)
     finally:
-        close = getattr(callback, "close", None)
-        if isinstance(callback, (TextProgress, BarProgress)) and close is not None:
-            close()
+        close_bar(callback)
+
+
+def close_bar(callback) -> None:
+    """Close a bar :func:`progress_for` made (not the caller's own callable)."""
+    if isinstance(callback, (TextProgress, BarProgress)):
+        callback.close()
