@@ -49,15 +49,20 @@ def test_parameters_carry_the_spec_s_types_defaults_and_help(tool):
     for opt in spec(tool)["options"]:
         p = params[opt["name"]]
         typ = PY_TYPES[opt["type"]]
-        optional = opt["type"] != "bool" and opt["default"] is None
+        optional = opt["type"] != "bool" and opt["default"] is None and not opt["required"]
         assert p.annotation == (f"Optional[{typ}]" if optional else typ), opt["name"]
-        default = opt["default"] if opt["type"] != "bool" else bool(opt["default"])
-        assert p.default == default, opt["name"]
+        if opt["required"]:
+            assert p.default is inspect.Parameter.empty, opt["name"]
+        else:
+            default = opt["default"] if opt["type"] != "bool" else bool(opt["default"])
+            assert p.default == default, opt["name"]
         assert f"\n{opt['name']} : " in doc, opt["name"]
         assert " ".join(_codegen.help_text(opt).split()[:6]) in " ".join(doc.split()), opt["name"]
     sim_help = {o["name"]: o for o in spec("sim")["options"]}
     assert sim_help["op"]["type"] == "float" and sim_help["seed"]["default"] == 1
     assert sim_help["check_invariants"]["type"] == "bool"
+    trace = inspect.signature(flashlab.buffer_sim).parameters["trace"]
+    assert trace.default is inspect.Parameter.empty and trace.annotation == "PathArg"
 
 
 def test_the_generated_module_is_what_the_specs_give():

@@ -138,8 +138,8 @@ def sim(
 
 def buffer_sim(
     *,
-    trace: Optional[PathArg] = None,
-    trace_format: Optional[str] = None,
+    trace: PathArg,
+    trace_format: str,
     page_bytes: int = 4096,
     limit: Optional[int] = None,
     policy: str = 'lru',
@@ -170,9 +170,9 @@ def buffer_sim(
 
     Parameters
     ----------
-    trace : str or os.PathLike, optional
+    trace : str or os.PathLike, required
         Page-reference trace (plain, .gz, .bz2, .xz or .zst)
-    trace_format : str, optional
+    trace_format : str, required
         text (R|W page), arc (.lis), lirs, u32be, u32le, u64be, block:FORMAT (msr, spc,
         disksim, systor, tencent, blkparse)
     page_bytes : int, default 4096

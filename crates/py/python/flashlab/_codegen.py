@@ -28,9 +28,17 @@ HELP_FALLBACK = {
 
 
 def annotation(opt: dict) -> str:
-    """The parameter's type: Optional where the option has no default (None: left out)."""
+    """The parameter's type: Optional where the option may be left out and has no default."""
     base = TYPES[opt["type"]]
-    return base if opt["type"] == "bool" or opt["default"] is not None else f"Optional[{base}]"
+    if opt["type"] == "bool" or opt["default"] is not None or opt["required"]:
+        return base
+    return f"Optional[{base}]"
+
+
+def parameter(opt: dict) -> str:
+    """``name: type = default``; a required option (``--trace``) has no default."""
+    head = f"{opt['name']}: {annotation(opt)}"
+    return head if opt["required"] else f"{head} = {_default(opt)}"
 
 #: Per tool: the leading positional parameters, the trailing ones the package adds, the result
 #: class, the native call and the docstring's first paragraph.
@@ -102,7 +110,9 @@ def _param_doc(name: str, kind: str, text: str) -> str:
 
 def _kind(opt: dict) -> str:
     kind = {"path": "str or os.PathLike"}.get(opt["type"], opt["type"])
-    if opt["type"] != "bool" and opt["default"] is None:
+    if opt["required"]:
+        kind += ", required"
+    elif opt["type"] != "bool" and opt["default"] is None:
         kind += ", optional"
     elif opt["type"] != "bool":
         kind += f", default {opt['default']}"
@@ -119,7 +129,7 @@ def help_text(opt: dict) -> str:
 def function(tool: str, spec: dict) -> str:
     t = TOOLS[tool]
     params = list(t["head"]) + ["*"]
-    params += [f"{o['name']}: {annotation(o)} = {_default(o)}" for o in spec["options"]]
+    params += [parameter(o) for o in spec["options"]]
     params += t["tail"]
     sig = ",\n    ".join(params)
     doc = textwrap.fill(t["summary"], width=92, subsequent_indent="    ")
