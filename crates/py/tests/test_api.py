@@ -111,6 +111,26 @@ def test_the_package_is_typed_and_versioned():
     assert "__version__" in flashlab.__all__
 
 
+def test_the_package_and_a_caller_type_check(tmp_path):
+    """mypy reads the package's types (py.typed): a clean check, and a caller's misspelt option
+    is an error before anything runs."""
+    pytest.importorskip("mypy", reason="mypy is not installed (.ci/test installs it)")
+    caller = tmp_path / "caller.py"
+    caller.write_text("import flashlab\n"
+                      "r = flashlab.sim(capacity='64MiB', op=0.28, progress=False)\n"
+                      "waf: float = r.waf\n"
+                      "df = flashlab.reproduce('ioa-ftl').to_frame('claims')\n"
+                      "flashlab.sim(capacity='64MiB', wirte_volume='2x')\n")
+    run = [sys.executable, "-m", "mypy", "--no-incremental", "--ignore-missing-imports"]
+    package = subprocess.run(run + ["-p", "flashlab"], capture_output=True, text=True,
+                             cwd=tmp_path)
+    assert package.returncode == 0, package.stdout
+    user = subprocess.run(run + [str(caller)], capture_output=True, text=True, cwd=tmp_path)
+    assert user.returncode == 1
+    assert user.stdout.count("error:") == 1
+    assert 'Unexpected keyword argument "wirte_volume" for "sim"' in user.stdout
+
+
 def test_unknown_options_are_a_type_error():
     with pytest.raises(TypeError, match="bogus_flag"):
         flashlab.sim(**dict(TINY, bogus_flag=1))

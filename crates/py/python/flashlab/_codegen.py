@@ -12,6 +12,7 @@ import json
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from . import _native
 
@@ -42,7 +43,7 @@ def parameter(opt: dict) -> str:
 
 #: Per tool: the leading positional parameters, the trailing ones the package adds, the result
 #: class, the native call and the docstring's first paragraph.
-TOOLS = {
+TOOLS: dict[str, dict[str, Any]] = {
     "sim": dict(
         head=[],
         tail=["progress: ProgressArg = True"],

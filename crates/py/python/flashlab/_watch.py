@@ -52,7 +52,7 @@ class BarProgress:
     def __init__(self, tqdm, unit: str = "page"):
         self.tqdm = tqdm
         self.unit = unit
-        self.bar = None
+        self.bar: Any = None
         self.phase: Optional[str] = None
 
     def __call__(self, phase: str, done: int, total: Optional[int]) -> None:
@@ -76,7 +76,7 @@ def progress_for(progress: ProgressArg, unit: str = "page"):
     if callable(progress) and progress is not True:
         return progress
     try:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         return TextProgress(unit)
     return BarProgress(tqdm, unit)
