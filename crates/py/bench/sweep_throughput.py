@@ -88,13 +88,13 @@ def overheads(flashlab_bin: str, address: str, env, n: int = 20) -> dict:
         r = json.loads(subprocess.run(argv, check=True, capture_output=True).stdout)
         cli.append(time.perf_counter() - t0 - run_time(r))
         t0 = time.perf_counter()
-        r = flashlab.sim(**opts)
+        r = flashlab.sim(**opts, progress=False)
         py.append(time.perf_counter() - t0 - run_time(r))
     os.environ.update(env)  # the loopback-only switch, for this driver too (read at import)
     import ray
 
     ray.init(address=address, log_to_driver=False)
-    task = ray.remote(num_cpus=1)(lambda o: flashlab.sim(**o))
+    task = ray.remote(num_cpus=1)(lambda o: flashlab.sim(**o, progress=False))
     ray.get(task.remote(opts))  # the first task starts a worker
     for _ in range(n):
         t0 = time.perf_counter()

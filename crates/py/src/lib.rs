@@ -2,17 +2,23 @@
 //! (`lab::spec`) and sweeps (`lab::harness::sweep`). Keyword arguments are a dict that
 //! deserializes into the same spec the CLI's flags fill; results are the JSON text the CLI
 //! prints (the pure-Python layer, `python/flashlab`, turns it into dicts); errors raise
-//! `FlashlabError` with the message the CLI prints after `error: `. Runs release the GIL.
+//! `FlashlabError` with the message the CLI prints after `error: `. Runs release the GIL; a
+//! `sim` run and a local sweep report progress to a Python callable and stop on Ctrl-C
+//! ([`watch`]).
+//! [`options`] describes each tool's options for the generated Python signatures.
+
+mod options;
+mod watch;
 
 use lab::harness::error_chain;
 use lab::harness::sweep::{self, spec::Spec, Plan};
-use lab::spec::{Command, ReproduceSpec};
+use lab::sim::{Precondition, SimOptions};
+use lab::spec::{from_options, Command, ReproduceSpec, SimSpec};
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use serde_json::{json, Map, Value};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 pyo3::create_exception!(
     flashlab,
@@ -21,7 +27,7 @@ pyo3::create_exception!(
     "A run or sweep was refused or failed; the message is the one the flashlab CLI prints."
 );
 
-fn err(e: anyhow::Error) -> PyErr {
+pub(crate) fn err(e: anyhow::Error) -> PyErr {
     FlashlabError::new_err(error_chain(&e))
 }
 
@@ -68,13 +74,54 @@ fn int_value(i: i128) -> Value {
     }
 }
 
-/// `flashlab sim --json` for these options, as JSON text.
+/// `flashlab sim --json` for these options, as JSON text. `progress(phase, pages_done,
+/// pages_total)` is called now and then (phase `precondition` or `measure`; total None where
+/// a trace's length is not known); Ctrl-C stops the run with KeyboardInterrupt.
 #[pyfunction]
-#[pyo3(signature = (**kwargs))]
-fn sim(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
+#[pyo3(signature = (progress=None, **kwargs))]
+fn sim(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<String> {
     let opts = options(kwargs)?;
-    py.detach(|| Ok(Command::Sim.run(&opts)?.to_string()))
-        .map_err(err)
+    watch::run(py, progress, move |report| {
+        let spec = from_options::<SimSpec>(&opts)?.resolve()?;
+        let totals = PhaseTotals::of(&spec);
+        let r = lab::sim::run(&spec, &mut |phase, done| {
+            report(phase, done, totals.total(phase))
+        })?;
+        Ok(serde_json::to_value(r)?.to_string())
+    })
+}
+
+/// Pages each phase of a `sim` run writes, where known: what a progress bar counts to.
+struct PhaseTotals {
+    precondition: u64,
+    measure: Option<u64>,
+}
+
+impl PhaseTotals {
+    fn of(spec: &SimOptions) -> PhaseTotals {
+        let logical = spec.config.logical_pages();
+        let precondition = match spec.precondition {
+            Precondition::None => 0,
+            Precondition::Fill => logical,
+            Precondition::Full { passes } => logical + (passes * logical as f64).ceil() as u64,
+        };
+        PhaseTotals {
+            precondition,
+            measure: lab::sim::planned_pages(spec),
+        }
+    }
+
+    fn total(&self, phase: &str) -> Option<u64> {
+        match phase {
+            "precondition" => Some(self.precondition),
+            "measure" => self.measure,
+            _ => None,
+        }
+    }
 }
 
 /// `flashlab buffer-sim --json` for these options, as JSON text.
@@ -96,6 +143,17 @@ fn reproduce(py: Python<'_>, name: String, kwargs: Option<&Bound<'_, PyDict>>) -
         Ok(spec.execute(&name, false)?.report.to_json())
     })
     .map_err(err)
+}
+
+/// The options of `tool` (`sim`, `buffer_sim`, `reproduce`) as JSON text: `fields` (every
+/// option a dict may hold) and `options` (name, type, default, help, value_name, required).
+#[pyfunction]
+fn spec_options(tool: &str) -> PyResult<String> {
+    options::of(tool).map(|v| v.to_string()).ok_or_else(|| {
+        FlashlabError::new_err(format!(
+            "no tool {tool}: expected sim, buffer_sim or reproduce"
+        ))
+    })
 }
 
 /// Every shipped preset's SSD configuration by name, as JSON text.
@@ -158,8 +216,12 @@ fn sweep_error_row(ticket: String, error: String) -> PyResult<String> {
 }
 
 /// A whole local sweep on `jobs` threads (as `flashlab sweep`); returns the summary table.
+/// `progress` prints the plan's headline on stderr; `callback("sweep", runs_done, runs_to_run)`
+/// is called as runs finish. Ctrl-C stops the sweep once the runs in flight have finished and
+/// been written (the file stays whole and the sweep resumes from it), with KeyboardInterrupt.
 #[pyfunction]
-#[pyo3(signature = (spec, is_json, out, jobs=1, retry_failed=false, progress=true))]
+#[pyo3(signature = (spec, is_json, out, jobs=1, retry_failed=false, progress=true, callback=None))]
+#[allow(clippy::too_many_arguments)] // the Python function's keyword arguments
 fn sweep_local(
     py: Python<'_>,
     spec: String,
@@ -168,22 +230,24 @@ fn sweep_local(
     jobs: usize,
     retry_failed: bool,
     progress: bool,
+    callback: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    py.detach(|| -> anyhow::Result<String> {
+    watch::run(py, callback, move |report| {
         if jobs == 0 {
             anyhow::bail!("jobs 0: give at least one worker");
         }
-        let mut bar = Bar::new(progress, "runs");
         let out = Path::new(&out);
         let plan = Plan::new(load_spec(&spec, is_json)?, out, retry_failed)?;
         if progress {
             eprintln!("{}", plan.headline(out));
         }
-        sweep::run_local(&plan, out, jobs, &mut |done| bar.update(done))?;
+        let pending = plan.pending.len() as u64;
+        sweep::run_local(&plan, out, jobs, &mut |done| {
+            report("sweep", done, Some(pending))
+        })?;
         let finished = sweep::results::read(out)?;
         Ok(sweep::summary(&plan.spec, &plan.runs, &finished, out))
     })
-    .map_err(err)
 }
 
 /// The summary table of a sweep's results file.
@@ -203,35 +267,11 @@ fn sweep_summary(py: Python<'_>, spec: String, is_json: bool, out: String) -> Py
     .map_err(err)
 }
 
-/// Sweep progress on stderr: a line when a run finishes, at most every few seconds.
-struct Bar {
-    enabled: bool,
-    unit: &'static str,
-    last: Instant,
-}
-
-impl Bar {
-    const EVERY: Duration = Duration::from_secs(5);
-
-    fn new(enabled: bool, unit: &'static str) -> Bar {
-        Bar {
-            enabled,
-            unit,
-            last: Instant::now(),
-        }
-    }
-
-    fn update(&mut self, done: u64) {
-        if self.enabled && self.last.elapsed() >= Self::EVERY {
-            eprintln!("sweep: {done} {} done", self.unit);
-            self.last = Instant::now();
-        }
-    }
-}
-
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FlashlabError", m.py().get_type::<FlashlabError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(spec_options, m)?)?;
     m.add_function(wrap_pyfunction!(sim, m)?)?;
     m.add_function(wrap_pyfunction!(buffer_sim, m)?)?;
     m.add_function(wrap_pyfunction!(reproduce, m)?)?;

@@ -1,14 +1,18 @@
 """flashlab from Python: the engine of the ``flashlab`` command line, not a re-implementation.
 
-Keyword arguments are the CLI's long flags with ``-`` as ``_``; values as on the command line
-or as numbers; ``True`` gives a flag, ``None`` or ``False`` leaves it out::
+``sim``, ``buffer_sim`` and ``reproduce`` take the CLI's long flags as keyword arguments (``-``
+as ``_``), with their types, defaults and help (``help(flashlab.sim)``); numbers may also be
+given as their text::
 
     import flashlab
     r = flashlab.sim(capacity="256MiB", op=0.28, timing="off", write_volume="1x", seed=3)
-    r["waf"], r["waf_model"]
+    r.waf, r.waf_model, r.latency_us.p99      # or r["waf"]: a result is also the CLI's dict
+    r.to_frame()                              # a one-row pandas DataFrame
 
 Each result is the JSON object ``flashlab sim --json`` (``buffer-sim --json``,
-``reproduce NAME --json``) prints, as a dict. A refused or failed run raises
+``reproduce NAME --json``) prints, as a dict whose keys read as attributes too, with
+``to_dict()`` and ``to_frame()``. ``sim`` shows a progress bar (``progress=False`` for none)
+and stops on Ctrl-C with KeyboardInterrupt. A refused or failed run raises
 :class:`FlashlabError` with the CLI's message. Runs release the GIL.
 """
 
@@ -17,13 +21,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import Any, Mapping, Union
 
-from . import _native
+from . import _native, _watch
+from ._api import buffer_sim, reproduce, sim
 from ._native import FlashlabError
+from ._results import BufferSimResult, Record, Report, SimResult, SweepRows, to_frame
+
+#: The package's version: the Rust workspace's (crates/py's Cargo version).
+__version__: str = _native.__version__
 
 __all__ = [
+    "__version__",
     "FlashlabError",
     "sim",
     "buffer_sim",
@@ -32,23 +41,12 @@ __all__ = [
     "sweep",
     "read_results",
     "to_frame",
+    "Record",
+    "SimResult",
+    "BufferSimResult",
+    "Report",
+    "SweepRows",
 ]
-
-
-def sim(**options: Any) -> dict:
-    """One ``flashlab sim`` run: the object ``flashlab sim --json`` prints."""
-    return json.loads(_native.sim(**options))
-
-
-def buffer_sim(**options: Any) -> dict:
-    """One ``flashlab buffer-sim`` run: the object ``flashlab buffer-sim --json`` prints."""
-    return json.loads(_native.buffer_sim(**options))
-
-
-def reproduce(name: str, **options: Any) -> dict:
-    """A paper's experiment, e.g. ``reproduce("ioa-ftl", scale="quick")``: the report
-    ``flashlab reproduce NAME --json`` prints (``rows`` measured, ``paper`` the paper's)."""
-    return json.loads(_native.reproduce(name, **options))
 
 
 def presets() -> dict:
@@ -71,15 +69,17 @@ def sweep(
     jobs: int = 1,
     ray: Union[None, bool, str] = None,
     retry_failed: bool = False,
-    progress: bool = True,
-) -> list:
+    progress: _watch.ProgressArg = True,
+) -> SweepRows:
     """Run a sweep as ``flashlab sweep SPEC --out OUT`` does and return its rows.
 
     ``spec`` is a spec file (TOML or JSON) or the spec as a dict (``{"base": {...}, "vary":
     {...}}``). Rows are appended to ``out`` (JSON lines) as runs finish; a sweep resumes from
     ``out``. ``ray=True`` (``ray.init()``'s choice) or ``ray="HOST:PORT"`` runs each run as a
-    Ray task (``pip install flashlab[ray]``); else ``jobs`` local threads. The summary table
-    goes to stderr when ``progress``.
+    Ray task (``pip install flashlab[ray]``); else ``jobs`` local threads. With ``progress``
+    the plan's headline, a bar of runs (as ``sim``'s; a callable gets ``("sweep", runs_done,
+    runs_to_run)``) and the summary table go to stderr. Ctrl-C stops a local sweep once its
+    runs in flight are written (KeyboardInterrupt); it resumes from ``out``.
     """
     text, is_json = _spec_arg(spec)
     out = os.fspath(out)
@@ -88,76 +88,26 @@ def sweep(
 
         address = None if ray is True else str(ray)
         summary = ray_sweep.run(text, out, address=address, retry_failed=retry_failed,
-                                progress=progress, is_json=is_json)
+                                progress=bool(progress), is_json=is_json)
     else:
-        summary = _native.sweep_local(text, is_json, out, jobs, retry_failed, progress)
+        bar = _watch.progress_for(progress, unit="run")
+        try:
+            summary = _native.sweep_local(text, is_json, out, jobs, retry_failed, bool(progress),
+                                          bar)
+        finally:
+            _watch.close_bar(bar)
     if progress:
         print(summary, file=sys.stderr, end="")
     hashes = set(json.loads(_native.sweep_plan(text, is_json, out, retry_failed))["hashes"])
-    return [r for r in read_results(out) if r.get("config_hash") in hashes]
+    return SweepRows(r for r in read_results(out) if r.get("config_hash") in hashes)
 
 
-def read_results(path: Union[str, os.PathLike]) -> list:
+def read_results(path: Union[str, os.PathLike]) -> SweepRows:
     """The rows of a sweep's JSON-lines file (a cut last line is skipped)."""
-    rows = []
+    rows = SweepRows()
     with open(path, encoding="utf-8") as f:
         for line in f:
             if line.endswith("\n") and line.strip():
-                rows.append(json.loads(line))
+                rows.append(Record(json.loads(line)))
     return rows
 
-
-def _flatten(prefix: str, value: Any, into: dict) -> None:
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            _flatten(f"{prefix}.{k}" if prefix else str(k), v, into)
-    else:
-        into[prefix] = value
-
-
-def _row_record(row: Mapping[str, Any]) -> dict:
-    """A sweep row as flat columns: the varied options first (``op``, ``gc``, ``seed``), then
-    the result's keys (nested ones dotted: ``latency_us.p99``; a key that a varied option
-    already names gets ``result.``), then ``status``, ``error``, ``config_hash``, ... and the
-    effective config as ``config.NAME``."""
-    rec: dict = dict(row.get("vary", {}))
-    result: dict = {}
-    _flatten("", row.get("result") or {}, result)
-    for k, v in result.items():
-        rec[f"result.{k}" if k in rec else k] = v
-    for k in ("status", "error", "config_hash", "sweep", "index", "command", "wall_seconds",
-              "host", "pid"):
-        if k in row:
-            rec[k if k not in rec else f"row.{k}"] = row[k]
-    for k, v in (row.get("config") or {}).items():
-        rec[f"config.{k}"] = v
-    return rec
-
-
-def to_frame(results: Union[str, os.PathLike, Mapping[str, Any], Iterable[Mapping[str, Any]]]):
-    """A pandas (else polars) DataFrame of results: a sweep's JSON-lines file or its rows, a
-    report from :func:`reproduce` (its ``rows``), or ``sim`` results (nested keys dotted)."""
-    if isinstance(results, (str, os.PathLike)):
-        results = read_results(results)
-    if isinstance(results, Mapping):
-        results = results["rows"] if "rows" in results else [results]
-    records = []
-    for r in results:
-        if "config_hash" in r and ("result" in r or "error" in r) and "vary" in r:
-            records.append(_row_record(r))
-        else:
-            flat: dict = {}
-            _flatten("", r, flat)
-            records.append(flat)
-    try:
-        import pandas
-
-        return pandas.DataFrame.from_records(records)
-    except ImportError:
-        pass
-    try:
-        import polars
-
-        return polars.from_dicts(records)
-    except ImportError:
-        raise ImportError("to_frame needs pandas or polars: pip install flashlab[pandas]") from None
