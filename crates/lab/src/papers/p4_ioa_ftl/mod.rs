@@ -77,6 +77,40 @@ enum DftlSetup {
     PresetSpare,
 }
 
+/// How the drive is aged before the measured run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Aging {
+    /// The whole device written once sequentially (the lab's earlier model): the file's old
+    /// copies lie in logical order, so a flusher sweep invalidates whole physical blocks.
+    Sequential,
+    /// Then the file rewritten once, page by page, in a random order (a previous random-write
+    /// run on the same file: P4 ran its host-cache sizes one after another on one file
+    /// system): the file's old copies are scattered over the physical blocks.
+    FileRandom,
+}
+
+/// P4's: the measured run follows earlier random runs over the same file.
+const P4_AGING: Aging = Aging::FileRandom;
+
+impl Aging {
+    fn name(self) -> &'static str {
+        match self {
+            Aging::Sequential => "sequential",
+            Aging::FileRandom => "file_random",
+        }
+    }
+}
+
+/// One planned run.
+#[derive(Clone, Copy, Debug)]
+struct Variant {
+    scheme: FtlKind,
+    setup: DftlSetup,
+    workload: Workload,
+    aging: Aging,
+    cache_mb: u64,
+}
+
 /// What a run's application does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Workload {
@@ -158,6 +192,7 @@ struct Run {
     /// DFTL's setup (None: another scheme).
     dftl: Option<DftlSetup>,
     workload: Workload,
+    aging: Aging,
     cache_mb: u64,
     app_pages: u64,
     cmt_entries: u64,
@@ -192,14 +227,36 @@ fn device(p: &Plan, scheme: FtlKind, setup: DftlSetup) -> Result<Ssd> {
     Ok(Ssd::new(cfg)?)
 }
 
-fn run_variant(
-    p: &Plan,
-    scheme: FtlKind,
-    setup: DftlSetup,
-    wl: Workload,
-    cache_mb: u64,
-    seed: u64,
-) -> Result<Run> {
+/// Age the device (not measured): every logical page once, sequentially, the file first, in
+/// requests of `FLUSH_BATCH_PAGES` contiguous pages; with [`Aging::FileRandom`], then the
+/// file's pages once more in a random order (its own seed), one page per request.
+fn age(d: &mut HostDriver, target: Target, file_pages: u64, aging: Aging, seed: u64) -> Result<()> {
+    let mut run = Vec::with_capacity(FLUSH_BATCH_PAGES as usize);
+    for r in workload::precondition(target, 0.0, seed) {
+        run.push(r?.lpn);
+        if run.len() == FLUSH_BATCH_PAGES as usize {
+            d.write_runs(&run)?;
+            run.clear();
+        }
+    }
+    d.write_runs(&run)?;
+    if aging == Aging::FileRandom {
+        let aging_seed = seed::Seed(seed).fork("p4-aging").value();
+        for page in P4_WORKLOAD.pages(file_pages, aging_seed) {
+            d.write_runs(&[page])?;
+        }
+    }
+    Ok(())
+}
+
+fn run_variant(p: &Plan, v: Variant, seed: u64) -> Result<Run> {
+    let Variant {
+        scheme,
+        setup,
+        workload: wl,
+        aging,
+        cache_mb,
+    } = v;
     let ssd = device(p, scheme, setup)?;
     let cmt_entries = match scheme {
         FtlKind::Dftl => ssd.config().ftl.cmt_entries as u64,
@@ -212,17 +269,7 @@ fn run_variant(
     let page_bytes = ssd.page_bytes() as u64;
     let file_pages = p.file_bytes / page_bytes;
     let mut d = HostDriver::new(ssd, QUEUE_DEPTH);
-    // Age the device: write every logical page once, sequentially, the file first (not
-    // measured), in requests of `FLUSH_BATCH_PAGES` contiguous pages.
-    let mut run = Vec::with_capacity(FLUSH_BATCH_PAGES as usize);
-    for r in workload::precondition(target, 0.0, seed) {
-        run.push(r?.lpn);
-        if run.len() == FLUSH_BATCH_PAGES as usize {
-            d.write_runs(&run)?;
-            run.clear();
-        }
-    }
-    d.write_runs(&run)?;
+    age(&mut d, target, file_pages, aging, seed)?;
     let (before, t0) = d.begin_measurement();
     let mut cache = PageCache::new(cache_mb * (1 << 20) / page_bytes, FLUSH_BATCH_PAGES);
     let mut out = Vec::new();
@@ -240,6 +287,7 @@ fn run_variant(
         scheme,
         dftl: (scheme == FtlKind::Dftl).then_some(setup),
         workload: wl,
+        aging,
         cache_mb,
         app_pages: app.len() as u64,
         cmt_entries,
@@ -258,6 +306,9 @@ fn run_label(r: &Run) -> String {
     };
     if r.workload != P4_WORKLOAD {
         label = format!("{} [{}]", r.scheme.name(), r.workload.name());
+    }
+    if r.aging != P4_AGING {
+        label = format!("{label} [{} aging]", r.aging.name());
     }
     label
 }
@@ -285,6 +336,10 @@ pub struct IoaRow {
     /// The application's writes: `fio_randommap_1x` (P4's) or `uniform_4x` (the earlier model).
     #[serde(default)]
     pub workload: String,
+    /// How the drive was aged: `file_random` (P4's: a sequential fill, then the file rewritten
+    /// once at random) or `sequential` (the fill only, the earlier model).
+    #[serde(default)]
+    pub aging: String,
     /// DFTL's cached mapping entries (0 for the other schemes).
     #[serde(default)]
     pub cmt_entries: u64,
@@ -318,6 +373,7 @@ fn to_row(r: &Run) -> IoaRow {
             None => String::new(),
         },
         workload: r.workload.name().into(),
+        aging: r.aging.name().into(),
         cmt_entries: r.cmt_entries,
         host_cache_mb: r.cache_mb,
         throughput_mb_s: if r.sim_seconds > 0.0 {
@@ -441,14 +497,26 @@ fn human(b: u64) -> String {
     }
 }
 
-/// The run of `scheme` at `cache` with DFTL's `setup` (ignored for other schemes) and `wl`.
-fn find(runs: &[Run], scheme: FtlKind, setup: DftlSetup, wl: Workload, cache: u64) -> Option<&Run> {
+/// The run of variant `v` (DFTL's setup ignored for other schemes).
+fn find(runs: &[Run], v: Variant) -> Option<&Run> {
     runs.iter().find(|r| {
-        r.scheme == scheme
-            && r.cache_mb == cache
-            && r.workload == wl
-            && r.dftl.is_none_or(|d| d == setup)
+        r.scheme == v.scheme
+            && r.cache_mb == v.cache_mb
+            && r.workload == v.workload
+            && r.aging == v.aging
+            && r.dftl.is_none_or(|d| d == v.setup)
     })
+}
+
+/// P4's configuration of `scheme` at `cache_mb`.
+fn p4_variant(scheme: FtlKind, cache_mb: u64) -> Variant {
+    Variant {
+        scheme,
+        setup: DftlSetup::P4,
+        workload: P4_WORKLOAD,
+        aging: P4_AGING,
+        cache_mb,
+    }
 }
 
 fn tput(r: &Run) -> f64 {
@@ -462,7 +530,7 @@ fn notes(runs: &[Run], p: &Plan) -> Vec<String> {
             p.factor
         ),
         format!("host page cache: flusher writes back {FLUSH_BATCH_PAGES} dirty pages at a time in ascending order; contiguous pages merged into one request; queue depth {QUEUE_DEPTH}"),
-        "the whole device is written once sequentially before measuring (an aged drive); the aging pass leaves its last log blocks full and open, and their merges (switch merges, one erase each: as many as there are log blocks) fall in the measured phase of the log schemes".into(),
+        "aging (not measured): the whole device written once sequentially, then the file rewritten once page by page in a random order (P4 ran its cache sizes one after another on one file: each run starts where random writes left the file); the aging leaves open log blocks, whose merges fall in the measured phase of the log schemes; rows with aging = sequential skip the random rewrite (the earlier model)".into(),
         "simulated device: preset jasmine-openssd (8 dies, 256 pages/block, MLC timings); P4 ran on the real Jasmine board, so absolute MB/s differ; compare ratios".into(),
         "merge kinds: P4's switch merge (\"copy only the remaining pages from the data block into the log block\") is our BAST partial merge as well as our switch merge, so Table 1's log-block switch count is judged against our switch + partial; IOA's bitmap merges are switch merges, as P4 counts them".into(),
     ];
@@ -486,8 +554,14 @@ fn switch_notes(runs: &[Run], p: &Plan) -> Vec<String> {
     };
     for k in [FtlKind::Bast, FtlKind::Ioa] {
         let (a, b) = (
-            find(runs, k, DftlSetup::P4, P4_WORKLOAD, c),
-            find(runs, k, DftlSetup::P4, EARLIER_WORKLOAD, c),
+            find(runs, p4_variant(k, c)),
+            find(
+                runs,
+                Variant {
+                    workload: EARLIER_WORKLOAD,
+                    ..p4_variant(k, c)
+                },
+            ),
         );
         if let (Some(a), Some(b)) = (a, b) {
             n.push(format!(
@@ -498,18 +572,24 @@ fn switch_notes(runs: &[Run], p: &Plan) -> Vec<String> {
             ));
         }
     }
-    let dftl = |setup: DftlSetup| -> Vec<String> {
+    let dftl = |setup: DftlSetup, aging: Aging| -> Vec<String> {
         p.caches_mb
             .iter()
             .filter_map(|&c| {
-                let d = find(runs, FtlKind::Dftl, setup, P4_WORKLOAD, c)?;
-                let i = find(runs, FtlKind::Ioa, setup, P4_WORKLOAD, c)?;
+                let at = |k| Variant {
+                    setup,
+                    aging,
+                    ..p4_variant(k, c)
+                };
+                let d = find(runs, at(FtlKind::Dftl))?;
+                let i = find(runs, at(FtlKind::Ioa))?;
                 Some(format!(
-                    "{c} MB: {:.2}x IOA ({:.2} MB/s, {} GC copies, {} erases, {} translation writes, CMT {} entries)",
+                    "{c} MB: {:.2}x IOA ({:.2} MB/s, {} GC copies, {} erases = one per {:.0} host pages, {} translation writes, CMT {} entries)",
                     tput(d) / tput(i),
                     tput(d) / 1e6,
                     d.stats.gc_pages_copied,
                     d.stats.erases,
+                    d.stats.host_pages_written as f64 / d.stats.erases.max(1) as f64,
                     d.stats.translation_writes,
                     d.cmt_entries
                 ))
@@ -518,30 +598,47 @@ fn switch_notes(runs: &[Run], p: &Plan) -> Vec<String> {
     };
     n.push(format!(
         "switch DFTL setup: P4's (spare = the log space, CMT = the new scheme's memory): {}",
-        dftl(DftlSetup::P4).join("; ")
+        dftl(DftlSetup::P4, P4_AGING).join("; ")
     ));
     n.push(format!(
         "switch DFTL setup: the earlier one (the preset's 7 % spare, 46 KiB / 4 B CMT): {}",
-        dftl(DftlSetup::PresetSpare).join("; ")
+        dftl(DftlSetup::PresetSpare, P4_AGING).join("; ")
+    ));
+    n.push(format!(
+        "switch aging: sequential fill only (the earlier model: the file's old copies in logical order, so each flusher sweep invalidates whole blocks and DFTL's GC victims are nearly empty): {}",
+        dftl(DftlSetup::P4, Aging::Sequential).join("; ")
     ));
     n
 }
 
 /// Every run: P4's configuration for every scheme and cache, then the earlier variants as
-/// extra rows (DFTL with the preset's spare; BAST, IOA and DFTL under the earlier workload).
-fn plan_runs(p: &Plan) -> Vec<(FtlKind, DftlSetup, Workload, u64)> {
+/// extra rows (DFTL with the preset's spare; BAST, IOA and DFTL under the earlier workload;
+/// DFTL and IOA on a drive aged by the sequential fill only).
+fn plan_runs(p: &Plan) -> Vec<Variant> {
     let mut v = Vec::new();
     for &cache in &p.caches_mb {
-        for scheme in SCHEMES {
-            v.push((scheme, DftlSetup::P4, P4_WORKLOAD, cache));
-        }
+        v.extend(SCHEMES.map(|k| p4_variant(k, cache)));
     }
     for &cache in &p.caches_mb {
-        v.push((FtlKind::Dftl, DftlSetup::PresetSpare, P4_WORKLOAD, cache));
+        v.push(Variant {
+            setup: DftlSetup::PresetSpare,
+            ..p4_variant(FtlKind::Dftl, cache)
+        });
     }
     for &cache in &p.caches_mb {
         for scheme in [FtlKind::Dftl, FtlKind::Bast, FtlKind::Ioa] {
-            v.push((scheme, DftlSetup::P4, EARLIER_WORKLOAD, cache));
+            v.push(Variant {
+                workload: EARLIER_WORKLOAD,
+                ..p4_variant(scheme, cache)
+            });
+        }
+    }
+    for &cache in &p.caches_mb {
+        for scheme in [FtlKind::Dftl, FtlKind::Ioa] {
+            v.push(Variant {
+                aging: Aging::Sequential,
+                ..p4_variant(scheme, cache)
+            });
         }
     }
     v
@@ -552,15 +649,17 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let planned = plan_runs(&p);
     let steps = Steps::new(opts, planned.len());
     let mut runs = Vec::new();
-    for (scheme, setup, wl, cache) in planned {
+    for v in planned {
         let what = format!(
-            "{} ({:?}, {}) at {cache} MB",
-            scheme.name(),
-            setup,
-            wl.name()
+            "{} ({:?}, {}, {} aging) at {} MB",
+            v.scheme.name(),
+            v.setup,
+            v.workload.name(),
+            v.aging.name(),
+            v.cache_mb
         );
         steps.step(format!("ioa-ftl: {what}"));
-        runs.push(run_variant(&p, scheme, setup, wl, cache, opts.seed).with_context(|| what)?);
+        runs.push(run_variant(&p, v, opts.seed).with_context(|| what)?);
     }
     let config = json!({
         "preset": PRESET, "device_bytes": p.device_bytes, "file_bytes": p.file_bytes,
@@ -568,6 +667,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         "dftl_cmt_entries": runs.iter().find(|r| r.dftl == Some(DftlSetup::P4)).map_or(0, |r| r.cmt_entries),
         "dftl_cmt_entries_preset_spare": p.cmt_entries_preset,
         "random_writes_file_multiples": P4_WORKLOAD.passes, "workload": P4_WORKLOAD.name(),
+        "aging": P4_AGING.name(),
         "flush_batch_pages": FLUSH_BATCH_PAGES, "queue_depth": QUEUE_DEPTH,
     });
     let mut report = Report::new("ioa-ftl", opts, config);
