@@ -17,11 +17,17 @@
 //!   replacement (a page may repeat, and e^-passes of the file is never written, leaving holes
 //!   in blocks that no sorting makes sequential). Its rows carry `workload = "uniform_4x"`.
 //! - [`DftlSetup::P4`]: DFTL with the log schemes' spare flash (the 48 MB log space, plus the
-//!   blocks its GC and translation pages need, one GC pool) and a CMT as large as the new
-//!   scheme's mapping memory (P4: "the new scheme and DFTL used the same memory"), counted as
-//!   P4's Table 2 counts it ([`ssd::ftl::memory::p4_table2`]); [`DftlSetup::PresetSpare`] is
-//!   the earlier default (the preset's 7 % over-provisioning, 46 KiB / 4 B of CMT), rows with
-//!   `spare = "preset"`.
+//!   blocks its GC and translation pages need) and a CMT as large as the new scheme's mapping
+//!   memory (P4: "the new scheme and DFTL used the same memory"), counted as P4's Table 2
+//!   counts it ([`ssd::ftl::memory::p4_table2`]), its pages striped over the dies with a free
+//!   pool and GC per die (the board's banks); [`DftlSetup::P4OnePool`] pools the same spare
+//!   for the whole device (rows with `spare = "log_space_one_pool"`); [`DftlSetup::PresetSpare`]
+//!   is the earlier default (the preset's 7 % over-provisioning, 46 KiB / 4 B of CMT), rows
+//!   with `spare = "preset"`.
+//! - [`Aging::FileRandom`]: the drive is aged by a sequential fill and then a random rewrite
+//!   of the file (the runs before the measured one), so the file's old copies lie scattered
+//!   over the blocks; [`Aging::Sequential`] (the fill only) is the earlier model, rows with
+//!   `aging = "sequential"`.
 //!
 //! Measured per (scheme, cache): application throughput in simulated time (application bytes
 //! / simulated time to absorb them, sync included), merges, erases, copied pages,
@@ -70,9 +76,14 @@ enum Order {
 /// How DFTL is given its flash and its cached mapping table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum DftlSetup {
-    /// P4's: spare = the log space (+ GC and translation blocks, one pool); CMT = the new
-    /// scheme's mapping bytes at 4 B per entry.
+    /// P4's: spare = the log space (+ GC and translation blocks); CMT = the new scheme's
+    /// mapping bytes at 4 B per entry; pages striped over the dies, each die with its own free
+    /// pool, open blocks and GC (the board's banks: Jasmine's page-mapping firmware keeps a
+    /// free pool and GC per bank and spreads pages over the banks).
     P4,
+    /// As [`DftlSetup::P4`], but one free pool, open block and GC for the whole device (writes
+    /// fill one block, on one die, at a time: the lab's previous P4 setup).
+    P4OnePool,
     /// The preset's over-provisioning and a 46 KiB / 4 B CMT (the earlier default).
     PresetSpare,
 }
@@ -214,7 +225,7 @@ fn device(p: &Plan, scheme: FtlKind, setup: DftlSetup) -> Result<Ssd> {
     );
     cfg.ftl.log_blocks = (p.log_bytes / (ppb * page_bytes)).max(2) as u32;
     cfg.ftl.cmt_entries = p.cmt_entries_preset;
-    if scheme == FtlKind::Dftl && setup == DftlSetup::P4 {
+    if scheme == FtlKind::Dftl && setup != DftlSetup::PresetSpare {
         let pages = p.device_bytes / page_bytes;
         let m = ssd::ftl::memory::p4_table2(pages, ppb, cfg.ftl.log_blocks as u64);
         cfg.ftl.cmt_entries = m.dftl_cmt_entries.min(u32::MAX as u64) as u32;
@@ -222,6 +233,10 @@ fn device(p: &Plan, scheme: FtlKind, setup: DftlSetup) -> Result<Ssd> {
         cfg = cfg.with_logical_capacity(p.device_bytes)?;
         let spare = cfg.ftl.log_blocks as u64 + cfg.spare_blocks_needed();
         cfg.ftl.op = spare as f64 / pages.div_ceil(ppb) as f64;
+        // The same spare flash, pooled per die (P4's) or in one pool.
+        if setup == DftlSetup::P4 {
+            cfg.ftl.gc_pool = ssd::GcPool::PerDie;
+        }
     }
     let cfg = cfg.with_logical_capacity(p.device_bytes)?;
     Ok(Ssd::new(cfg)?)
@@ -302,6 +317,7 @@ fn run_variant(p: &Plan, v: Variant, seed: u64) -> Result<Run> {
 fn run_label(r: &Run) -> String {
     let mut label = match r.dftl {
         Some(DftlSetup::PresetSpare) => "dftl, preset spare (extra)".to_string(),
+        Some(DftlSetup::P4OnePool) => "dftl, one pool (extra)".to_string(),
         _ => scheme_label(r.scheme).to_string(),
     };
     if r.workload != P4_WORKLOAD {
@@ -329,8 +345,9 @@ fn scheme_label(k: FtlKind) -> &'static str {
 pub struct IoaRow {
     pub scheme: String,
     /// DFTL's spare flash: `log_space` (P4's: the log schemes' log space plus what its GC
-    /// needs) or `preset` (the preset's over-provisioning, the earlier default); absent for
-    /// the other schemes.
+    /// needs, pooled per die), `log_space_one_pool` (the same, one pool for the device) or
+    /// `preset` (the preset's over-provisioning, the earlier default); absent for the other
+    /// schemes.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub spare: String,
     /// The application's writes: `fio_randommap_1x` (P4's) or `uniform_4x` (the earlier model).
@@ -369,6 +386,7 @@ fn to_row(r: &Run) -> IoaRow {
         scheme: r.scheme.name().into(),
         spare: match r.dftl {
             Some(DftlSetup::P4) => "log_space".into(),
+            Some(DftlSetup::P4OnePool) => "log_space_one_pool".into(),
             Some(DftlSetup::PresetSpare) => "preset".into(),
             None => String::new(),
         },
@@ -605,6 +623,10 @@ fn switch_notes(runs: &[Run], p: &Plan) -> Vec<String> {
         dftl(DftlSetup::PresetSpare, P4_AGING).join("; ")
     ));
     n.push(format!(
+        "switch DFTL pools: one free pool and open block for the device (writes fill one block, on one die, at a time), the same spare: {}",
+        dftl(DftlSetup::P4OnePool, P4_AGING).join("; ")
+    ));
+    n.push(format!(
         "switch aging: sequential fill only (the earlier model: the file's old copies in logical order, so each flusher sweep invalidates whole blocks and DFTL's GC victims are nearly empty): {}",
         dftl(DftlSetup::P4, Aging::Sequential).join("; ")
     ));
@@ -619,11 +641,13 @@ fn plan_runs(p: &Plan) -> Vec<Variant> {
     for &cache in &p.caches_mb {
         v.extend(SCHEMES.map(|k| p4_variant(k, cache)));
     }
-    for &cache in &p.caches_mb {
-        v.push(Variant {
-            setup: DftlSetup::PresetSpare,
-            ..p4_variant(FtlKind::Dftl, cache)
-        });
+    for setup in [DftlSetup::PresetSpare, DftlSetup::P4OnePool] {
+        for &cache in &p.caches_mb {
+            v.push(Variant {
+                setup,
+                ..p4_variant(FtlKind::Dftl, cache)
+            });
+        }
     }
     for &cache in &p.caches_mb {
         for scheme in [FtlKind::Dftl, FtlKind::Bast, FtlKind::Ioa] {
@@ -718,6 +742,17 @@ mod tests {
         // bitmap = 48 KiB, at 4 B per cached entry.
         assert_eq!(dc.ftl.cmt_entries, 12_288);
         assert_eq!(ec.ftl.cmt_entries, 2_944);
+    }
+
+    #[test]
+    fn p4s_dftl_pools_its_spare_per_die_and_the_one_pool_variant_has_the_same_spare() {
+        let p = plan(Scale::Paper);
+        let d = device(&p, FtlKind::Dftl, DftlSetup::P4).unwrap();
+        let one = device(&p, FtlKind::Dftl, DftlSetup::P4OnePool).unwrap();
+        assert_eq!(d.config().ftl.gc_pool, ssd::GcPool::PerDie);
+        assert_eq!(one.config().ftl.gc_pool, ssd::GcPool::Device);
+        assert_eq!(d.config().spare_blocks(), one.config().spare_blocks());
+        assert_eq!(d.config().ftl.cmt_entries, one.config().ftl.cmt_entries);
     }
 
     #[test]
