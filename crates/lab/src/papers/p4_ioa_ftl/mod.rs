@@ -20,7 +20,7 @@
 //!   blocks its GC and translation pages need) and a CMT as large as the new scheme's mapping
 //!   memory (P4: "the new scheme and DFTL used the same memory"), counted as P4's Table 2
 //!   counts it ([`ssd::ftl::memory::p4_table2`]), its pages striped over the dies with a free
-//!   pool and GC per die (the board's banks); [`DftlSetup::P4OnePool`] pools the same spare
+//!   pool, one GC block and GC per die (the board's banks); [`DftlSetup::P4OnePool`] pools the same spare
 //!   for the whole device (rows with `spare = "log_space_one_pool"`); [`DftlSetup::PresetSpare`]
 //!   is the earlier default (the preset's 7 % over-provisioning, 46 KiB / 4 B of CMT), rows
 //!   with `spare = "preset"`.
@@ -54,6 +54,9 @@ use workload::Target;
 const FLUSH_BATCH_PAGES: u64 = 1024;
 /// Requests in flight while flushing (a SATA NCQ queue).
 const QUEUE_DEPTH: u32 = 32;
+/// Free blocks each die (bank) keeps for its GC in P4's DFTL: the Jasmine board's
+/// page-mapping firmware reserves one GC block per bank.
+const BANK_GC_RESERVE_BLOCKS: u32 = 1;
 /// The simulated device: P4's board.
 const PRESET: &str = "jasmine-openssd";
 const SCHEMES: [FtlKind; 5] = [
@@ -78,11 +81,13 @@ enum Order {
 enum DftlSetup {
     /// P4's: spare = the log space (+ GC and translation blocks); CMT = the new scheme's
     /// mapping bytes at 4 B per entry; pages striped over the dies, each die with its own free
-    /// pool, open blocks and GC (the board's banks: Jasmine's page-mapping firmware keeps a
-    /// free pool and GC per bank and spreads pages over the banks).
+    /// pool, open blocks and GC, one block in reserve for it (the board's banks: Jasmine's
+    /// page-mapping firmware keeps a free pool, a GC block and GC per bank and spreads pages
+    /// over the banks).
     P4,
     /// As [`DftlSetup::P4`], but one free pool, open block and GC for the whole device (writes
-    /// fill one block, on one die, at a time: the lab's previous P4 setup).
+    /// fill one block, on one die, at a time) with a GC reserve of two blocks: the lab's
+    /// previous P4 setup.
     P4OnePool,
     /// The preset's over-provisioning and a 46 KiB / 4 B CMT (the earlier default).
     PresetSpare,
@@ -236,6 +241,7 @@ fn device(p: &Plan, scheme: FtlKind, setup: DftlSetup) -> Result<Ssd> {
         // The same spare flash, pooled per die (P4's) or in one pool.
         if setup == DftlSetup::P4 {
             cfg.ftl.gc_pool = ssd::GcPool::PerDie;
+            cfg.ftl.gc_free_blocks_min = BANK_GC_RESERVE_BLOCKS;
         }
     }
     let cfg = cfg.with_logical_capacity(p.device_bytes)?;
@@ -623,7 +629,7 @@ fn switch_notes(runs: &[Run], p: &Plan) -> Vec<String> {
         dftl(DftlSetup::PresetSpare, P4_AGING).join("; ")
     ));
     n.push(format!(
-        "switch DFTL pools: one free pool and open block for the device (writes fill one block, on one die, at a time), the same spare: {}",
+        "switch DFTL pools: one free pool, open block and 2-block GC reserve for the device (writes fill one block, on one die, at a time), the same spare: {}",
         dftl(DftlSetup::P4OnePool, P4_AGING).join("; ")
     ));
     n.push(format!(
@@ -751,6 +757,7 @@ mod tests {
         let one = device(&p, FtlKind::Dftl, DftlSetup::P4OnePool).unwrap();
         assert_eq!(d.config().ftl.gc_pool, ssd::GcPool::PerDie);
         assert_eq!(one.config().ftl.gc_pool, ssd::GcPool::Device);
+        assert_eq!(d.config().ftl.gc_free_blocks_min, BANK_GC_RESERVE_BLOCKS);
         assert_eq!(d.config().spare_blocks(), one.config().spare_blocks());
         assert_eq!(d.config().ftl.cmt_entries, one.config().ftl.cmt_entries);
     }
