@@ -384,7 +384,7 @@ mod tests {
         preset.spare = "preset".into();
         rows.push(preset);
         // Nor a row of the drive aged by the sequential fill only.
-        let mut sequential = row("dftl", 16, 100.0, 1, 1, 0);
+        let mut sequential = row("dftl", 16, 100.0, 100_000, 100_000, 0);
         sequential.aging = SEQUENTIAL_AGING.into();
         rows.push(sequential);
         r.set_rows(&rows);
