@@ -29,6 +29,9 @@ fn series(q: &IoaRow) -> String {
     if !q.workload.is_empty() && q.workload != P4_WORKLOAD {
         s = format!("{s} [{}]", q.workload);
     }
+    if q.aging == "sequential" {
+        s = format!("{s} [sequential aging]");
+    }
     s
 }
 

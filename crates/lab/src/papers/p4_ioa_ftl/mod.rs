@@ -17,11 +17,17 @@
 //!   replacement (a page may repeat, and e^-passes of the file is never written, leaving holes
 //!   in blocks that no sorting makes sequential). Its rows carry `workload = "uniform_4x"`.
 //! - [`DftlSetup::P4`]: DFTL with the log schemes' spare flash (the 48 MB log space, plus the
-//!   blocks its GC and translation pages need, one GC pool) and a CMT as large as the new
-//!   scheme's mapping memory (P4: "the new scheme and DFTL used the same memory"), counted as
-//!   P4's Table 2 counts it ([`ssd::ftl::memory::p4_table2`]); [`DftlSetup::PresetSpare`] is
-//!   the earlier default (the preset's 7 % over-provisioning, 46 KiB / 4 B of CMT), rows with
-//!   `spare = "preset"`.
+//!   blocks its GC and translation pages need) and a CMT as large as the new scheme's mapping
+//!   memory (P4: "the new scheme and DFTL used the same memory"), counted as P4's Table 2
+//!   counts it ([`ssd::ftl::memory::p4_table2`]), its pages striped over the dies with a free
+//!   pool, one GC block and GC per die (the board's banks); [`DftlSetup::P4OnePool`] pools the same spare
+//!   for the whole device (rows with `spare = "log_space_one_pool"`); [`DftlSetup::PresetSpare`]
+//!   is the earlier default (the preset's 7 % over-provisioning, 46 KiB / 4 B of CMT), rows
+//!   with `spare = "preset"`.
+//! - [`Aging::FileRandom`]: the drive is aged by a sequential fill and then a random rewrite
+//!   of the file (the runs before the measured one), so the file's old copies lie scattered
+//!   over the blocks; [`Aging::Sequential`] (the fill only) is the earlier model, rows with
+//!   `aging = "sequential"`.
 //!
 //! Measured per (scheme, cache): application throughput in simulated time (application bytes
 //! / simulated time to absorb them, sync included), merges, erases, copied pages,
@@ -48,6 +54,9 @@ use workload::Target;
 const FLUSH_BATCH_PAGES: u64 = 1024;
 /// Requests in flight while flushing (a SATA NCQ queue).
 const QUEUE_DEPTH: u32 = 32;
+/// Free blocks each die (bank) keeps for its GC in P4's DFTL: the Jasmine board's
+/// page-mapping firmware reserves one GC block per bank.
+const BANK_GC_RESERVE_BLOCKS: u32 = 1;
 /// The simulated device: P4's board.
 const PRESET: &str = "jasmine-openssd";
 const SCHEMES: [FtlKind; 5] = [
@@ -70,11 +79,52 @@ enum Order {
 /// How DFTL is given its flash and its cached mapping table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum DftlSetup {
-    /// P4's: spare = the log space (+ GC and translation blocks, one pool); CMT = the new
-    /// scheme's mapping bytes at 4 B per entry.
+    /// P4's: spare = the log space (+ GC and translation blocks); CMT = the new scheme's
+    /// mapping bytes at 4 B per entry; pages striped over the dies, each die with its own free
+    /// pool, open blocks and GC, one block in reserve for it (the board's banks: Jasmine's
+    /// page-mapping firmware keeps a free pool, a GC block and GC per bank and spreads pages
+    /// over the banks).
     P4,
+    /// As [`DftlSetup::P4`], but one free pool, open block and GC for the whole device (writes
+    /// fill one block, on one die, at a time) with a GC reserve of two blocks: the lab's
+    /// previous P4 setup.
+    P4OnePool,
     /// The preset's over-provisioning and a 46 KiB / 4 B CMT (the earlier default).
     PresetSpare,
+}
+
+/// How the drive is aged before the measured run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Aging {
+    /// The whole device written once sequentially (the lab's earlier model): the file's old
+    /// copies lie in logical order, so a flusher sweep invalidates whole physical blocks.
+    Sequential,
+    /// Then the file rewritten once, page by page, in a random order (a previous random-write
+    /// run on the same file: P4 ran its host-cache sizes one after another on one file
+    /// system): the file's old copies are scattered over the physical blocks.
+    FileRandom,
+}
+
+/// P4's: the measured run follows earlier random runs over the same file.
+const P4_AGING: Aging = Aging::FileRandom;
+
+impl Aging {
+    fn name(self) -> &'static str {
+        match self {
+            Aging::Sequential => "sequential",
+            Aging::FileRandom => "file_random",
+        }
+    }
+}
+
+/// One planned run.
+#[derive(Clone, Copy, Debug)]
+struct Variant {
+    scheme: FtlKind,
+    setup: DftlSetup,
+    workload: Workload,
+    aging: Aging,
+    cache_mb: u64,
 }
 
 /// What a run's application does.
@@ -158,6 +208,7 @@ struct Run {
     /// DFTL's setup (None: another scheme).
     dftl: Option<DftlSetup>,
     workload: Workload,
+    aging: Aging,
     cache_mb: u64,
     app_pages: u64,
     cmt_entries: u64,
@@ -179,7 +230,7 @@ fn device(p: &Plan, scheme: FtlKind, setup: DftlSetup) -> Result<Ssd> {
     );
     cfg.ftl.log_blocks = (p.log_bytes / (ppb * page_bytes)).max(2) as u32;
     cfg.ftl.cmt_entries = p.cmt_entries_preset;
-    if scheme == FtlKind::Dftl && setup == DftlSetup::P4 {
+    if scheme == FtlKind::Dftl && setup != DftlSetup::PresetSpare {
         let pages = p.device_bytes / page_bytes;
         let m = ssd::ftl::memory::p4_table2(pages, ppb, cfg.ftl.log_blocks as u64);
         cfg.ftl.cmt_entries = m.dftl_cmt_entries.min(u32::MAX as u64) as u32;
@@ -187,19 +238,46 @@ fn device(p: &Plan, scheme: FtlKind, setup: DftlSetup) -> Result<Ssd> {
         cfg = cfg.with_logical_capacity(p.device_bytes)?;
         let spare = cfg.ftl.log_blocks as u64 + cfg.spare_blocks_needed();
         cfg.ftl.op = spare as f64 / pages.div_ceil(ppb) as f64;
+        // The same spare flash, pooled per die (P4's) or in one pool.
+        if setup == DftlSetup::P4 {
+            cfg.ftl.gc_pool = ssd::GcPool::PerDie;
+            cfg.ftl.gc_free_blocks_min = BANK_GC_RESERVE_BLOCKS;
+        }
     }
     let cfg = cfg.with_logical_capacity(p.device_bytes)?;
     Ok(Ssd::new(cfg)?)
 }
 
-fn run_variant(
-    p: &Plan,
-    scheme: FtlKind,
-    setup: DftlSetup,
-    wl: Workload,
-    cache_mb: u64,
-    seed: u64,
-) -> Result<Run> {
+/// Age the device (not measured): every logical page once, sequentially, the file first, in
+/// requests of `FLUSH_BATCH_PAGES` contiguous pages; with [`Aging::FileRandom`], then the
+/// file's pages once more in a random order (its own seed), one page per request.
+fn age(d: &mut HostDriver, target: Target, file_pages: u64, aging: Aging, seed: u64) -> Result<()> {
+    let mut run = Vec::with_capacity(FLUSH_BATCH_PAGES as usize);
+    for r in workload::precondition(target, 0.0, seed) {
+        run.push(r?.lpn);
+        if run.len() == FLUSH_BATCH_PAGES as usize {
+            d.write_runs(&run)?;
+            run.clear();
+        }
+    }
+    d.write_runs(&run)?;
+    if aging == Aging::FileRandom {
+        let aging_seed = seed::Seed(seed).fork("p4-aging").value();
+        for page in P4_WORKLOAD.pages(file_pages, aging_seed) {
+            d.write_runs(&[page])?;
+        }
+    }
+    Ok(())
+}
+
+fn run_variant(p: &Plan, v: Variant, seed: u64) -> Result<Run> {
+    let Variant {
+        scheme,
+        setup,
+        workload: wl,
+        aging,
+        cache_mb,
+    } = v;
     let ssd = device(p, scheme, setup)?;
     let cmt_entries = match scheme {
         FtlKind::Dftl => ssd.config().ftl.cmt_entries as u64,
@@ -212,17 +290,7 @@ fn run_variant(
     let page_bytes = ssd.page_bytes() as u64;
     let file_pages = p.file_bytes / page_bytes;
     let mut d = HostDriver::new(ssd, QUEUE_DEPTH);
-    // Age the device: write every logical page once, sequentially, the file first (not
-    // measured), in requests of `FLUSH_BATCH_PAGES` contiguous pages.
-    let mut run = Vec::with_capacity(FLUSH_BATCH_PAGES as usize);
-    for r in workload::precondition(target, 0.0, seed) {
-        run.push(r?.lpn);
-        if run.len() == FLUSH_BATCH_PAGES as usize {
-            d.write_runs(&run)?;
-            run.clear();
-        }
-    }
-    d.write_runs(&run)?;
+    age(&mut d, target, file_pages, aging, seed)?;
     let (before, t0) = d.begin_measurement();
     let mut cache = PageCache::new(cache_mb * (1 << 20) / page_bytes, FLUSH_BATCH_PAGES);
     let mut out = Vec::new();
@@ -240,6 +308,7 @@ fn run_variant(
         scheme,
         dftl: (scheme == FtlKind::Dftl).then_some(setup),
         workload: wl,
+        aging,
         cache_mb,
         app_pages: app.len() as u64,
         cmt_entries,
@@ -254,10 +323,14 @@ fn run_variant(
 fn run_label(r: &Run) -> String {
     let mut label = match r.dftl {
         Some(DftlSetup::PresetSpare) => "dftl, preset spare (extra)".to_string(),
+        Some(DftlSetup::P4OnePool) => "dftl, one pool (extra)".to_string(),
         _ => scheme_label(r.scheme).to_string(),
     };
     if r.workload != P4_WORKLOAD {
         label = format!("{} [{}]", r.scheme.name(), r.workload.name());
+    }
+    if r.aging != P4_AGING {
+        label = format!("{label} [{} aging]", r.aging.name());
     }
     label
 }
@@ -278,13 +351,18 @@ fn scheme_label(k: FtlKind) -> &'static str {
 pub struct IoaRow {
     pub scheme: String,
     /// DFTL's spare flash: `log_space` (P4's: the log schemes' log space plus what its GC
-    /// needs) or `preset` (the preset's over-provisioning, the earlier default); absent for
-    /// the other schemes.
+    /// needs, pooled per die), `log_space_one_pool` (the same, one pool for the device) or
+    /// `preset` (the preset's over-provisioning, the earlier default); absent for the other
+    /// schemes.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub spare: String,
     /// The application's writes: `fio_randommap_1x` (P4's) or `uniform_4x` (the earlier model).
     #[serde(default)]
     pub workload: String,
+    /// How the drive was aged: `file_random` (P4's: a sequential fill, then the file rewritten
+    /// once at random) or `sequential` (the fill only, the earlier model).
+    #[serde(default)]
+    pub aging: String,
     /// DFTL's cached mapping entries (0 for the other schemes).
     #[serde(default)]
     pub cmt_entries: u64,
@@ -314,10 +392,12 @@ fn to_row(r: &Run) -> IoaRow {
         scheme: r.scheme.name().into(),
         spare: match r.dftl {
             Some(DftlSetup::P4) => "log_space".into(),
+            Some(DftlSetup::P4OnePool) => "log_space_one_pool".into(),
             Some(DftlSetup::PresetSpare) => "preset".into(),
             None => String::new(),
         },
         workload: r.workload.name().into(),
+        aging: r.aging.name().into(),
         cmt_entries: r.cmt_entries,
         host_cache_mb: r.cache_mb,
         throughput_mb_s: if r.sim_seconds > 0.0 {
@@ -441,14 +521,26 @@ fn human(b: u64) -> String {
     }
 }
 
-/// The run of `scheme` at `cache` with DFTL's `setup` (ignored for other schemes) and `wl`.
-fn find(runs: &[Run], scheme: FtlKind, setup: DftlSetup, wl: Workload, cache: u64) -> Option<&Run> {
+/// The run of variant `v` (DFTL's setup ignored for other schemes).
+fn find(runs: &[Run], v: Variant) -> Option<&Run> {
     runs.iter().find(|r| {
-        r.scheme == scheme
-            && r.cache_mb == cache
-            && r.workload == wl
-            && r.dftl.is_none_or(|d| d == setup)
+        r.scheme == v.scheme
+            && r.cache_mb == v.cache_mb
+            && r.workload == v.workload
+            && r.aging == v.aging
+            && r.dftl.is_none_or(|d| d == v.setup)
     })
+}
+
+/// P4's configuration of `scheme` at `cache_mb`.
+fn p4_variant(scheme: FtlKind, cache_mb: u64) -> Variant {
+    Variant {
+        scheme,
+        setup: DftlSetup::P4,
+        workload: P4_WORKLOAD,
+        aging: P4_AGING,
+        cache_mb,
+    }
 }
 
 fn tput(r: &Run) -> f64 {
@@ -462,7 +554,7 @@ fn notes(runs: &[Run], p: &Plan) -> Vec<String> {
             p.factor
         ),
         format!("host page cache: flusher writes back {FLUSH_BATCH_PAGES} dirty pages at a time in ascending order; contiguous pages merged into one request; queue depth {QUEUE_DEPTH}"),
-        "the whole device is written once sequentially before measuring (an aged drive); the aging pass leaves its last log blocks full and open, and their merges (switch merges, one erase each: as many as there are log blocks) fall in the measured phase of the log schemes".into(),
+        "aging (not measured): the whole device written once sequentially, then the file rewritten once page by page in a random order (P4 ran its cache sizes one after another on one file: each run starts where random writes left the file); the aging leaves open log blocks, whose merges fall in the measured phase of the log schemes; rows with aging = sequential skip the random rewrite (the earlier model)".into(),
         "simulated device: preset jasmine-openssd (8 dies, 256 pages/block, MLC timings); P4 ran on the real Jasmine board, so absolute MB/s differ; compare ratios".into(),
         "merge kinds: P4's switch merge (\"copy only the remaining pages from the data block into the log block\") is our BAST partial merge as well as our switch merge, so Table 1's log-block switch count is judged against our switch + partial; IOA's bitmap merges are switch merges, as P4 counts them".into(),
     ];
@@ -486,8 +578,14 @@ fn switch_notes(runs: &[Run], p: &Plan) -> Vec<String> {
     };
     for k in [FtlKind::Bast, FtlKind::Ioa] {
         let (a, b) = (
-            find(runs, k, DftlSetup::P4, P4_WORKLOAD, c),
-            find(runs, k, DftlSetup::P4, EARLIER_WORKLOAD, c),
+            find(runs, p4_variant(k, c)),
+            find(
+                runs,
+                Variant {
+                    workload: EARLIER_WORKLOAD,
+                    ..p4_variant(k, c)
+                },
+            ),
         );
         if let (Some(a), Some(b)) = (a, b) {
             n.push(format!(
@@ -498,18 +596,24 @@ fn switch_notes(runs: &[Run], p: &Plan) -> Vec<String> {
             ));
         }
     }
-    let dftl = |setup: DftlSetup| -> Vec<String> {
+    let dftl = |setup: DftlSetup, aging: Aging| -> Vec<String> {
         p.caches_mb
             .iter()
             .filter_map(|&c| {
-                let d = find(runs, FtlKind::Dftl, setup, P4_WORKLOAD, c)?;
-                let i = find(runs, FtlKind::Ioa, setup, P4_WORKLOAD, c)?;
+                let at = |k| Variant {
+                    setup,
+                    aging,
+                    ..p4_variant(k, c)
+                };
+                let d = find(runs, at(FtlKind::Dftl))?;
+                let i = find(runs, at(FtlKind::Ioa))?;
                 Some(format!(
-                    "{c} MB: {:.2}x IOA ({:.2} MB/s, {} GC copies, {} erases, {} translation writes, CMT {} entries)",
+                    "{c} MB: {:.2}x IOA ({:.2} MB/s, {} GC copies, {} erases = one per {:.0} host pages, {} translation writes, CMT {} entries)",
                     tput(d) / tput(i),
                     tput(d) / 1e6,
                     d.stats.gc_pages_copied,
                     d.stats.erases,
+                    d.stats.host_pages_written as f64 / d.stats.erases.max(1) as f64,
                     d.stats.translation_writes,
                     d.cmt_entries
                 ))
@@ -518,30 +622,53 @@ fn switch_notes(runs: &[Run], p: &Plan) -> Vec<String> {
     };
     n.push(format!(
         "switch DFTL setup: P4's (spare = the log space, CMT = the new scheme's memory): {}",
-        dftl(DftlSetup::P4).join("; ")
+        dftl(DftlSetup::P4, P4_AGING).join("; ")
     ));
     n.push(format!(
         "switch DFTL setup: the earlier one (the preset's 7 % spare, 46 KiB / 4 B CMT): {}",
-        dftl(DftlSetup::PresetSpare).join("; ")
+        dftl(DftlSetup::PresetSpare, P4_AGING).join("; ")
+    ));
+    n.push(format!(
+        "switch DFTL pools: one free pool, open block and 2-block GC reserve for the device (writes fill one block, on one die, at a time), the same spare: {}",
+        dftl(DftlSetup::P4OnePool, P4_AGING).join("; ")
+    ));
+    n.push(format!(
+        "switch aging: sequential fill only (the earlier model: the file's old copies in logical order, so each flusher sweep invalidates whole blocks and DFTL's GC victims are nearly empty): {}",
+        dftl(DftlSetup::P4, Aging::Sequential).join("; ")
     ));
     n
 }
 
 /// Every run: P4's configuration for every scheme and cache, then the earlier variants as
-/// extra rows (DFTL with the preset's spare; BAST, IOA and DFTL under the earlier workload).
-fn plan_runs(p: &Plan) -> Vec<(FtlKind, DftlSetup, Workload, u64)> {
+/// extra rows (DFTL with the preset's spare; BAST, IOA and DFTL under the earlier workload;
+/// DFTL and IOA on a drive aged by the sequential fill only).
+fn plan_runs(p: &Plan) -> Vec<Variant> {
     let mut v = Vec::new();
     for &cache in &p.caches_mb {
-        for scheme in SCHEMES {
-            v.push((scheme, DftlSetup::P4, P4_WORKLOAD, cache));
+        v.extend(SCHEMES.map(|k| p4_variant(k, cache)));
+    }
+    for setup in [DftlSetup::PresetSpare, DftlSetup::P4OnePool] {
+        for &cache in &p.caches_mb {
+            v.push(Variant {
+                setup,
+                ..p4_variant(FtlKind::Dftl, cache)
+            });
         }
     }
     for &cache in &p.caches_mb {
-        v.push((FtlKind::Dftl, DftlSetup::PresetSpare, P4_WORKLOAD, cache));
+        for scheme in [FtlKind::Dftl, FtlKind::Bast, FtlKind::Ioa] {
+            v.push(Variant {
+                workload: EARLIER_WORKLOAD,
+                ..p4_variant(scheme, cache)
+            });
+        }
     }
     for &cache in &p.caches_mb {
-        for scheme in [FtlKind::Dftl, FtlKind::Bast, FtlKind::Ioa] {
-            v.push((scheme, DftlSetup::P4, EARLIER_WORKLOAD, cache));
+        for scheme in [FtlKind::Dftl, FtlKind::Ioa] {
+            v.push(Variant {
+                aging: Aging::Sequential,
+                ..p4_variant(scheme, cache)
+            });
         }
     }
     v
@@ -552,15 +679,17 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let planned = plan_runs(&p);
     let steps = Steps::new(opts, planned.len());
     let mut runs = Vec::new();
-    for (scheme, setup, wl, cache) in planned {
+    for v in planned {
         let what = format!(
-            "{} ({:?}, {}) at {cache} MB",
-            scheme.name(),
-            setup,
-            wl.name()
+            "{} ({:?}, {}, {} aging) at {} MB",
+            v.scheme.name(),
+            v.setup,
+            v.workload.name(),
+            v.aging.name(),
+            v.cache_mb
         );
         steps.step(format!("ioa-ftl: {what}"));
-        runs.push(run_variant(&p, scheme, setup, wl, cache, opts.seed).with_context(|| what)?);
+        runs.push(run_variant(&p, v, opts.seed).with_context(|| what)?);
     }
     let config = json!({
         "preset": PRESET, "device_bytes": p.device_bytes, "file_bytes": p.file_bytes,
@@ -568,6 +697,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         "dftl_cmt_entries": runs.iter().find(|r| r.dftl == Some(DftlSetup::P4)).map_or(0, |r| r.cmt_entries),
         "dftl_cmt_entries_preset_spare": p.cmt_entries_preset,
         "random_writes_file_multiples": P4_WORKLOAD.passes, "workload": P4_WORKLOAD.name(),
+        "aging": P4_AGING.name(),
         "flush_batch_pages": FLUSH_BATCH_PAGES, "queue_depth": QUEUE_DEPTH,
     });
     let mut report = Report::new("ioa-ftl", opts, config);
@@ -618,6 +748,18 @@ mod tests {
         // bitmap = 48 KiB, at 4 B per cached entry.
         assert_eq!(dc.ftl.cmt_entries, 12_288);
         assert_eq!(ec.ftl.cmt_entries, 2_944);
+    }
+
+    #[test]
+    fn p4s_dftl_pools_its_spare_per_die_and_the_one_pool_variant_has_the_same_spare() {
+        let p = plan(Scale::Paper);
+        let d = device(&p, FtlKind::Dftl, DftlSetup::P4).unwrap();
+        let one = device(&p, FtlKind::Dftl, DftlSetup::P4OnePool).unwrap();
+        assert_eq!(d.config().ftl.gc_pool, ssd::GcPool::PerDie);
+        assert_eq!(one.config().ftl.gc_pool, ssd::GcPool::Device);
+        assert_eq!(d.config().ftl.gc_free_blocks_min, BANK_GC_RESERVE_BLOCKS);
+        assert_eq!(d.config().spare_blocks(), one.config().spare_blocks());
+        assert_eq!(d.config().ftl.cmt_entries, one.config().ftl.cmt_entries);
     }
 
     #[test]
