@@ -55,7 +55,10 @@ const FLUSH_BATCH_PAGES: u64 = 1024;
 /// Requests in flight while flushing (a SATA NCQ queue).
 const QUEUE_DEPTH: u32 = 32;
 /// Free blocks each die (bank) keeps for its GC in P4's DFTL: the Jasmine board's
-/// page-mapping firmware reserves one GC block per bank.
+/// page-mapping firmware reserves one GC block per bank. Source: the Jasmine OpenSSD greedy
+/// FTL (`ftl_greedy/ftl.c`, INDILINX 2011) keeps one `gc_vblock` in each bank's metadata
+/// (`g_misc_meta[bank].gc_vblock`) and stripes pages over banks by `lpn % NUM_BANKS`. Two
+/// blocks per bank measured IOA vs DFTL erases at -41.9 % (P4: -14 %), one at -28.7 %.
 const BANK_GC_RESERVE_BLOCKS: u32 = 1;
 /// The simulated device: P4's board.
 const PRESET: &str = "jasmine-openssd";
