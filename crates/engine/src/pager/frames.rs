@@ -369,13 +369,14 @@ impl Pager {
     /// cache at once. Each page read counts as a miss here and as a hit when it is used.
     pub fn prefetch(&mut self, pages: &[u64]) -> Result<(), EngineError> {
         let room = (self.frames.capacity / 4).max(1);
-        let mut missing: Vec<u64> = Vec::new();
-        for &p in pages {
-            if missing.len() < room && self.frames.map.get(p).is_none() && !missing.contains(&p) {
-                missing.push(p);
-            }
-        }
+        let mut missing: Vec<u64> = pages
+            .iter()
+            .copied()
+            .filter(|&p| self.frames.map.get(p).is_none())
+            .collect();
         missing.sort_unstable();
+        missing.dedup();
+        missing.truncate(room);
         self.read_batch(&missing)?;
         for p in missing {
             let f = self.frames.map.get(p).expect("read into a frame above");
