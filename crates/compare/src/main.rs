@@ -1,7 +1,8 @@
-//! `compare`: YCSB load, A, B, C and update-only against flashlab's store, redb and LMDB
-//! (heed) side by side, on real files in `--dir` (default: the current directory).
+//! `compare`: YCSB load, A, B, C and update-only against flashlab's store, redb, LMDB (heed)
+//! and RocksDB side by side, on real files in `--dir` (default: the current directory).
 //!
-//! `cargo run --release -p compare --features compare -- --records 100000 --ops 100000`
+//! `cargo run --release -p compare --features compare,rocksdb -- --records 100000 --ops 100000`
+//! (`rocksdb` links Debian's librocksdb: `scripts/setup-rocksdb` installs it).
 //! Sizes default to issue 11's (1 M records × 1 KiB values, 1 M operations, a durable commit
 //! every 1,000 operations); each flag also reads an environment variable (`COMPARE_RECORDS`…).
 
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 use workload::ycsb::{self, CoreWorkload, YcsbConfig};
 
 #[derive(Parser)]
-#[command(about = "YCSB side by side: flashlab's kv store, redb, LMDB (heed)")]
+#[command(about = "YCSB side by side: flashlab's kv store, redb, LMDB (heed), RocksDB")]
 struct Args {
     /// Records of the load phase.
     #[arg(long, env = "COMPARE_RECORDS", default_value_t = 1_000_000)]
@@ -30,10 +31,11 @@ struct Args {
     commit_every: u64,
     #[arg(long, env = "COMPARE_SEED", default_value_t = 1)]
     seed: u64,
-    /// Engines, comma separated: flashlab, redb, lmdb (the last two need --features compare).
-    #[arg(long, env = "COMPARE_ENGINES", default_value = "flashlab,redb,lmdb")]
+    /// Engines, comma separated: flashlab, redb, lmdb (these two need --features compare),
+    /// rocksdb (needs --features rocksdb). Default: every engine this build has.
+    #[arg(long, env = "COMPARE_ENGINES", default_value = DEFAULT_ENGINES)]
     engines: String,
-    /// Run phases after the load, comma separated (a, b, c, update).
+    /// Run phases after the load, comma separated (a, b, c, d, e, f, update).
     #[arg(long, env = "COMPARE_PHASES", default_value = "a,b,c,update")]
     phases: String,
     /// Directory for the database files (on the device under test).
@@ -49,10 +51,22 @@ struct Args {
     /// Open flashlab's file through the OS page cache instead of O_DIRECT.
     #[arg(long, env = "COMPARE_FLASHLAB_BUFFERED")]
     flashlab_buffered: bool,
+    /// RocksDB's LRU block cache, MiB (0: room for the whole data set, as flashlab's cache and
+    /// the OS page cache of redb and LMDB have).
+    #[arg(long, env = "COMPARE_ROCKSDB_CACHE_MIB", default_value_t = 0)]
+    rocksdb_cache_mib: u64,
     /// Keep the database files afterwards.
     #[arg(long)]
     keep: bool,
 }
+
+/// Every engine this build has.
+const DEFAULT_ENGINES: &str = match (cfg!(feature = "compare"), cfg!(feature = "rocksdb")) {
+    (true, true) => "flashlab,redb,lmdb,rocksdb",
+    (true, false) => "flashlab,redb,lmdb",
+    (false, true) => "flashlab,rocksdb",
+    (false, false) => "flashlab",
+};
 
 fn main() -> Result<()> {
     let a = Args::parse();
@@ -67,8 +81,9 @@ fn main() -> Result<()> {
         .phases
         .split(',')
         .map(|p| {
-            CoreWorkload::parse(p.trim())
-                .with_context(|| format!("--phases: unknown workload `{p}` (a, b, c, update)"))
+            CoreWorkload::parse(p.trim()).with_context(|| {
+                format!("--phases: unknown workload `{p}` (a, b, c, d, e, f, update)")
+            })
         })
         .collect::<Result<_>>()?;
     // Room for the load, every update as a new version, and compaction's copy.
@@ -114,6 +129,16 @@ fn main() -> Result<()> {
          O_DIRECT, whole page-cache folios for buffered writes)",
         a.records, a.value_bytes, a.ops, a.commit_every, a.seed
     );
+    if a.engines.split(',').any(|e| e.trim() == "rocksdb") {
+        println!(
+            "rocksdb: WAL on, one write batch per commit written with sync, no compression, \
+             block cache {} MiB, other options at RocksDB's defaults",
+            match a.rocksdb_cache_mib {
+                0 => need >> 20,
+                mib => mib,
+            }
+        );
+    }
     println!(
         "| engine   | phase  |      ops/s | mean µs | p50 µs | p99 µs | p99.9 µs | host B/op | block B/op | commits | found/reads | disk MiB |"
     );
@@ -179,16 +204,32 @@ fn open(name: &str, a: &Args, need: u64) -> Result<(Box<dyn Engine>, Vec<PathBuf
             let map = usize::try_from(need.max(1 << 30))
                 .context("LMDB map size does not fit in usize")?;
             let lmdb = compare::Lmdb::create(&p, map)?;
-            Ok((
-                Box::new(lmdb),
-                vec![p.join("data.mdb"), p.join("lock.mdb"), p],
-            ))
+            Ok((Box::new(lmdb), vec![p]))
+        }
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => {
+            let p = fresh(&a.dir.join("compare-rocksdb"));
+            let cache = match a.rocksdb_cache_mib {
+                0 => need,
+                mib => mib << 20,
+            };
+            let cfg = compare::RocksConfig {
+                block_cache_bytes: usize::try_from(cache).unwrap_or(usize::MAX),
+            };
+            let rocks = compare::Rocks::create(&p, cfg)
+                .with_context(|| format!("opening RocksDB {}", p.display()))?;
+            Ok((Box::new(rocks), vec![p]))
         }
         #[cfg(not(feature = "compare"))]
         "redb" | "lmdb" => bail!(
             "--engines {name}: built without the comparison engines; \
              rebuild with `--features compare` or pass --engines flashlab"
         ),
-        other => bail!("--engines: unknown engine `{other}` (flashlab, redb, lmdb)"),
+        #[cfg(not(feature = "rocksdb"))]
+        "rocksdb" => bail!(
+            "--engines rocksdb: built without RocksDB; install librocksdb-dev \
+             (scripts/setup-rocksdb) and rebuild with `--features rocksdb`"
+        ),
+        other => bail!("--engines: unknown engine `{other}` (flashlab, redb, lmdb, rocksdb)"),
     }
 }

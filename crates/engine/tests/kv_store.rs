@@ -108,6 +108,11 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// The keys after `k` (a range BTreeMap takes).
+fn open_after(k: &[u8]) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    (Bound::Excluded(k.to_vec()), Bound::Unbounded)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
     #[test]
@@ -146,8 +151,24 @@ proptest! {
                         .unwrap()
                         .map(|r| r.unwrap())
                         .collect();
-                    let want: Vec<_> = m.range(lo..hi).map(|(k, v)| (k.clone(), v.clone())).collect();
-                    prop_assert_eq!(got, want);
+                    let want: Vec<_> = m.range(lo.clone()..hi.clone()).map(|(k, v)| (k.clone(), v.clone())).collect();
+                    prop_assert_eq!(&got, &want);
+                    // The lending scan sees the same, within the range and up to its limit.
+                    let mut lent = Vec::new();
+                    let range = (Bound::Included(&lo[..]), Bound::Excluded(&hi[..]));
+                    let n = s.scan_each(range, usize::MAX, |k, v| lent.push((k.to_vec(), v.to_vec()))).unwrap();
+                    prop_assert_eq!(n, lent.len());
+                    prop_assert_eq!(&lent, &want);
+                    let limit = (b % 40) as usize;
+                    lent.clear();
+                    let open = (Bound::Excluded(&lo[..]), Bound::Unbounded);
+                    s.scan_each(open, limit, |k, v| lent.push((k.to_vec(), v.to_vec()))).unwrap();
+                    let want: Vec<_> = m
+                        .range::<Vec<u8>, _>(open_after(&lo))
+                        .take(limit)
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    prop_assert_eq!(lent, want);
                 }
                 Op::Commit => {
                     s.commit().unwrap();

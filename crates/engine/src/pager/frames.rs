@@ -364,6 +364,27 @@ impl Pager {
         Ok(frames)
     }
 
+    /// Read the pages of `pages` that are not resident in one batch and leave them cached,
+    /// unpinned, for the reads that follow (a scan's data pages); at most a quarter of the
+    /// cache at once. Each page read counts as a miss here and as a hit when it is used.
+    pub fn prefetch(&mut self, pages: &[u64]) -> Result<(), EngineError> {
+        let room = (self.frames.capacity / 4).max(1);
+        let mut missing: Vec<u64> = pages
+            .iter()
+            .copied()
+            .filter(|&p| self.frames.map.get(p).is_none())
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        missing.truncate(room);
+        self.read_batch(&missing)?;
+        for p in missing {
+            let f = self.frames.map.get(p).expect("read into a frame above");
+            self.unpin(f);
+        }
+        Ok(())
+    }
+
     /// `page`'s flash copy, taken out of the extension into the scratch buffer: the log it came
     /// from, or None (no extension, no copy, or a copy lost: then the database device serves).
     fn take_flash_copy(&mut self, page: u64) -> Option<LogId> {

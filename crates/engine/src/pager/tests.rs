@@ -35,6 +35,29 @@ fn fetch_many_reads_misses_in_one_submit_and_pins_each_entry() {
 }
 
 #[test]
+fn prefetch_reads_the_missing_pages_in_one_submit_and_leaves_them_unpinned() {
+    let mut bp = pager(16);
+    let f = bp.fetch(3).unwrap();
+    bp.unpin(f);
+    let (before, reads) = (bp.device().stats().batches, bp.stats().pages_read);
+    bp.prefetch(&[9, 3, 5, 9, 7]).unwrap();
+    assert_eq!(bp.device().stats().batches - before, 1, "one device submit");
+    assert_eq!(
+        bp.stats().pages_read - reads,
+        3,
+        "5, 7 and 9; 3 was resident"
+    );
+    assert_eq!(bp.pinned_count(), 0);
+    assert!([3, 5, 7, 9].iter().all(|&p| bp.contains(p)));
+    // At most a quarter of the cache at once.
+    bp.prefetch(&(20..40).collect::<Vec<u64>>()).unwrap();
+    assert_eq!((20..40).filter(|&p| bp.contains(p)).count(), 4);
+    let f = bp.fetch(5).unwrap();
+    assert_eq!(bp.data(f)[0], 5);
+    bp.unpin(f);
+}
+
+#[test]
 fn lru_evicts_the_least_recently_released_and_capacity_zero_works() {
     let mut bp = pager(2);
     for p in [1, 2, 3] {

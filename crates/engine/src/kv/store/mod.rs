@@ -33,6 +33,7 @@ mod pages;
 mod recover;
 mod scan;
 mod tree;
+mod visit;
 mod wal;
 mod whole_file;
 

@@ -70,7 +70,25 @@ pub(super) struct Wal {
     runs: Vec<(u64, u32)>,
 }
 
+impl WalEntry {
+    /// The key's document, None when the entry deletes it.
+    pub(super) fn doc(&self) -> Option<DocPtr> {
+        (!self.tombstone).then_some(self.ptr)
+    }
+}
+
 impl Store {
+    /// The WAL's index, lent out (to a scan that walks it beside the tree); put it back with
+    /// [`Store::wal_put_entries`].
+    pub(super) fn wal_take_entries(&mut self) -> BTreeMap<Vec<u8>, WalEntry> {
+        std::mem::take(&mut self.wal.entries)
+    }
+
+    pub(super) fn wal_put_entries(&mut self, entries: BTreeMap<Vec<u8>, WalEntry>) {
+        assert!(self.wal.entries.is_empty(), "the index was lent out");
+        self.wal.entries = entries;
+    }
+
     pub(super) fn wal_on(&self) -> bool {
         self.opts.write_path == WritePath::Wal
     }
