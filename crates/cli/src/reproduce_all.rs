@@ -104,9 +104,10 @@ impl Display {
 }
 
 impl Progress for Display {
+    /// Experiments may run side by side (`--jobs`): the bar counts the finished ones and
+    /// names the last one started.
     fn start(&self, i: usize, name: &str) {
         if let Some(b) = &self.bar {
-            b.set_position(i as u64);
             b.set_prefix(name.to_string());
             b.set_message("starting");
         } else if self.lines {
@@ -138,7 +139,10 @@ impl Progress for Display {
             _ => format!("{name} done in {:.1} s", e.elapsed_seconds),
         };
         match &self.bar {
-            Some(b) => b.println(what),
+            Some(b) => {
+                b.inc(1);
+                b.println(what)
+            }
             None if self.lines => self.line(&what),
             None => {}
         }

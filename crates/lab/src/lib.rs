@@ -21,6 +21,7 @@ pub mod harness;
 pub mod host;
 pub mod lifetime;
 pub mod papers;
+pub mod parallel;
 pub mod report;
 pub mod sim;
 pub mod spec;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One result row: flat keys, numbers and strings.
 pub type Row = Map<String, Value>;
@@ -183,6 +184,9 @@ pub struct ReproduceOptions {
     pub streams: Option<u16>,
     /// `multistream`: a user's stream map (TOML), run beside the named policies.
     pub stream_map: Option<PathBuf>,
+    /// How many independent runs (configurations, experiments) may work at once, one budget
+    /// shared by every level (`--jobs`; default: the cores). Results do not depend on it.
+    pub jobs: crate::parallel::Jobs,
 }
 
 impl Default for ReproduceOptions {
@@ -202,6 +206,7 @@ impl Default for ReproduceOptions {
             capacity: None,
             streams: None,
             stream_map: None,
+            jobs: crate::parallel::Jobs::cores(),
         }
     }
 }
@@ -234,26 +239,15 @@ impl fmt::Debug for ProgressSink {
     }
 }
 
-impl ReproduceOptions {
-    /// Progress of step `done` (0-based) of `total`, with an ETA from the steps so far
-    /// (`elapsed_s` since the run's first step): "[  12.0s] (3/10, ETA 28 s) msg".
-    pub fn progress_step(&self, done: usize, total: usize, elapsed_s: f64, msg: impl fmt::Display) {
-        let eta = match done {
-            0 => "ETA ?".to_string(),
-            d => format!(
-                "ETA {:.0} s",
-                elapsed_s / d as f64 * total.saturating_sub(d) as f64
-            ),
-        };
-        self.progress(format_args!("({}/{total}, {eta}) {msg}", done + 1));
-    }
-}
-
 /// A run of `total` progress steps, counted as they are announced (for the ETA, timed from
 /// this run's first step, so a second experiment in one process gets its own estimate).
+/// Shared by the jobs of a parallel run ([`crate::parallel`]): a step counts as done when the
+/// [`Step`] that [`Steps::step`] returned is dropped, so the ETA is the steps still to finish
+/// at the rate steps have finished so far, however many run at once.
 pub struct Steps<'a> {
     opts: &'a ReproduceOptions,
-    done: std::cell::Cell<usize>,
+    started: AtomicUsize,
+    finished: AtomicUsize,
     total: usize,
     start: std::time::Instant,
 }
@@ -262,18 +256,41 @@ impl<'a> Steps<'a> {
     pub fn new(opts: &'a ReproduceOptions, total: usize) -> Steps<'a> {
         Steps {
             opts,
-            done: std::cell::Cell::new(0),
+            started: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
             total,
             start: std::time::Instant::now(),
         }
     }
 
-    /// Announce the next step.
-    pub fn step(&self, msg: impl fmt::Display) {
-        let done = self.done.get();
+    /// Announce the next step; it is done when the returned [`Step`] is dropped (at once if
+    /// the caller does not keep it: the next announcement then ends it, as in a serial run).
+    pub fn step(&self, msg: impl fmt::Display) -> Step<'_, 'a> {
+        let started = self.started.fetch_add(1, Ordering::Relaxed);
+        let finished = self.finished.load(Ordering::Relaxed);
         let elapsed_s = self.start.elapsed().as_secs_f64();
-        self.opts.progress_step(done, self.total, elapsed_s, msg);
-        self.done.set(done + 1);
+        let eta = match finished {
+            0 => "ETA ?".to_string(),
+            d => format!(
+                "ETA {:.0} s",
+                elapsed_s / d as f64 * self.total.saturating_sub(d) as f64
+            ),
+        };
+        self.opts.progress(format_args!(
+            "({}/{}, {eta}) {msg}",
+            started + 1,
+            self.total
+        ));
+        Step(self)
+    }
+}
+
+/// A step in progress ([`Steps::step`]); done when dropped.
+pub struct Step<'s, 'a>(&'s Steps<'a>);
+
+impl Drop for Step<'_, '_> {
+    fn drop(&mut self) {
+        self.0.finished.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -6,11 +6,14 @@
 
 use super::page;
 use super::results::{ExperimentResult, Machine, Results, RunMeta, Status, FORMAT};
+use crate::devices::{DeviceChoice, DeviceKind};
 use crate::papers::Experiment;
+use crate::parallel::{self, Jobs};
 use crate::report::ProgressSink;
 use crate::{Output, ReproduceOptions};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Instant, SystemTime};
 
 /// The report directory when `--out` is absent.
@@ -49,7 +52,16 @@ pub struct Finished {
 }
 
 /// Run every experiment with `base` options (scale, seed, device) and write the report.
-pub fn run(spec: &AllSpec, base: &ReproduceOptions, progress: &dyn Progress) -> Result<Finished> {
+///
+/// Experiments run side by side within `base.jobs` (one budget with the configurations each
+/// runs in parallel inside) unless a real file is among the devices: wall-clock timings on a
+/// file then run with nothing else beside them, so experiments go one at a time. Results and
+/// their order do not depend on it; `results.json` is saved as each experiment ends.
+pub fn run(
+    spec: &AllSpec,
+    base: &ReproduceOptions,
+    progress: &(dyn Progress + Sync),
+) -> Result<Finished> {
     let out = &spec.out;
     std::fs::create_dir_all(out).with_context(|| {
         format!(
@@ -59,12 +71,20 @@ pub fn run(spec: &AllSpec, base: &ReproduceOptions, progress: &dyn Progress) -> 
     })?;
     let started = SystemTime::now();
     let clock = Instant::now();
-    let mut results = Results {
-        format: FORMAT.to_string(),
-        run: meta(spec, base, started),
-        experiments: Vec::new(),
+    let registry = crate::papers::REGISTRY;
+    let saved = Mutex::new(Saved {
+        results: Results {
+            format: FORMAT.to_string(),
+            run: meta(spec, base, started),
+            experiments: Vec::new(),
+        },
+        done: (0..registry.len()).map(|_| None).collect(),
+    });
+    let jobs = match times_a_file(base.device) {
+        true => Jobs::new(1),
+        false => base.jobs.clone(),
     };
-    for (i, e) in crate::papers::REGISTRY.iter().enumerate() {
+    parallel::try_map(&jobs, registry.iter().enumerate().collect(), |(i, e)| {
         progress.start(i, e.name);
         let opts = ReproduceOptions {
             progress_sink: Some(progress.sink(e.name)),
@@ -75,14 +95,43 @@ pub fn run(spec: &AllSpec, base: &ReproduceOptions, progress: &dyn Progress) -> 
         let entry = entry(e, spec, base, outcome, t.elapsed().as_secs_f64());
         progress.done(e.name, &entry);
         write_csvs(out, &entry)?;
-        results.experiments.push(entry);
+        let mut saved = saved.lock().unwrap_or_else(|e| e.into_inner());
+        saved.done[i] = Some(entry);
         // Saved after each experiment: a run cut short still leaves what it measured.
-        results.run.finished_at = rfc3339(SystemTime::now());
-        results.run.elapsed_seconds = clock.elapsed().as_secs_f64();
-        results.save(out)?;
-    }
+        saved.save(out, clock.elapsed().as_secs_f64())
+    })?;
+    let results = saved
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .results;
     let page = render::write_page(&page::page(&results), out)?;
     Ok(Finished { results, page })
+}
+
+/// Whether `--device` puts wall-clock timings on a real file.
+fn times_a_file(device: DeviceChoice) -> bool {
+    matches!(
+        device,
+        DeviceChoice::All | DeviceChoice::One(DeviceKind::File)
+    )
+}
+
+/// The results so far of a parallel `reproduce all`: each finished experiment at its
+/// registry index.
+struct Saved {
+    results: Results,
+    done: Vec<Option<ExperimentResult>>,
+}
+
+impl Saved {
+    /// `results.json` with the finished experiments, in registry order.
+    fn save(&mut self, out: &Path, elapsed_seconds: f64) -> Result<()> {
+        self.results.experiments = self.done.iter().flatten().cloned().collect();
+        self.results.run.finished_at = rfc3339(SystemTime::now());
+        self.results.run.elapsed_seconds = elapsed_seconds;
+        self.results.save(out)?;
+        Ok(())
+    }
 }
 
 /// `flashlab report DIR`: re-render `DIR/index.html` from `DIR/results.json` alone, the claims

@@ -65,6 +65,11 @@ pub struct ReproduceSpec {
     #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
     #[serde(deserialize_with = "de::opt_parsed")]
     pub stream_map: Option<PathBuf>,
+    /// Independent runs (configurations; in `reproduce all`, experiments) at once; results are
+    /// the same at any value. Real-file timings always run alone [default: the cores].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N"))]
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub jobs: Option<usize>,
 }
 
 impl Default for ReproduceSpec {
@@ -82,6 +87,7 @@ impl Default for ReproduceSpec {
             capacity: None,
             streams: None,
             stream_map: None,
+            jobs: None,
         }
     }
 }
@@ -92,6 +98,13 @@ impl RunSpec for ReproduceSpec {
         self.scale()?;
         if let Some(c) = &self.capacity {
             parse_bytes(c).map_err(|e| SpecError::refused("--capacity", e))?;
+        }
+        if self.jobs == Some(0) {
+            return Err(SpecError::value(
+                "--jobs",
+                0,
+                "at least 1 (1: one run at a time)",
+            ));
         }
         if self.streams == Some(0) {
             return Err(SpecError::value(
@@ -138,6 +151,9 @@ impl ReproduceSpec {
             capacity,
             streams: self.streams,
             stream_map: self.stream_map.clone(),
+            jobs: self
+                .jobs
+                .map_or_else(crate::parallel::Jobs::cores, crate::parallel::Jobs::new),
         })
     }
 

@@ -15,6 +15,7 @@ pub mod figures;
 
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;
+use crate::parallel;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table};
 use anyhow::{bail, Result};
 use blockdev::BlockDevice;
@@ -476,7 +477,10 @@ pub const DEVICES: &[DeviceKind] = &[DeviceKind::File, DeviceKind::Sim];
 pub const DEFAULT_PRESET: &str = "p1-ssd";
 
 pub fn run(opts: &ReproduceOptions) -> Result<Output> {
-    let p = plan(opts.scale);
+    run_plan(opts, plan(opts.scale))
+}
+
+fn run_plan(opts: &ReproduceOptions, p: Plan) -> Result<Output> {
     let devices = opts.device.resolve("as-btree", DEVICES)?;
     let tmp = devices::temp_dir(opts.dir.as_deref())?;
     let file_system = match devices.contains(&DeviceKind::File) {
@@ -486,8 +490,8 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let mut measured = Vec::new();
     let steps = Steps::new(opts, devices.len() * cases(&p).len());
     for device in devices {
-        for (i, case) in cases(&p).into_iter().enumerate() {
-            steps.step(format!(
+        let one = |(i, case): (usize, Case)| {
+            let _step = steps.step(format!(
                 "as-btree: {device} {} F={} MS={} cache={}",
                 tree_name(case.tree),
                 case.f,
@@ -495,9 +499,17 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
                 case.cache
             ));
             let dev = open_device(device, &p, opts, tmp.path(), i)?;
-            measured.push(run_case(device, case, &p, dev, opts.seed)?);
+            let m = run_case(device, case, &p, dev, opts.seed)?;
             let _ = std::fs::remove_file(tmp.path().join(file_name(i)));
-        }
+            Ok::<_, anyhow::Error>(m)
+        };
+        let numbered: Vec<(usize, Case)> = cases(&p).into_iter().enumerate().collect();
+        measured.extend(match device {
+            // Wall-clock timings on a real file run alone: a case beside it would share the
+            // disk and the cores it measures.
+            DeviceKind::File => numbered.into_iter().map(one).collect::<Result<Vec<_>>>()?,
+            _ => parallel::try_map(&opts.jobs, numbered, one)?,
+        });
     }
     let mut config = json!({
         "node_bytes": NODE_BYTES, "preload_keys": p.preload, "measured_ops": p.measured,
@@ -558,6 +570,22 @@ mod tests {
             text.contains("F = keys per node") && text.contains("MS = "),
             "{text}"
         );
+    }
+
+    /// `--jobs` changes when cases run, not what they measure: the report is the same as
+    /// one case at a time (the device time of every case, its counts, the claims).
+    #[test]
+    fn the_report_is_the_same_at_any_number_of_jobs() {
+        let report = |jobs| {
+            let opts = ReproduceOptions {
+                jobs: crate::parallel::Jobs::new(jobs),
+                ..ReproduceOptions::default()
+            };
+            run_plan(&opts, tiny()).unwrap().report.to_json()
+        };
+        let serial = report(1);
+        assert!(serial.contains("\"in_place\"") && serial.contains("\"as_btree\""));
+        assert_eq!(serial, report(3));
     }
 
     #[test]

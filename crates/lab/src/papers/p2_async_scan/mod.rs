@@ -20,6 +20,7 @@ pub mod fio;
 
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;
+use crate::parallel;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table};
 use anyhow::{bail, Result};
 use blockdev::BlockDevice;
@@ -213,7 +214,7 @@ fn run_device(
     let heap_pages = records.div_ceil(records_per_page(PAGE_BYTES));
     let pages = heap_pages + 2 * records.div_ceil(LEAF_KEYS as u64) + 64;
     let dev = device(kind, pages, opts, dir)?;
-    steps.step(format!(
+    let mut _step = steps.step(format!(
         "async-scan: {kind}: loading {records} records ({} MB)",
         p.db_bytes / 1_000_000
     ));
@@ -225,7 +226,7 @@ fn run_device(
     for sel in SELECTIVITIES {
         let range = key_range(&mut rng, sel);
         for mode in modes() {
-            steps.step(format!(
+            _step = steps.step(format!(
                 "async-scan: {kind}: {:.0} % {}",
                 sel * 100.0,
                 mode.name()
@@ -243,7 +244,7 @@ fn run_device(
         .find(|q| q.selectivity == 0.20 && q.mode == ScanMode::Sync)
         .map_or(0, |q| q.pages_read)
         .max(PAPER_BATCH as u64);
-    steps.step(format!(
+    _step = steps.step(format!(
         "async-scan: {kind}: read ceiling, {ios} random page reads at QD1 and QD{PAPER_BATCH}"
     ));
     let mut dev = pool.into_device();
@@ -255,7 +256,7 @@ fn run_device(
         seed.fork("ceiling").value(),
     )?;
     if kind == DeviceKind::File {
-        steps.step(format!(
+        _step = steps.step(format!(
             "async-scan: {kind}: fio at QD1 and QD{PAPER_BATCH} on the same file"
         ));
     }
@@ -287,7 +288,7 @@ fn run_device(
         0.20,
     )?];
     for &b in p.sweep {
-        steps.step(format!("async-scan: {kind}: batch {b}"));
+        _step = steps.step(format!("async-scan: {kind}: batch {b}"));
         batches.push(timed_scan(
             &mut pool,
             &db,
@@ -483,6 +484,29 @@ fn paper_speedup(key: &str, prefix: &str) -> String {
     format!("{prefix}{}x", papers::cell(row, key))
 }
 
+/// `one` on every device, results in `devices` order: the real file's wall-clock timings
+/// alone (nothing else on its cores or disk), then the simulated SSD and the HDD model side by
+/// side (`--jobs`; their results are simulated time, the same however they are scheduled).
+/// Each device's queries stay in order on it: they share its buffer pool and its state.
+fn on_devices<R: Send>(
+    opts: &ReproduceOptions,
+    devices: Vec<DeviceKind>,
+    one: impl Fn(DeviceKind) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    let (file, simulated): (Vec<_>, Vec<_>) = devices
+        .into_iter()
+        .enumerate()
+        .partition(|(_, d)| *d == DeviceKind::File);
+    let mut out = Vec::new();
+    for (i, d) in file {
+        out.push((i, one(d)?));
+    }
+    let simulated_out = parallel::try_map(&opts.jobs, simulated, |(i, d)| one(d).map(|r| (i, r)))?;
+    out.extend(simulated_out);
+    out.sort_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, r)| r).collect())
+}
+
 /// The devices P2's experiment runs on.
 pub const DEVICES: &[DeviceKind] = &[DeviceKind::File, DeviceKind::Sim, DeviceKind::Hdd];
 /// The simulated SSD unless `--preset` says otherwise: P2's Samsung 470 (128 GB), from its
@@ -504,8 +528,8 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
             + usize::from(*d == DeviceKind::File)
     };
     let steps = Steps::new(opts, devices.iter().map(per_device).sum());
-    for d in devices {
-        let (s, b, c) = run_device(d, &p, opts, tmp.path(), &steps)?;
+    let one = |d| run_device(d, &p, opts, tmp.path(), &steps);
+    for (s, b, c) in on_devices(opts, devices, one)? {
         sel.extend(s);
         bat.extend(b);
         ceilings.push(c);

@@ -26,6 +26,7 @@ pub mod claims;
 pub mod figures;
 mod flash_area;
 pub mod pg_tpcc;
+mod points;
 mod rows;
 
 pub use rows::{Counters, EngineRow, ExtBufferRow};
@@ -33,6 +34,7 @@ pub use rows::{Counters, EngineRow, ExtBufferRow};
 use crate::buffer_sim::{policy_config, BufferSimOptions, PriceModel, Size, TraceSpec};
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;
+use crate::parallel;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Row, Scale, Steps, Table};
 use anyhow::{bail, Context, Result};
 use engine::Pager;
@@ -263,7 +265,7 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     let db_pages = tpcc_db.or(pg_db).map_or(curve.distinct(), |d| d as usize);
     let ctx = Ctx { trace, db_pages };
     let main = ctx.pages(MAIN_PCT).max(1);
-    let points = measure(&ctx, &curve, main, &steps)?;
+    let points = points::measure(&ctx, &curve, main, &steps, &opts.jobs)?;
     let baseline_ms = ctx
         .sim_opts(PolicyKind::Lru, AMOUT, false)
         .cost
@@ -326,77 +328,6 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
         report.notes.extend(notes);
     }
     Ok(Output { report, tables })
-}
-
-/// Every cost-model point: Figures 3-5, 2 and 6 (the LRU ones from `curve`).
-fn measure(ctx: &Ctx, curve: &LruCurve, main: usize, steps: &Steps<'_>) -> Result<Vec<Point>> {
-    let flash_pcts: Vec<f64> = (1..=10).map(|i| 5.0 * i as f64).collect();
-    let ratios: Vec<f64> = (1..=9).map(|i| i as f64 / 10.0).collect();
-    let lru_point = |figure, m: usize, f: usize, raid0| Point {
-        figure,
-        kind: if f == 0 {
-            PolicyKind::Lru
-        } else {
-            PolicyKind::LruExt
-        },
-        main_pages: m,
-        ext_pages: f,
-        amout_ratio: AMOUT,
-        raid0,
-        counts: curve.lru_ext(m, f).counts,
-        device_waf: None,
-    };
-    let mut points = vec![lru_point("fig3-5", main, 0, false)];
-    steps.step("2q without flash");
-    points.push(sim_point(ctx, "fig3-5", PolicyKind::TwoQ, main, 0, AMOUT)?);
-    for &f in &flash_pcts {
-        let fp = ctx.pages(f);
-        // The curve gives lru-ext's counts exactly; one pass gives its flash writes' WAF.
-        steps.step(format!("lru-ext with flash {f} % on the flash area's SSD"));
-        let (_, waf) = ctx.simulate(PolicyKind::LruExt, main, fp, AMOUT, None)?;
-        points.push(Point {
-            device_waf: waf,
-            ..lru_point("fig3-5", main, fp, false)
-        });
-        for kind in [PolicyKind::TwoQExt, PolicyKind::TwoQFlash] {
-            steps.step(format!("{} with flash {f} %", kind.name()));
-            points.push(sim_point(ctx, "fig3-5", kind, main, fp, AMOUT)?);
-        }
-    }
-    for &r in &ratios {
-        steps.step(format!("2q-flash, Amout share {r}"));
-        let fp = ctx.pages(RATIO_SWEEP_FLASH_PCT);
-        points.push(sim_point(ctx, "fig2", PolicyKind::TwoQFlash, main, fp, r)?);
-    }
-    // Figure 6: the money of each flash size spent on DRAM instead; disks alone on RAID-0.
-    let price = PriceModel::default();
-    for &f in &flash_pcts {
-        let dram_extra = (ctx.pages(f) as f64 / price.dram_per_flash).round() as usize;
-        points.push(lru_point("fig6-dram", main + dram_extra, 0, false));
-    }
-    points.push(lru_point("fig6-raid0", main, 0, true));
-    Ok(points)
-}
-
-fn sim_point(
-    ctx: &Ctx,
-    figure: &'static str,
-    kind: PolicyKind,
-    main: usize,
-    ext: usize,
-    amout: f64,
-) -> Result<Point> {
-    let (counts, device_waf) = ctx.simulate(kind, main, ext, amout, None)?;
-    Ok(Point {
-        figure,
-        kind,
-        main_pages: main,
-        ext_pages: ext,
-        amout_ratio: amout,
-        raid0: false,
-        counts,
-        device_waf,
-    })
 }
 
 fn of_figure<'a>(
@@ -718,8 +649,7 @@ fn engine_runs(
             runs.push((k, ctx.pages(f)));
         }
     }
-    let mut rows = Vec::new();
-    for (i, (k, f)) in runs.into_iter().enumerate() {
+    let one = |(i, (k, f)): (usize, (PolicyKind, usize))| {
         opts.progress(format!(
             "engine: {} flash {} pages on {}",
             k.name(),
@@ -728,9 +658,14 @@ fn engine_runs(
         ));
         let mut r = engine_one(opts, ctx, kind, dir.path(), i, &refs, distinct, main, k, f)?;
         r.file_system = fs.clone();
-        rows.push(r);
+        Ok(r)
+    };
+    let numbered: Vec<_> = runs.into_iter().enumerate().collect();
+    match kind {
+        // Wall-clock timings on real files run alone (nothing else on their disk and cores).
+        DeviceKind::File => numbered.into_iter().map(one).collect(),
+        _ => parallel::try_map(&opts.jobs, numbered, one),
     }
-    Ok(rows)
 }
 
 #[allow(clippy::too_many_arguments)]
