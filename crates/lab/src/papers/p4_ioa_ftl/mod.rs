@@ -681,8 +681,8 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let p = plan(opts.scale);
     let planned = plan_runs(&p);
     let steps = Steps::new(opts, planned.len());
-    let mut runs = Vec::new();
-    for v in planned {
+    // Each run builds its own device from its own seed: independent, side by side (--jobs).
+    let runs = crate::parallel::try_map(&opts.jobs, planned, |v| {
         let what = format!(
             "{} ({:?}, {}, {} aging) at {} MB",
             v.scheme.name(),
@@ -691,9 +691,9 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
             v.aging.name(),
             v.cache_mb
         );
-        steps.step(format!("ioa-ftl: {what}"));
-        runs.push(run_variant(&p, v, opts.seed).with_context(|| what)?);
-    }
+        let _step = steps.step(format!("ioa-ftl: {what}"));
+        run_variant(&p, v, opts.seed).with_context(|| what)
+    })?;
     let config = json!({
         "preset": PRESET, "device_bytes": p.device_bytes, "file_bytes": p.file_bytes,
         "host_cache_mb": p.caches_mb, "log_bytes": p.log_bytes,
