@@ -171,15 +171,19 @@ fn y_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (if lo < 0.0 { lo - pad } else { lo }, hi + pad)
 }
 
+/// `lo..hi` padded; never below zero when no value is (one point at x = 0.1 must not draw
+/// an axis from -0.9).
 fn x_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let Some((lo, hi)) = finite_bounds(values) else {
         return (0.0, 1.0);
     };
-    if hi <= lo {
-        return (lo - 1.0, hi + 1.0);
-    }
-    let pad = (hi - lo) * 0.04;
-    (lo - pad, hi + pad)
+    let (lo_p, hi_p) = if hi <= lo {
+        (lo - lo.abs().max(1.0) * 0.5, hi + hi.abs().max(1.0) * 0.5)
+    } else {
+        let pad = (hi - lo) * 0.04;
+        (lo - pad, hi + pad)
+    };
+    (if lo >= 0.0 { lo_p.max(0.0) } else { lo_p }, hi_p)
 }
 
 fn err(e: impl std::fmt::Display) -> String {
@@ -670,6 +674,14 @@ mod tests {
             }],
         };
         assert!(Plot::Bars(bars).svg("b").unwrap().starts_with("<svg"));
+    }
+
+    #[test]
+    fn one_point_never_draws_a_negative_axis() {
+        assert_eq!(x_range([0.1].into_iter()), (0.0, 0.6));
+        assert_eq!(x_range([0.0, 10.0].into_iter()).0, 0.0);
+        assert!(x_range([-1.0].into_iter()).0 < -1.0);
+        assert_eq!(y_range([3.0].into_iter()).0, 0.0);
     }
 
     #[test]
