@@ -45,7 +45,7 @@ ul.notes li { margin: .2rem 0; }
   nav { display: none; }
   section.experiment { break-before: page; }
   figure.plot, table, .command { break-inside: avoid; }
-  .figures { grid-template-columns: 1fr 1fr; }
+  .figures { grid-template-columns: 1fr; } /* one chart per line: legend text >= 9 pt */
   .scroll { overflow: visible; }
   a { color: inherit; text-decoration: none; }
   @page { margin: 14mm; }

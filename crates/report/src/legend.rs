@@ -2,7 +2,7 @@
 //! plot area (never over the data), its text large enough to read in print (the page prints
 //! one chart per line, so [`FONT_PX`] of [`crate::plot::WIDTH`] is ≥ 9 pt on A4), long labels
 //! wrapped, and the chart grows taller rather than cut an entry off. Each legend is one
-//! `<g class="legend">` and the plot area one `<rect class="plot-area">`, so the browser check
+//! `<g class="chart-legend">` and the plot area one `<rect class="plot-area">`, so the browser check
 //! can prove no legend text leaves its chart or covers the plot.
 
 use crate::html::esc;
@@ -158,9 +158,9 @@ fn sample_svg(e: &Entry, mid: f64) -> String {
     }
 }
 
-/// The legend column starting at x = `left`: one `<g class="legend">`.
+/// The legend column starting at x = `left`: one `<g class="chart-legend">`.
 pub fn svg(entries: &[Entry], left: u32) -> String {
-    let mut h = format!("<g class=\"legend\" transform=\"translate({left},0)\" font-family=\"sans-serif\" font-size=\"{FONT_PX}\" fill=\"#282828\">");
+    let mut h = format!("<g class=\"chart-legend\" transform=\"translate({left},0)\" font-family=\"sans-serif\" font-size=\"{FONT_PX}\" fill=\"#282828\">");
     let mut y = TOP_PX;
     for e in entries {
         let lines = wrap(&e.label, CHARS);
@@ -200,6 +200,6 @@ mod tests {
         let two = height(&[e("a"), e("a longer label that wraps in two")]);
         assert_eq!(two - one, 2 * LINE_PX + GAP_PX);
         let svg = svg(&[e("x < y")], 500);
-        assert!(svg.contains("x &lt; y") && svg.starts_with("<g class=\"legend\""));
+        assert!(svg.contains("x &lt; y") && svg.starts_with("<g class=\"chart-legend\""));
     }
 }

@@ -183,7 +183,14 @@ fn x_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
         let pad = (hi - lo) * 0.04;
         (lo - pad, hi + pad)
     };
-    (if lo >= 0.0 { lo_p.max(0.0) } else { lo_p }, hi_p)
+    // Positive data starts at zero at the lowest; data at zero keeps a sliver of pad so its
+    // markers are not cut by the axis, too small for a negative tick.
+    let lo_p = match lo {
+        lo if lo > 0.0 => lo_p.max(0.0),
+        lo if lo == 0.0 => -0.02 * (hi_p - lo),
+        _ => lo_p,
+    };
+    (lo_p, hi_p)
 }
 
 fn err(e: impl std::fmt::Display) -> String {
@@ -461,7 +468,7 @@ fn category_labels(cats: &[String], x: std::ops::Range<i32>, y_px: i32) -> Strin
     let slot = (x.end - x.start) as f64 / cats.len().max(1) as f64;
     let widest = cats.iter().map(|c| c.chars().count()).max().unwrap_or(0) as f64 * 14.0 * 0.6;
     let stagger = widest > slot - 6.0;
-    let mut h = String::from("<g class=\"categories\" font-family=\"sans-serif\" font-size=\"14\" fill=\"#282828\" text-anchor=\"middle\">");
+    let mut h = String::from("<g class=\"chart-categories\" font-family=\"sans-serif\" font-size=\"14\" fill=\"#282828\" text-anchor=\"middle\">");
     for (i, c) in cats.iter().enumerate() {
         let cx = x.start as f64 + slot * (i as f64 + 0.5);
         let row = if stagger && i % 2 == 1 { 17 } else { 0 };
@@ -475,6 +482,27 @@ fn category_labels(cats: &[String], x: std::ops::Range<i32>, y_px: i32) -> Strin
     h
 }
 
+/// A look per bar group: its name's ([`style_of`]), unless an earlier group of another name
+/// has that colour (bar groups are runs or sources, not series names seen elsewhere): then
+/// the next free colour. Ours and the paper's group of one name (`ours: final WAF`, `paper:
+/// final WAF`) keep one colour, told apart by fill.
+fn bar_styles(groups: &[BarGroup]) -> Vec<Style> {
+    let name = |g: &BarGroup| crate::style::normalize(&g.label);
+    let mut out: Vec<Style> = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        let mut style = style_of(&g.label);
+        let taken =
+            |c: (u8, u8, u8)| (0..i).any(|j| out[j].color == c && name(&groups[j]) != name(g));
+        if taken(style.color) {
+            if let Some(c) = crate::style::COLORS.iter().find(|c| !taken(**c)) {
+                style.color = *c;
+            }
+        }
+        out.push(style);
+    }
+    out
+}
+
 fn draw_bars(b: &Bars, out: &mut String) -> Result<(), String> {
     let n = b.categories.len().max(1);
     let groups = b.groups.len().max(1);
@@ -483,12 +511,14 @@ fn draw_bars(b: &Bars, out: &mut String) -> Result<(), String> {
             .iter()
             .flat_map(|g| g.values.iter().flatten().copied()),
     );
+    let styles = bar_styles(&b.groups);
     let entries: Vec<Entry> = b
         .groups
         .iter()
-        .map(|g| Entry {
+        .zip(styles)
+        .map(|(g, style)| Entry {
             label: g.label.clone(),
-            style: style_of(&g.label),
+            style,
             sample: match g.source {
                 Source::Ours => Sample::OursBar,
                 Source::Paper => Sample::PaperBar,
@@ -597,9 +627,9 @@ mod tests {
         assert!(empty.svg("e").unwrap().starts_with("<svg"));
     }
 
-    /// The number of `<g class="legend">` text lines and the SVG's height.
+    /// The number of `<g class="chart-legend">` text lines and the SVG's height.
     fn legend_and_height(svg: &str) -> (usize, u32) {
-        let legend = &svg[svg.find("<g class=\"legend\"").unwrap()..];
+        let legend = &svg[svg.find("<g class=\"chart-legend\"").unwrap()..];
         let texts = legend.matches("<text").count();
         let h = svg.split("height=\"").nth(1).unwrap();
         (texts, h[..h.find('"').unwrap()].parse().unwrap())
@@ -679,7 +709,8 @@ mod tests {
     #[test]
     fn one_point_never_draws_a_negative_axis() {
         assert_eq!(x_range([0.1].into_iter()), (0.0, 0.6));
-        assert_eq!(x_range([0.0, 10.0].into_iter()).0, 0.0);
+        let (lo, hi) = x_range([0.0, 10.0].into_iter());
+        assert!(lo < 0.0 && lo > -0.05 * hi, "{lo}");
         assert!(x_range([-1.0].into_iter()).0 < -1.0);
         assert_eq!(y_range([3.0].into_iter()).0, 0.0);
     }

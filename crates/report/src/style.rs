@@ -106,8 +106,8 @@ pub const KNOWN: &[(&[&str], usize, usize)] = &[
     (&["waf per interval"], 1, 4),
 ];
 
-/// `ours: 2Q_Ext ` -> `2q-ext`.
-fn normalize(name: &str) -> String {
+/// The name a look is keyed by: `ours: 2Q_Ext ` -> `2q-ext`.
+pub fn normalize(name: &str) -> String {
     let mut n = name.trim().to_lowercase().replace('_', "-");
     for prefix in ["ours:", "paper:"] {
         if let Some(rest) = n.strip_prefix(prefix) {
