@@ -326,6 +326,14 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
             "WAF over {} host pages, fewer than one block ({} pages): too few to mean anything (the flash writes are mostly GC the preconditioning left due); give a longer trace or workload",
             r.host_pages_written, r.pages_per_block
         ));
+    } else if r.host_pages_written < opts.config.logical_pages()
+        && opts.precondition != Precondition::None
+    {
+        r.notes.push(format!(
+            "WAF covers the measured phase only ({} host pages, {:.3}x the logical capacity) on a drive preconditioned first: it counts GC the preconditioning left due, and nears the drive's steady-state WAF only after about 1x capacity",
+            r.host_pages_written,
+            r.host_pages_written as f64 / opts.config.logical_pages().max(1) as f64
+        ));
     }
     Ok(r)
 }
