@@ -24,6 +24,10 @@ const TEXT_X: u32 = 34;
 /// Characters per legend line before it wraps: the column less the sample, at a generous
 /// 0.6 em per character of a sans-serif face (the browser check measures the real width).
 pub const CHARS: usize = ((WIDTH_PX - TEXT_X - 8) as f64 / (FONT_PX as f64 * 0.6)) as usize;
+const _: () = assert!(
+    CHARS >= 20,
+    "a legend column too narrow for a policy's name"
+);
 
 /// How a legend entry's sample is drawn.
 #[derive(Clone, Copy, Debug)]
@@ -183,7 +187,6 @@ mod tests {
 
     #[test]
     fn labels_wrap_at_word_boundaries_within_the_column() {
-        assert!(CHARS >= 20, "{CHARS}");
         let w = wrap("paper: > 200 % faster than disks alone (below)", 24);
         assert_eq!(w, vec!["paper: > 200 % faster", "than disks alone (below)"]);
         assert!(wrap("", 30).is_empty());
