@@ -210,6 +210,10 @@ fn tick(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
         "0".into()
+    } else if a >= 1e10 {
+        format!("{:.0}G", v / 1e9)
+    } else if a >= 1e7 {
+        format!("{:.0}M", v / 1e6)
     } else if a >= 10_000.0 {
         format!("{:.0}k", v / 1000.0)
     } else if a >= 100.0 {
@@ -721,6 +725,8 @@ mod tests {
         assert_eq!(tick(1.5), "1.5");
         assert_eq!(tick(250.0), "250");
         assert_eq!(tick(25000.0), "25k");
+        assert_eq!(tick(1e7), "10M");
+        assert_eq!(tick(3e10), "30G");
         assert_eq!(tick(0.125), "0.125");
     }
 }

@@ -98,7 +98,7 @@ pub const KNOWN: &[(&[&str], usize, usize)] = &[
     (&["index"], 4, 3),
     (&["data"], 2, 5),
     // statistics over time (sim)
-    (&["mean"], 0, 6),
+    (&["mean"], 0, 2),
     (&["p99"], 1, 6),
     (&["p99.9"], 3, 2),
     (&["max"], 9, 5),
