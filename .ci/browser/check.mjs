@@ -1,7 +1,10 @@
 // Open a flashlab report (index.html) in headless Chromium and check it the way a reader sees
 // it: the page loads with no console error, no page error and no network request; every plot
 // (figure.plot) is there with a non-zero-size SVG that has drawn something; the summary and run
-// tables are filled; the same holds in print layout. Saves a full-page screenshot.
+// tables are filled; every legend line and bar-category label stays inside its chart, no
+// legend line covers the plot area and no two category labels overlap; the same holds in print
+// layout, at the printable width of an A4 page, where legend text must also be at least 9 pt.
+// Saves a full-page screenshot; with SHOTS_DIR=DIR also one PNG per figure (DIR/ID.png).
 //
 // usage: node check.mjs PAGE.html SCREENSHOT.png EXPECTED_PLOTS
 import { chromium } from 'playwright-core';
@@ -43,6 +46,40 @@ try {
       if (!(p.width > 50 && p.height > 50)) problems.push(`${layout}: plot ${p.id} is ${p.width}x${p.height} px`);
       if (p.marks < 5) problems.push(`${layout}: plot ${p.id} draws nothing (${p.marks} marks)`);
     }
+    const legends = await page.$$eval('figure.plot', (els) => els.map((e) => {
+      const svg = e.querySelector('svg');
+      if (!svg) return { id: e.id, issues: [], font: Infinity, texts: 0 };
+      const box = svg.getBoundingClientRect();
+      const area = svg.querySelector('rect.plot-area');
+      const a = area ? area.getBoundingClientRect() : null;
+      const scale = box.width / (svg.viewBox.baseVal.width || svg.width.baseVal.value || box.width);
+      const issues = [];
+      let font = Infinity;
+      const texts = [...svg.querySelectorAll('g.chart-legend text, g.chart-categories text')];
+      const overlaps = (r, q) => r.left < q.right && r.right > q.left && r.top < q.bottom && r.bottom > q.top;
+      for (const t of texts) {
+        const r = t.getBoundingClientRect();
+        if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5) {
+          issues.push(`"${t.textContent}" leaves the chart`);
+        }
+        if (a && t.closest('g.chart-legend') && overlaps(r, a)) issues.push(`legend "${t.textContent}" covers the plot area`);
+        if (t.closest('g.chart-legend')) font = Math.min(font, parseFloat(getComputedStyle(t).fontSize) * scale);
+      }
+      const cats = [...svg.querySelectorAll('g.chart-categories text')];
+      for (let i = 0; i < cats.length; i++) {
+        for (let j = i + 1; j < cats.length; j++) {
+          if (overlaps(cats[i].getBoundingClientRect(), cats[j].getBoundingClientRect())) {
+            issues.push(`labels "${cats[i].textContent}" and "${cats[j].textContent}" collide`);
+          }
+        }
+      }
+      return { id: e.id, issues, font, texts: texts.length };
+    }));
+    for (const l of legends) {
+      for (const i of l.issues) problems.push(`${layout}: plot ${l.id}: ${i}`);
+      // 9 pt = 12 CSS px; checked where the page is laid out at a printed page's width.
+      if (layout === 'print' && l.texts > 0 && l.font < 12) problems.push(`print: plot ${l.id}: legend text ${l.font.toFixed(1)} px (< 9 pt)`);
+    }
     const rows = await page.$$eval('#summary tbody tr', (r) => r.length);
     if (rows < 1) problems.push(`${layout}: the summary table is empty`);
     const run = await page.$$eval('#run tbody tr', (r) => r.length);
@@ -51,6 +88,14 @@ try {
   };
   const n = await check('screen');
   await page.screenshot({ path: shot, fullPage: true });
+  if (process.env.SHOTS_DIR) {
+    for (const el of await page.$$('figure.plot')) {
+      const id = await el.getAttribute('id');
+      await el.screenshot({ path: `${process.env.SHOTS_DIR}/${id}.png` });
+    }
+  }
+  // A4 less 14 mm margins each side: 182 mm = 688 CSS px.
+  await page.setViewportSize({ width: 688, height: 1000 });
   await page.emulateMedia({ media: 'print' });
   await check('print');
   console.log(`browser check: ${n} plots, all drawn with non-zero size; screenshot ${shot}`);

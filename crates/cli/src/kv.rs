@@ -26,29 +26,38 @@ pub struct KvArgs {
 
 #[derive(Subcommand)]
 enum KvCommand {
-    /// YCSB load phase: insert --records records.
+    /// YCSB load phase: insert --records records (--workload and --ops belong to `kv run`).
+    #[command(mut_arg("workload", |a| a.hide(true)), mut_arg("ops", |a| a.hide(true)))]
     Load(Box<YcsbArgs>),
     /// YCSB run phase: --ops operations of --workload (a file store is loaded first if empty).
     Run(Box<YcsbArgs>),
     /// Print a key's value.
     Get {
+        /// The store's file.
         #[arg(long)]
         path: PathBuf,
+        /// The key (its bytes as given).
         key: String,
     },
     /// Set a key to a value and commit.
     Put {
+        /// The store's file (created if missing).
         #[arg(long)]
         path: PathBuf,
+        /// The key (its bytes as given).
         key: String,
+        /// The value (its bytes as given).
         value: String,
     },
     /// Print keys and values in order, from --from (inclusive) to --to (exclusive).
     Scan {
+        /// The store's file.
         #[arg(long)]
         path: PathBuf,
+        /// The first key (inclusive) [default: the smallest].
         #[arg(long)]
         from: Option<String>,
+        /// The key to stop before (exclusive) [default: past the largest].
         #[arg(long)]
         to: Option<String>,
         /// At most this many records.
@@ -57,15 +66,19 @@ enum KvCommand {
     },
     /// The store's figures: keys, live and stale bytes, pages by type, commits.
     Stat {
+        /// The store's file.
         #[arg(long)]
         path: PathBuf,
+        /// One JSON object on stdout.
         #[arg(long)]
         json: bool,
     },
     /// Verify every checksum and the index; changes nothing. Exit 0 clean, 1 damaged.
     Check {
+        /// The store's file.
         #[arg(long)]
         path: PathBuf,
+        /// One JSON object on stdout (the damage found, if any).
         #[arg(long)]
         json: bool,
     },
@@ -309,7 +322,24 @@ fn progress(quiet: bool, total: u64, phase: &str) -> Option<indicatif::ProgressB
     Some(b)
 }
 
+/// `kv load` inserts --records records: --workload and --ops (hidden from its help) mean
+/// nothing there, so a value other than their default is refused rather than ignored.
+fn refuse_run_flags_on_a_load(spec: &KvBenchSpec, phases: &Phases) -> Result<()> {
+    let default = KvBenchSpec::default();
+    let given = [
+        ("--workload", spec.workload != default.workload),
+        ("--ops", spec.ops != default.ops),
+    ];
+    match given.iter().find(|(_, set)| *set) {
+        Some((flag, _)) if matches!(phases, Phases::Load) => bail!(
+            "{flag} applies to `kv run`: `kv load` inserts --records records (then `kv run --workload W --ops N` runs the operations)"
+        ),
+        _ => Ok(()),
+    }
+}
+
 fn ycsb_phase(a: &YcsbArgs, phases: Phases) -> Result<()> {
+    refuse_run_flags_on_a_load(&a.spec, &phases)?;
     if let Some(path) = &a.spec.path {
         store_file(path)?;
     }

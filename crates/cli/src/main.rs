@@ -126,6 +126,7 @@ fn presets(show: Option<&str>) -> anyhow::Result<()> {
                     cfg.logical_bytes() as f64 / (1u64 << 30) as f64,
                     cfg.ftl.op
                 )?;
+                flashlab::outln!("{:16} {}", "", cfg.description)?;
             }
         }
     }

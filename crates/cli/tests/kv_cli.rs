@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{flashlab, json, path_str as s};
+use common::{flashlab, json, path_str as s, stderr};
 
 #[test]
 fn load_run_stat_check_get_put_scan_on_a_file() {
@@ -17,8 +17,6 @@ fn load_run_stat_check_get_put_scan_on_a_file() {
         &db,
         "--records",
         "2000",
-        "--ops",
-        "2000",
         "--value-bytes",
         "200",
         "--commit-every",
@@ -28,12 +26,24 @@ fn load_run_stat_check_get_put_scan_on_a_file() {
         "--json",
     ];
     let load = json(&flashlab(&[&["kv", "load"][..], &common].concat()));
+    // --ops is a run's: a load refuses it rather than ignore it.
+    let o = flashlab(&[&["kv", "load", "--ops", "5"][..], &common].concat());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--ops applies to `kv run`"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(load["ops"], 2000);
     assert!(load["device_bytes_written"].as_u64().unwrap() > 2000 * 200);
     assert_eq!(load["store"]["live_keys"], 2000);
     for w in ["a", "c", "e", "update"] {
         let run = json(&flashlab(
-            &[&["kv", "run", "--workload", w][..], &common].concat(),
+            &[
+                &["kv", "run", "--workload", w, "--ops", "2000"][..],
+                &common,
+            ]
+            .concat(),
         ));
         assert_eq!(run["phase"], "run");
         assert_eq!(run["ops"], 2000, "{w}");

@@ -96,7 +96,39 @@ fn sim_plot_draws_the_timeline_and_its_last_sample_is_the_summary() {
         .map(|p| p["host_pages_x_capacity"].as_f64().unwrap())
         .collect();
     assert!(xs.windows(2).all(|w| w[0] < w[1]), "samples in order");
+    let at = |p: &serde_json::Value, k: &str| p[k].as_f64().unwrap_or_else(|| panic!("{k}"));
+    for p in tl {
+        let (p99, p999, max) = (
+            at(p, "latency_us_p99"),
+            at(p, "latency_us_p999"),
+            at(p, "latency_us_max"),
+        );
+        assert!(p99 <= p999 && p999 <= max, "{p}");
+    }
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.contains("WAF since the start"));
-    assert!(text.contains("p99 per interval"));
+    for stat in [">mean<", ">p99<", ">p99.9<", ">max<"] {
+        assert!(text.contains(stat), "the latency chart shows {stat}");
+    }
+}
+
+/// A run shorter than the drive's capacity says what its WAF covers.
+#[test]
+fn a_short_sim_says_its_waf_covers_the_measured_phase_only() {
+    let o = flashlab(&[
+        "sim",
+        "--capacity",
+        "128MiB",
+        "--write-volume",
+        "0.2x",
+        "--json",
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("WAF covers the measured phase only"),
+        "{notes}"
+    );
 }

@@ -206,6 +206,8 @@ pub struct TimelinePoint {
     /// Latency of the requests completed in this interval, microseconds (0: none).
     pub latency_us_mean: f64,
     pub latency_us_p99: f64,
+    pub latency_us_p999: f64,
+    pub latency_us_max: f64,
 }
 
 /// Total pages the measured phase will run (for a progress bar), if known.
@@ -324,6 +326,14 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
             "WAF over {} host pages, fewer than one block ({} pages): too few to mean anything (the flash writes are mostly GC the preconditioning left due); give a longer trace or workload",
             r.host_pages_written, r.pages_per_block
         ));
+    } else if r.host_pages_written < opts.config.logical_pages()
+        && opts.precondition != Precondition::None
+    {
+        r.notes.push(format!(
+            "WAF covers the measured phase only ({} host pages, {:.3}x the logical capacity) on a drive preconditioned first: it counts GC the preconditioning left due, and nears the drive's steady-state WAF only after about 1x capacity",
+            r.host_pages_written,
+            r.host_pages_written as f64 / opts.config.logical_pages().max(1) as f64
+        ));
     }
     Ok(r)
 }
@@ -360,15 +370,16 @@ fn run_sampled(
         let total = stats.since(&before);
         let latency = d.ssd().latency_ns();
         // An untimed run records no latency: nothing to copy (a histogram is ~100 KiB).
-        let (mean, p99) = if latency.is_empty() {
-            (0.0, 0.0)
+        let (mean, p99, p999, max) = if latency.is_empty() {
+            (0.0, 0.0, 0.0, 0.0)
         } else {
             let mut lat = latency.clone();
             let interval = match lat.subtract(&prev_latency) {
                 Ok(()) if !lat.is_empty() => {
-                    (lat.mean() / 1e3, lat.value_at_quantile(0.99) as f64 / 1e3)
+                    let q = |q: f64| lat.value_at_quantile(q) as f64 / 1e3;
+                    (lat.mean() / 1e3, q(0.99), q(0.999), lat.max() as f64 / 1e3)
                 }
-                _ => (0.0, 0.0),
+                _ => (0.0, 0.0, 0.0, 0.0),
             };
             prev_latency = latency.clone();
             interval
@@ -381,6 +392,8 @@ fn run_sampled(
             waf_cumulative: (total.host_pages_written > 0).then(|| total.waf()),
             latency_us_mean: mean,
             latency_us_p99: p99,
+            latency_us_p999: p999,
+            latency_us_max: max,
         });
         if limit.is_some_and(|l| done >= l) {
             break true;

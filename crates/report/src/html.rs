@@ -45,7 +45,7 @@ ul.notes li { margin: .2rem 0; }
   nav { display: none; }
   section.experiment { break-before: page; }
   figure.plot, table, .command { break-inside: avoid; }
-  .figures { grid-template-columns: 1fr 1fr; }
+  .figures { grid-template-columns: 1fr; } /* one chart per line: legend text >= 9 pt */
   .scroll { overflow: visible; }
   a { color: inherit; text-decoration: none; }
   @page { margin: 14mm; }
@@ -163,7 +163,7 @@ fn section(s: &Section) -> Result<String, ReportError> {
     let mut h = String::new();
     let _ = write!(
         h,
-        "<section class=\"experiment\" id=\"{}\"><h2>{} — {}</h2>\n<p>{}</p>\n<p>Re-run this experiment alone:</p>\n<pre class=\"command\"><code>{}</code></pre>\n",
+        "<section class=\"experiment\" id=\"{}\"><h2>{} — {}</h2>\n<p>{}</p>\n<p>Re-run this experiment alone, with this run's options (its JSON into the report directory):</p>\n<pre class=\"command\"><code>{}</code></pre>\n",
         section_id(&s.name),
         esc(&s.paper),
         esc(&s.name),

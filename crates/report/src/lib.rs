@@ -12,14 +12,17 @@
 pub mod error;
 pub mod figures;
 pub mod html;
+pub mod legend;
 pub mod page;
 pub mod plot;
 pub mod sim_plot;
+pub mod style;
 pub mod summary;
 
 pub use error::ReportError;
 pub use figures::Figure;
 pub use page::{csv_field, Done, Page, RunView, Section, SectionBody, TableView};
+pub use style::{style_of, Shape, Style};
 pub use summary::{ClaimView, CountView, Mark};
 
 use std::path::{Path, PathBuf};

@@ -191,7 +191,9 @@ fn entry(
     }
 }
 
-/// The exact command that re-runs `e` alone with this run's options.
+/// The exact command that re-runs `e` alone with this run's options: its scale, seed and
+/// device flags, and its JSON written into the run's report directory (`--out DIR` becomes
+/// `--json --output DIR/NAME.json`: a single experiment writes one file, not a report).
 fn command_for(e: &Experiment, spec: &AllSpec, base: &ReproduceOptions) -> String {
     let mut c = format!(
         "cargo run --release -p flashlab -- reproduce {} --scale {} --seed {}",
@@ -213,6 +215,11 @@ fn command_for(e: &Experiment, spec: &AllSpec, base: &ReproduceOptions) -> Strin
             c.push_str(" --allow-memory-fs");
         }
     }
+    let output = spec.out.join(format!("{}.json", e.name));
+    c.push_str(&format!(
+        " --json --output {}",
+        shell_quote(&output.display().to_string())
+    ));
     c
 }
 
@@ -376,6 +383,29 @@ mod tests {
         assert_eq!(t(0), "1970-01-01T00:00:00Z");
         assert_eq!(t(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(t(1_795_000_000), "2026-11-18T11:06:40Z");
+    }
+
+    #[test]
+    fn a_rerun_command_keeps_the_runs_device_and_report_directory() {
+        let spec = AllSpec {
+            out: PathBuf::from("my report"),
+            device: Some("file".into()),
+            dir: Some(PathBuf::from("/mnt/ssd")),
+            ..AllSpec::default()
+        };
+        let base = ReproduceOptions::default();
+        let with_devices = crate::papers::REGISTRY
+            .iter()
+            .find(|e| e.takes_devices())
+            .unwrap();
+        let c = command_for(with_devices, &spec, &base);
+        assert!(c.contains(" --device file --dir /mnt/ssd"), "{c}");
+        let json = format!(" --json --output 'my report/{}.json'", with_devices.name);
+        assert!(c.ends_with(&json), "{c}");
+        if let Some(without) = crate::papers::REGISTRY.iter().find(|e| !e.takes_devices()) {
+            let c = command_for(without, &spec, &base);
+            assert!(!c.contains("--device") && c.contains("--output"), "{c}");
+        }
     }
 
     #[test]

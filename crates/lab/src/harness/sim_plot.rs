@@ -1,5 +1,7 @@
 //! `flashlab sim --plot FILE.svg`: one run's WAF and latency over the measured phase
 //! (`SimResult::timeline`) as two charts, stacked by the renderer into one standalone SVG.
+//! The latency chart shows the mean, p99, p99.9 and the maximum per interval on a log axis,
+//! so a one-second stall stands out above microsecond means.
 
 use crate::sim::{SimResult, TimelinePoint};
 use render::plot::{Chart, Line, Marker, Plot, Source};
@@ -18,8 +20,16 @@ pub fn svg(r: &SimResult) -> Result<String, ReportError> {
         x_label: x_label.into(),
         y_label: "WAF".into(),
         lines: vec![
-            Line::ours("WAF since the start", "cum", x(&|p| p.waf_cumulative)),
-            Line::ours("WAF per interval", "int", x(&|p| p.waf_interval)),
+            Line::ours(
+                "WAF since the start",
+                "waf cumulative",
+                x(&|p| p.waf_cumulative),
+            ),
+            Line::ours(
+                "WAF per interval",
+                "waf per interval",
+                x(&|p| p.waf_interval),
+            ),
         ],
         ..Chart::default()
     };
@@ -31,12 +41,17 @@ pub fn svg(r: &SimResult) -> Result<String, ReportError> {
             color_key: None,
         });
     }
+    // Zero means no request completed in the interval: not drawn (and not on a log axis).
+    let lat = |f: fn(&TimelinePoint) -> f64| x(&|p| Some(f(p)).filter(|v| *v > 0.0));
     let latency = Chart {
         x_label: x_label.into(),
-        y_label: "latency (µs)".into(),
+        y_label: "latency per interval (µs, log)".into(),
+        y_log: true,
         lines: vec![
-            Line::ours("mean per interval", "mean", x(&|p| Some(p.latency_us_mean))),
-            Line::ours("p99 per interval", "p99", x(&|p| Some(p.latency_us_p99))),
+            Line::ours("max", "max", lat(|p| p.latency_us_max)),
+            Line::ours("p99.9", "p99.9", lat(|p| p.latency_us_p999)),
+            Line::ours("p99", "p99", lat(|p| p.latency_us_p99)),
+            Line::ours("mean", "mean", lat(|p| p.latency_us_mean)),
         ],
         ..Chart::default()
     };

@@ -8,6 +8,9 @@ use serde::de::DeserializeOwned;
 
 pub use render::figures::{in_x_order, relative, relative_each, slug, Figure};
 
+/// The most series one panel holds before it is split into small multiples.
+pub const MAX_SERIES: usize = 6;
+
 /// Every row of `rows` that reads as a `T` (a field renamed in `T` is a compile error where
 /// it is used; a row of another shape is skipped, as a figure draws what it has).
 pub fn typed<T: DeserializeOwned>(rows: &[Row]) -> Vec<T> {
@@ -63,6 +66,40 @@ pub fn series_figures(r: &Report, drawn: &[&str]) -> Vec<Figure> {
         .collect()
 }
 
+/// A line chart with more than [`MAX_SERIES`] lines as small multiples: one figure per
+/// `panel(line)` (in first-seen order), each with the chart's reference rules; the first
+/// keeps the figure's id, the others add the panel's slug. Other figures pass unchanged.
+pub fn small_multiples(f: Figure, panel: impl Fn(&Line) -> String) -> Vec<Figure> {
+    let Plot::Lines(chart) = &f.plot else {
+        return vec![f];
+    };
+    if chart.lines.len() <= MAX_SERIES {
+        return vec![f];
+    }
+    let panels = distinct(chart.lines.iter().map(&panel));
+    panels
+        .iter()
+        .enumerate()
+        .map(|(i, name)| Figure {
+            id: match i {
+                0 => f.id.clone(),
+                _ => format!("{}-{}", f.id, slug(name)),
+            },
+            title: format!("{} ({name})", f.title),
+            caption: f.caption.clone(),
+            plot: Plot::Lines(Chart {
+                lines: chart
+                    .lines
+                    .iter()
+                    .filter(|l| panel(l) == *name)
+                    .cloned()
+                    .collect(),
+                ..chart.clone()
+            }),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +119,35 @@ mod tests {
         assert_eq!(t[0].a, 1.0);
         assert_eq!(distinct([3, 1, 3, 2]), vec![3, 1, 2]);
         assert_eq!(xy([(2.0, 0.0), (1.0, 1.0)]), vec![(1.0, 1.0), (2.0, 0.0)]);
+    }
+
+    #[test]
+    fn more_than_six_series_become_small_multiples() {
+        let line = |i: usize| Line::ours(format!("s{i}"), &format!("s{i}"), vec![(0.0, 1.0)]);
+        let fig = |n: usize| Figure {
+            id: "x".into(),
+            title: "t".into(),
+            caption: String::new(),
+            plot: Plot::Lines(Chart {
+                lines: (0..n).map(line).collect(),
+                ..Chart::default()
+            }),
+        };
+        let parity = |l: &Line| {
+            if l.label.ends_with(['0', '2', '4', '6', '8']) {
+                "even"
+            } else {
+                "odd"
+            }
+            .to_string()
+        };
+        assert_eq!(small_multiples(fig(6), parity).len(), 1);
+        let split = small_multiples(fig(12), parity);
+        let ids: Vec<&str> = split.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["x", "x-odd"]);
+        for f in &split {
+            let Plot::Lines(c) = &f.plot else { panic!() };
+            assert_eq!(c.lines.len(), 6);
+        }
     }
 }

@@ -10,6 +10,10 @@ pub struct SsdConfig {
     /// Free-form name, e.g. the preset's.
     #[serde(default)]
     pub name: String,
+    /// What the drive is for, in a sentence (`flashlab presets` prints it). Not part of a
+    /// run's config: not written back out, so results and their hashes do not depend on it.
+    #[serde(default, skip_serializing)]
+    pub description: String,
     pub geometry: Geometry,
     pub timing: Timing,
     pub ftl: FtlConfig,

@@ -32,16 +32,19 @@ pub struct KvBenchSpec {
     #[cfg_attr(feature = "clap", arg(long, default_value = "tlc-nvme-2024"))]
     #[serde(deserialize_with = "de::string")]
     pub preset: String,
-    /// a|b|c|d|e|f|update.
+    /// YCSB workload of the run phase: a|b|c|d|e|f|update.
     #[cfg_attr(feature = "clap", arg(long, default_value = "a"))]
     #[serde(deserialize_with = "de::string")]
     pub workload: String,
+    /// Records the load phase inserts (keys 0..records).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 10_000))]
     #[serde(deserialize_with = "de::parsed")]
     pub records: u64,
+    /// Operations the run phase performs.
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 10_000))]
     #[serde(deserialize_with = "de::parsed")]
     pub ops: u64,
+    /// Bytes of each value.
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 1000))]
     #[serde(deserialize_with = "de::parsed")]
     pub value_bytes: u32,
@@ -49,6 +52,7 @@ pub struct KvBenchSpec {
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 1000))]
     #[serde(deserialize_with = "de::parsed")]
     pub commit_every: u64,
+    /// Seed of the key choice and the values (same seed, same operations).
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
     #[serde(deserialize_with = "de::parsed")]
     pub seed: u64,

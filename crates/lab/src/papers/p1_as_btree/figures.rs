@@ -237,7 +237,7 @@ fn write_buffer(rows: &[&BTreeRow], paper: &[&PaperRow]) -> Chart {
         let p = xy(of.map(|q| (q.write_buffer_nodes as f64, q.insert_seconds)));
         lines.push(Line::ours(
             format!("ours: AS, F={f}"),
-            &format!("f{f}"),
+            &format!("as F={f}"),
             relative(p, base),
         ));
     }
@@ -262,7 +262,7 @@ fn write_buffer(rows: &[&BTreeRow], paper: &[&PaperRow]) -> Chart {
         }));
         lines.push(Line::paper(
             format!("paper: AS, F={f}"),
-            &format!("f{f}"),
+            &format!("as F={f}"),
             relative(p, base),
         ));
     }

@@ -73,7 +73,9 @@ pub fn figures(r: &Report) -> Vec<Figure> {
 fn vs_selectivity(rows: &[ScanRow], exact: &[(f64, f64, f64)], at_least: Vec<Marker>) -> Figure {
     let sel_rows: Vec<&ScanRow> = rows.iter().filter(|q| q.sweep == "selectivity").collect();
     let mut lines = Vec::new();
-    for dev in distinct(sel_rows.iter().map(|q| q.device)) {
+    let devices = distinct(sel_rows.iter().map(|q| q.device));
+    let one_device = devices.len() == 1;
+    for dev in devices {
         for mode in distinct(sel_rows.iter().map(|q| q.mode.as_str())) {
             if mode == "sync" {
                 continue;
@@ -82,25 +84,26 @@ fn vs_selectivity(rows: &[ScanRow], exact: &[(f64, f64, f64)], at_least: Vec<Mar
                 .iter()
                 .filter(|q| q.device == dev && q.mode == mode);
             let p = xy(of.map(|q| (q.selectivity * 100.0, q.speedup_vs_sync)));
-            lines.push(Line::ours(
-                format!("ours: {dev}, {mode}"),
-                &format!("{dev}-{mode}"),
-                p,
-            ));
+            // One look per mode; a second device is a variant of it.
+            let key = match one_device {
+                true => mode.to_string(),
+                false => format!("{mode}, {dev}"),
+            };
+            lines.push(Line::ours(format!("ours: {dev}, {mode}"), &key, p));
         }
     }
     if !exact.is_empty() {
         let p = exact.iter().map(|&(s, v, _)| (s * 100.0, v)).collect();
         lines.push(Line::paper(
             "paper: batched (Linux AIO, batch 50)",
-            "paper",
+            "batched",
             p,
         ));
     }
     Figure {
         id: "async-scan-speedup-vs-selectivity".into(),
         title: "P2: speedup of the batched scan vs selectivity, per device".into(),
-        caption: "Scan time of the synchronous scan ÷ each mode's (higher is better); triangles and the dashed line: the paper's 6.5× at 20 % and its lower bound at the other selectivities.".into(),
+        caption: "Scan time of the synchronous scan ÷ each mode's (higher is better); hollow markers: the paper's 6.5× at 20 % and its lower bound at the other selectivities.".into(),
         plot: Plot::Lines(Chart {
             x_label: "selectivity (%)".into(),
             y_label: "speedup over the synchronous scan (×)".into(),
@@ -118,10 +121,16 @@ fn vs_batch(rows: &[ScanRow], exact: &[(f64, f64, f64)]) -> Figure {
         .collect();
     let sel = batch_rows.first().map(|q| q.selectivity);
     let mut lines = Vec::new();
-    for dev in distinct(batch_rows.iter().map(|q| q.device)) {
+    let devices = distinct(batch_rows.iter().map(|q| q.device));
+    let one_device = devices.len() == 1;
+    for dev in devices {
         let of = batch_rows.iter().filter(|q| q.device == dev);
         let p = xy(of.map(|q| (q.batch as f64, q.speedup_vs_sync)));
-        lines.push(Line::ours(format!("ours: {dev}, batched"), dev.name(), p));
+        let key = match one_device {
+            true => "batched".to_string(),
+            false => format!("batched, {dev}"),
+        };
+        lines.push(Line::ours(format!("ours: {dev}, batched"), &key, p));
     }
     let p: Vec<(f64, f64)> = exact
         .iter()
@@ -129,13 +138,13 @@ fn vs_batch(rows: &[ScanRow], exact: &[(f64, f64, f64)]) -> Figure {
         .map(|&(_, v, b)| (b, v))
         .collect();
     if !p.is_empty() {
-        lines.push(Line::paper("paper: batch 50", "paper", p));
+        lines.push(Line::paper("paper: batch 50", "batched", p));
     }
     Figure {
         id: "async-scan-speedup-vs-batch".into(),
         title: "P2: speedup vs batch size".into(),
         caption: format!(
-            "Batched scan at {} selectivity, batch size swept (log₂ axis); triangle: the paper's batch of 50.",
+            "Batched scan at {} selectivity, batch size swept (log₂ axis); hollow marker: the paper's batch of 50.",
             sel.map(|s| format!("{:.0} %", s * 100.0)).unwrap_or_else(|| "one".into())
         ),
         plot: Plot::Lines(Chart {

@@ -4,7 +4,7 @@
 //! ours, each relative to BAST's (P4's volume and cache size are not stated).
 
 use super::IoaRow;
-use crate::papers::chart::{distinct, typed, xy, Figure};
+use crate::papers::chart::{distinct, small_multiples, typed, xy, Figure};
 use crate::Report;
 use render::plot::{BarGroup, Bars, Chart, Line, Plot, Source};
 use serde::Deserialize;
@@ -57,7 +57,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             ..Chart::default()
         })
     };
-    vec![
+    let counts = vec![
         Figure {
             id: "ioa-ftl-throughput".into(),
             title: "P4 Figure 4: throughput vs host cache size, per FTL scheme".into(),
@@ -82,8 +82,18 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             caption: "Block erases per run.".into(),
             plot: chart("erases", |q| q.erases as f64),
         },
-        table1(r, &rows),
-    ]
+    ];
+    // One panel per workload when the schemes and variants are more than a panel holds.
+    let workload = |l: &Line| match l.label.split_once(" [") {
+        Some((_, w)) => w.trim_end_matches(']').to_string(),
+        None => P4_WORKLOAD.to_string(),
+    };
+    let mut out: Vec<Figure> = counts
+        .into_iter()
+        .flat_map(|f| small_multiples(f, workload))
+        .collect();
+    out.push(table1(r, &rows));
+    out
 }
 
 /// `v ÷ base` where both are known and the base is positive.

@@ -4,7 +4,7 @@
 //! `waf`; the lifetime table itself is among the experiment's text tables.
 
 use super::MultistreamRow;
-use crate::papers::chart::{typed, Figure};
+use crate::papers::chart::{small_multiples, typed, Figure};
 use crate::Report;
 use render::plot::{BarGroup, Bars, Chart, Line, Marker, Plot, Source};
 use serde::Deserialize;
@@ -30,6 +30,15 @@ fn paper_waf(r: &Report) -> Vec<(String, f64)> {
     out
 }
 
+/// A series label's policy and GC mode: `per-type (gc separate)` -> (`per-type`, `gc separate`);
+/// a label with no mode is the default, GC per stream.
+fn policy_and_mode(label: &str) -> (&str, &str) {
+    match label.split_once(" (") {
+        Some((policy, mode)) => (policy, mode.trim_end_matches(')')),
+        None => (label, "gc per stream"),
+    }
+}
+
 fn series_chart(r: &Report, name: &str, markers: Vec<Marker>) -> Option<Chart> {
     let of: Vec<_> = r.series.iter().filter(|s| s.name == name).collect();
     let first = of.first()?;
@@ -38,7 +47,15 @@ fn series_chart(r: &Report, name: &str, markers: Vec<Marker>) -> Option<Chart> {
         y_label: first.y.replace('_', " "),
         lines: of
             .iter()
-            .map(|s| Line::ours(format!("ours: {}", s.label), &s.label, s.points.clone()))
+            .map(|s| {
+                let (policy, mode) = policy_and_mode(&s.label);
+                let label = match mode {
+                    "gc per stream" => format!("ours: {policy}"),
+                    mode => format!("ours: {policy} ({mode})"),
+                };
+                // Keyed by the policy: one look per policy in every panel.
+                Line::ours(label, policy, s.points.clone())
+            })
             .collect(),
         y_markers: markers,
         ..Chart::default()
@@ -58,12 +75,18 @@ pub fn figures(r: &Report) -> Vec<Figure> {
         })
         .collect();
     if let Some(chart) = series_chart(r, "waf_over_time", markers) {
-        out.push(Figure {
+        let fig = Figure {
             id: "multistream-waf-over-time".into(),
             title: "P5: WAF over time, per stream policy".into(),
-            caption: "Write amplification (flash page writes ÷ host page writes) as the updates go on, sampled every few % of the device written; dashed, in the policy's colour: the paper's final WAF (PM953, SMART).".into(),
+            caption: "Write amplification (flash page writes ÷ host page writes) as the updates go on, sampled every few % of the device written; one panel per GC mode; dashed, in the policy's colour: the paper's final WAF (PM953, SMART).".into(),
             plot: Plot::Lines(chart),
-        });
+        };
+        let mode = |l: &Line| {
+            policy_and_mode(l.label.trim_start_matches("ours: "))
+                .1
+                .to_string()
+        };
+        out.extend(small_multiples(fig, mode));
     }
     let policies: Vec<MultistreamRow> = typed(&r.rows);
     if !policies.is_empty() {
@@ -94,11 +117,14 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             }),
         });
     }
-    if let Some(chart) = series_chart(r, "lifetime_histogram", Vec::new()) {
+    if let Some(mut chart) = series_chart(r, "lifetime_histogram", Vec::new()) {
+        // log₂ buckets on a log₂ axis; page counts span decades.
+        chart.x_log = true;
+        chart.y_log = true;
         out.push(Figure {
             id: "multistream-lifetime".into(),
             title: "P5 Table 1: lifetime of each data type".into(),
-            caption: "Distribution of lifetimes (device writes between two writes of the same LBA) per data type; the mean, median and share of writes are in the lifetime table below.".into(),
+            caption: "Distribution of lifetimes (device writes between two writes of the same LBA) per data type, in log₂ buckets (x: the bucket's low end), pages on a log axis; the mean, median and share of writes are in the lifetime table below.".into(),
             plot: Plot::Lines(chart),
         });
     }
