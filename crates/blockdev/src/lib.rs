@@ -21,6 +21,7 @@ mod file;
 mod hdd;
 mod lock;
 mod mem;
+mod extents;
 mod partition;
 mod sim;
 
@@ -32,6 +33,7 @@ pub use file::{FileDevice, FileOptions, WriteLife};
 pub use hdd::{HddConfig, HddModel};
 pub use lock::Lock;
 pub use mem::MemDevice;
+pub use extents::{Extents, Segment};
 pub use partition::{Partition, SharedDevice};
 pub use sim::SimDevice;
 
