@@ -124,12 +124,20 @@ impl Extents {
                 (None, false) => None,
             };
             if write {
-                let bits = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << (p % cp) };
+                let bits = if n == 64 {
+                    u64::MAX
+                } else {
+                    ((1u64 << n) - 1) << (p % cp)
+                };
                 self.parts[part].live[c] |= bits;
             }
             let dev_page = dev.map(|d| d * cp + p % cp);
             match out.last_mut() {
-                Some(s) if s.dev_page.zip(dev_page).is_some_and(|(a, b)| a + s.pages == b) => {
+                Some(s)
+                    if s.dev_page
+                        .zip(dev_page)
+                        .is_some_and(|(a, b)| a + s.pages == b) =>
+                {
                     s.pages += n
                 }
                 Some(s) if s.dev_page.is_none() && dev_page.is_none() => s.pages += n,
@@ -193,7 +201,11 @@ mod tests {
         let s = e.write(1, 0, 1); // still placed
         assert_eq!(s[0].dev_page, Some(8));
         e.trim(1, 0, 4);
-        assert_eq!(e.write(1, 0, 1)[0].dev_page, Some(0), "wrapped to the lowest free");
+        assert_eq!(
+            e.write(1, 0, 1)[0].dev_page,
+            Some(0),
+            "wrapped to the lowest free"
+        );
         assert_eq!(e.read(0, 0, 4)[0].dev_page, None, "unplaced reads as zeros");
     }
 

@@ -17,11 +17,11 @@
 
 mod crash;
 mod error;
+mod extents;
 mod file;
 mod hdd;
 mod lock;
 mod mem;
-mod extents;
 mod partition;
 mod sim;
 
@@ -29,11 +29,11 @@ use policy::streams::{DataType, WriteClass};
 
 pub use crash::{CrashDevice, CrashHandle};
 pub use error::DevError;
+pub use extents::{Extents, Segment};
 pub use file::{FileDevice, FileOptions, WriteLife};
 pub use hdd::{HddConfig, HddModel};
 pub use lock::Lock;
 pub use mem::MemDevice;
-pub use extents::{Extents, Segment};
 pub use partition::{Partition, SharedDevice};
 pub use sim::SimDevice;
 

@@ -177,7 +177,12 @@ impl<D: BlockDevice> Partition<D> {
     /// The device writes of `pages` pages at partition page `page`: runs of equal hints, the
     /// partition's file stamped on the class and each page's stream chosen by the shared
     /// device's assignment: (offset in pages, page count, device page, hint).
-    fn writes(&self, page: PageNo, pages: u64, hint: WriteHint) -> Vec<(u64, u64, PageNo, WriteHint)> {
+    fn writes(
+        &self,
+        page: PageNo,
+        pages: u64,
+        hint: WriteHint,
+    ) -> Vec<(u64, u64, PageNo, WriteHint)> {
         let mut out = Vec::new();
         for s in self.segments(page, pages, true) {
             let dev_page = s.dev_page.expect("a write places its chunks");

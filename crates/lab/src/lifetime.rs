@@ -112,7 +112,7 @@ pub fn run(opts: &LifetimeOptions, progress: &mut dyn FnMut(u64)) -> Result<Life
     let (spec, wopts, source) = workload_of(opts, target)?;
     let streams = opts.streams.unwrap_or(match opts.stream_policy {
         LbaPolicySpec::None => 1,
-        LbaPolicySpec::HotCold => 2,
+        LbaPolicySpec::HotCold | LbaPolicySpec::SepBit => 2,
         LbaPolicySpec::ByLbaRange { ranges } => ranges.min(u16::MAX as u32) as u16,
         LbaPolicySpec::Auto { .. } | LbaPolicySpec::Oracle => AUTO_STREAMS_DEFAULT,
     });

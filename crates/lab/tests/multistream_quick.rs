@@ -34,7 +34,8 @@ fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
             "merge-similar",
             "merge-different",
             "per-file",
-            "auto"
+            "auto",
+            "oracle"
         ]
     );
     for row in &r.rows {

@@ -9,6 +9,8 @@
 //! - `by-lba-range:N`: the logical space cut into N equal ranges, range i on stream i.
 //! - `auto[:R]`: [`AutoStreams`] over R equal LBA ranges (default 64) as its classes,
 //!   grouped online by observed lifetime into at most the device's streams.
+//! - `sepbit`: SepBIT's inference of invalidation time ([`super::SepBit`]): an overwrite of a
+//!   page that lived shorter than the recent short-lived mean on stream 1, the rest on 0.
 //! - `oracle`: each write placed by its known death time ([`super::oracle`]): the caller
 //!   records a first pass over the same requests and installs the placement
 //!   ([`LbaPolicySpec::build`] refuses it alone).
@@ -60,11 +62,13 @@ pub enum LbaPolicySpec {
     HotCold,
     ByLbaRange { ranges: u32 },
     Auto { ranges: u32 },
+    SepBit,
     Oracle,
 }
 
 impl LbaPolicySpec {
-    pub const FORMS: &'static str = "none, hot-cold, by-lba-range:N, auto[:RANGES] or oracle";
+    pub const FORMS: &'static str =
+        "none, hot-cold, by-lba-range:N, auto[:RANGES], sepbit or oracle";
 
     pub fn parse(s: &str) -> Result<LbaPolicySpec, LbaPolicyError> {
         let (kind, arg) = s.split_once(':').map_or((s, None), |(k, a)| (k, Some(a)));
@@ -82,6 +86,7 @@ impl LbaPolicySpec {
             ("none", None) => LbaPolicySpec::None,
             ("hot-cold", None) => LbaPolicySpec::HotCold,
             ("oracle", None) => LbaPolicySpec::Oracle,
+            ("sepbit", None) => LbaPolicySpec::SepBit,
             ("by-lba-range", Some(a)) => LbaPolicySpec::ByLbaRange {
                 ranges: count(a, "the number of ranges N")?,
             },
@@ -107,6 +112,7 @@ impl LbaPolicySpec {
             LbaPolicySpec::ByLbaRange { ranges } => format!("by-lba-range:{ranges}"),
             LbaPolicySpec::Auto { ranges } => format!("auto:{ranges}"),
             LbaPolicySpec::Oracle => "oracle".into(),
+            LbaPolicySpec::SepBit => "sepbit".into(),
         }
     }
 
@@ -115,7 +121,7 @@ impl LbaPolicySpec {
     fn streams_used(&self, device_streams: u16) -> u64 {
         match *self {
             LbaPolicySpec::None => 1,
-            LbaPolicySpec::HotCold => 2,
+            LbaPolicySpec::HotCold | LbaPolicySpec::SepBit => 2,
             LbaPolicySpec::ByLbaRange { ranges } => ranges as u64,
             LbaPolicySpec::Auto { .. } | LbaPolicySpec::Oracle => device_streams as u64,
         }
@@ -162,6 +168,7 @@ impl LbaPolicySpec {
                 ranges: ranges(r)?,
                 auto: AutoStreams::new(device_streams.max(1), n),
             }),
+            LbaPolicySpec::SepBit => Box::new(super::SepBit::new(n)),
             LbaPolicySpec::Oracle => return Err(LbaPolicyError::NeedsRecording),
         })
     }
@@ -247,6 +254,7 @@ mod tests {
             ("auto", LbaPolicySpec::Auto { ranges: 64 }),
             ("auto:8", LbaPolicySpec::Auto { ranges: 8 }),
             ("oracle", LbaPolicySpec::Oracle),
+            ("sepbit", LbaPolicySpec::SepBit),
         ] {
             assert_eq!(LbaPolicySpec::parse(s).unwrap(), want, "{s}");
             assert_eq!(LbaPolicySpec::parse(&want.name()).unwrap(), want);

@@ -14,9 +14,7 @@ fn old_hint(p: NamedPolicy, t: DataType) -> u16 {
         (
             NamedPolicy::PerType | NamedPolicy::PerFile | NamedPolicy::Auto | NamedPolicy::Oracle,
             t,
-        ) => {
-            DataType::ALL.iter().position(|&x| x == t).unwrap() as u16 + 1
-        }
+        ) => DataType::ALL.iter().position(|&x| x == t).unwrap() as u16 + 1,
         (NamedPolicy::SimilarMerged, Header | Index) => 1,
         (NamedPolicy::SimilarMerged, Data) => 2,
         (NamedPolicy::SimilarMerged, Superblock) => 3,

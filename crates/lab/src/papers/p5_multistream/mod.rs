@@ -82,6 +82,10 @@ pub const FLAT_BLOCK_X: f64 = 2.0;
 pub const FLAT_TOLERANCE: f64 = 0.03;
 /// At most this many capacities written by the host in the update phase.
 const MAX_HOST_X: f64 = 12.0;
+/// The DB files are placed as files of one file system (ext4 on P5's drive), in chunks of
+/// this many pages (256 KiB: an assumption — ext4 allocates a file's delayed writes in
+/// extents of this order; it is also the assumed erase block).
+pub const FS_CHUNK_PAGES: u64 = 64;
 /// Device streams (P5's PM953 offers several; ours: enough for per-type's 5 and auto's groups).
 pub const DEVICE_STREAMS_DEFAULT: u16 = 8;
 
@@ -110,6 +114,10 @@ pub struct Plan {
     /// The stores allocate next fit (ForestDB's append-only file: a log wrapping around its
     /// partition; default) or first fit (the lowest freed pages first).
     pub next_fit: bool,
+    /// Where the DB files lie on the device: `None`, each on its fixed partition; `Some(n)`,
+    /// placed as files of one file system in chunks of `n` pages (ext4's allocator in
+    /// miniature: a new file takes the chunks other files' deleted generations freed).
+    pub fs_chunk_pages: Option<u64>,
     /// Runs at once (threads; the runs are independent, so the figures do not depend on it).
     pub jobs: usize,
 }
@@ -139,6 +147,7 @@ impl Plan {
             wal_flush_docs_max: WAL_FLUSH_DOCS_DEFAULT,
             compaction_mode: CompactionMode::WholeFile,
             next_fit: true,
+            fs_chunk_pages: Some(FS_CHUNK_PAGES),
             jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
@@ -167,6 +176,7 @@ impl Plan {
             "wal_flush_docs_max": self.wal_flush_docs_max,
             "compaction_mode": self.compaction_mode.name(),
             "next_fit": self.next_fit,
+            "fs_chunk_pages": self.fs_chunk_pages,
         })
     }
 }
@@ -414,6 +424,14 @@ fn load(files: &mut Files, ops_per_commit: u32, value_bytes: usize, seed: u64) -
     Ok(())
 }
 
+/// `shared` with the plan's placement of DB files.
+fn placed<D: BlockDevice>(shared: SharedDevice<D>, plan: &Plan) -> SharedDevice<D> {
+    match plan.fs_chunk_pages {
+        Some(n) => shared.with_extents(n),
+        None => shared,
+    }
+}
+
 /// The update workload's state: 100 % updates of a uniformly random file and key.
 struct Updates {
     rng: ChaCha8Rng,
@@ -456,7 +474,8 @@ fn oracle_placement(plan: &Plan, seed: u64) -> Result<OracleStreams> {
     let mut mem = MemDevice::new(PAGE_BYTES, logical_pages);
     precondition(&mut mem)?;
     let rec = Rc::new(RefCell::new(DeathRecorder::new(logical_pages)));
-    let mut shared = SharedDevice::with_streams(mem, Box::new(rec.clone())).without_discard();
+    let shared = SharedDevice::with_streams(mem, Box::new(rec.clone())).without_discard();
+    let mut shared = placed(shared, plan);
     let mut files = open_files(&mut shared, plan)?;
     load(&mut files, plan.ops_per_commit, plan.value_bytes, seed)?;
     let window_pages = ((logical_pages as f64 * SAMPLE_SHARE) as u64).max(1);
@@ -498,7 +517,8 @@ fn run_one(
         streams = streams.with_oracle(o.clone());
     }
     let router = Rc::new(RefCell::new(streams));
-    let mut shared = SharedDevice::with_streams(dev, Box::new(router.clone())).without_discard();
+    let shared = SharedDevice::with_streams(dev, Box::new(router.clone())).without_discard();
+    let mut shared = placed(shared, plan);
     let mut files = open_files(&mut shared, plan)?;
     load(&mut files, plan.ops_per_commit, plan.value_bytes, seed)?;
     if lifetimes {
@@ -820,7 +840,11 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         format!("Device: preset {PRESET} with 4 KiB pages, {}-page blocks and its over-provisioning (14.5 %: 512 GiB of flash for 480 GB); the PM953's flash geometry is not published (page and block size assumed); WAF depends on the block size (a block holds pages written close together in time; smaller blocks die whole more often). The drive is aged (every logical page written once) and the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04), so the SSD counts every page valid until it is overwritten", plan.pages_per_block),
         format!("Documents: {KEY_BYTES}-byte keys, {}-byte values, live documents {:.0} % of each file, a commit every {} updates of a file (P5 states neither document size nor commit interval)", plan.value_bytes, plan.live_share * 100.0, plan.ops_per_commit),
         format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, every min(4,096, keys per file) documents (ForestDB's default 4,096), and with each compaction batch", plan.write_path.name()),
-        format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its partition, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard)", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0),
+        format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its space, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard)", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0),
+        match plan.fs_chunk_pages {
+            Some(n) => format!("Placement: the DB files are files of one file system, not fixed partitions: their pages are placed on the device in chunks of {n} pages ({} KiB, assumed) where ext4's allocator would put them — the first free chunk after the file's last one, else the lowest free — and a chunk whose pages a compaction released goes back to the pool, so a file written after another's old generation was deleted overwrites that generation's LBAs. The drive, which gets no trims, sees each new generation overwrite data of other files written at other times: this is what raises `none`'s WAF from 1.15 (fixed partitions, each file a log wrapping in its own range: blocks die in the order they were written) to P5's range, and what streams then separate (quick scale, seed 1: none 1.152 / 1.377 / 1.613 and per-type -9.8 / -25.4 / -23.2 % with fixed partitions / 16-page / 64-page chunks)", n * PAGE_BYTES as u64 / 1024),
+            None => "Placement: each DB file on its fixed partition (a log wrapping in its own range)".into(),
+        },
         format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
         "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs)".into(),
         "P5's WAF is the drive's (SMART) since the start of a 6.5 h or 24 h run and still growing (P5: WAF grows with the data written); ours is the steady-state WAF of the last capacities written once flat (`waf_cumulative`: since the updates began), and equal time is the shortest of our runs in simulated time (queue depth 1), not 24 h".into(),
@@ -959,12 +983,12 @@ fn oracle_notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         let g: Vec<String> = groups
             .iter()
             .map(|&(lo, hi, s)| {
-                let hi = if hi == policy::streams::oracle::ETERNAL {
-                    "never overwritten".to_string()
-                } else {
-                    hi.to_string()
-                };
-                format!("stream {s}: {lo}..{hi}")
+                let eternal = policy::streams::oracle::ETERNAL;
+                match (lo == eternal, hi == eternal) {
+                    (true, _) => format!("stream {s}: never overwritten"),
+                    (false, true) => format!("stream {s}: {lo}.. and never overwritten"),
+                    (false, false) => format!("stream {s}: {lo}..{hi}"),
+                }
             })
             .collect();
         n.push(format!(
