@@ -75,7 +75,7 @@ impl SepBit {
         };
         self.last_at[i] = t + 1;
         self.last_stream[i] = stream as u8;
-        if self.writes % self.interval == 0 && self.short_deaths > 0 {
+        if self.writes.is_multiple_of(self.interval) && self.short_deaths > 0 {
             self.threshold = self.short_lifetime_sum as f64 / self.short_deaths as f64;
             self.short_deaths = 0;
             self.short_lifetime_sum = 0;
