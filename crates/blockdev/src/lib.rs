@@ -17,6 +17,7 @@
 
 mod crash;
 mod error;
+mod extents;
 mod file;
 mod hdd;
 mod lock;
@@ -28,6 +29,7 @@ use policy::streams::{DataType, WriteClass};
 
 pub use crash::{CrashDevice, CrashHandle};
 pub use error::DevError;
+pub use extents::{Extents, Segment};
 pub use file::{FileDevice, FileOptions, WriteLife};
 pub use hdd::{HddConfig, HddModel};
 pub use lock::Lock;

@@ -8,6 +8,12 @@
 //! range are refused; reads, writes, trims and flushes go to the one device (whose clock every
 //! partition shares). Each partition counts its own I/Os ([`BlockDevice::stats`]).
 //!
+//! Placement: by default partition page `p` is device page `first_page + p`. With
+//! [`SharedDevice::with_extents`] the partitions are files of one file system instead: their
+//! pages are placed on the device in chunks, where a file system's allocator would put them
+//! ([`Extents`]: a chunk freed by one file's trim is reused by the next file that grows), and
+//! reads of pages never placed return zeros.
+//!
 //! Trims pass on to the device unless the shared device is made
 //! [`SharedDevice::without_discard`] (a file system mounted without `discard`).
 //!
@@ -19,6 +25,7 @@
 //! (DB file, data type) to stream, or an online lifetime grouping). A write whose pages get
 //! different streams is split into runs of equal streams.
 
+use crate::extents::{Extents, Segment};
 use crate::{check_extent, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint};
 use policy::streams::StreamAssignment;
 #[cfg(doc)]
@@ -31,6 +38,8 @@ struct Shared<D> {
     /// Pass trims on to the device (false: a file system mounted without `discard`).
     discard: bool,
     streams: Option<RefCell<Box<dyn StreamAssignment>>>,
+    /// File-system placement of the partitions' pages (None: fixed ranges).
+    extents: Option<RefCell<Extents>>,
 }
 
 /// One device shared by [`Partition`]s.
@@ -58,6 +67,7 @@ impl<D: BlockDevice> SharedDevice<D> {
                 dev: RefCell::new(dev),
                 discard: true,
                 streams,
+                extents: None,
             }),
             next_page: 0,
             parts: 0,
@@ -73,10 +83,23 @@ impl<D: BlockDevice> SharedDevice<D> {
         self
     }
 
+    /// Place the partitions' pages as a file system would, in chunks of `chunk_pages` pages
+    /// (1 to 64; see [`Extents`]). Call before making partitions.
+    pub fn with_extents(mut self, chunk_pages: u64) -> SharedDevice<D> {
+        let shared = Rc::get_mut(&mut self.shared).expect("no partition made yet");
+        shared.extents = Some(RefCell::new(Extents::new(chunk_pages)));
+        self
+    }
+
     /// The next `pages` pages of the device as a partition (index: partitions made before it).
+    /// With extents it takes whole chunks of the device.
     pub fn partition(&mut self, pages: u64) -> Result<Partition<D>, DevError> {
         let capacity_pages = self.shared.dev.borrow().capacity_pages();
-        if pages == 0 || self.next_page + pages > capacity_pages {
+        let taken = match &self.shared.extents {
+            Some(e) => e.borrow().rounded(pages),
+            None => pages,
+        };
+        if pages == 0 || self.next_page + taken > capacity_pages {
             return Err(DevError::OutOfRange {
                 page: self.next_page,
                 pages,
@@ -90,7 +113,10 @@ impl<D: BlockDevice> SharedDevice<D> {
             pages,
             stats: DevStats::default(),
         };
-        self.next_page += pages;
+        if let Some(e) = &self.shared.extents {
+            e.borrow_mut().add_partition(pages);
+        }
+        self.next_page += taken;
         self.parts += 1;
         Ok(p)
     }
@@ -134,10 +160,42 @@ impl<D: BlockDevice> Partition<D> {
         check_extent(page, len, self.page_bytes(), self.pages)
     }
 
-    /// Runs of pages of `buf` (written at partition page `page`) with equal hints, the
+    /// Where `pages` pages at partition page `page` lie on the device (`write`: placing
+    /// chunks not yet placed).
+    fn segments(&self, page: PageNo, pages: u64, write: bool) -> Vec<Segment> {
+        match &self.shared.extents {
+            Some(e) if write => e.borrow_mut().write(self.index, page, pages),
+            Some(e) => e.borrow_mut().read(self.index, page, pages),
+            None => vec![Segment {
+                off: 0,
+                pages,
+                dev_page: Some(self.first_page + page),
+            }],
+        }
+    }
+
+    /// The device writes of `pages` pages at partition page `page`: runs of equal hints, the
     /// partition's file stamped on the class and each page's stream chosen by the shared
-    /// device's assignment: (offset in pages, page count, hint).
-    fn runs(&self, page: PageNo, pages: u64, hint: WriteHint) -> Vec<(u64, u64, WriteHint)> {
+    /// device's assignment: (offset in pages, page count, device page, hint).
+    fn writes(
+        &self,
+        page: PageNo,
+        pages: u64,
+        hint: WriteHint,
+    ) -> Vec<(u64, u64, PageNo, WriteHint)> {
+        let mut out = Vec::new();
+        for s in self.segments(page, pages, true) {
+            let dev_page = s.dev_page.expect("a write places its chunks");
+            for (off, n, h) in self.runs(dev_page, s.pages, hint) {
+                out.push((s.off + off, n, dev_page + off, h));
+            }
+        }
+        out
+    }
+
+    /// Runs of `pages` pages written at device page `dev_page` with equal hints:
+    /// (offset in pages, page count, hint).
+    fn runs(&self, dev_page: PageNo, pages: u64, hint: WriteHint) -> Vec<(u64, u64, WriteHint)> {
         let hint = WriteHint {
             class: hint.class.map(|c| c.in_file(self.index as u32)),
             ..hint
@@ -148,7 +206,7 @@ impl<D: BlockDevice> Partition<D> {
         let mut streams = streams.borrow_mut();
         let mut runs: Vec<(u64, u64, WriteHint)> = Vec::new();
         for i in 0..pages {
-            let stream = streams.stream(self.first_page + page + i, hint.class);
+            let stream = streams.stream(dev_page + i, hint.class);
             let h = WriteHint { stream, ..hint };
             match runs.last_mut() {
                 Some(last) if last.2 == h => last.1 += 1,
@@ -170,21 +228,27 @@ impl<D: BlockDevice> BlockDevice for Partition<D> {
         let pages = self.check(page, buf.len())?;
         self.stats.read_ios += 1;
         self.stats.pages_read += pages;
-        self.shared
-            .dev
-            .borrow_mut()
-            .read(self.first_page + page, buf)
+        let pb = self.page_bytes();
+        let mut dev = self.shared.dev.borrow_mut();
+        for s in self.segments(page, pages, false) {
+            let part = &mut buf[(s.off as usize) * pb..(s.off + s.pages) as usize * pb];
+            match s.dev_page {
+                Some(d) => dev.read(d, part)?,
+                None => part.fill(0),
+            }
+        }
+        Ok(())
     }
     fn write(&mut self, page: PageNo, buf: &[u8], hint: WriteHint) -> Result<(), DevError> {
         let pages = self.check(page, buf.len())?;
         self.stats.write_ios += 1;
         self.stats.pages_written += pages;
         let pb = self.page_bytes();
-        let runs = self.runs(page, pages, hint);
+        let writes = self.writes(page, pages, hint);
         let mut dev = self.shared.dev.borrow_mut();
-        for (off, n, h) in runs {
+        for (off, n, dev_page, h) in writes {
             let bytes = &buf[off as usize * pb..(off + n) as usize * pb];
-            dev.write(self.first_page + page + off, bytes, h)?;
+            dev.write(dev_page, bytes, h)?;
         }
         Ok(())
     }
@@ -210,17 +274,22 @@ impl<D: BlockDevice> BlockDevice for Partition<D> {
                 Io::Read { buf, .. } => {
                     self.stats.read_ios += 1;
                     self.stats.pages_read += pages;
-                    out.push(Io::Read {
-                        page: self.first_page + page,
-                        buf,
-                    });
+                    let mut rest: &mut [u8] = buf;
+                    for s in self.segments(page, pages, false) {
+                        let (part, tail) = rest.split_at_mut(s.pages as usize * pb);
+                        rest = tail;
+                        match s.dev_page {
+                            Some(d) => out.push(Io::Read { page: d, buf: part }),
+                            None => part.fill(0),
+                        }
+                    }
                 }
                 Io::Write { buf, hint, .. } => {
                     self.stats.write_ios += 1;
                     self.stats.pages_written += pages;
-                    for (off, n, h) in self.runs(page, pages, *hint) {
+                    for (off, n, dev_page, h) in self.writes(page, pages, *hint) {
                         out.push(Io::Write {
-                            page: self.first_page + page + off,
+                            page: dev_page,
                             buf: &buf[off as usize * pb..(off + n) as usize * pb],
                             hint: h,
                         });
@@ -239,13 +308,20 @@ impl<D: BlockDevice> BlockDevice for Partition<D> {
             self.pages,
         )?;
         self.stats.trims += 1;
+        let segments = match &self.shared.extents {
+            Some(e) => e.borrow_mut().trim(self.index, page, pages),
+            None => self.segments(page, pages, false),
+        };
         if !self.shared.discard {
             return Ok(());
         }
-        self.shared
-            .dev
-            .borrow_mut()
-            .trim(self.first_page + page, pages)
+        let mut dev = self.shared.dev.borrow_mut();
+        for s in segments {
+            if let Some(d) = s.dev_page {
+                dev.trim(d, s.pages)?;
+            }
+        }
+        Ok(())
     }
     fn flush(&mut self) -> Result<(), DevError> {
         self.stats.flushes += 1;

@@ -180,6 +180,12 @@ fn stat(path: &Path, as_json: bool) -> Result<()> {
     flashlab::outln!("live keys        {}", st.live_keys)?;
     flashlab::outln!("live bytes       {}", st.live_bytes)?;
     flashlab::outln!("stale bytes      {}", st.stale_bytes)?;
+    flashlab::outln!(
+        "WAL only         {} keys ({} deletes), {} bytes (not yet in the index or the counts above)",
+        st.wal_entries - st.wal_tombstones,
+        st.wal_tombstones,
+        st.wal_live_bytes
+    )?;
     let p = st.pages_in_use;
     flashlab::outln!(
         "pages in use     superblock {}, header {}, index {}, data {}",

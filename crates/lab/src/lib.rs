@@ -20,6 +20,7 @@ pub mod experiments;
 pub mod harness;
 pub mod host;
 pub mod lifetime;
+pub mod oracle;
 pub mod papers;
 pub mod parallel;
 pub mod report;

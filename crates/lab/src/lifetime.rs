@@ -16,7 +16,7 @@
 
 use crate::report::{fmt_f, Table};
 use anyhow::{bail, Context, Result};
-use policy::streams::LbaPolicySpec;
+use policy::streams::{DeathRecorder, LbaPolicySpec, StreamAssignment};
 use policy::streams::{LifetimeReport, LifetimeTracker};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -135,9 +135,19 @@ pub fn run(opts: &LifetimeOptions, progress: &mut dyn FnMut(u64)) -> Result<Life
     let (spec, wopts, source) = workload_of(opts, target)?;
     let streams = streams_of(opts);
     let hot_pages = workload::synth::hot_pages(&spec, target, 1);
-    let mut policy = opts
-        .stream_policy
-        .build(hot_pages, logical_pages, streams)?;
+    let mut policy: Box<dyn StreamAssignment> = match opts.stream_policy {
+        LbaPolicySpec::Oracle => {
+            // A first pass over the same requests (its clipped requests counted apart).
+            let mut rec = DeathRecorder::new(logical_pages);
+            let first = WorkloadOptions {
+                clipped: workload::ClipCount::default(),
+                ..wopts.clone()
+            };
+            crate::oracle::record(&mut rec, workload::build(&spec, target, &first)?, None)?;
+            Box::new(rec.into_streams(streams.max(1)))
+        }
+        p => p.build(hot_pages, logical_pages, streams)?,
+    };
     let mut tracker = LifetimeTracker::new(logical_pages);
     let (mut skipped, mut requests) = (0u64, 0u64);
     for r in workload::build(&spec, target, &wopts)? {
@@ -182,9 +192,9 @@ pub fn run(opts: &LifetimeOptions, progress: &mut dyn FnMut(u64)) -> Result<Life
 fn streams_of(opts: &LifetimeOptions) -> u16 {
     opts.streams.unwrap_or(match opts.stream_policy {
         LbaPolicySpec::None => 1,
-        LbaPolicySpec::HotCold => 2,
+        LbaPolicySpec::HotCold | LbaPolicySpec::SepBit => 2,
         LbaPolicySpec::ByLbaRange { ranges } => ranges.min(u16::MAX as u32) as u16,
-        LbaPolicySpec::Auto { .. } => AUTO_STREAMS_DEFAULT,
+        LbaPolicySpec::Auto { .. } | LbaPolicySpec::Oracle => AUTO_STREAMS_DEFAULT,
     })
 }
 

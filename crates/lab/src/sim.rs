@@ -241,9 +241,10 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         page_bytes: ssd.page_bytes() as u32,
     };
     let hot_pages = workload::synth::hot_pages(&spec, target, opts.request_pages);
-    let mut policy =
-        opts.stream_policy
-            .build(hot_pages, target.logical_pages, opts.config.ftl.streams)?;
+    let mut policy: Box<dyn StreamAssignment> = match opts.stream_policy {
+        LbaPolicySpec::Oracle => Box::new(crate::oracle::sim_placement(opts, &spec, target)?),
+        p => p.build(hot_pages, target.logical_pages, opts.config.ftl.streams)?,
+    };
     let mut d = HostDriver::new(ssd, opts.config.timing.host_queue_depth);
     let wall = Instant::now();
     precondition(&mut d, opts, target, policy.as_mut(), progress)?;

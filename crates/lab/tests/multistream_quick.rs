@@ -34,7 +34,8 @@ fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
             "merge-similar",
             "merge-different",
             "per-file",
-            "auto"
+            "auto",
+            "oracle"
         ]
     );
     for row in &r.rows {
@@ -65,8 +66,18 @@ fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
         .filter(|s| s.name == "waf_over_time")
         .map(|s| s.label.as_str())
         .collect();
-    assert_eq!(waf_series.len(), 18, "6 policies x 3 GC modes");
+    assert_eq!(waf_series.len(), 21, "7 policies x 3 GC modes");
     assert!(waf_series.contains(&"per-type") && waf_series.contains(&"auto (gc victim)"));
+    // The oracle: the best placement the streams allow, with each policy's gap to it.
+    let oracle = rows.iter().find(|r| r.policy == "oracle").unwrap();
+    let none = rows.iter().find(|r| r.policy == "none").unwrap();
+    assert!(
+        oracle.waf <= none.waf * 1.01,
+        "{} vs {}",
+        oracle.waf,
+        none.waf
+    );
+    assert!(r.notes.iter().any(|n| n.starts_with("gap to the oracle")));
     let hist: Vec<&str> = r
         .series
         .iter()

@@ -200,7 +200,7 @@ impl AutoStreams {
 /// the fewest groups, at most `k`, whose weighted RMS deviation is at most
 /// [`MAX_SPREAD_OCTAVES`] (or, if none is, the best with `k`). Returns each point's group
 /// (0-based, ascending in `x`).
-fn group_bins(points: &[(f64, f64)], k: usize) -> Vec<u16> {
+pub(crate) fn group_bins(points: &[(f64, f64)], k: usize) -> Vec<u16> {
     let n = points.len();
     if n == 0 {
         return Vec::new();

@@ -9,6 +9,11 @@
 //! - `by-lba-range:N`: the logical space cut into N equal ranges, range i on stream i.
 //! - `auto[:R]`: [`AutoStreams`] over R equal LBA ranges (default 64) as its classes,
 //!   grouped online by observed lifetime into at most the device's streams.
+//! - `sepbit`: SepBIT's inference of invalidation time ([`super::SepBit`]): an overwrite of a
+//!   page that lived shorter than the recent short-lived mean on stream 1, the rest on 0.
+//! - `oracle`: each write placed by its known death time ([`super::oracle`]): the caller
+//!   records a first pass over the same requests and installs the placement
+//!   ([`LbaPolicySpec::build`] refuses it alone).
 //!
 //! A request takes one stream: the one of its first page (every page is fed to `auto`).
 
@@ -40,6 +45,8 @@ pub enum LbaPolicyError {
     },
     #[error("--stream-policy hot-cold is an oracle that knows a hotcold-write:X:Y workload's hot set, but this workload has none: use by-lba-range:N or auto for other workloads")]
     NoHotSet,
+    #[error("--stream-policy oracle needs a first pass over the same writes to know each write's death time: build it with the recorded placement (oracle::OracleStreams)")]
+    NeedsRecording,
     #[error("--stream-policy {spec}: {ranges} LBA ranges on a device of {logical_pages} logical pages leaves empty ranges; use at most {logical_pages}")]
     EmptyRanges {
         spec: String,
@@ -55,10 +62,13 @@ pub enum LbaPolicySpec {
     HotCold,
     ByLbaRange { ranges: u32 },
     Auto { ranges: u32 },
+    SepBit,
+    Oracle,
 }
 
 impl LbaPolicySpec {
-    pub const FORMS: &'static str = "none, hot-cold, by-lba-range:N or auto[:RANGES]";
+    pub const FORMS: &'static str =
+        "none, hot-cold, by-lba-range:N, auto[:RANGES], sepbit or oracle";
 
     pub fn parse(s: &str) -> Result<LbaPolicySpec, LbaPolicyError> {
         let (kind, arg) = s.split_once(':').map_or((s, None), |(k, a)| (k, Some(a)));
@@ -75,6 +85,8 @@ impl LbaPolicySpec {
         Ok(match (kind, arg) {
             ("none", None) => LbaPolicySpec::None,
             ("hot-cold", None) => LbaPolicySpec::HotCold,
+            ("oracle", None) => LbaPolicySpec::Oracle,
+            ("sepbit", None) => LbaPolicySpec::SepBit,
             ("by-lba-range", Some(a)) => LbaPolicySpec::ByLbaRange {
                 ranges: count(a, "the number of ranges N")?,
             },
@@ -99,16 +111,19 @@ impl LbaPolicySpec {
             LbaPolicySpec::HotCold => "hot-cold".into(),
             LbaPolicySpec::ByLbaRange { ranges } => format!("by-lba-range:{ranges}"),
             LbaPolicySpec::Auto { ranges } => format!("auto:{ranges}"),
+            LbaPolicySpec::Oracle => "oracle".into(),
+            LbaPolicySpec::SepBit => "sepbit".into(),
         }
     }
 
-    /// Device streams the policy writes to at most (`auto`: whatever the device offers).
+    /// Device streams the policy writes to at most (`auto`, `oracle`: whatever the device
+    /// offers).
     fn streams_used(&self, device_streams: u16) -> u64 {
         match *self {
             LbaPolicySpec::None => 1,
-            LbaPolicySpec::HotCold => 2,
+            LbaPolicySpec::HotCold | LbaPolicySpec::SepBit => 2,
             LbaPolicySpec::ByLbaRange { ranges } => ranges as u64,
-            LbaPolicySpec::Auto { .. } => device_streams as u64,
+            LbaPolicySpec::Auto { .. } | LbaPolicySpec::Oracle => device_streams as u64,
         }
     }
 
@@ -153,6 +168,8 @@ impl LbaPolicySpec {
                 ranges: ranges(r)?,
                 auto: AutoStreams::new(device_streams.max(1), n),
             }),
+            LbaPolicySpec::SepBit => Box::new(super::SepBit::new(n)),
+            LbaPolicySpec::Oracle => return Err(LbaPolicyError::NeedsRecording),
         })
     }
 }
@@ -236,6 +253,8 @@ mod tests {
             ("by-lba-range:4", LbaPolicySpec::ByLbaRange { ranges: 4 }),
             ("auto", LbaPolicySpec::Auto { ranges: 64 }),
             ("auto:8", LbaPolicySpec::Auto { ranges: 8 }),
+            ("oracle", LbaPolicySpec::Oracle),
+            ("sepbit", LbaPolicySpec::SepBit),
         ] {
             assert_eq!(LbaPolicySpec::parse(s).unwrap(), want, "{s}");
             assert_eq!(LbaPolicySpec::parse(&want.name()).unwrap(), want);
@@ -248,6 +267,7 @@ mod tests {
             "by-lba-range:x",
             "auto:-1",
             "none:2",
+            "oracle:2",
         ] {
             let e = LbaPolicySpec::parse(bad).unwrap_err().to_string();
             assert!(e.contains("--stream-policy"), "{bad}: {e}");
@@ -273,6 +293,7 @@ mod tests {
             .contains("at most 1000"));
         assert!(err("hot-cold", HOT, 2).is_none());
         assert!(err("auto", None, 1).is_none());
+        assert!(err("oracle", None, 4).unwrap().contains("first pass"));
     }
 
     #[test]

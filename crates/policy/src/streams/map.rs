@@ -26,7 +26,7 @@
 //! Every stream must be below the device's streams; every file below the number of files.
 
 use super::lifetime::{LifetimeReport, LifetimeTracker};
-use super::{AutoStreams, DataType, NamedPolicy, StreamAssignment, WriteClass};
+use super::{AutoStreams, DataType, NamedPolicy, OracleStreams, StreamAssignment, WriteClass};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StreamMapError {
-    #[error("stream policy `{name}` is unknown: use one of none, per-type, merge-similar, merge-different, per-file, auto (or a TOML file of your own mapping)")]
+    #[error("stream policy `{name}` is unknown: use one of none, per-type, merge-similar, merge-different, per-file, auto, oracle (or a TOML file of your own mapping)")]
     UnknownPolicy { name: String },
     #[error("stream policy `{policy}` needs {needed} device streams, the device offers {device}: give the device more streams (--streams) or choose a policy with fewer")]
     TooFewStreams {
@@ -68,6 +68,8 @@ pub struct StreamMap {
     /// Streams the device offers.
     device_streams: u16,
     auto: bool,
+    /// `oracle`: each write placed by its recorded death time ([`ClassStreams::with_oracle`]).
+    oracle: bool,
 }
 
 impl StreamMap {
@@ -87,7 +89,7 @@ impl StreamMap {
                     NamedPolicy::PerFile if device_streams > 1 => {
                         1 + (f % (device_streams as u32 - 1)) as u16
                     }
-                    NamedPolicy::PerFile | NamedPolicy::Auto => 0,
+                    NamedPolicy::PerFile | NamedPolicy::Auto | NamedPolicy::Oracle => 0,
                     p => p.stream(t),
                 })
             })
@@ -97,6 +99,7 @@ impl StreamMap {
             rows,
             device_streams,
             auto: p == NamedPolicy::Auto,
+            oracle: p == NamedPolicy::Oracle,
         };
         let needed = map.streams_used();
         if needed > device_streams {
@@ -199,6 +202,7 @@ impl StreamMap {
             rows,
             device_streams,
             auto: false,
+            oracle: false,
         })
     }
 
@@ -208,6 +212,11 @@ impl StreamMap {
 
     pub fn is_auto(&self) -> bool {
         self.auto
+    }
+
+    /// Whether writes are placed by their recorded death time (`oracle`).
+    pub fn is_oracle(&self) -> bool {
+        self.oracle
     }
 
     pub fn files(&self) -> u32 {
@@ -224,9 +233,9 @@ impl StreamMap {
         self.rows.get(file as usize).map_or(0, |r| r[t.index()])
     }
 
-    /// Streams the table uses, the default stream included (`auto`: the device's).
+    /// Streams the table uses, the default stream included (`auto`, `oracle`: the device's).
     pub fn streams_used(&self) -> u16 {
-        if self.auto {
+        if self.auto || self.oracle {
             return self.device_streams;
         }
         1 + self.rows.iter().flatten().copied().max().unwrap_or(0)
@@ -284,6 +293,7 @@ pub type Routed = BTreeMap<(u32, DataType, u16), u64>;
 pub struct ClassStreams {
     map: StreamMap,
     auto: Option<AutoStreams>,
+    oracle: Option<OracleStreams>,
     lifetimes: Option<LifetimeTracker>,
     routed: Routed,
 }
@@ -297,9 +307,24 @@ impl ClassStreams {
         ClassStreams {
             map,
             auto,
+            oracle: None,
             lifetimes: None,
             routed: BTreeMap::new(),
         }
+    }
+
+    /// `oracle`: place by `placement`, recorded by a first pass over the same writes (every
+    /// page written through this policy, with or without a class, is one write of it). Without
+    /// it an `oracle` map puts every write on stream 0.
+    pub fn with_oracle(mut self, placement: OracleStreams) -> ClassStreams {
+        assert!(self.map.oracle, "{} is not the oracle", self.map.name);
+        self.oracle = Some(placement);
+        self
+    }
+
+    /// `oracle`: the placement (its groups, writes placed).
+    pub fn oracle(&self) -> Option<&OracleStreams> {
+        self.oracle.as_ref()
     }
 
     /// Measure lifetimes per data type from now on (class = [`DataType::index`]; 4 for
@@ -347,12 +372,15 @@ impl StreamAssignment for ClassStreams {
             let untyped = DataType::ALL.len() as u32;
             l.record(lpn, class.map_or(untyped, |c| c.data_type.index() as u32));
         }
+        // The oracle counts every write, classed or not (its recording did).
+        let placed = self.oracle.as_mut().map(|o| o.stream(lpn, class));
         let Some(c) = class else {
             return 0;
         };
-        let stream = match &mut self.auto {
-            Some(a) => a.on_write(lpn, c.key()),
-            None => self.map.stream(c.file, c.data_type),
+        let stream = match (&mut self.auto, placed) {
+            (Some(a), _) => a.on_write(lpn, c.key()),
+            (None, Some(s)) => s,
+            (None, None) => self.map.stream(c.file, c.data_type),
         };
         assert!(
             stream < self.map.device_streams,
@@ -404,6 +432,9 @@ mod tests {
         assert!(StreamMap::policy(NamedPolicy::Auto, 3, 4)
             .unwrap()
             .is_auto());
+        let m = StreamMap::named("oracle", 3, 4).unwrap();
+        assert!(m.is_oracle() && !m.is_auto());
+        assert_eq!(m.streams_used(), 4);
         assert!(matches!(
             StreamMap::policy(NamedPolicy::PerType, 3, 4),
             Err(StreamMapError::TooFewStreams {

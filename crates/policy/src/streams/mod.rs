@@ -6,9 +6,11 @@
 //! partitions, `flashlab sim`'s request loop) does not know which policy it holds. The policies:
 //! - by class ([`ClassStreams`]): a table from (file, data type) to stream — P5's named policies
 //!   and ours ([`NamedPolicy`]) or a user's TOML file ([`StreamMap`]) — or the online `auto`
-//!   grouping of classes by measured lifetime ([`AutoStreams`]);
-//! - by address ([`LbaPolicySpec`]): `none`, the `hot-cold` oracle, `by-lba-range:N`, and
-//!   `auto` over LBA ranges.
+//!   grouping of classes by measured lifetime ([`AutoStreams`]), or the `oracle` that knows
+//!   each write's death time from a first pass over the same writes ([`OracleStreams`]);
+//! - by address ([`LbaPolicySpec`]): `none`, the `hot-cold` oracle, `by-lba-range:N`,
+//!   `auto` over LBA ranges, SepBIT's invalidation-time inference `sepbit`, and the
+//!   death-time `oracle`.
 //!
 //! [`lifetime`] measures per-class page lifetimes (P5's Table 1) with the per-page last-write
 //! bookkeeping [`AutoStreams`] shares. Stream 0 is the default stream: a write without a class
@@ -21,12 +23,16 @@ pub mod lba;
 pub mod lifetime;
 pub mod map;
 pub mod named;
+pub mod oracle;
+pub mod sepbit;
 
 pub use auto::AutoStreams;
 pub use lba::{LbaPolicySpec, AUTO_RANGES_DEFAULT};
 pub use lifetime::{ClassLifetime, LifetimeReport, LifetimeTracker};
 pub use map::{ClassStreams, Routed, StreamMap, StreamMapError};
 pub use named::{DataType, NamedPolicy};
+pub use oracle::{DeathRecorder, OracleStreams};
+pub use sepbit::SepBit;
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -70,6 +70,11 @@ pub enum NamedPolicy {
     /// its device: one stream per type, as `PerType`; on a shared device,
     /// [`super::ClassStreams`] groups the classes).
     Auto,
+    /// Streams from each write's known death time (a two-pass replay, [`super::oracle`]): the
+    /// best placement the streams allow, a reference for every other policy (a store alone on
+    /// its device: one stream per type, as `PerType`; on a shared device,
+    /// [`super::ClassStreams`] places each write by its recorded lifetime).
+    Oracle,
 }
 
 impl NamedPolicy {
@@ -82,17 +87,18 @@ impl NamedPolicy {
     ];
 
     /// Every policy, P5's four first.
-    pub const EVERY: [NamedPolicy; 6] = [
+    pub const EVERY: [NamedPolicy; 7] = [
         NamedPolicy::NoStreams,
         NamedPolicy::PerType,
         NamedPolicy::SimilarMerged,
         NamedPolicy::DifferentMerged,
         NamedPolicy::PerFile,
         NamedPolicy::Auto,
+        NamedPolicy::Oracle,
     ];
 
     /// The names (`none`, `per-type`, `merge-similar`, `merge-different`, `per-file`,
-    /// `auto`).
+    /// `auto`, `oracle`).
     pub fn name(self) -> &'static str {
         match self {
             NamedPolicy::NoStreams => "none",
@@ -101,6 +107,7 @@ impl NamedPolicy {
             NamedPolicy::DifferentMerged => "merge-different",
             NamedPolicy::PerFile => "per-file",
             NamedPolicy::Auto => "auto",
+            NamedPolicy::Oracle => "oracle",
         }
     }
 
@@ -122,9 +129,13 @@ impl NamedPolicy {
         use DataType::*;
         match (self, t) {
             (NamedPolicy::NoStreams, _) => 0,
-            (NamedPolicy::PerType | NamedPolicy::PerFile | NamedPolicy::Auto, t) => {
-                t.index() as u16 + 1
-            }
+            (
+                NamedPolicy::PerType
+                | NamedPolicy::PerFile
+                | NamedPolicy::Auto
+                | NamedPolicy::Oracle,
+                t,
+            ) => t.index() as u16 + 1,
             (NamedPolicy::SimilarMerged, Header | Index) => 1,
             (NamedPolicy::SimilarMerged, Data) => 2,
             (NamedPolicy::SimilarMerged, Superblock) => 3,
@@ -204,6 +215,7 @@ mod tests {
             let per_type = NamedPolicy::PerType.stream(t);
             assert_eq!(NamedPolicy::PerFile.stream(t), per_type);
             assert_eq!(NamedPolicy::Auto.stream(t), per_type);
+            assert_eq!(NamedPolicy::Oracle.stream(t), per_type);
         }
     }
 }

@@ -11,9 +11,10 @@ fn old_hint(p: NamedPolicy, t: DataType) -> u16 {
     use DataType::*;
     match (p, t) {
         (NamedPolicy::NoStreams, _) => 0,
-        (NamedPolicy::PerType | NamedPolicy::PerFile | NamedPolicy::Auto, t) => {
-            DataType::ALL.iter().position(|&x| x == t).unwrap() as u16 + 1
-        }
+        (
+            NamedPolicy::PerType | NamedPolicy::PerFile | NamedPolicy::Auto | NamedPolicy::Oracle,
+            t,
+        ) => DataType::ALL.iter().position(|&x| x == t).unwrap() as u16 + 1,
         (NamedPolicy::SimilarMerged, Header | Index) => 1,
         (NamedPolicy::SimilarMerged, Data) => 2,
         (NamedPolicy::SimilarMerged, Superblock) => 3,
@@ -30,7 +31,7 @@ fn old_row(p: NamedPolicy, file: u32, t: DataType, device_streams: u16) -> u16 {
         NamedPolicy::PerFile if device_streams > 1 => {
             1 + (file % (device_streams as u32 - 1)) as u16
         }
-        NamedPolicy::PerFile | NamedPolicy::Auto => 0,
+        NamedPolicy::PerFile | NamedPolicy::Auto | NamedPolicy::Oracle => 0,
         p => old_hint(p, t),
     }
 }

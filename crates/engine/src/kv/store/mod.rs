@@ -165,6 +165,12 @@ pub struct StoreStat {
     pub compaction_batches: u64,
     /// Whether a compaction pass is under way (it goes on with the next commits).
     pub compacting: bool,
+    /// Path `wal`: entries of the WAL index (keys whose newest document is not yet in the
+    /// tree; `live_keys` and `live_bytes` count the tree only), the tombstones among them,
+    /// and the bytes of the documents they point at.
+    pub wal_entries: u64,
+    pub wal_tombstones: u64,
+    pub wal_live_bytes: u64,
 }
 
 /// One problem `check` found.
@@ -500,6 +506,9 @@ impl Store {
             uncommitted_ops: self.pending.len() as u64,
             compaction_batches: self.compaction_batches,
             compacting: self.compaction.is_some(),
+            wal_entries: self.wal_entries(),
+            wal_tombstones: self.wal_tombstones(),
+            wal_live_bytes: self.wal_live_bytes(),
         }
     }
 

@@ -112,6 +112,21 @@ impl Store {
         self.wal.entries.len() as u64
     }
 
+    /// Tombstones among the WAL index's entries (deletes not yet in the tree).
+    pub(super) fn wal_tombstones(&self) -> u64 {
+        self.wal.entries.values().filter(|e| e.tombstone).count() as u64
+    }
+
+    /// The documents only the WAL index reaches (key, document), in key order.
+    pub(super) fn wal_documents(&self) -> Vec<(Vec<u8>, DocPtr)> {
+        self.wal
+            .entries
+            .iter()
+            .filter(|(_, e)| !e.tombstone)
+            .map(|(k, e)| (k.clone(), e.ptr))
+            .collect()
+    }
+
     /// A data run the commit being built appended.
     pub(super) fn wal_note_run(&mut self, base: u64, pages: u64) {
         if self.wal_on() && pages > 0 {

@@ -309,6 +309,8 @@ pub fn stat_json(s: &Store) -> Value {
         "last_commit_seq": st.commit_seq,
         "generation": st.generation,
         "wal_entries": s.wal_entries(),
+        "wal_tombstones": st.wal_tombstones,
+        "wal_live_bytes": st.wal_live_bytes,
         "footprint_bytes": st.footprint_pages * st.page_bytes as u64,
         "capacity_bytes": st.capacity_pages * st.page_bytes as u64,
         "page_bytes": st.page_bytes,

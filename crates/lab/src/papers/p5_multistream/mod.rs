@@ -33,10 +33,11 @@ pub mod figures;
 use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
-use blockdev::{BlockDevice, SharedDevice, SimDevice};
+use blockdev::{BlockDevice, MemDevice, SharedDevice, SimDevice};
 use engine::kv::{CompactionMode, Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT};
 use policy::streams::{
-    ClassStreams, DataType, LifetimeReport, NamedPolicy, StreamMap, StreamMapError,
+    ClassStreams, DataType, DeathRecorder, LifetimeReport, NamedPolicy, OracleStreams, StreamMap,
+    StreamMapError,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -46,6 +47,7 @@ use ssd::{GcStreamMode, SsdConfig};
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::OnceLock;
 
 /// The simulated device: P5's drive class, the Samsung PM953 (preset `pm953`: its spare area
 /// and streams), with 4 KiB pages (the PM953's logical blocks; its flash geometry is not
@@ -79,6 +81,10 @@ pub const FLAT_BLOCK_X: f64 = 2.0;
 pub const FLAT_TOLERANCE: f64 = 0.03;
 /// At most this many capacities written by the host in the update phase.
 const MAX_HOST_X: f64 = 12.0;
+/// The DB files are placed as files of one file system (ext4 on P5's drive), in chunks of
+/// this many pages (256 KiB: an assumption — ext4 allocates a file's delayed writes in
+/// extents of this order; it is also the assumed erase block).
+pub const FS_CHUNK_PAGES: u64 = 64;
 /// Device streams (P5's PM953 offers several; ours: enough for per-type's 5 and auto's groups).
 pub const DEVICE_STREAMS_DEFAULT: u16 = 8;
 
@@ -107,6 +113,10 @@ pub struct Plan {
     /// The stores allocate next fit (ForestDB's append-only file: a log wrapping around its
     /// partition; default) or first fit (the lowest freed pages first).
     pub next_fit: bool,
+    /// Where the DB files lie on the device: `None`, each on its fixed partition; `Some(n)`,
+    /// placed as files of one file system in chunks of `n` pages (ext4's allocator in
+    /// miniature: a new file takes the chunks other files' deleted generations freed).
+    pub fs_chunk_pages: Option<u64>,
 }
 
 impl Plan {
@@ -134,6 +144,7 @@ impl Plan {
             wal_flush_docs_max: WAL_FLUSH_DOCS_DEFAULT,
             compaction_mode: CompactionMode::WholeFile,
             next_fit: true,
+            fs_chunk_pages: Some(FS_CHUNK_PAGES),
         }
     }
 
@@ -161,6 +172,7 @@ impl Plan {
             "wal_flush_docs_max": self.wal_flush_docs_max,
             "compaction_mode": self.compaction_mode.name(),
             "next_fit": self.next_fit,
+            "fs_chunk_pages": self.fs_chunk_pages,
         })
     }
 }
@@ -220,7 +232,11 @@ struct Run {
     page_bytes: u64,
     lifetimes: Option<LifetimeReport>,
     auto_mapping: Vec<(u32, DataType, u16)>,
+    /// `oracle`: its groups `(lifetime low, high, stream)`, writes placed, writes recorded.
+    oracle: Option<OracleGroups>,
 }
+
+type OracleGroups = (Vec<(u64, u64, u16)>, u64, u64);
 
 impl Run {
     fn sim_ns(&self) -> u64 {
@@ -292,6 +308,10 @@ fn is_flat(samples: &[Sample]) -> bool {
 }
 
 fn device(plan: &Plan, gc: GcStreamMode) -> Result<SimDevice> {
+    crate::devices::sim_device_checked(device_config(plan, gc)?, "--capacity")
+}
+
+fn device_config(plan: &Plan, gc: GcStreamMode) -> Result<SsdConfig> {
     let mut cfg = SsdConfig::preset(PRESET)?;
     cfg.geometry.page_bytes = PAGE_BYTES as u32;
     cfg.geometry.pages_per_block = plan.pages_per_block;
@@ -303,16 +323,14 @@ fn device(plan: &Plan, gc: GcStreamMode) -> Result<SimDevice> {
             plan.capacity_bytes, plan.device_streams
         )
     };
-    let cfg = cfg
-        .with_logical_capacity(plan.capacity_bytes)
-        .with_context(context)?;
-    crate::devices::sim_device_checked(cfg, "--capacity")
+    cfg.with_logical_capacity(plan.capacity_bytes)
+        .with_context(context)
 }
 
 /// Age the drive: every logical page written once, sequentially, on the default stream (the
 /// file system's earlier contents; without `discard` the SSD counts them valid until
 /// overwritten, as P5's drive after its 400 GB load and hours of compactions).
-fn precondition(dev: &mut SimDevice) -> Result<()> {
+fn precondition(dev: &mut impl BlockDevice) -> Result<()> {
     const CHUNK_PAGES: u64 = 64;
     let zeros = vec![0u8; CHUNK_PAGES as usize * PAGE_BYTES];
     let pages = dev.capacity_pages();
@@ -363,7 +381,10 @@ fn key(k: u64) -> [u8; KEY_BYTES] {
     b
 }
 
-fn open_files(shared: &mut SharedDevice<SimDevice>, plan: &Plan) -> Result<Files> {
+fn open_files<D: BlockDevice + 'static>(
+    shared: &mut SharedDevice<D>,
+    plan: &Plan,
+) -> Result<Files> {
     let logical = shared.device().capacity_pages();
     let file_pages = (logical as f64 * FILL / plan.files as f64) as u64;
     let doc_bytes = (plan.value_bytes + KEY_BYTES + 32) as u64;
@@ -399,6 +420,71 @@ fn load(files: &mut Files, ops_per_commit: u32, value_bytes: usize, seed: u64) -
     Ok(())
 }
 
+/// `shared` with the plan's placement of DB files.
+fn placed<D: BlockDevice>(shared: SharedDevice<D>, plan: &Plan) -> SharedDevice<D> {
+    match plan.fs_chunk_pages {
+        Some(n) => shared.with_extents(n),
+        None => shared,
+    }
+}
+
+/// The update workload's state: 100 % updates of a uniformly random file and key.
+struct Updates {
+    rng: ChaCha8Rng,
+    value: Vec<u8>,
+    op: u64,
+}
+
+impl Updates {
+    fn new(plan: &Plan, seed: u64) -> Updates {
+        Updates {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            value: vec![0u8; plan.value_bytes],
+            op: 0,
+        }
+    }
+
+    /// One update; the file commits every `ops_per_commit` updates it received. Returns
+    /// whether it committed.
+    fn next(&mut self, files: &mut Files, plan: &Plan) -> Result<bool> {
+        let f = self.rng.gen_range(0..plan.files as usize);
+        let k = self.rng.gen_range(0..files.keys_per_file);
+        self.op += 1;
+        self.value[..8].copy_from_slice(&self.op.to_le_bytes());
+        files.stores[f].put(&key(k), &self.value)?;
+        files.pending[f] += 1;
+        if files.pending[f] < plan.ops_per_commit {
+            return Ok(false);
+        }
+        files.pending[f] = 0;
+        files.stores[f].commit()?;
+        Ok(true)
+    }
+}
+
+/// The `oracle`'s first pass: the same load and updates on a RAM device (the stores' writes do
+/// not depend on the device), every page write recorded with its death time, up to a little
+/// more than the longest update phase a run may have.
+fn oracle_placement(plan: &Plan, seed: u64) -> Result<OracleStreams> {
+    let logical_pages = device_config(plan, plan.gc_modes[0])?.logical_pages();
+    let mut mem = MemDevice::new(PAGE_BYTES, logical_pages);
+    precondition(&mut mem)?;
+    let rec = Rc::new(RefCell::new(DeathRecorder::new(logical_pages)));
+    let shared = SharedDevice::with_streams(mem, Box::new(rec.clone())).without_discard();
+    let mut shared = placed(shared, plan);
+    let mut files = open_files(&mut shared, plan)?;
+    load(&mut files, plan.ops_per_commit, plan.value_bytes, seed)?;
+    let window_pages = ((logical_pages as f64 * SAMPLE_SHARE) as u64).max(1);
+    let max_pages = (logical_pages as f64 * plan.max_host_x) as u64;
+    let until = rec.borrow().writes() + max_pages + window_pages;
+    let mut updates = Updates::new(plan, seed);
+    while !(updates.next(&mut files, plan)? && rec.borrow().writes() >= until) {}
+    drop(files);
+    drop(shared);
+    let rec = std::mem::take(&mut *rec.borrow_mut());
+    Ok(rec.into_streams(plan.device_streams))
+}
+
 fn sample(shared: &SharedDevice<SimDevice>, base: &ssd::Stats, t0: u64) -> Sample {
     let d = shared.device();
     let s = d.ssd().stats().since(base);
@@ -415,13 +501,20 @@ fn run_one(
     gc: GcStreamMode,
     seed: u64,
     lifetimes: bool,
+    oracle: Option<&OracleStreams>,
 ) -> Result<Run> {
     let mut dev = device(plan, gc)?;
     let logical_pages = dev.capacity_pages();
     precondition(&mut dev)?;
     let map = policy.build(plan.files, plan.device_streams)?;
-    let router = Rc::new(RefCell::new(ClassStreams::new(map, logical_pages)));
-    let mut shared = SharedDevice::with_streams(dev, Box::new(router.clone())).without_discard();
+    let mut streams = ClassStreams::new(map, logical_pages);
+    if streams.map().is_oracle() {
+        let o = oracle.context("the oracle policy runs after its recording pass")?;
+        streams = streams.with_oracle(o.clone());
+    }
+    let router = Rc::new(RefCell::new(streams));
+    let shared = SharedDevice::with_streams(dev, Box::new(router.clone())).without_discard();
+    let mut shared = placed(shared, plan);
     let mut files = open_files(&mut shared, plan)?;
     load(&mut files, plan.ops_per_commit, plan.value_bytes, seed)?;
     if lifetimes {
@@ -431,22 +524,12 @@ fn run_one(
     let t0 = shared.device().now_ns();
     let window_pages = ((logical_pages as f64 * SAMPLE_SHARE) as u64).max(1);
     let max_pages = (logical_pages as f64 * plan.max_host_x) as u64;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut updates = Updates::new(plan, seed);
     let mut samples = vec![Sample::default()];
-    let mut value = vec![0u8; plan.value_bytes];
-    let mut op = 0u64;
     let flat = loop {
-        let f = rng.gen_range(0..plan.files as usize);
-        let k = rng.gen_range(0..files.keys_per_file);
-        op += 1;
-        value[..8].copy_from_slice(&op.to_le_bytes());
-        files.stores[f].put(&key(k), &value)?;
-        files.pending[f] += 1;
-        if files.pending[f] < plan.ops_per_commit {
+        if !updates.next(&mut files, plan)? {
             continue;
         }
-        files.pending[f] = 0;
-        files.stores[f].commit()?;
         let s = sample(&shared, &base, t0);
         let last = *samples.last().expect("a first sample");
         if s.host_pages - last.host_pages < window_pages {
@@ -472,6 +555,7 @@ fn run_one(
         page_bytes: PAGE_BYTES as u64,
         lifetimes: r.lifetimes(),
         auto_mapping: r.auto_mapping(),
+        oracle: r.oracle().map(|o| (o.groups(), o.placed(), o.recorded())),
     })
 }
 
@@ -752,11 +836,16 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         format!("Device: preset {PRESET} with 4 KiB pages, {}-page blocks and its over-provisioning (14.5 %: 512 GiB of flash for 480 GB); the PM953's flash geometry is not published (page and block size assumed); WAF depends on the block size (a block holds pages written close together in time; smaller blocks die whole more often). The drive is aged (every logical page written once) and the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04), so the SSD counts every page valid until it is overwritten", plan.pages_per_block),
         format!("Documents: {KEY_BYTES}-byte keys, {}-byte values, live documents {:.0} % of each file, a commit every {} updates of a file (P5 states neither document size nor commit interval)", plan.value_bytes, plan.live_share * 100.0, plan.ops_per_commit),
         format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, every min(4,096, keys per file) documents (ForestDB's default 4,096), and with each compaction batch", plan.write_path.name()),
-        format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its partition, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard)", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0),
+        format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its space, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard)", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0),
+        match plan.fs_chunk_pages {
+            Some(n) => format!("Placement: the DB files are files of one file system, not fixed partitions: their pages are placed on the device in chunks of {n} pages ({} KiB, assumed) where ext4's allocator would put them — the first free chunk after the file's last one, else the lowest free — and a chunk whose pages a compaction released goes back to the pool, so a file written after another's old generation was deleted overwrites that generation's LBAs. The drive, which gets no trims, sees each new generation overwrite data of other files written at other times: this is what raises `none`'s WAF from 1.15 (fixed partitions, each file a log wrapping in its own range: blocks die in the order they were written) to P5's range, and what streams then separate (quick scale, seed 1: none 1.152 / 1.377 / 1.613 and per-type -9.8 / -25.4 / -23.2 % with fixed partitions / 16-page / 64-page chunks)", n * PAGE_BYTES as u64 / 1024),
+            None => "Placement: each DB file on its fixed partition (a log wrapping in its own range)".into(),
+        },
         format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
         "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs)".into(),
         "P5's WAF is the drive's (SMART) since the start of a 6.5 h or 24 h run and still growing (P5: WAF grows with the data written); ours is the steady-state WAF of the last capacities written once flat (`waf_cumulative`: since the updates began), and equal time is the shortest of our runs in simulated time (queue depth 1), not 24 h".into(),
     ];
+    n.extend(oracle_notes(plan, runs));
     let auto = find(runs, &MapSpec::Policy(NamedPolicy::Auto), plan.gc_modes[0]);
     if let Some(r) = auto {
         let mut groups: std::collections::BTreeMap<u16, Vec<&str>> = Default::default();
@@ -778,6 +867,88 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
     n
 }
 
+/// Every (GC mode, policy) run of `plan`, side by side under `--jobs` (the runs are
+/// independent; each is a function of the plan and seed, so the figures do not depend on the
+/// threads), in the plan's order (GC mode, then policy). The oracle's recording pass is made
+/// once, by the first oracle run to need it (the others wait for it). Prints a `partial:`
+/// line as each run finishes (a cut run keeps what it printed).
+fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<Vec<Run>> {
+    let mut tasks = Vec::new();
+    for (g, &gc) in plan.gc_modes.iter().enumerate() {
+        for (i, p) in plan.policies.iter().enumerate() {
+            tasks.push((g * plan.policies.len() + i, gc, p));
+        }
+    }
+    let steps = Steps::new(opts, tasks.len());
+    let seed = opts.seed;
+    let oracle: OnceLock<Result<OracleStreams, String>> = OnceLock::new();
+    crate::parallel::try_map(&opts.jobs, tasks, |(i, gc, p)| {
+        let what = format!("policy {} gc {}", p.name(), gc_name(gc));
+        let _step = steps.step(&what);
+        let o = if matches!(p, MapSpec::Policy(NamedPolicy::Oracle)) {
+            let rec = oracle
+                .get_or_init(|| oracle_placement(plan, seed).map_err(|e| format!("{e:#}")));
+            Some(rec.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?)
+        } else {
+            None
+        };
+        let r = run_one(plan, p, gc, seed, i == 0, o)?;
+        opts.progress(format_args!(
+            "partial: {what}: WAF {:.3} (flat {}), cumulative {:.3}, {:.1} capacities written",
+            r.final_waf(),
+            if r.flat { "yes" } else { "no" },
+            r.stats.waf(),
+            ratio(r.stats.host_pages_written, r.logical_pages)
+        ));
+        Ok(r)
+    })
+}
+
+/// Each policy's gap to the oracle (per GC mode), and the oracle's lifetime groups.
+fn oracle_notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
+    let oracle = MapSpec::Policy(NamedPolicy::Oracle);
+    let mut n = Vec::new();
+    for &gc in &plan.gc_modes {
+        let Some(o) = find(runs, &oracle, gc).map(Run::final_waf) else {
+            continue;
+        };
+        let gaps: Vec<String> = plan
+            .policies
+            .iter()
+            .filter(|p| **p != oracle)
+            .filter_map(|p| {
+                let w = find(runs, p, gc)?.final_waf();
+                Some(format!("{} {:+.1} %", p.name(), (w / o - 1.0) * 100.0))
+            })
+            .collect();
+        n.push(format!(
+            "gap to the oracle (gc {}; WAF {o:.3}; a policy's WAF above the oracle's): {}",
+            gc_name(gc),
+            gaps.join(", ")
+        ));
+    }
+    if let Some((groups, placed, recorded)) =
+        find(runs, &oracle, plan.gc_modes[0]).and_then(|r| r.oracle.as_ref())
+    {
+        let g: Vec<String> = groups
+            .iter()
+            .map(|&(lo, hi, s)| {
+                let eternal = policy::streams::oracle::ETERNAL;
+                match (lo == eternal, hi == eternal) {
+                    (true, _) => format!("stream {s}: never overwritten"),
+                    (false, true) => format!("stream {s}: {lo}.. and never overwritten"),
+                    (false, false) => format!("stream {s}: {lo}..{hi}"),
+                }
+            })
+            .collect();
+        n.push(format!(
+            "oracle: each page write placed by its death time, known from a first pass of the same load and updates on a RAM device ({recorded} page writes recorded, {placed} placed); streams by remaining lifetime in device page writes: {}",
+            g.join("; ")
+        ));
+    }
+    n
+}
+
 pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     run_with(opts, &Plan::new(opts))
 }
@@ -793,26 +964,7 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
         // A bad map file fails here, before any run.
         p.build(plan.files, plan.device_streams)?;
     }
-    let steps = Steps::new(opts, plan.policies.len() * plan.gc_modes.len());
-    let mut runs = Vec::new();
-    for &gc in &plan.gc_modes {
-        for p in &plan.policies {
-            steps.step(format_args!("policy {} gc {}", p.name(), gc_name(gc)));
-            let measure = *p == plan.policies[0] && gc == plan.gc_modes[0];
-            let r = run_one(plan, p, gc, opts.seed, measure)?;
-            // Partial results as the runs finish (a cut run keeps what it printed).
-            opts.progress(format_args!(
-                "partial: policy {} gc {}: WAF {:.3} (flat {}), cumulative {:.3}, {:.1} capacities written",
-                p.name(),
-                gc_name(gc),
-                r.final_waf(),
-                if r.flat { "yes" } else { "no" },
-                r.stats.waf(),
-                ratio(r.stats.host_pages_written, r.logical_pages)
-            ));
-            runs.push(r);
-        }
-    }
+    let runs = run_all(opts, plan)?;
     let lifetimes = runs.iter().find_map(|r| r.lifetimes.clone());
     let lrows = lifetimes.as_ref().map(lifetime_rows).unwrap_or_default();
     let rows = rows(&runs, plan);

@@ -1,0 +1,222 @@
+//! File-system placement for a [`super::SharedDevice`]: where each partition's pages lie on the
+//! device when the partitions are files of one file system rather than fixed ranges.
+//!
+//! Model (ext4's multi-block allocator in miniature): the partitions' space is cut into
+//! chunks of `chunk_pages` pages (≤ 64). A partition's chunk is placed on a device chunk when
+//! it is first written after being free: the first free device chunk at or after the
+//! partition's **goal** — the chunk after the one it was last given, as ext4 extends a file
+//! right after its last block — else the lowest free chunk (wrap around). A partition's
+//! goal starts at its own share of the space (files begin apart, as in separate block
+//! groups). A trim frees the pages it covers; a chunk none of whose pages is live any more
+//! goes back to the free pool (with or without `discard`: the file system knows it is free,
+//! the device may not), so a DB file written after another was deleted takes the deleted
+//! file's device pages.
+//!
+//! Invariants: a device chunk is mapped by at most one partition chunk, or is free; mapped +
+//! free = all chunks. Deterministic: a function of the sequence of writes and trims.
+
+use crate::PageNo;
+use std::collections::BTreeSet;
+
+/// Largest chunk (a chunk's live pages are one `u64` mask).
+pub const CHUNK_PAGES_MAX: u64 = 64;
+
+/// One partition's chunk map.
+#[derive(Clone, Debug)]
+struct PartMap {
+    /// Per partition chunk: its device chunk, if placed.
+    chunk: Vec<Option<u64>>,
+    /// Per partition chunk: live pages (bit i: page i of the chunk written and not trimmed).
+    live: Vec<u64>,
+    /// Device chunk to try first for the next placement.
+    goal: u64,
+}
+
+/// The chunk placement of every partition (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Extents {
+    chunk_pages: u64,
+    /// Device chunks so far given to partitions' space (the pool).
+    chunks: u64,
+    free: BTreeSet<u64>,
+    parts: Vec<PartMap>,
+}
+
+/// A run of a partition I/O on the device: `pages` pages from offset `off` (pages into the
+/// I/O), at device page `dev_page` (`None`: not placed, reads as zeros).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub off: u64,
+    pub pages: u64,
+    pub dev_page: Option<PageNo>,
+}
+
+impl Extents {
+    pub fn new(chunk_pages: u64) -> Extents {
+        assert!(
+            (1..=CHUNK_PAGES_MAX).contains(&chunk_pages),
+            "chunk of {chunk_pages} pages: 1 to {CHUNK_PAGES_MAX}"
+        );
+        Extents {
+            chunk_pages,
+            chunks: 0,
+            free: BTreeSet::new(),
+            parts: Vec::new(),
+        }
+    }
+
+    /// Pages of device space a partition of `pages` pages takes from the pool.
+    pub fn rounded(&self, pages: u64) -> u64 {
+        pages.div_ceil(self.chunk_pages) * self.chunk_pages
+    }
+
+    /// Add a partition of `pages` pages; its chunks join the free pool.
+    pub fn add_partition(&mut self, pages: u64) {
+        let n = pages.div_ceil(self.chunk_pages);
+        let first = self.chunks;
+        self.free.extend(first..first + n);
+        self.chunks += n;
+        self.parts.push(PartMap {
+            chunk: vec![None; n as usize],
+            live: vec![0; n as usize],
+            goal: first,
+        });
+    }
+
+    /// Segments of a write of `pages` pages at partition page `page`, placing free chunks.
+    pub fn write(&mut self, part: usize, page: PageNo, pages: u64) -> Vec<Segment> {
+        self.segments(part, page, pages, true)
+    }
+
+    /// Segments of a read (unplaced chunks read as zeros).
+    pub fn read(&mut self, part: usize, page: PageNo, pages: u64) -> Vec<Segment> {
+        self.segments(part, page, pages, false)
+    }
+
+    /// Trim: the pages' live bits cleared; returns the placed segments (for `discard`) and
+    /// frees the chunks left with no live page.
+    pub fn trim(&mut self, part: usize, page: PageNo, pages: u64) -> Vec<Segment> {
+        let segs = self.segments(part, page, pages, false);
+        let cp = self.chunk_pages;
+        let m = &mut self.parts[part];
+        for p in page..page + pages {
+            let c = (p / cp) as usize;
+            m.live[c] &= !(1u64 << (p % cp));
+            if m.live[c] == 0 {
+                if let Some(d) = m.chunk[c].take() {
+                    assert!(self.free.insert(d), "device chunk {d} freed twice");
+                }
+            }
+        }
+        segs
+    }
+
+    fn segments(&mut self, part: usize, page: PageNo, pages: u64, write: bool) -> Vec<Segment> {
+        let cp = self.chunk_pages;
+        let mut out: Vec<Segment> = Vec::new();
+        let mut p = page;
+        while p < page + pages {
+            let c = (p / cp) as usize;
+            let n = (cp - p % cp).min(page + pages - p);
+            let dev = match (self.parts[part].chunk[c], write) {
+                (Some(d), _) => Some(d),
+                (None, true) => Some(self.place(part, c)),
+                (None, false) => None,
+            };
+            if write {
+                let bits = if n == 64 {
+                    u64::MAX
+                } else {
+                    ((1u64 << n) - 1) << (p % cp)
+                };
+                self.parts[part].live[c] |= bits;
+            }
+            let dev_page = dev.map(|d| d * cp + p % cp);
+            match out.last_mut() {
+                Some(s)
+                    if s.dev_page
+                        .zip(dev_page)
+                        .is_some_and(|(a, b)| a + s.pages == b) =>
+                {
+                    s.pages += n
+                }
+                Some(s) if s.dev_page.is_none() && dev_page.is_none() => s.pages += n,
+                _ => out.push(Segment {
+                    off: p - page,
+                    pages: n,
+                    dev_page,
+                }),
+            }
+            p += n;
+        }
+        out
+    }
+
+    /// Place partition `part`'s chunk `c` on the first free device chunk from its goal.
+    fn place(&mut self, part: usize, c: usize) -> u64 {
+        let m = &mut self.parts[part];
+        let d = self
+            .free
+            .range(m.goal..)
+            .next()
+            .or_else(|| self.free.iter().next())
+            .copied()
+            .expect("a partition never holds more chunks than it was given");
+        self.free.remove(&d);
+        m.chunk[c] = Some(d);
+        m.goal = d + 1;
+        d
+    }
+
+    /// Free device chunks.
+    pub fn free_chunks(&self) -> u64 {
+        self.free.len() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deleted_files_chunks_go_to_the_next_file_written() {
+        let mut e = Extents::new(4);
+        e.add_partition(8); // chunks 0, 1
+        e.add_partition(8); // chunks 2, 3
+        let s = e.write(0, 0, 8);
+        assert_eq!(
+            s,
+            [Segment {
+                off: 0,
+                pages: 8,
+                dev_page: Some(0)
+            }]
+        );
+        assert_eq!(e.write(1, 0, 4)[0].dev_page, Some(8));
+        // File 0 deleted: its chunks are free again; file 1 grows from its goal, then wraps
+        // onto them.
+        e.trim(0, 0, 8);
+        assert_eq!(e.free_chunks(), 3);
+        assert_eq!(e.write(1, 4, 4)[0].dev_page, Some(12));
+        let s = e.write(1, 0, 1); // still placed
+        assert_eq!(s[0].dev_page, Some(8));
+        e.trim(1, 0, 4);
+        assert_eq!(
+            e.write(1, 0, 1)[0].dev_page,
+            Some(0),
+            "wrapped to the lowest free"
+        );
+        assert_eq!(e.read(0, 0, 4)[0].dev_page, None, "unplaced reads as zeros");
+    }
+
+    #[test]
+    fn a_chunk_stays_placed_while_a_page_of_it_lives() {
+        let mut e = Extents::new(4);
+        e.add_partition(4);
+        e.write(0, 0, 4);
+        e.trim(0, 0, 3);
+        assert_eq!(e.free_chunks(), 0);
+        e.trim(0, 3, 1);
+        assert_eq!(e.free_chunks(), 1);
+    }
+}
