@@ -201,6 +201,13 @@ impl AutoStreams {
 /// [`MAX_SPREAD_OCTAVES`] (or, if none is, the best with `k`). Returns each point's group
 /// (0-based, ascending in `x`).
 pub(crate) fn group_bins(points: &[(f64, f64)], k: usize) -> Vec<u16> {
+    group_bins_with(points, k, true)
+}
+
+/// [`group_bins`], or with `economical` false the best split into exactly `min(k, points)`
+/// groups (the oracle spends every stream it has: a stream it leaves unused is a separation
+/// it knows of and does not make).
+pub(crate) fn group_bins_with(points: &[(f64, f64)], k: usize, economical: bool) -> Vec<u16> {
     let n = points.len();
     if n == 0 {
         return Vec::new();
@@ -244,9 +251,12 @@ pub(crate) fn group_bins(points: &[(f64, f64)], k: usize) -> Vec<u16> {
     // Fewest groups whose spread is small enough (or the best there is): a stream costs open
     // blocks, so it is spent only where it separates lifetimes.
     let enough = pw[n] * MAX_SPREAD_OCTAVES * MAX_SPREAD_OCTAVES + 1e-9;
-    let g_best = (0..k)
-        .find(|&g| best[g][n] <= enough.max(best[k - 1][n] + 1e-9))
-        .unwrap_or(k - 1);
+    let g_best = match economical {
+        true => (0..k)
+            .find(|&g| best[g][n] <= enough.max(best[k - 1][n] + 1e-9))
+            .unwrap_or(k - 1),
+        false => k - 1,
+    };
     let mut out = vec![0u16; n];
     let mut j = n;
     for g in (0..=g_best).rev() {
