@@ -91,7 +91,7 @@ pub(crate) fn validate(cfg: &SsdConfig) -> Result<(), ConfigError> {
         ));
     }
     let bpd = cfg.blocks_per_die();
-    if f.ru_blocks == 0 || bpd % f.ru_blocks != 0 {
+    if f.ru_blocks == 0 || !bpd.is_multiple_of(f.ru_blocks) {
         return Err(invalid(
             "ftl.fdp.ru_blocks",
             f.ru_blocks,
