@@ -22,7 +22,6 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("p2-ssd", include_str!("../../presets/p2-ssd.toml")),
     ("x25m", include_str!("../../presets/x25m.toml")),
     ("pm953", include_str!("../../presets/pm953.toml")),
-    ("fdp-nvme", include_str!("../../presets/fdp-nvme.toml")),
 ];
 
 /// Names of the shipped presets.
