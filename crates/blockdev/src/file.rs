@@ -8,8 +8,15 @@
 //! [`DevError::DirectIoUnsupported`] naming the path; `buffered: true` is the explicit opt-in
 //! fallback (timings then include the page cache). `flush` is `fdatasync`; `trim` punches a
 //! hole (`fallocate`), ignored where unsupported.
+//!
+//! Placement: a write's stream reaches the device as a write-life hint (its hint's own life,
+//! else [`WriteLife::of_stream`]; `fcntl(F_SET_RW_HINT)` per file) and, where the kernel (6.16+)
+//! and the disk (`max_write_streams` > 0: NVMe FDP or streams) support it, as the io_uring
+//! write's per-I/O write stream; [`FileDevice::placement_support`] reports which
+//! ([`crate::placement`]).
 
 use crate::lock::{self, Lock};
+use crate::placement::{self, PlacementSupport};
 use crate::{
     check_extent, submit_all, BlockDevice, ClockKind, DevError, DevStats, Io, PageNo, WriteHint,
 };
@@ -66,6 +73,19 @@ pub enum WriteLife {
 }
 
 impl WriteLife {
+    /// The life a write of `stream` carries when its hint names none: the default stream 0
+    /// none (the file's hint is left alone), streams 1, 2, 3 short, medium, long, and
+    /// higher streams extreme (the kernel has four lives to tell apart).
+    pub fn of_stream(stream: u16) -> Option<WriteLife> {
+        match stream {
+            0 => None,
+            1 => Some(WriteLife::Short),
+            2 => Some(WriteLife::Medium),
+            3 => Some(WriteLife::Long),
+            _ => Some(WriteLife::Extreme),
+        }
+    }
+
     pub const ALL: [WriteLife; 6] = [
         WriteLife::NotSet,
         WriteLife::None,
@@ -96,12 +116,37 @@ impl FileDevice {
         Err(io_err(&self.path, "fcntl(F_SET_RW_HINT)", source))
     }
 
-    /// Give the file the write life of `hint` before its write, calling `fcntl` only when the
+    /// What the file's device offers for placement: kernel, disk, write streams, and whether
+    /// the kernel takes write-life hints on this file (asked by re-setting the file's current
+    /// hint, which changes nothing). For a report's `config`.
+    pub fn placement_support(&self) -> PlacementSupport {
+        let mut s = self.placement.clone();
+        let taken = !self.life_unsupported
+            && self
+                .write_life()
+                .and_then(|l| self.set_write_life(l))
+                .is_ok();
+        s.write_life_hints = Some(taken);
+        s.summary = s.describe();
+        s
+    }
+
+    fn detect_placement(&self) -> PlacementSupport {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = self.file.metadata() else {
+            return PlacementSupport::default();
+        };
+        let dev = meta.dev();
+        let (major, minor) = (libc::major(dev), libc::minor(dev));
+        placement::detect(Path::new("/sys"), Path::new("/proc"), (major, minor))
+    }
+
+    /// Give the file the write life of `hint` (its own, else its stream's) before its write, calling `fcntl` only when the
     /// life differs from the last one set (one syscall per change of data type). A kernel or
     /// file without write-life hints (EINVAL, EOPNOTSUPP) is remembered and not asked again;
     /// its writes go unhinted. Any other error is returned.
     fn apply_life(&mut self, hint: WriteHint) -> Result<(), DevError> {
-        let Some(life) = hint.life else {
+        let Some(life) = hint.life.or(WriteLife::of_stream(hint.stream)) else {
             return Ok(());
         };
         if self.life_unsupported || self.life_set == Some(life) {
@@ -184,6 +229,39 @@ mod write_life_tests {
 
     /// A hinted write gives the file the hint's life (one `fcntl` per change), or the device
     /// reports cleanly that the kernel refused it; an unhinted write leaves the life alone.
+    #[test]
+    fn a_streamed_write_carries_its_streams_life_and_the_device_reports_its_support() {
+        let dir = tempfile::tempdir_in(".").expect("temp dir in the current directory");
+        let path = dir.path().join("streamed.img");
+        let opts = FileOptions {
+            buffered: true,
+            ..FileOptions::default()
+        };
+        let mut dev = FileDevice::create(&path, 8, 4096, opts).expect("create");
+        let page = vec![3u8; 4096];
+        let mut batch = [Io::Write {
+            page: 1,
+            buf: &page,
+            hint: WriteHint::stream(3),
+        }];
+        dev.submit(&mut batch)
+            .expect("a streamed write, stream support or not");
+        let s = dev.placement_support();
+        if dev.write_life_unsupported() {
+            assert_eq!(s.write_life_hints, Some(false));
+        } else {
+            assert_eq!(
+                dev.write_life().unwrap(),
+                WriteLife::Long,
+                "stream 3's life"
+            );
+            assert_eq!(s.write_life_hints, Some(true));
+        }
+        // Whatever this machine has, the report says it in one line (a virtio disk: none).
+        assert!(s.summary.contains("write streams"), "{}", s.summary);
+        assert_eq!(s.per_io_write_streams, s.io_write_stream(1) == 1);
+    }
+
     #[test]
     fn a_hinted_write_sets_the_files_write_life() {
         let dir = tempfile::tempdir_in(".").expect("temp dir in the current directory");
@@ -286,6 +364,8 @@ pub struct FileDevice {
     life_set: Option<WriteLife>,
     /// The kernel or file refused write-life hints (EINVAL/EOPNOTSUPP): not tried again.
     life_unsupported: bool,
+    /// What the file's device offers for placement (detected at open).
+    placement: PlacementSupport,
 }
 
 impl Drop for FileDevice {
@@ -391,7 +471,9 @@ impl FileDevice {
             poisoned: None,
             life_set: None,
             life_unsupported: false,
+            placement: PlacementSupport::default(),
         };
+        dev.placement = dev.detect_placement();
         // Some file systems accept O_DIRECT at open and refuse it at the first I/O.
         if capacity_pages > 0 {
             let mut probe = vec![0u8; page_bytes];
@@ -462,8 +544,9 @@ impl FileDevice {
                 Io::Read { .. } => opcode::Read::new(fd, ptr, len as u32)
                     .offset(page * pb)
                     .build(),
-                Io::Write { .. } => opcode::Write::new(fd, ptr, len as u32)
+                Io::Write { hint, .. } => opcode::Write::new(fd, ptr, len as u32)
                     .offset(page * pb)
+                    .write_stream(self.placement.io_write_stream(hint.stream))
                     .build(),
             };
             sqes.push(e.user_data(i as u64));
@@ -806,10 +889,13 @@ impl BlockDevice for FileDevice {
         Ok(())
     }
     /// The file's write life is per inode, not per I/O: a batch carries the life of its first
-    /// hinted write (the store's batches hold one data type each).
+    /// hinted write, its own or its stream's (the store's batches hold one data type each).
+    /// Each write also carries its stream per I/O where kernel and disk support it.
     fn submit(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError> {
         let hint = batch.iter().find_map(|io| match io {
-            Io::Write { hint, .. } if hint.life.is_some() => Some(*hint),
+            Io::Write { hint, .. } if hint.life.or(WriteLife::of_stream(hint.stream)).is_some() => {
+                Some(*hint)
+            }
             _ => None,
         });
         if batch.iter().any(|io| matches!(io, Io::Write { .. })) {
@@ -876,6 +962,9 @@ impl BlockDevice for FileDevice {
     }
     fn clock_kind(&self) -> ClockKind {
         ClockKind::Wall
+    }
+    fn placement(&self) -> Option<PlacementSupport> {
+        Some(self.placement_support())
     }
     fn stats(&self) -> DevStats {
         self.stats

@@ -23,6 +23,7 @@ mod hdd;
 mod lock;
 mod mem;
 mod partition;
+pub mod placement;
 mod sim;
 
 use policy::streams::{DataType, WriteClass};
@@ -35,6 +36,7 @@ pub use hdd::{HddConfig, HddModel};
 pub use lock::Lock;
 pub use mem::MemDevice;
 pub use partition::{Partition, SharedDevice};
+pub use placement::PlacementSupport;
 pub use sim::SimDevice;
 
 /// Page number on a block device (in units of the device's `page_bytes`).
@@ -167,6 +169,11 @@ pub trait BlockDevice {
     fn now_ns(&self) -> u64;
     fn clock_kind(&self) -> ClockKind;
     fn stats(&self) -> DevStats;
+    /// What a real device offers for data placement (write-life hints, write streams), for a
+    /// report's `config`; `None` for devices that place by `WriteHint::stream` themselves.
+    fn placement(&self) -> Option<PlacementSupport> {
+        None
+    }
 }
 
 /// Run `each` on every item of a batch, in order, and return the first error only after all

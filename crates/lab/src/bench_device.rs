@@ -274,6 +274,7 @@ pub fn measure(o: &BenchOptions) -> Result<(Vec<BenchRow>, Value)> {
         "io_kib": IO_KIB,
         "queue_depths": QUEUE_DEPTHS,
         "clock": b.dev.clock_kind().name(),
+        "placement": b.dev.placement(),
     });
     Ok((rows, config))
 }
@@ -304,6 +305,14 @@ impl Target {
             Target::Sim(port) => port.last_done().0,
         }
     }
+    /// A real file's placement support (None on the simulated SSD).
+    fn placement(&self) -> Option<blockdev::PlacementSupport> {
+        match self {
+            Target::Dev(d) => d.placement(),
+            Target::Sim(_) => None,
+        }
+    }
+
     fn clock_kind(&self) -> blockdev::ClockKind {
         match self {
             Target::Dev(d) => d.clock_kind(),

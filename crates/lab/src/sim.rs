@@ -143,6 +143,9 @@ pub struct SimResult {
     /// `auto` stream policy: its final `(LBA range, stream)` table (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_mapping: Option<Vec<(u32, u16)>>,
+    /// FDP: the measured phase's counters per reclaim-unit handle (absent without FDP).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fdp_handles: Vec<ssd::HandleStats>,
     pub host_pages_read: u64,
     pub host_pages_trimmed: u64,
     pub flash_pages_written: u64,
@@ -252,6 +255,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
 
     let (before, t0) = d.begin_measurement();
     let by_stream_before = d.ssd().host_pages_written_by_stream().to_vec();
+    let handles_before = d.ssd().handle_stats();
     d.port.replay_arrivals(opts.replay_trace_timing);
     let wopts = WorkloadOptions {
         request_pages: opts.request_pages,
@@ -273,7 +277,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
             let reqs = with_streams(reqs, policy.as_mut());
             run_sampled(&mut d, reqs, limit, writes_only, sampled, progress)?
         }
-        WorkloadSpec::Trace { .. } => {
+        WorkloadSpec::Trace { .. } | WorkloadSpec::FlashCache(_) => {
             let reqs = with_streams(workload::build(&spec, target, &wopts)?, policy.as_mut());
             run_sampled(&mut d, reqs, limit, writes_only, sampled, progress)?
         }
@@ -288,6 +292,9 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         .map(|(now, before)| now - before)
         .collect();
     r.stream_mapping = policy.mapping();
+    r.fdp_handles = (d.ssd().handle_stats().iter().zip(&handles_before))
+        .map(|(now, before)| now.since(before))
+        .collect();
     r.timeline = timeline;
     r.peak_rss_bytes = memory::peak_rss_bytes();
     r.bytes_per_logical_page = rss_before.zip(r.peak_rss_bytes).map(|(before, peak)| {
@@ -551,6 +558,7 @@ fn summarize(
         host_pages_written: s.host_pages_written,
         host_pages_written_by_stream: Vec::new(),
         stream_mapping: None,
+        fdp_handles: Vec::new(),
         host_pages_read: s.host_pages_read,
         host_pages_trimmed: s.host_pages_trimmed,
         flash_pages_written: s.flash_pages_written,

@@ -45,7 +45,8 @@ impl Ssd {
     /// A drive of `cfg`: fresh, or aged by `cfg.aging` (see [`crate::config::Aging`]).
     pub fn new(cfg: SsdConfig) -> Result<Ssd, ConfigError> {
         cfg.validate()?;
-        let flash = Flash::new(&cfg);
+        // FDP: the flash and FTL over reclaim units (the same flash without FDP).
+        let flash = Flash::new(&crate::config::fdp::flash_config(&cfg));
         let ftl = ftl::build(&cfg, &flash);
         let words = ftl.logical_pages().div_ceil(64) as usize;
         let streams = cfg.ftl.streams as usize;
@@ -106,8 +107,19 @@ impl Ssd {
     pub fn page_bytes(&self) -> usize {
         self.cfg.geometry.page_bytes as usize
     }
+    /// The layer's counters; `erases` counts erase blocks (an FDP reclaim unit erases all of
+    /// its blocks).
     pub fn stats(&self) -> Stats {
-        self.flash.stats
+        let mut s = self.flash.stats;
+        s.erases *= crate::config::fdp::erase_blocks_per_unit(&self.cfg) as u64;
+        s
+    }
+    /// Per reclaim-unit handle counters since the device was made (FDP; empty without it).
+    pub fn handle_stats(&self) -> Vec<crate::ftl::fdp::HandleStats> {
+        if self.cfg.ftl.fdp.is_none() {
+            return Vec::new();
+        }
+        self.ftl.handle_stats(&self.flash)
     }
     /// Host pages written per stream since the device was made, indexed by `StreamId`
     /// (`ftl.streams` entries). Counted per accepted request, so the sum equals

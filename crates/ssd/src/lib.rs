@@ -38,9 +38,12 @@ mod queue;
 pub mod stats;
 pub mod types;
 
-pub use config::{DataMode, FtlKind, GcPolicy, GcPool, GcStreamMode, SsdConfig};
+pub use config::{
+    DataMode, FdpConfig, FtlKind, GcPolicy, GcPool, GcStreamMode, Isolation, SsdConfig,
+};
 pub use device::{ReadPage, Ssd};
 pub use error::{ConfigError, InvariantError, SsdError};
+pub use ftl::fdp::HandleStats;
 pub use host::{Command, HostPort};
 pub use stats::Stats;
 pub use types::{BlockId, DieId, Lpn, PageWrite, Ppn, SimTime, StreamId};

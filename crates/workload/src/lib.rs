@@ -3,7 +3,8 @@
 //! Model: a workload is a stream of [`Request`]s (read, write or trim of `pages` contiguous
 //! logical pages from `lpn`, on a write stream, optionally with an arrival time). Synthetic
 //! generators ([`synth`]) are infinite, streaming and constant-memory, deterministic for a
-//! seed: sequential, uniform, zipfian(theta), hot/cold, read/write mixes, any request size.
+//! seed: sequential, uniform, zipfian(theta), hot/cold, read/write mixes, any request size, and a flash cache's two engines
+//! ([`flash_cache`]: random bucket rewrites beside FIFO region writes).
 //! Trace readers ([`trace`]) stream real block traces (MSR Cambridge, SPC/UMass, DiskSim ASCII,
 //! SNIA SYSTOR'17, Tencent CBS, blkparse text; optionally compressed) and map their byte
 //! addresses onto the device by wrapping or scaling ([`LbaMapping`]). Every malformed line is
@@ -13,6 +14,7 @@
 //! Invariant: every request a generator or reader yields lies inside `0..logical_pages`.
 
 pub mod cache_trace;
+pub mod flash_cache;
 pub mod lines;
 pub mod page_cache;
 pub mod pg_trace;
@@ -153,6 +155,9 @@ pub fn build(
                 opts.mapping,
                 opts.clipped.clone(),
             )?)
+        }
+        WorkloadSpec::FlashCache(fc) => {
+            Box::new(flash_cache::FlashCache::new(fc, target, opts)?.map(Ok))
         }
         synthetic => Box::new(synth::Synthetic::new(synthetic, target, opts)?.map(Ok)),
     };

@@ -1,5 +1,6 @@
 //! The `--workload` mini-language: parse a spec string into a [`WorkloadSpec`].
 
+use crate::flash_cache::FlashCacheSpec;
 use crate::WorkloadError;
 use std::path::PathBuf;
 
@@ -15,6 +16,11 @@ Workloads (--workload):
                                   (e.g. 0.8:0.2), uniformly within each part
   mix:R | uniform-mix:R           uniform addresses, a fraction R of requests are reads
   zipf-mix:THETA:R                zipfian addresses, a fraction R of requests are reads
+  flash-cache:U:S:W               a flash cache (CacheLib's engines): it uses a fraction U of
+                                  the space (the rest trimmed), S of it 4 KiB buckets rewritten
+                                  at random (small objects, stream 1), the rest 16 MiB regions
+                                  written in order and reused FIFO (large objects, stream 0); a
+                                  fraction W of written pages are bucket writes (e.g. 0.9:0.05:0.5)
   trace:PATH                      replay a block trace (--trace-format msr|spc|disksim|systor|
                                   tencent|blkparse; .gz .bz2 .xz .zst are decompressed)
 Request size: --request-size (a whole number of pages; synthetic requests are aligned to it).
@@ -39,6 +45,8 @@ pub enum WorkloadSpec {
     Trace {
         path: PathBuf,
     },
+    /// A flash cache's two engines (see [`crate::flash_cache`]).
+    FlashCache(FlashCacheSpec),
 }
 
 impl WorkloadSpec {
@@ -133,6 +141,16 @@ impl WorkloadSpec {
                     fraction(num(1, "read fraction R")?, "R")?,
                 )
             }
+            "flash-cache" => {
+                want_args(3)?;
+                let fc = FlashCacheSpec {
+                    utilisation: num(0, "utilisation U")?,
+                    small_space: num(1, "small-object space S")?,
+                    small_writes: num(2, "small-object write share W")?,
+                };
+                fc.check(s)?;
+                return Ok(WorkloadSpec::FlashCache(fc));
+            }
             _ => return Err(bad("unknown workload; see --help for the forms")),
         };
         Ok(WorkloadSpec::Synthetic {
@@ -143,14 +161,18 @@ impl WorkloadSpec {
 
     /// True when the workload only writes.
     pub fn is_write_only(&self) -> bool {
-        matches!(self, WorkloadSpec::Synthetic { read_fraction, .. } if *read_fraction == 0.0)
+        match self {
+            WorkloadSpec::Synthetic { read_fraction, .. } => *read_fraction == 0.0,
+            WorkloadSpec::FlashCache(_) => true,
+            WorkloadSpec::Trace { .. } => false,
+        }
     }
 
     /// True when the workload may write (traces may).
     pub fn writes(&self) -> bool {
         match self {
             WorkloadSpec::Synthetic { read_fraction, .. } => *read_fraction < 1.0,
-            WorkloadSpec::Trace { .. } => true,
+            WorkloadSpec::Trace { .. } | WorkloadSpec::FlashCache(_) => true,
         }
     }
 }
@@ -173,6 +195,7 @@ mod tests {
             "uniform-mix:0.5",
             "zipf-mix:0.9:0.5",
             "trace:/x/y.csv",
+            "flash-cache:0.9:0.05:0.5",
         ] {
             WorkloadSpec::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         }
@@ -187,6 +210,8 @@ mod tests {
             ("mix:0.5:3", "argument"),
             ("random", "unknown workload"),
             ("trace:", "path"),
+            ("flash-cache:0.9:0.05", "takes 3 argument"),
+            ("flash-cache:1.5:0.05:0.5", "utilisation"),
         ] {
             let e = WorkloadSpec::parse(s).unwrap_err().to_string();
             assert!(e.contains(needle), "{s}: {e}");

@@ -35,19 +35,26 @@ impl Synthetic {
         target: Target,
         opts: &WorkloadOptions,
     ) -> Result<Synthetic, WorkloadError> {
-        let (addresses, read_fraction) = match spec {
-            WorkloadSpec::Synthetic {
-                addresses,
-                read_fraction,
-            } => (addresses, read_fraction),
-            WorkloadSpec::Trace { path } => {
-                return Err(WorkloadError::Spec {
-                    spec: format!("trace:{}", path.display()),
-                    reason: "a trace is not a synthetic workload; read it with workload::build"
-                        .into(),
-                })
-            }
-        };
+        let (addresses, read_fraction) =
+            match spec {
+                WorkloadSpec::Synthetic {
+                    addresses,
+                    read_fraction,
+                } => (addresses, read_fraction),
+                WorkloadSpec::FlashCache(_) => return Err(WorkloadError::Spec {
+                    spec: "flash-cache".into(),
+                    reason:
+                        "a flash cache is not a synthetic workload; build it with workload::build"
+                            .into(),
+                }),
+                WorkloadSpec::Trace { path } => {
+                    return Err(WorkloadError::Spec {
+                        spec: format!("trace:{}", path.display()),
+                        reason: "a trace is not a synthetic workload; read it with workload::build"
+                            .into(),
+                    })
+                }
+            };
         check_parameters(addresses, *read_fraction)?;
         let slots = target.logical_pages / opts.request_pages.max(1) as u64;
         if slots == 0 {
@@ -125,9 +132,15 @@ fn hot_slots(hot_space: f64, slots: u64) -> u64 {
 }
 
 /// The hot set of a `hotcold-write:X:Y` workload on `target` with `request_pages`-page
-/// requests: its logical pages are `0..hot_pages` (the rest is cold). `None` for any other
-/// workload, or one with fewer than two slots (no hot/cold split).
+/// requests: its logical pages are `0..hot_pages` (the rest is cold). For `flash-cache`, its
+/// small-object region (the engine placement: bucket writes on their own stream). `None` for
+/// any other workload, or one with fewer than two slots (no hot/cold split).
 pub fn hot_pages(spec: &WorkloadSpec, target: Target, request_pages: u32) -> Option<u64> {
+    if let WorkloadSpec::FlashCache(fc) = spec {
+        return crate::flash_cache::Layout::new(fc, target)
+            .ok()
+            .map(|l| l.small_pages);
+    }
     let WorkloadSpec::Synthetic {
         addresses: Addresses::HotCold { hot_space, .. },
         ..

@@ -11,9 +11,10 @@ pub mod p2_async_scan;
 pub mod p3_ext_buffer;
 pub mod p4_ioa_ftl;
 pub mod p5_multistream;
+pub mod p6_fdp;
 mod paper;
 
-pub use paper::{cell, p1, p2, p3, p4, p5, Paper};
+pub use paper::{cell, p1, p2, p3, p4, p5, p6, Paper};
 
 use crate::claim::Claim;
 use crate::devices::DeviceKind;
@@ -103,6 +104,16 @@ pub const REGISTRY: &[Experiment] = &[
         claims: p5_multistream::claims::claims,
         figures: p5_multistream::figures::figures,
         series_drawn: p5_multistream::figures::SERIES_DRAWN,
+    },
+    Experiment {
+        name: "fdp",
+        paper: "P6",
+        about: "NVMe FDP on a flash cache (CacheLib's two engines): WAF without and with placement, small vs large reclaim units, initially vs persistently isolated handles, utilisation 50-95 % (simulated SSD)",
+        devices: &[],
+        run: p6_fdp::run,
+        claims: p6_fdp::claims::claims,
+        figures: p6_fdp::figures::figures,
+        series_drawn: &[],
     },
 ];
 

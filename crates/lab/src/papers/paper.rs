@@ -68,6 +68,7 @@ paper!(p2, "p2_async_scan/paper.toml");
 paper!(p3, "p3_ext_buffer/paper.toml");
 paper!(p4, "p4_ioa_ftl/paper.toml");
 paper!(p5, "p5_multistream/paper.toml");
+paper!(p6, "p6_fdp/paper.toml");
 
 /// A figure of a row as text for a table cell ("" if absent).
 pub fn cell(row: Option<&Row>, key: &str) -> String {
@@ -91,6 +92,7 @@ mod tests {
             (p3(), "P3"),
             (p4(), "P4"),
             (p5(), "P5"),
+            (p6(), "P6"),
         ] {
             assert_eq!(p.id, id);
             assert!(!p.rows.is_empty());

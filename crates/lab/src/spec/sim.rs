@@ -67,6 +67,23 @@ pub struct SimSpec {
     #[cfg_attr(feature = "clap", arg(long))]
     #[serde(deserialize_with = "de::opt_string")]
     pub gc_stream: Option<String>,
+    /// NVMe FDP: reclaim-unit size, e.g. 8MiB, a multiple of the erase block that divides a
+    /// die (any --fdp-* option turns FDP on; the page FTL only) [default: the preset's, else
+    /// one erase block].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "SIZE"))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub fdp_ru_size: Option<String>,
+    /// NVMe FDP: reclaim-unit handles, one per placement ID (the device's streams)
+    /// [default: --streams, or the preset's].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub fdp_handles: Option<u16>,
+    /// NVMe FDP handle type: initial (initially isolated: GC may mix handles' data) or
+    /// persistent (persistently isolated: GC keeps each handle's data apart)
+    /// [default: the preset's, else initial].
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub fdp_isolation: Option<String>,
     /// Foreground GC threshold: free blocks per die [default: the preset's].
     #[cfg_attr(feature = "clap", arg(long))]
     #[serde(deserialize_with = "de::opt_parsed")]
@@ -153,6 +170,9 @@ impl Default for SimSpec {
             streams: None,
             stream_policy: "none".into(),
             gc_stream: None,
+            fdp_ru_size: None,
+            fdp_handles: None,
+            fdp_isolation: None,
             gc_free_blocks_min: None,
             log_blocks: None,
             cmt_entries: None,
@@ -258,6 +278,49 @@ impl SimSpec {
         if let Some(t) = &self.timing {
             parse_timing(t)?;
         }
+        if let Some(i) = &self.fdp_isolation {
+            parse_isolation(i)?;
+        }
+        if let Some(s) = &self.fdp_ru_size {
+            parse_bytes(s).map_err(|e| SpecError::refused("--fdp-ru-size", e))?;
+        }
+        Ok(())
+    }
+
+    /// `--fdp-*`: FDP on `cfg` (after any resize: the RU must divide the final die).
+    fn apply_fdp(&self, cfg: &mut SsdConfig) -> Result<(), SpecError> {
+        if self.fdp_ru_size.is_none() && self.fdp_handles.is_none() && self.fdp_isolation.is_none()
+        {
+            return Ok(());
+        }
+        let was = cfg.ftl.fdp;
+        let isolation = match &self.fdp_isolation {
+            Some(i) => parse_isolation(i)?,
+            None => was.map_or(ssd::Isolation::Initial, |f| f.isolation),
+        };
+        let ru_blocks = match &self.fdp_ru_size {
+            Some(s) => {
+                let bytes = parse_bytes(s).map_err(|e| SpecError::refused("--fdp-ru-size", e))?;
+                let g = &cfg.geometry;
+                let block = g.pages_per_block as u64 * g.page_bytes as u64;
+                if bytes == 0 || bytes % block != 0 || bytes / block > u32::MAX as u64 {
+                    return Err(SpecError::value(
+                        "--fdp-ru-size",
+                        s,
+                        format!("not a whole number of {block}-byte erase blocks"),
+                    ));
+                }
+                (bytes / block) as u32
+            }
+            None => was.map_or(1, |f| f.ru_blocks),
+        };
+        if let Some(g) = self.gc_stream.as_deref().map(parse_gc_stream).transpose()? {
+            if g != isolation.gc_stream() {
+                return Err(SpecError::rule("--gc-stream", format!("with FDP the handle type decides where GC copies go (--fdp-isolation {} is --gc-stream {}): drop --gc-stream", isolation.name(), isolation.gc_stream().name())));
+            }
+        }
+        let handles = self.fdp_handles.unwrap_or(cfg.ftl.streams);
+        *cfg = ssd::config::fdp::with_fdp(cfg, handles, ru_blocks, isolation);
         Ok(())
     }
 
@@ -281,6 +344,7 @@ impl SimSpec {
             cfg = cfg.with_logical_capacity(bytes)?;
             self.check_honoured(&cfg, c)?;
         }
+        self.apply_fdp(&mut cfg)?;
         cfg.validate()?;
         if let Some(v) = &self.write_volume {
             check_measurable(v, parse_volume(v)?, &cfg)?;
@@ -445,6 +509,11 @@ fn parse_gc_stream(s: &str) -> Result<GcStreamMode, SpecError> {
     GcStreamMode::parse(s).ok_or_else(|| {
         SpecError::value("--gc-stream", s, "expected separate, victim or per-stream")
     })
+}
+
+fn parse_isolation(s: &str) -> Result<ssd::Isolation, SpecError> {
+    ssd::Isolation::parse(s)
+        .ok_or_else(|| SpecError::value("--fdp-isolation", s, "expected initial or persistent"))
 }
 
 fn parse_timing(t: &str) -> Result<bool, SpecError> {

@@ -4,12 +4,14 @@
 //! `types` holds the fields, `presets` the shipped configs and loading, `sizing` the derived
 //! sizes and resizing, `validate` the checks, `memory` the RAM estimate.
 
+pub mod fdp;
 mod memory;
 mod presets;
 mod sizing;
 mod types;
 mod validate;
 
+pub use fdp::{FdpConfig, Isolation};
 pub use presets::{preset_names, PRESETS};
 pub use types::*;
 

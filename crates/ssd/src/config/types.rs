@@ -330,6 +330,10 @@ pub struct FtlConfig {
     /// Run the FTL's invariant verifier after every GC and merge (slow; for tests).
     #[serde(default)]
     pub check_invariants: bool,
+    /// NVMe Flexible Data Placement (`[ftl.fdp]`, page scheme only): reclaim units and the
+    /// handle type; the streams are its reclaim-unit handles. None: no FDP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdp: Option<super::FdpConfig>,
 }
 
 impl FtlConfig {

@@ -169,7 +169,7 @@ impl SsdConfig {
         if matches!(f.scheme, FtlKind::Bast | FtlKind::Fast | FtlKind::Ioa) {
             positive("ftl.log_blocks", f.log_blocks as u64)?;
         }
-        Ok(())
+        super::fdp::validate(self)
     }
 }
 

@@ -13,6 +13,9 @@
 //!   read, trim, verify) around a `BlockScheme`: `block`, `logblock` (BAST, IOA) and `fast`,
 //!   the log-block ones generic over a merge-victim policy of `merge` (`FifoMerge`).
 //!
+//! - `fdp`: NVMe FDP's per-handle counters (reclaim units are the page FTL's erase unit over the
+//!   RU layout of `config::fdp`; handles are its streams).
+//!
 //! Invariants are checked by each scheme's `verify`; with `check_invariants` the device runs it
 //! after every operation that collected garbage, merged or erased.
 
@@ -24,6 +27,7 @@ mod blockmap;
 mod blocks;
 mod dftl;
 mod fast;
+pub mod fdp;
 mod gc;
 mod logblock;
 pub mod memory;
@@ -57,6 +61,7 @@ pub(crate) fn build(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
 
 fn build_scheme(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
     match cfg.ftl.scheme {
+        FtlKind::Page if cfg.ftl.fdp.is_some() => page_mapped::<FdpPage>(cfg, flash),
         FtlKind::Page => page_mapped::<Page>(cfg, flash),
         FtlKind::Dftl => page_mapped::<DftlOf>(cfg, flash),
         FtlKind::Block => Box::new(BlockMapped::new(
@@ -84,6 +89,24 @@ struct Page;
 impl PageMapped for Page {
     fn build<P: VictimPolicy + 'static>(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
         Box::new(PageFtl::<P>::new(cfg, flash))
+    }
+}
+/// A page FTL over FDP's reclaim-unit layout (`flash` is built from
+/// [`crate::config::fdp::flash_config`]), with the host's logical space of `cfg`.
+struct FdpPage;
+impl PageMapped for FdpPage {
+    fn build<P: VictimPolicy + 'static>(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
+        let unit = crate::config::fdp::flash_config(cfg);
+        assert_eq!(
+            flash.layout,
+            crate::flash::Layout::new(&unit),
+            "FDP's RU layout"
+        );
+        Box::new(PageFtl::<P>::with_logical_pages(
+            &unit,
+            flash,
+            cfg.logical_pages(),
+        ))
     }
 }
 struct DftlOf;

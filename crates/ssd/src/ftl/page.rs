@@ -21,6 +21,7 @@
 //! blocks; valid: the L2P map; invalid: programmed pages on flash that P2L does not map).
 
 use super::blocks::{BlockManager, NIL};
+use super::fdp::SlotStats;
 use super::gc::{VictimIndex, VictimPolicy};
 use super::scheme::{Done, Found, Ftl, HostWrite};
 use crate::config::{GcPool, GcStreamMode, SsdConfig};
@@ -72,6 +73,8 @@ pub(crate) struct PageFtl<P> {
     per_die: DivU32,
     /// When set, logical pages GC moved are appended here (DFTL must fix their mappings).
     pub gc_moved: Option<Vec<u32>>,
+    /// FDP hook: RUs opened and pages GC copied, per open-block slot (cold paths only).
+    slot_stats: SlotStats,
 }
 
 impl<P: VictimPolicy> PageFtl<P> {
@@ -119,6 +122,7 @@ impl<P: VictimPolicy> PageFtl<P> {
             per_block: DivU32::new(g.ppb),
             per_die: DivU32::new(g.blocks_per_die),
             gc_moved: None,
+            slot_stats: SlotStats::new(cfg.ftl.open_slots() as usize),
         }
     }
 
@@ -177,6 +181,7 @@ impl<P: VictimPolicy> PageFtl<P> {
         assert_eq!(self.victims.valid(b), 0, "free block {b} holds valid pages");
         self.state[b as usize] = BlockState::Open;
         self.owner[b as usize] = slot;
+        self.slot_stats.opened(slot);
         self.blocks.set_open(&g, slot, die, b);
         Ok((b, t))
     }
@@ -235,6 +240,8 @@ impl<P: VictimPolicy> PageFtl<P> {
         offs.resize(ppb, 0);
         lpns.resize(ppb, 0);
         let valid = gather_valid(&self.p2l[first..first + ppb], &mut offs, &mut lpns);
+        self.slot_stats
+            .copied(self.owner[victim as usize], valid as u32);
         // Per block, valid count vs map: the victim's count is its mapped pages.
         assert_eq!(
             self.victims.valid(victim),
@@ -562,6 +569,11 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
     #[inline]
     fn prefetch_write(&self, lpn: Lpn) {
         prefetch(&self.l2p, lpn.0 as usize);
+    }
+
+    fn handle_stats(&self, flash: &Flash) -> Vec<super::fdp::HandleStats> {
+        let open = self.blocks.open_blocks();
+        super::fdp::handle_stats(&self.slot_stats, open, flash, self.streams, self.gc_mode)
     }
 
     fn verify(&self, flash: &Flash) -> Result<(), InvariantError> {

@@ -35,4 +35,8 @@ pub(crate) trait Ftl: Send {
     /// first. Changes nothing a write does or returns.
     #[inline]
     fn prefetch_write(&self, _lpn: Lpn) {}
+    /// Per reclaim-unit handle counters (FDP, page scheme); empty for other schemes.
+    fn handle_stats(&self, _flash: &Flash) -> Vec<super::fdp::HandleStats> {
+        Vec::new()
+    }
 }
