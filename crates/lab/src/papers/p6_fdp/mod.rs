@@ -70,7 +70,9 @@ impl Plan {
         Plan {
             capacity_bytes: opts.capacity.unwrap_or(capacity_bytes),
             utilisations: vec![0.5, 0.6, 0.7, 0.8, PAPER_UTILISATION, 0.95],
-            placements: vec!["none".into(), "hot-cold".into()],
+            // `oracle`: every write's death time known (a first pass of the same workload):
+            // the best placement the handles allow, beside the published policies.
+            placements: vec!["none".into(), "hot-cold".into(), "oracle".into()],
             isolations: Isolation::ALL.to_vec(),
             write_volume_x,
             small_space: SMALL_SPACE,
@@ -108,6 +110,7 @@ pub fn placement_label(p: &str) -> &str {
     match p {
         "none" => "no placement",
         "hot-cold" => "per-engine handles",
+        "oracle" => "oracle (death times known)",
         other => other,
     }
 }
