@@ -121,11 +121,26 @@ impl HostPort {
         cmd: Command<'_>,
         arrival_ns: Option<u64>,
     ) -> Result<SimTime, SsdError> {
+        Ok(self.submit_timed(cmd, arrival_ns)?.1)
+    }
+
+    /// [`HostPort::submit`], returning the issue time with the completion time.
+    #[inline]
+    pub fn submit_timed(
+        &mut self,
+        cmd: Command<'_>,
+        arrival_ns: Option<u64>,
+    ) -> Result<(SimTime, SimTime), SsdError> {
         let arrival = self.arrival(arrival_ns);
         let at = self.queue.issue_time(arrival);
         let done = run(&mut self.ssd, cmd, at)?;
         self.complete(at, done);
-        Ok(done)
+        Ok((at, done))
+    }
+
+    /// The device, to turn on counters such as [`Ssd::count_copies_by_tag_class`].
+    pub fn ssd_mut(&mut self) -> &mut Ssd {
+        &mut self.ssd
     }
 
     /// Run `f` over a batch: every command it runs is issued at one time (one queue slot,

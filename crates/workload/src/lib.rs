@@ -14,6 +14,7 @@
 
 pub mod cache_trace;
 pub mod lines;
+pub mod mix;
 pub mod page_cache;
 pub mod pg_trace;
 pub mod spec;
