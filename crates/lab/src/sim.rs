@@ -323,6 +323,10 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     }
     let by_stream_before = d.ssd().host_pages_written_by_stream().to_vec();
     d.port.replay_arrivals(opts.replay_trace_timing);
+    if matches!(first.pace, Pace::RateIops(_)) {
+        // The mix's arrivals count from the measured phase's start (`MixRun` adds `t0`).
+        d.port.replay_absolute_arrivals();
+    }
     let clipped = workload::ClipCount::default();
     let limit = planned_pages(opts);
     let writes_only = specs.iter().all(|s| s.is_write_only())

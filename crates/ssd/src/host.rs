@@ -98,6 +98,13 @@ impl HostPort {
         self.replay_arrivals = on;
     }
 
+    /// Issue commands no earlier than their arrival times, taken as absolute times of the
+    /// port's clock (not measured from the first arrival): for a host that computes them.
+    pub fn replay_absolute_arrivals(&mut self) {
+        self.replay_arrivals = true;
+        self.trace_origin_ns = Some(0);
+    }
+
     /// Start a measured phase: a fresh queue at the last completion, latencies cleared.
     /// Returns the statistics and time the phase's figures are measured from.
     pub fn begin_measurement(&mut self) -> (Stats, SimTime) {

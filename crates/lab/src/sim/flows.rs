@@ -191,6 +191,8 @@ pub(super) struct MixRun<'a> {
     pub tallies: Vec<Tally>,
     log: Option<IntervalLog>,
     page_bytes: u64,
+    /// The measured phase's start: rate flows' arrivals count from it.
+    t0_ns: u64,
 }
 
 /// The flows' request streams, each in its region of the device.
@@ -249,6 +251,7 @@ impl<'a> MixRun<'a> {
                 rows: Vec::new(),
             }),
             page_bytes,
+            t0_ns,
         }
     }
 
@@ -307,7 +310,8 @@ impl<'a> MixRun<'a> {
             OpKind::Read => Command::Read { lpn, pages },
             OpKind::Trim => Command::Trim { lpn, pages },
         };
-        let (at, done) = d.port.submit_timed(cmd, r.arrival_ns)?;
+        let arrival = r.arrival_ns.map(|a| a + self.t0_ns);
+        let (at, done) = d.port.submit_timed(cmd, arrival)?;
         let latency_ns = done.0 - at.0;
         self.tallies[k].add(r, latency_ns);
         if let Some(log) = self.log.as_mut() {

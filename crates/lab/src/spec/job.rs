@@ -149,7 +149,6 @@ fn parse(src: &Source) -> anyhow::Result<SimOptions> {
             .map_err(|e| attribute(src, Some(t), &label, e))?;
         opts.flows.push(f);
     }
-    opts.replay_trace_timing |= by_rate == Some(true);
     opts.job_path = Some(src.file.to_path_buf());
     Ok(opts)
 }
