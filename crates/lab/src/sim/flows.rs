@@ -69,11 +69,15 @@ impl Tally {
             pages_written: 0,
             pages_read: 0,
             pages_trimmed: 0,
-            latency_ns: Histogram::new(3).expect("3 significant digits is a valid histogram"),
+            // The device's bounds: 1 ns to an hour, 3 digits (a histogram that grows on
+            // demand would clamp `saturating_record` at its first bound).
+            latency_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+                .expect("static histogram bounds are valid"),
         }
     }
 
-    fn add(&mut self, r: &Request, latency_ns: u64) {
+    /// Count `r`; `latency_ns` None: an untimed run (no latency, as the device records none).
+    fn add(&mut self, r: &Request, latency_ns: Option<u64>) {
         self.ios += 1;
         let pages = r.pages as u64;
         match r.op {
@@ -81,7 +85,9 @@ impl Tally {
             OpKind::Read => self.pages_read += pages,
             OpKind::Trim => self.pages_trimmed += pages,
         }
-        self.latency_ns.saturating_record(latency_ns);
+        if let Some(ns) = latency_ns {
+            self.latency_ns.saturating_record(ns.max(1));
+        }
     }
 
     /// The flow's result over `sim_s` simulated seconds with `copies` GC copies of its data.
@@ -313,7 +319,8 @@ impl<'a> MixRun<'a> {
         let arrival = r.arrival_ns.map(|a| a + self.t0_ns);
         let (at, done) = d.port.submit_timed(cmd, arrival)?;
         let latency_ns = done.0 - at.0;
-        self.tallies[k].add(r, latency_ns);
+        let timed = d.ssd().flash().timing_enabled();
+        self.tallies[k].add(r, timed.then_some(latency_ns));
         if let Some(log) = self.log.as_mut() {
             let bytes = if r.op == OpKind::Trim { 0 } else { r.pages as u64 * self.page_bytes };
             log.add(self.flows.len(), k, done.0, bytes, latency_ns);

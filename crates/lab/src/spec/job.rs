@@ -34,6 +34,7 @@ const NOT_DEVICE_KEYS: &[&str] = &[
     "request_size",
     "trace_format",
     "trace_mapping",
+    "trace_timing",
     "job",
     "log_interval",
 ];
