@@ -282,7 +282,9 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     let specs = opts
         .flows
         .iter()
-        .map(|f| WorkloadSpec::parse(&f.workload).with_context(|| format!("--workload {}", f.workload)))
+        .map(|f| {
+            WorkloadSpec::parse(&f.workload).with_context(|| format!("--workload {}", f.workload))
+        })
         .collect::<Result<Vec<_>>>()?;
     if opts.flows.iter().any(|f| f.request_pages == 0) {
         bail!("--request-size must be at least one page");
@@ -319,7 +321,9 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
 
     let (before, t0) = d.begin_measurement();
     if several {
-        d.port.ssd_mut().count_copies_by_tag_class(opts.flows.len() + 1);
+        d.port
+            .ssd_mut()
+            .count_copies_by_tag_class(opts.flows.len() + 1);
     }
     let by_stream_before = d.ssd().host_pages_written_by_stream().to_vec();
     d.port.replay_arrivals(opts.replay_trace_timing);
@@ -335,12 +339,23 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     let sampled = (before, t0);
     let one_flow = !several && opts.log_interval_ns.is_none();
     let (count, timeline, mut mixed) = if one_flow {
-        let (c, t) = run_one_flow(&mut d, opts, &specs[0], target, &clipped, policy.as_mut(), (limit, writes_only, sampled), progress)?;
+        let (c, t) = run_one_flow(
+            &mut d,
+            opts,
+            &specs[0],
+            target,
+            &clipped,
+            policy.as_mut(),
+            (limit, writes_only, sampled),
+            progress,
+        )?;
         (c, t, None)
     } else {
         let mix = flows::mix_of(opts, target, &clipped)?;
         let mut m = flows::MixRun::new(mix, opts, policy.as_mut(), t0.0, target.page_bytes as u64);
-        let mut step = |d: &mut HostDriver, pages: u64, p: &mut dyn FnMut(u64)| m.step(d, pages, writes_only, p);
+        let mut step = |d: &mut HostDriver, pages: u64, p: &mut dyn FnMut(u64)| {
+            m.step(d, pages, writes_only, p)
+        };
         let (c, t) = run_sampled(&mut d, &mut step, limit, sampled, progress)?;
         let rows = m.log_rows();
         (c, t, Some((std::mem::take(&mut m.tallies), rows)))
@@ -381,7 +396,10 @@ fn run_one_flow(
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<(crate::host::RunCount, Vec<TimelinePoint>)> {
     let f = &opts.flows[0];
-    assert!(f.offset_pages == 0 && f.size_pages == target.logical_pages, "the one-flow path runs on the whole device");
+    assert!(
+        f.offset_pages == 0 && f.size_pages == target.logical_pages,
+        "the one-flow path runs on the whole device"
+    );
     let wopts = WorkloadOptions {
         request_pages: f.request_pages,
         volume_pages: None,
@@ -399,13 +417,22 @@ fn run_one_flow(
         progress: &mut dyn FnMut(&str, u64),
     ) -> Result<(crate::host::RunCount, Vec<TimelinePoint>)> {
         let mut reqs = reqs.peekable();
-        let mut step = |d: &mut HostDriver, pages: u64, p: &mut dyn FnMut(u64)| d.run_ahead(&mut reqs, Some(pages), writes_only, p);
+        let mut step = |d: &mut HostDriver, pages: u64, p: &mut dyn FnMut(u64)| {
+            d.run_ahead(&mut reqs, Some(pages), writes_only, p)
+        };
         run_sampled(d, &mut step, limit, sampled, progress)
     }
     match spec {
         WorkloadSpec::Synthetic { .. } => {
             let reqs = workload::synth::Synthetic::new(spec, target, &wopts)?.map(Ok);
-            sampled_run(d, with_streams(reqs, policy), limit, writes_only, sampled, progress)
+            sampled_run(
+                d,
+                with_streams(reqs, policy),
+                limit,
+                writes_only,
+                sampled,
+                progress,
+            )
         }
         WorkloadSpec::Trace { .. } => {
             let reqs = with_streams(workload::build(spec, target, &wopts)?, policy);
@@ -415,7 +442,12 @@ fn run_one_flow(
 }
 
 /// Per-flow results: from the mixed run's tallies, or (one flow without a log) the totals.
-fn flow_results(r: &mut SimResult, opts: &SimOptions, d: &HostDriver, mixed: Option<(Vec<flows::Tally>, Vec<LogRow>)>) {
+fn flow_results(
+    r: &mut SimResult,
+    opts: &SimOptions,
+    d: &HostDriver,
+    mixed: Option<(Vec<flows::Tally>, Vec<LogRow>)>,
+) {
     let page_bytes = r.page_bytes as u64;
     let Some((tallies, rows)) = mixed else {
         r.flows = vec![FlowResult {
@@ -440,7 +472,11 @@ fn flow_results(r: &mut SimResult, opts: &SimOptions, d: &HostDriver, mixed: Opt
         .zip(&opts.flows)
         .enumerate()
         .map(|(k, (t, f))| {
-            let copied = if several { copies[k + 1] } else { r.gc_pages_copied };
+            let copied = if several {
+                copies[k + 1]
+            } else {
+                r.gc_pages_copied
+            };
             t.result(f, copied, page_bytes, r.sim_seconds)
         })
         .collect();
@@ -451,7 +487,12 @@ fn flow_results(r: &mut SimResult, opts: &SimOptions, d: &HostDriver, mixed: Opt
     r.log = rows;
 }
 
-fn add_notes(r: &mut SimResult, opts: &SimOptions, count: crate::host::RunCount, limit: Option<u64>) {
+fn add_notes(
+    r: &mut SimResult,
+    opts: &SimOptions,
+    count: crate::host::RunCount,
+    limit: Option<u64>,
+) {
     if r.requests_clipped > 0 {
         r.notes.push(format!(
             "{} trace requests ran past the device's end and were clipped there (fewer pages than the trace asked for)",
@@ -497,7 +538,8 @@ fn add_notes(r: &mut SimResult, opts: &SimOptions, count: crate::host::RunCount,
 /// Run the measured phase in intervals of pages and sample WAF and latency after each. The
 /// requests issued, and so every figure, are those of one uninterrupted run: an interval
 /// stops after the request that reaches its page count, and the next resumes the stream.
-type Step<'s> = dyn FnMut(&mut HostDriver, u64, &mut dyn FnMut(u64)) -> Result<crate::host::RunCount> + 's;
+type Step<'s> =
+    dyn FnMut(&mut HostDriver, u64, &mut dyn FnMut(u64)) -> Result<crate::host::RunCount> + 's;
 
 fn run_sampled(
     d: &mut HostDriver,

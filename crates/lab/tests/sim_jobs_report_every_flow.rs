@@ -33,7 +33,10 @@ fn check_adds_up(r: &SimResult) {
     assert_eq!(sum(|f| f.host_ios), r.host_ios);
     assert_eq!(sum(|f| f.host_pages_written), r.host_pages_written);
     assert_eq!(sum(|f| f.host_pages_read), r.host_pages_read);
-    assert_eq!(sum(|f| f.gc_pages_copied) + r.gc_pages_copied_unattributed, r.gc_pages_copied);
+    assert_eq!(
+        sum(|f| f.gc_pages_copied) + r.gc_pages_copied_unattributed,
+        r.gc_pages_copied
+    );
     // Page mapping: every flash program is a host page or a GC copy.
     assert_eq!(
         sum(|f| f.flash_pages_written) + r.gc_pages_copied_unattributed,
@@ -48,15 +51,31 @@ fn two_flows_report_figures_that_add_up_to_the_run() {
         &format!("{DEVICE}\n[[flow]]\nname = \"hot\"\nworkload = \"uniform-write\"\nshare = 3\nstream = 0\nsize = \"16MiB\"\n\n[[flow]]\nname = \"seq\"\nworkload = \"seq-write\"\nstream = 1\nrequest_size = \"16KiB\"\noffset = \"16MiB\"\n"),
     );
     let r = run_job(path);
-    assert_eq!(r.flows.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["hot", "seq"]);
+    assert_eq!(
+        r.flows.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+        ["hot", "seq"]
+    );
     check_adds_up(&r);
     let (hot, seq) = (&r.flows[0], &r.flows[1]);
     // Three hot requests (one page) for every sequential one (four pages).
-    assert!(hot.host_ios.abs_diff(3 * seq.host_ios) <= 3, "{} vs {}", hot.host_ios, seq.host_ios);
-    assert_eq!(r.host_pages_written_by_stream, [hot.host_pages_written, seq.host_pages_written]);
+    assert!(
+        hot.host_ios.abs_diff(3 * seq.host_ios) <= 3,
+        "{} vs {}",
+        hot.host_ios,
+        seq.host_ios
+    );
+    assert_eq!(
+        r.host_pages_written_by_stream,
+        [hot.host_pages_written, seq.host_pages_written]
+    );
     // Random overwrites of a small region need GC copies; whole sequential blocks need none.
     assert!(hot.gc_pages_copied > 0);
-    assert!(seq.gc_pages_copied * 10 < hot.gc_pages_copied, "{} vs {}", seq.gc_pages_copied, hot.gc_pages_copied);
+    assert!(
+        seq.gc_pages_copied * 10 < hot.gc_pages_copied,
+        "{} vs {}",
+        seq.gc_pages_copied,
+        hot.gc_pages_copied
+    );
     assert!(hot.latency_us.p50 > 0.0 && hot.latency_us.max >= hot.latency_us.p99);
     assert!(r.setup.flows.as_ref().is_some_and(|f| f.len() == 2));
 }
@@ -66,7 +85,10 @@ fn without_process_keys(v: serde_json::Value) -> serde_json::Value {
         serde_json::Value::Object(m) => m
             .into_iter()
             .filter(|(k, _)| {
-                !k.contains("wall") && k != "peak_rss_bytes" && k != "bytes_per_logical_page" && k != "job"
+                !k.contains("wall")
+                    && k != "peak_rss_bytes"
+                    && k != "bytes_per_logical_page"
+                    && k != "job"
             })
             .map(|(k, v)| (k, without_process_keys(v)))
             .collect(),
@@ -115,7 +137,11 @@ fn one_flow_through_the_mix_gives_the_single_workload_figures() {
     let logged = run(&logged_spec.resolve().unwrap(), &mut |_, _| {}).unwrap();
     assert!(!logged.log.is_empty());
     let logged_ios: f64 = logged.log.iter().map(|row| row.iops * 0.02).sum();
-    assert!((logged_ios - logged.host_ios as f64).abs() < 0.5, "{logged_ios} vs {}", logged.host_ios);
+    assert!(
+        (logged_ios - logged.host_ios as f64).abs() < 0.5,
+        "{logged_ios} vs {}",
+        logged.host_ios
+    );
     let mut a = without_process_keys(serde_json::to_value(&plain).unwrap());
     let mut b = without_process_keys(serde_json::to_value(&logged).unwrap());
     a["log"] = serde_json::Value::Null;

@@ -234,7 +234,10 @@ impl Flash {
     }
     #[inline]
     fn count_copy(&mut self, tag: u64) {
-        if let Some(c) = self.copies_by_tag_class.get_mut((tag >> TAG_CLASS_SHIFT) as usize) {
+        if let Some(c) = self
+            .copies_by_tag_class
+            .get_mut((tag >> TAG_CLASS_SHIFT) as usize)
+        {
             *c += 1;
         }
     }

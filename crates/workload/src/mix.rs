@@ -70,8 +70,14 @@ impl Mix {
                 Pace::Share(w) => (false, w),
                 Pace::RateIops(r) => (true, r),
             };
-            assert!(is_rate == rate, "a mix paces all flows by share or all by rate");
-            assert!(x.is_finite() && x > 0.0, "a flow's share or rate is positive");
+            assert!(
+                is_rate == rate,
+                "a mix paces all flows by share or all by rate"
+            );
+            assert!(
+                x.is_finite() && x > 0.0,
+                "a flow's share or rate is positive"
+            );
         }
         Mix {
             flows: flows
@@ -216,15 +222,35 @@ mod tests {
     #[test]
     fn each_flow_keeps_its_order_and_windows_hold() {
         let mix = Mix::new(vec![
-            flow(0, Pace::Share(1.0), Window { start: 0, stop: Some(10) }),
-            flow(1000, Pace::Share(1.0), Window { start: 5, stop: None }),
+            flow(
+                0,
+                Pace::Share(1.0),
+                Window {
+                    start: 0,
+                    stop: Some(10),
+                },
+            ),
+            flow(
+                1000,
+                Pace::Share(1.0),
+                Window {
+                    start: 5,
+                    stop: None,
+                },
+            ),
         ]);
-        let items: Vec<(usize, u64)> = mix.take(30).map(|r| r.map(|(k, r)| (k, r.lpn)).unwrap()).collect();
+        let items: Vec<(usize, u64)> = mix
+            .take(30)
+            .map(|r| r.map(|(k, r)| (k, r.lpn)).unwrap())
+            .collect();
         assert!(items[..5].iter().all(|&(k, _)| k == 0));
         assert!(items[10..].iter().all(|&(k, _)| k == 1));
         for k in 0..2 {
             let lpns: Vec<u64> = items.iter().filter(|i| i.0 == k).map(|i| i.1).collect();
-            assert!(lpns.windows(2).all(|w| w[1] == w[0] + 1), "flow {k} in order");
+            assert!(
+                lpns.windows(2).all(|w| w[1] == w[0] + 1),
+                "flow {k} in order"
+            );
         }
     }
 
@@ -232,7 +258,14 @@ mod tests {
     fn rates_give_arrivals_in_order() {
         let mix = Mix::new(vec![
             flow(0, Pace::RateIops(1000.0), Window::default()),
-            flow(1000, Pace::RateIops(250.0), Window { start: 0, stop: Some(10_000_000) }),
+            flow(
+                1000,
+                Pace::RateIops(250.0),
+                Window {
+                    start: 0,
+                    stop: Some(10_000_000),
+                },
+            ),
         ]);
         let items: Vec<(usize, u64)> = mix
             .take(100)

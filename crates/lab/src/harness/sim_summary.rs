@@ -150,7 +150,11 @@ pub fn summary(r: &SimResult) -> String {
 
 /// One line per flow: requests, pages and latency.
 fn flows_summary(o: &mut String, r: &SimResult) {
-    line!(o, "  flows             {} (GC copies of each flow's data in its flash pages)", r.flows.len());
+    line!(
+        o,
+        "  flows             {} (GC copies of each flow's data in its flash pages)",
+        r.flows.len()
+    );
     for f in &r.flows {
         line!(
             o,
@@ -180,7 +184,10 @@ fn csv_row(flow: &str, f: &FlowResult, r: &SimResult) -> Map<String, Value> {
     put("workload", f.workload.clone().into());
     put("host_ios", f.host_ios.into());
     put("iops_per_sim_second", f.iops_per_sim_second.into());
-    put("throughput_mb_per_sim_second", f.throughput_mb_per_sim_second.into());
+    put(
+        "throughput_mb_per_sim_second",
+        f.throughput_mb_per_sim_second.into(),
+    );
     put("latency_us_p50", f.latency_us.p50.into());
     put("latency_us_p99", f.latency_us.p99.into());
     put("latency_us_p999", f.latency_us.p999.into());
@@ -282,7 +289,11 @@ pub fn terse(r: &SimResult) -> String {
         format!("{:.1}", r.latency_us.max),
         r.flows.len().to_string(),
     ];
-    assert_eq!(fields.len(), TERSE_COLUMNS.len(), "one field per terse column");
+    assert_eq!(
+        fields.len(),
+        TERSE_COLUMNS.len(),
+        "one field per terse column"
+    );
     for f in &r.flows {
         let flow = [
             clean(&f.name),
@@ -296,7 +307,11 @@ pub fn terse(r: &SimResult) -> String {
             f.host_pages_read.to_string(),
             f.flash_pages_written.to_string(),
         ];
-        assert_eq!(flow.len(), TERSE_FLOW_COLUMNS.len(), "one field per terse flow column");
+        assert_eq!(
+            flow.len(),
+            TERSE_FLOW_COLUMNS.len(),
+            "one field per terse flow column"
+        );
         fields.extend(flow);
     }
     format!("{}\n", fields.join(";"))

@@ -140,7 +140,10 @@ struct IntervalLog {
 impl IntervalLog {
     fn add(&mut self, flows: usize, k: usize, done_ns: u64, bytes: u64, latency_ns: u64) {
         let i = done_ns.saturating_sub(self.t0_ns) / self.every_ns;
-        let b = self.pending.entry(i).or_insert_with(|| (0..flows).map(|_| Bucket::default()).collect());
+        let b = self
+            .pending
+            .entry(i)
+            .or_insert_with(|| (0..flows).map(|_| Bucket::default()).collect());
         b[k].bytes += bytes;
         b[k].latencies_ns.push(latency_ns);
     }
@@ -202,7 +205,11 @@ pub(super) struct MixRun<'a> {
 }
 
 /// The flows' request streams, each in its region of the device.
-pub(super) fn mix_of(opts: &SimOptions, target: Target, clipped: &workload::ClipCount) -> Result<Mix> {
+pub(super) fn mix_of(
+    opts: &SimOptions,
+    target: Target,
+    clipped: &workload::ClipCount,
+) -> Result<Mix> {
     let mut flows = Vec::with_capacity(opts.flows.len());
     for f in &opts.flows {
         let spec = WorkloadSpec::parse(&f.workload)?;
@@ -263,7 +270,13 @@ impl<'a> MixRun<'a> {
 
     /// Issue requests until `limit` pages (written pages only if `writes_only`) or the
     /// mix's end, as [`HostDriver::run_ahead`] counts them.
-    pub fn step(&mut self, d: &mut HostDriver, limit: u64, writes_only: bool, progress: &mut dyn FnMut(u64)) -> Result<RunCount> {
+    pub fn step(
+        &mut self,
+        d: &mut HostDriver,
+        limit: u64,
+        writes_only: bool,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<RunCount> {
         let mut count = RunCount::default();
         let mut since_report = 0u32;
         while let Some(item) = self.mix.next() {
@@ -322,7 +335,11 @@ impl<'a> MixRun<'a> {
         let timed = d.ssd().flash().timing_enabled();
         self.tallies[k].add(r, timed.then_some(latency_ns));
         if let Some(log) = self.log.as_mut() {
-            let bytes = if r.op == OpKind::Trim { 0 } else { r.pages as u64 * self.page_bytes };
+            let bytes = if r.op == OpKind::Trim {
+                0
+            } else {
+                r.pages as u64 * self.page_bytes
+            };
             log.add(self.flows.len(), k, done.0, bytes, latency_ns);
             log.close(at.0, false, self.flows);
         }

@@ -95,9 +95,19 @@ impl FlowSpec {
         }
         match self.trace_mapping.as_deref() {
             None | Some("wrap" | "scale") => {}
-            Some(m) => return Err(SpecError::value("--trace-mapping", m, "expected wrap or scale")),
+            Some(m) => {
+                return Err(SpecError::value(
+                    "--trace-mapping",
+                    m,
+                    "expected wrap or scale",
+                ))
+            }
         }
-        for (field, v) in [("--request-size", &self.request_size), ("offset", &self.offset), ("size", &self.size)] {
+        for (field, v) in [
+            ("--request-size", &self.request_size),
+            ("offset", &self.offset),
+            ("size", &self.size),
+        ] {
             if let Some(v) = v {
                 parse_bytes(v).map_err(|e| SpecError::refused(field, e))?;
             }
@@ -112,7 +122,10 @@ impl FlowSpec {
             }
         }
         if self.share.is_some() && self.rate_iops.is_some() {
-            return Err(SpecError::rule("rate", "cannot be given with share: a flow is paced by one of them"));
+            return Err(SpecError::rule(
+                "rate",
+                "cannot be given with share: a flow is paced by one of them",
+            ));
         }
         let by_rate = self.rate_iops.is_some();
         for (field, b) in [("start", self.start), ("stop", self.stop)] {
@@ -136,13 +149,26 @@ impl FlowSpec {
         self.validate()?;
         let page = cfg.geometry.page_bytes as u64;
         let request_pages = request_pages(self.request_size.as_deref(), page)?;
-        let trace_format = self.trace_format.as_deref().map(parse_trace_format).transpose()?;
+        let trace_format = self
+            .trace_format
+            .as_deref()
+            .map(parse_trace_format)
+            .transpose()?;
         let logical = cfg.logical_pages();
-        let offset_pages = self.region_pages("offset", self.offset.as_deref(), page)?.unwrap_or(0);
+        let offset_pages = self
+            .region_pages("offset", self.offset.as_deref(), page)?
+            .unwrap_or(0);
         if offset_pages >= logical {
-            return Err(SpecError::value("offset", self.offset.as_deref().unwrap_or(""), format!("past the device's {} pages", logical)).into());
+            return Err(SpecError::value(
+                "offset",
+                self.offset.as_deref().unwrap_or(""),
+                format!("past the device's {} pages", logical),
+            )
+            .into());
         }
-        let size_pages = self.region_pages("size", self.size.as_deref(), page)?.unwrap_or(logical - offset_pages);
+        let size_pages = self
+            .region_pages("size", self.size.as_deref(), page)?
+            .unwrap_or(logical - offset_pages);
         if size_pages == 0 || offset_pages + size_pages > logical {
             return Err(SpecError::value("size", self.size.as_deref().unwrap_or(""), format!("the region must hold at least one page and end within the device's {logical} pages ({} bytes)", logical * page)).into());
         }
@@ -171,11 +197,20 @@ impl FlowSpec {
         })
     }
 
-    fn region_pages(&self, field: &'static str, v: Option<&str>, page: u64) -> Result<Option<u64>, SpecError> {
+    fn region_pages(
+        &self,
+        field: &'static str,
+        v: Option<&str>,
+        page: u64,
+    ) -> Result<Option<u64>, SpecError> {
         let Some(v) = v else { return Ok(None) };
         let bytes = parse_bytes(v).map_err(|e| SpecError::refused(field, e))?;
         if bytes % page != 0 {
-            return Err(SpecError::value(field, v, format!("not a whole number of {page}-byte pages")));
+            return Err(SpecError::value(
+                field,
+                v,
+                format!("not a whole number of {page}-byte pages"),
+            ));
         }
         Ok(Some(bytes / page))
     }
@@ -221,15 +256,24 @@ fn bound_units(b: Bound) -> u64 {
 /// A time of simulated arrival: `2s`, `1.5s`, `300ms`, `250us`, `10ns` (a unit is required).
 pub fn parse_seconds(s: &str) -> Result<f64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| c.is_ascii_alphabetic()).ok_or_else(|| format!("`{s}`: give a unit, e.g. 2s or 300ms"))?;
+    let split = t
+        .find(|c: char| c.is_ascii_alphabetic())
+        .ok_or_else(|| format!("`{s}`: give a unit, e.g. 2s or 300ms"))?;
     let (num, unit) = t.split_at(split);
-    let x: f64 = num.trim().parse().map_err(|_| format!("`{s}`: expected a number and a unit, e.g. 2s or 300ms"))?;
+    let x: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a number and a unit, e.g. 2s or 300ms"))?;
     let scale = match unit {
         "s" => 1.0,
         "ms" => 1e-3,
         "us" => 1e-6,
         "ns" => 1e-9,
-        _ => return Err(format!("`{s}`: unknown unit `{unit}` (expected s, ms, us or ns)")),
+        _ => {
+            return Err(format!(
+                "`{s}`: unknown unit `{unit}` (expected s, ms, us or ns)"
+            ))
+        }
     };
     if !(x.is_finite() && x >= 0.0) {
         return Err(format!("`{s}`: expected a time of zero or more"));

@@ -96,7 +96,10 @@ struct Source<'a> {
 
 impl Source<'_> {
     fn line(&self, offset: usize) -> usize {
-        self.text[..offset.min(self.text.len())].matches('\n').count() + 1
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
     }
 
     fn field(&self, at: usize, table: &str, field: &str, reason: impl ToString) -> JobError {
@@ -116,7 +119,10 @@ pub fn load(path: &Path) -> anyhow::Result<SimOptions> {
         file: path.to_path_buf(),
         source,
     })?;
-    let src = Source { file: path, text: &text };
+    let src = Source {
+        file: path,
+        text: &text,
+    };
     parse(&src)
 }
 
@@ -139,7 +145,17 @@ fn parse(src: &Source) -> anyhow::Result<SimOptions> {
         let label = format!("[[flow]] #{}", k + 1);
         let spec = flow(src, t, &label, k)?;
         if let Some(first) = names.insert(spec.name.clone(), k + 1) {
-            return Err(src.field(t.span().start, &label, "name", format!("`{}` is also flow #{first}'s name; give each flow its own", spec.name)).into());
+            return Err(src
+                .field(
+                    t.span().start,
+                    &label,
+                    "name",
+                    format!(
+                        "`{}` is also flow #{first}'s name; give each flow its own",
+                        spec.name
+                    ),
+                )
+                .into());
         }
         let rate = spec.rate_iops.is_some();
         if *by_rate.get_or_insert(rate) != rate {
@@ -160,7 +176,8 @@ fn top_level(src: &Source) -> Result<RawJob, JobError> {
         line: e.span().map_or(1, |s| src.line(s.start)),
         reason: e.message().trim().to_string(),
     };
-    let top: BTreeMap<Spanned<String>, Spanned<Value>> = toml::from_str(src.text).map_err(syntax)?;
+    let top: BTreeMap<Spanned<String>, Spanned<Value>> =
+        toml::from_str(src.text).map_err(syntax)?;
     for key in top.keys() {
         check_key(src, key, "the job file", &["device", "flow"])?;
     }
@@ -168,7 +185,12 @@ fn top_level(src: &Source) -> Result<RawJob, JobError> {
 }
 
 /// `key` is one of `known`, or an error naming the nearest.
-fn check_key(src: &Source, key: &Spanned<String>, table: &str, known: &[&str]) -> Result<(), JobError> {
+fn check_key(
+    src: &Source,
+    key: &Spanned<String>,
+    table: &str,
+    known: &[&str],
+) -> Result<(), JobError> {
     if known.contains(&key.get_ref().as_str()) {
         return Ok(());
     }
@@ -195,7 +217,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
         let mut prev = row[0];
         row[0] = i + 1;
         for (j, &cb) in b.iter().enumerate() {
-            let next = (prev + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            let next = (prev + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
             prev = row[j + 1];
             row[j + 1] = next;
         }
@@ -204,7 +228,10 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The `[device]` table as a `SimSpec` (with the file's folder for a relative `config`).
-fn device<'a>(src: &Source, table: Option<&'a Spanned<Table>>) -> anyhow::Result<(SimSpec, Option<&'a Spanned<Table>>)> {
+fn device<'a>(
+    src: &Source,
+    table: Option<&'a Spanned<Table>>,
+) -> anyhow::Result<(SimSpec, Option<&'a Spanned<Table>>)> {
     let Some(t) = table else {
         return Ok((SimSpec::default(), None));
     };
@@ -220,7 +247,8 @@ fn device<'a>(src: &Source, table: Option<&'a Spanned<Table>>) -> anyhow::Result
         }
         // One key at a time first, so a bad value is reported at its own line.
         let one = serde_json::Map::from_iter([(key.get_ref().clone(), v.clone())]);
-        from_options::<SimSpec>(&one).map_err(|e| src.field(value.span().start, "[device]", key.get_ref(), e))?;
+        from_options::<SimSpec>(&one)
+            .map_err(|e| src.field(value.span().start, "[device]", key.get_ref(), e))?;
         options.insert(key.get_ref().clone(), v);
     }
     let spec = from_options::<SimSpec>(&options)?;
@@ -229,12 +257,38 @@ fn device<'a>(src: &Source, table: Option<&'a Spanned<Table>>) -> anyhow::Result
 
 fn device_keys() -> Vec<&'static str> {
     const ALL: &[&str] = &[
-        "preset", "config", "ftl", "gc", "op", "capacity", "streams", "stream_policy", "gc_stream",
-        "gc_free_blocks_min", "log_blocks", "cmt_entries", "timing", "queue_depth", "max_memory",
-        "payloads", "check_invariants", "workload", "trace_format", "trace_mapping", "trace_timing",
-        "request_size", "write_volume", "precondition", "seed", "job", "log_interval",
+        "preset",
+        "config",
+        "ftl",
+        "gc",
+        "op",
+        "capacity",
+        "streams",
+        "stream_policy",
+        "gc_stream",
+        "gc_free_blocks_min",
+        "log_blocks",
+        "cmt_entries",
+        "timing",
+        "queue_depth",
+        "max_memory",
+        "payloads",
+        "check_invariants",
+        "workload",
+        "trace_format",
+        "trace_mapping",
+        "trace_timing",
+        "request_size",
+        "write_volume",
+        "precondition",
+        "seed",
+        "job",
+        "log_interval",
     ];
-    ALL.iter().copied().filter(|k| !NOT_DEVICE_KEYS.contains(k)).collect()
+    ALL.iter()
+        .copied()
+        .filter(|k| !NOT_DEVICE_KEYS.contains(k))
+        .collect()
 }
 
 /// A path as the job file means it: relative to the file's folder.
@@ -246,13 +300,30 @@ fn beside(file: &Path, p: &str) -> String {
     }
 }
 
-fn json_of(src: &Source, v: &Spanned<Value>, table: &str, key: &str) -> Result<serde_json::Value, JobError> {
+fn json_of(
+    src: &Source,
+    v: &Spanned<Value>,
+    table: &str,
+    key: &str,
+) -> Result<serde_json::Value, JobError> {
     Ok(match v.get_ref() {
         Value::String(s) => s.clone().into(),
         Value::Integer(i) => (*i).into(),
-        Value::Float(f) => serde_json::Number::from_f64(*f).map_or(serde_json::Value::Null, Into::into),
+        Value::Float(f) => {
+            serde_json::Number::from_f64(*f).map_or(serde_json::Value::Null, Into::into)
+        }
         Value::Boolean(b) => (*b).into(),
-        other => return Err(src.field(v.span().start, table, key, format!("expected a string, a number or a boolean, got {}", other.type_str()))),
+        other => {
+            return Err(src.field(
+                v.span().start,
+                table,
+                key,
+                format!(
+                    "expected a string, a number or a boolean, got {}",
+                    other.type_str()
+                ),
+            ))
+        }
     })
 }
 
@@ -275,7 +346,13 @@ fn flow(src: &Source, t: &Spanned<Table>, label: &str, index: usize) -> Result<F
     Ok(spec)
 }
 
-fn set_flow_key(src: &Source, spec: &mut FlowSpec, key: &str, v: &Spanned<Value>, label: &str) -> Result<(), JobError> {
+fn set_flow_key(
+    src: &Source,
+    spec: &mut FlowSpec,
+    key: &str,
+    v: &Spanned<Value>,
+    label: &str,
+) -> Result<(), JobError> {
     let bad = |reason: &str| src.field(v.span().start, label, key, reason);
     let text = || match v.get_ref() {
         Value::String(s) => Ok(s.clone()),
@@ -299,12 +376,19 @@ fn set_flow_key(src: &Source, spec: &mut FlowSpec, key: &str, v: &Spanned<Value>
         "stream" => spec.stream = Some(count(u16::MAX as u64)? as u16),
         "request_size" => spec.request_size = Some(text()?),
         "start" | "stop" => {
-            let b = match v.get_ref() {
-                Value::Integer(_) => Bound::Requests(count(u64::MAX >> 1)?),
-                Value::String(s) => Bound::Seconds(parse_seconds(s).map_err(|e| bad(&e))?),
-                _ => return Err(bad("expected a request count (e.g. 100000) or a simulated time (e.g. \"2s\")")),
-            };
-            *if key == "start" { &mut spec.start } else { &mut spec.stop } = Some(b);
+            let b =
+                match v.get_ref() {
+                    Value::Integer(_) => Bound::Requests(count(u64::MAX >> 1)?),
+                    Value::String(s) => Bound::Seconds(parse_seconds(s).map_err(|e| bad(&e))?),
+                    _ => return Err(bad(
+                        "expected a request count (e.g. 100000) or a simulated time (e.g. \"2s\")",
+                    )),
+                };
+            *if key == "start" {
+                &mut spec.start
+            } else {
+                &mut spec.stop
+            } = Some(b);
         }
         "seed" => spec.seed = Some(count(u64::MAX >> 1)?),
         "trace_format" => spec.trace_format = Some(text()?),
@@ -317,14 +401,21 @@ fn set_flow_key(src: &Source, spec: &mut FlowSpec, key: &str, v: &Spanned<Value>
 }
 
 /// An error of resolving a table, at the line of the key it names (else the table's).
-fn attribute(src: &Source, table: Option<&Spanned<Table>>, label: &str, e: anyhow::Error) -> anyhow::Error {
+fn attribute(
+    src: &Source,
+    table: Option<&Spanned<Table>>,
+    label: &str,
+    e: anyhow::Error,
+) -> anyhow::Error {
     let field = e.downcast_ref::<SpecError>().map(|s| {
         let f = s.field();
         let f = f.split_whitespace().next().unwrap_or(f);
         f.trim_start_matches("--").replace('-', "_")
     });
     let at = table.map_or(0, |t| {
-        let key = field.as_deref().and_then(|f| t.get_ref().iter().find(|(k, _)| k.get_ref() == f));
+        let key = field
+            .as_deref()
+            .and_then(|f| t.get_ref().iter().find(|(k, _)| k.get_ref() == f));
         key.map_or(t.span().start, |(_, v)| v.span().start)
     });
     let field = field.unwrap_or_else(|| label.trim_matches(['[', ']']).to_string());
@@ -336,7 +427,10 @@ mod tests {
     use super::*;
 
     fn err(text: &str) -> String {
-        let src = Source { file: Path::new("job.toml"), text };
+        let src = Source {
+            file: Path::new("job.toml"),
+            text,
+        };
         parse(&src).map(|_| ()).unwrap_err().to_string()
     }
 
@@ -344,10 +438,18 @@ mod tests {
 
     #[test]
     fn an_unknown_key_names_its_line_and_the_nearest_key() {
-        let e = err(&format!("{HEAD}[[flow]]\nworkload = \"uniform-write\"\nshrae = 2\n"));
-        assert!(e.starts_with("job.toml:7: [[flow]] #1: unknown key `shrae`, did you mean `share`?"), "{e}");
+        let e = err(&format!(
+            "{HEAD}[[flow]]\nworkload = \"uniform-write\"\nshrae = 2\n"
+        ));
+        assert!(
+            e.starts_with("job.toml:7: [[flow]] #1: unknown key `shrae`, did you mean `share`?"),
+            "{e}"
+        );
         let e = err("[device]\ncapacty = \"64MiB\"\n");
-        assert!(e.starts_with("job.toml:2: [device]: unknown key `capacty`, did you mean `capacity`?"), "{e}");
+        assert!(
+            e.starts_with("job.toml:2: [device]: unknown key `capacty`, did you mean `capacity`?"),
+            "{e}"
+        );
         let e = err("[devise]\n");
         assert!(e.contains("did you mean `device`?"), "{e}");
     }
@@ -355,23 +457,41 @@ mod tests {
     #[test]
     fn a_bad_value_names_its_line_and_field() {
         let e = err(&format!("{HEAD}[[flow]]\nworkload = \"uniform-write\"\n\n[[flow]]\nname = \"b\"\nworkload = \"zipf-write:x\"\n"));
-        assert!(e.starts_with("job.toml:11: [[flow]] #2: `workload`:"), "{e}");
-        let e = err(&format!("{HEAD}[[flow]]\nworkload = \"uniform-write\"\nrequest_size = \"5000\"\n"));
-        assert!(e.starts_with("job.toml:7: [[flow]] #1: `request_size`:"), "{e}");
+        assert!(
+            e.starts_with("job.toml:11: [[flow]] #2: `workload`:"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{HEAD}[[flow]]\nworkload = \"uniform-write\"\nrequest_size = \"5000\"\n"
+        ));
+        assert!(
+            e.starts_with("job.toml:7: [[flow]] #1: `request_size`:"),
+            "{e}"
+        );
         let e = err("[device]\nop = \"lots\"\n[[flow]]\nworkload = \"uniform-write\"\n");
         assert!(e.starts_with("job.toml:2: [device]: `op`:"), "{e}");
-        let e = err(&format!("{HEAD}[[flow]]\nworkload = \"uniform-write\"\nstart = \"2s\"\n"));
-        assert!(e.starts_with("job.toml:7: [[flow]] #1: `start`: in seconds needs rate"), "{e}");
+        let e = err(&format!(
+            "{HEAD}[[flow]]\nworkload = \"uniform-write\"\nstart = \"2s\"\n"
+        ));
+        assert!(
+            e.starts_with("job.toml:7: [[flow]] #1: `start`: in seconds needs rate"),
+            "{e}"
+        );
     }
 
     #[test]
     fn a_job_needs_flows_with_workloads_and_one_pace() {
         assert!(err(HEAD).contains("no [[flow]] table"));
         let e = err(&format!("{HEAD}[[flow]]\nname = \"a\"\n"));
-        assert!(e.starts_with("job.toml:5: [[flow]] #1: `workload`: missing"), "{e}");
+        assert!(
+            e.starts_with("job.toml:5: [[flow]] #1: `workload`: missing"),
+            "{e}"
+        );
         let e = err(&format!("{HEAD}[[flow]]\nworkload = \"uniform-write\"\nrate = 100\n[[flow]]\nworkload = \"uniform-write\"\n"));
         assert!(e.contains("paced the same way"), "{e}");
-        let e = err(&format!("{HEAD}[[flow]]\nworkload = \"uniform-write\"\nop = 3\n"));
+        let e = err(&format!(
+            "{HEAD}[[flow]]\nworkload = \"uniform-write\"\nop = 3\n"
+        ));
         assert!(e.contains("unknown key `op`"), "{e}");
         let e = err("[device]\ncapacity = \n");
         assert!(e.starts_with("job.toml:2:"), "{e}");

@@ -264,7 +264,8 @@ impl SimSpec {
             let mut opts = super::job::load(path)?;
             opts.log_interval_ns = self.log_interval_ns()?;
             if let Some(m) = &self.max_memory {
-                opts.max_memory_bytes = parse_bytes(m).map_err(|e| SpecError::refused("--max-memory", e))?;
+                opts.max_memory_bytes =
+                    parse_bytes(m).map_err(|e| SpecError::refused("--max-memory", e))?;
             }
             return Ok(opts);
         }
@@ -353,7 +354,11 @@ impl SimSpec {
         };
         let s = parse_seconds(t).map_err(|e| SpecError::refused("--log-interval", e))?;
         if s <= 0.0 {
-            return Err(SpecError::value("--log-interval", t, "expected a positive time, e.g. 10ms"));
+            return Err(SpecError::value(
+                "--log-interval",
+                t,
+                "expected a positive time, e.g. 10ms",
+            ));
         }
         Ok(Some(((s * 1e9).round() as u64).max(1)))
     }
