@@ -458,7 +458,7 @@ mod tests {
     fn a_bad_value_names_its_line_and_field() {
         let e = err(&format!("{HEAD}[[flow]]\nworkload = \"uniform-write\"\n\n[[flow]]\nname = \"b\"\nworkload = \"zipf-write:x\"\n"));
         assert!(
-            e.starts_with("job.toml:11: [[flow]] #2: `workload`:"),
+            e.starts_with("job.toml:10: [[flow]] #2: `workload`:"),
             "{e}"
         );
         let e = err(&format!(
