@@ -474,7 +474,7 @@ mod tests {
             "{HEAD}[[flow]]\nworkload = \"uniform-write\"\nstart = \"2s\"\n"
         ));
         assert!(
-            e.starts_with("job.toml:7: [[flow]] #1: `start`: in seconds needs rate"),
+            e.starts_with("job.toml:7: [[flow]] #1: `start`: start in seconds needs rate"),
             "{e}"
         );
     }
