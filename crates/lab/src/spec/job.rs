@@ -56,15 +56,14 @@ pub enum JobError {
         line: usize,
         reason: String,
     },
-    #[error("{file}:{line}: {table}: unknown key `{key}`{hint}; known keys: {known}")]
+    #[error("{file}:{line}: {table}: unknown key `{key}`{advice}")]
     UnknownKey {
         file: PathBuf,
         line: usize,
         table: String,
         key: String,
-        /// ", did you mean `...`?" or empty.
-        hint: String,
-        known: String,
+        /// ", did you mean `...`?" (when one is near), then the known keys.
+        advice: String,
     },
     #[error("{file}:{line}: {table}: `{field}`: {reason}")]
     Field {
@@ -204,8 +203,11 @@ fn check_key(
         line: src.line(key.span().start),
         table: table.into(),
         key: key.get_ref().clone(),
-        hint: nearest.map_or(String::new(), |(_, k)| format!(", did you mean `{k}`?")),
-        known: known.join(", "),
+        advice: format!(
+            "{}; known keys: {}",
+            nearest.map_or(String::new(), |(_, k)| format!(", did you mean `{k}`?")),
+            known.join(", ")
+        ),
     })
 }
 
