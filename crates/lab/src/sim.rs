@@ -225,7 +225,8 @@ pub struct SimResult {
     pub requests_clipped: u64,
     /// The measured phase over time: about [`TIMELINE_POINTS`] samples (for `sim --plot`).
     pub timeline: Vec<TimelinePoint>,
-    /// The job file the flows came from (null: the flags, a one-flow job).
+    /// The job file the flows came from (absent: the flags, a one-flow job).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub job: Option<String>,
     /// Per-flow figures of the measured phase, in the job's order (see [`FlowResult`]).
     pub flows: Vec<FlowResult>,
