@@ -31,7 +31,6 @@
 use lab::sim::{Precondition, SimOptions};
 use ssd::SsdConfig;
 use std::time::Instant;
-use workload::LbaMapping;
 
 /// The minimal reference simulator.
 mod reference {
@@ -227,10 +226,11 @@ fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> Run {
         config: cfg.clone(),
         preset: Some("mlc-sata-2010".into()),
         config_path: None,
-        workload: "uniform-write".into(),
-        trace_format: None,
-        mapping: LbaMapping::Wrap,
-        request_pages: 1,
+        flows: vec![lab::spec::FlowSpec::default()
+            .resolve(cfg, 0, seed)
+            .expect("the default flow")],
+        job_path: None,
+        log_interval_ns: None,
         write_volume: Some(volume),
         precondition: Precondition::Full { passes: 1.0 },
         replay_trace_timing: false,

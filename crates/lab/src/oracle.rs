@@ -11,7 +11,6 @@
 use crate::sim::{planned_pages, Precondition, SimOptions};
 use anyhow::Result;
 use policy::streams::{DeathRecorder, OracleStreams};
-use seed::Seed;
 use workload::{OpKind, Request, Target, WorkloadOptions, WorkloadSpec};
 
 /// The oracle's placement for `sim::run(opts)` on a device of `target`'s size.
@@ -33,12 +32,14 @@ pub fn sim_placement(
             None,
         )?;
     }
+    // The run's one flow: the same requests the second pass replays.
+    let flow = &opts.flows[0];
     let wopts = WorkloadOptions {
-        request_pages: opts.request_pages,
+        request_pages: flow.request_pages,
         volume_pages: None,
-        seed: Seed(opts.seed).fork("workload").value(),
-        trace_format: opts.trace_format,
-        mapping: opts.mapping,
+        seed: flow.seed,
+        trace_format: flow.trace_format,
+        mapping: flow.mapping,
         clipped: workload::ClipCount::default(),
     };
     let limit = planned_pages(opts);

@@ -15,11 +15,11 @@ use crate::host::HostDriver;
 use crate::units::format_bytes;
 use anyhow::{bail, Context, Result};
 use policy::streams::{LbaPolicySpec, StreamAssignment};
-use seed::Seed;
 use serde::Serialize;
 use ssd::{SimTime, Ssd, SsdConfig};
 use std::path::PathBuf;
 use std::time::Instant;
+use workload::mix::{Pace, Window};
 use workload::{LbaMapping, OpKind, Request, Target, TraceFormat, WorkloadOptions, WorkloadSpec};
 
 /// How to bring the device to steady state before measuring.
@@ -34,6 +34,27 @@ pub enum Precondition {
     Full { passes: f64 },
 }
 
+/// One flow of a job: a workload, its pace and where it writes.
+#[derive(Clone, Debug)]
+pub struct FlowOptions {
+    pub name: String,
+    /// Workload spec, see `workload::SPEC_HELP`.
+    pub workload: String,
+    pub trace_format: Option<TraceFormat>,
+    pub mapping: LbaMapping,
+    pub request_pages: u32,
+    pub pace: Pace,
+    /// Requests of the job (share) or arrival nanoseconds (rate) the flow is active in.
+    pub window: Window,
+    /// The device stream of this flow's writes (None: the job's `stream_policy`).
+    pub stream: Option<u16>,
+    /// The workload's seed (already forked from the run's).
+    pub seed: u64,
+    /// The region the flow addresses: `size_pages` logical pages from `offset_pages`.
+    pub offset_pages: u64,
+    pub size_pages: u64,
+}
+
 #[derive(Clone, Debug)]
 pub struct SimOptions {
     pub config: SsdConfig,
@@ -41,11 +62,12 @@ pub struct SimOptions {
     pub preset: Option<String>,
     /// The config file `config` was read from, if any.
     pub config_path: Option<PathBuf>,
-    /// Workload spec, see `workload::SPEC_HELP`.
-    pub workload: String,
-    pub trace_format: Option<TraceFormat>,
-    pub mapping: LbaMapping,
-    pub request_pages: u32,
+    /// The job's flows (at least one); the single-workload flags make one.
+    pub flows: Vec<FlowOptions>,
+    /// The job file the flows came from (None: the flags).
+    pub job_path: Option<PathBuf>,
+    /// Record per-flow figures every this many simulated nanoseconds (`SimResult::log`).
+    pub log_interval_ns: Option<u64>,
     /// Host page writes to measure, in multiples of the logical capacity (None: a trace's end,
     /// or 1x for synthetic workloads).
     pub write_volume: Option<f64>,
@@ -92,6 +114,27 @@ pub struct Setup {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_policy: Option<String>,
     pub seed: u64,
+    /// A job of several flows: each flow's setup (absent for one flow, whose setup is above).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows: Option<Vec<FlowSetup>>,
+}
+
+/// One flow of a job as it ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSetup {
+    pub name: String,
+    pub workload: String,
+    pub request_pages: u32,
+    /// `share` weight or `rate` in requests per second of simulated time.
+    pub share: Option<f64>,
+    pub rate_iops: Option<f64>,
+    /// Requests of the job (share) or arrival nanoseconds (rate).
+    pub start: u64,
+    pub stop: Option<u64>,
+    pub stream: Option<u16>,
+    pub seed: u64,
+    pub offset_pages: u64,
+    pub size_pages: u64,
 }
 
 /// Everything `flashlab sim --json` prints. Wall-clock keys: `wall_seconds`,
@@ -185,6 +228,16 @@ pub struct SimResult {
     pub requests_clipped: u64,
     /// The measured phase over time: about [`TIMELINE_POINTS`] samples (for `sim --plot`).
     pub timeline: Vec<TimelinePoint>,
+    /// The job file the flows came from (absent: the flags, a one-flow job).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
+    /// Per-flow figures of the measured phase, in the job's order (see [`FlowResult`]).
+    pub flows: Vec<FlowResult>,
+    /// GC copies of data no flow wrote in the measured phase (the preconditioning's), in a
+    /// job of several flows (0 for one flow: the flow owns every page).
+    pub gc_pages_copied_unattributed: u64,
+    /// Per-flow figures every `--log-interval` of simulated time (empty without it).
+    pub log: Vec<LogRow>,
     /// What the figures above do not say by themselves (undefined WAF, volume not reached,
     /// clipped requests, a WAF model outside its regime).
     pub notes: Vec<String>,
@@ -213,10 +266,14 @@ pub struct TimelinePoint {
     pub latency_us_max: f64,
 }
 
+mod flows;
+pub use flows::{FlowResult, LogRow};
+
 /// Total pages the measured phase will run (for a progress bar), if known.
 pub fn planned_pages(opts: &SimOptions) -> Option<u64> {
     let logical = opts.config.logical_pages() as f64;
-    match (opts.write_volume, opts.workload.starts_with("trace:")) {
+    let trace = opts.flows.iter().any(|f| f.workload.starts_with("trace:"));
+    match (opts.write_volume, trace) {
         (Some(v), _) => Some((v * logical).ceil() as u64),
         (None, true) => None,
         (None, false) => Some(logical as u64),
@@ -225,9 +282,17 @@ pub fn planned_pages(opts: &SimOptions) -> Option<u64> {
 
 /// Run a simulation. `progress(phase, pages_done)` is called now and then.
 pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<SimResult> {
-    let spec = WorkloadSpec::parse(&opts.workload)
-        .with_context(|| format!("--workload {}", opts.workload))?;
-    if opts.request_pages == 0 {
+    if opts.flows.is_empty() {
+        bail!("a run needs at least one flow (a workload)");
+    }
+    let specs = opts
+        .flows
+        .iter()
+        .map(|f| {
+            WorkloadSpec::parse(&f.workload).with_context(|| format!("--workload {}", f.workload))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if opts.flows.iter().any(|f| f.request_pages == 0) {
         bail!("--request-size must be at least one page");
     }
     if let Some(v) = opts.write_volume {
@@ -235,7 +300,12 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
             bail!("--write-volume {v}x: expected a positive multiple of the capacity, e.g. 0.5x or 5x");
         }
     }
-    let config = device_config(&opts.config);
+    let several = opts.flows.len() > 1;
+    let mut config = device_config(&opts.config);
+    if several {
+        // GC copies are told apart by the flow class of the tags they move.
+        config.ftl.data = ssd::DataMode::Tags;
+    }
     check_memory(&config, opts.max_memory_bytes)?;
     let rss_before = memory::reset_peak_rss();
     let ssd = Ssd::new(config)?;
@@ -243,9 +313,15 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         logical_pages: ssd.logical_pages(),
         page_bytes: ssd.page_bytes() as u32,
     };
-    let hot_pages = workload::synth::hot_pages(&spec, target, opts.request_pages);
+    let first = &opts.flows[0];
+    let hot_pages = (first.offset_pages == 0 && first.size_pages == target.logical_pages)
+        .then(|| workload::synth::hot_pages(&specs[0], target, first.request_pages))
+        .flatten();
     let mut policy: Box<dyn StreamAssignment> = match opts.stream_policy {
-        LbaPolicySpec::Oracle => Box::new(crate::oracle::sim_placement(opts, &spec, target)?),
+        LbaPolicySpec::Oracle if several => {
+            anyhow::bail!("--stream-policy oracle runs one flow (its first pass replays that flow); give a job with one [[flow]]")
+        }
+        LbaPolicySpec::Oracle => Box::new(crate::oracle::sim_placement(opts, &specs[0], target)?),
         p => p.build(hot_pages, target.logical_pages, opts.config.ftl.streams)?,
     };
     let mut d = HostDriver::new(ssd, opts.config.timing.host_queue_depth);
@@ -254,33 +330,46 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     let pre_wall = wall.elapsed().as_secs_f64();
 
     let (before, t0) = d.begin_measurement();
+    if several {
+        d.port
+            .ssd_mut()
+            .count_copies_by_tag_class(opts.flows.len() + 1);
+    }
     let by_stream_before = d.ssd().host_pages_written_by_stream().to_vec();
     let handles_before = d.ssd().handle_stats();
     d.port.replay_arrivals(opts.replay_trace_timing);
-    let wopts = WorkloadOptions {
-        request_pages: opts.request_pages,
-        volume_pages: None,
-        seed: Seed(opts.seed).fork("workload").value(),
-        trace_format: opts.trace_format,
-        mapping: opts.mapping,
-        clipped: workload::ClipCount::default(),
-    };
+    if matches!(first.pace, Pace::RateIops(_)) {
+        // The mix's arrivals count from the measured phase's start (`MixRun` adds `t0`).
+        d.port.replay_absolute_arrivals();
+    }
+    let clipped = workload::ClipCount::default();
     let limit = planned_pages(opts);
-    let writes_only = spec.is_write_only() || opts.write_volume.is_some() && spec.writes();
+    let writes_only = specs.iter().all(|s| s.is_write_only())
+        || opts.write_volume.is_some() && specs.iter().any(|s| s.writes());
     let measured_wall = Instant::now();
     let sampled = (before, t0);
-    let (count, timeline) = match spec {
-        // A synthetic workload by its concrete type: the request loop is compiled around it
-        // (no boxed iterator per request); the same requests as `build`'s.
-        WorkloadSpec::Synthetic { .. } => {
-            let reqs = workload::synth::Synthetic::new(&spec, target, &wopts)?.map(Ok);
-            let reqs = with_streams(reqs, policy.as_mut());
-            run_sampled(&mut d, reqs, limit, writes_only, sampled, progress)?
-        }
-        WorkloadSpec::Trace { .. } | WorkloadSpec::FlashCache(_) => {
-            let reqs = with_streams(workload::build(&spec, target, &wopts)?, policy.as_mut());
-            run_sampled(&mut d, reqs, limit, writes_only, sampled, progress)?
-        }
+    let one_flow = !several && opts.log_interval_ns.is_none();
+    let (count, timeline, mut mixed) = if one_flow {
+        let (c, t) = run_one_flow(
+            &mut d,
+            opts,
+            &specs[0],
+            target,
+            &clipped,
+            policy.as_mut(),
+            (limit, writes_only, sampled),
+            progress,
+        )?;
+        (c, t, None)
+    } else {
+        let mix = flows::mix_of(opts, target, &clipped)?;
+        let mut m = flows::MixRun::new(mix, opts, policy.as_mut(), t0.0, target.page_bytes as u64);
+        let mut step = |d: &mut HostDriver, pages: u64, p: &mut dyn FnMut(u64)| {
+            m.step(d, pages, writes_only, p)
+        };
+        let (c, t) = run_sampled(&mut d, &mut step, limit, sampled, progress)?;
+        let rows = m.log_rows();
+        (c, t, Some((std::mem::take(&mut m.tallies), rows)))
     };
     let wall_s = measured_wall.elapsed().as_secs_f64();
     let mut r = summarize(opts, &d, before, t0, wall_s, pre_wall);
@@ -296,11 +385,128 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         .map(|(now, before)| now.since(before))
         .collect();
     r.timeline = timeline;
+    flow_results(&mut r, opts, &d, mixed.take());
     r.peak_rss_bytes = memory::peak_rss_bytes();
     r.bytes_per_logical_page = rss_before.zip(r.peak_rss_bytes).map(|(before, peak)| {
         peak.saturating_sub(before) as f64 / d.ssd().logical_pages().max(1) as f64
     });
-    r.requests_clipped = wopts.clipped.get();
+    r.requests_clipped = clipped.get();
+    add_notes(&mut r, opts, count, limit);
+    Ok(r)
+}
+
+/// The one flow of a job without a log, by the workload's concrete type (a synthetic
+/// workload's request loop is compiled around it: no boxed iterator per request). The same
+/// requests, and so the same figures, as the mixed path of one flow.
+#[allow(clippy::too_many_arguments)]
+fn run_one_flow(
+    d: &mut HostDriver,
+    opts: &SimOptions,
+    spec: &WorkloadSpec,
+    target: Target,
+    clipped: &workload::ClipCount,
+    policy: &mut dyn StreamAssignment,
+    (limit, writes_only, sampled): (Option<u64>, bool, (ssd::Stats, SimTime)),
+    progress: &mut dyn FnMut(&str, u64),
+) -> Result<(crate::host::RunCount, Vec<TimelinePoint>)> {
+    let f = &opts.flows[0];
+    assert!(
+        f.offset_pages == 0 && f.size_pages == target.logical_pages,
+        "the one-flow path runs on the whole device"
+    );
+    let wopts = WorkloadOptions {
+        request_pages: f.request_pages,
+        volume_pages: None,
+        seed: f.seed,
+        trace_format: f.trace_format,
+        mapping: f.mapping,
+        clipped: clipped.clone(),
+    };
+    fn sampled_run<I: Iterator<Item = Result<Request, workload::WorkloadError>>>(
+        d: &mut HostDriver,
+        reqs: I,
+        limit: Option<u64>,
+        writes_only: bool,
+        sampled: (ssd::Stats, SimTime),
+        progress: &mut dyn FnMut(&str, u64),
+    ) -> Result<(crate::host::RunCount, Vec<TimelinePoint>)> {
+        let mut reqs = reqs.peekable();
+        let mut step = |d: &mut HostDriver, pages: u64, p: &mut dyn FnMut(u64)| {
+            d.run_ahead(&mut reqs, Some(pages), writes_only, p)
+        };
+        run_sampled(d, &mut step, limit, sampled, progress)
+    }
+    match spec {
+        WorkloadSpec::Synthetic { .. } => {
+            let reqs = workload::synth::Synthetic::new(spec, target, &wopts)?.map(Ok);
+            sampled_run(
+                d,
+                with_streams(reqs, policy),
+                limit,
+                writes_only,
+                sampled,
+                progress,
+            )
+        }
+        WorkloadSpec::Trace { .. } | WorkloadSpec::FlashCache(_) => {
+            let reqs = with_streams(workload::build(spec, target, &wopts)?, policy);
+            sampled_run(d, reqs, limit, writes_only, sampled, progress)
+        }
+    }
+}
+
+/// Per-flow results: from the mixed run's tallies, or (one flow without a log) the totals.
+fn flow_results(
+    r: &mut SimResult,
+    opts: &SimOptions,
+    d: &HostDriver,
+    mixed: Option<(Vec<flows::Tally>, Vec<LogRow>)>,
+) {
+    let page_bytes = r.page_bytes as u64;
+    let Some((tallies, rows)) = mixed else {
+        r.flows = vec![FlowResult {
+            name: opts.flows[0].name.clone(),
+            workload: opts.flows[0].workload.clone(),
+            host_ios: r.host_ios,
+            host_pages_written: r.host_pages_written,
+            host_pages_read: r.host_pages_read,
+            host_pages_trimmed: r.host_pages_trimmed,
+            flash_pages_written: r.host_pages_written + r.gc_pages_copied,
+            gc_pages_copied: r.gc_pages_copied,
+            iops_per_sim_second: r.iops_per_sim_second,
+            throughput_mb_per_sim_second: r.throughput_mb_per_sim_second,
+            latency_us: r.latency_us,
+        }];
+        return;
+    };
+    let copies = d.ssd().flash().copies_by_tag_class();
+    let several = opts.flows.len() > 1;
+    r.flows = tallies
+        .iter()
+        .zip(&opts.flows)
+        .enumerate()
+        .map(|(k, (t, f))| {
+            let copied = if several {
+                copies[k + 1]
+            } else {
+                r.gc_pages_copied
+            };
+            t.result(f, copied, page_bytes, r.sim_seconds)
+        })
+        .collect();
+    if several {
+        let attributed: u64 = copies[1..].iter().sum();
+        r.gc_pages_copied_unattributed = r.gc_pages_copied.saturating_sub(attributed);
+    }
+    r.log = rows;
+}
+
+fn add_notes(
+    r: &mut SimResult,
+    opts: &SimOptions,
+    count: crate::host::RunCount,
+    limit: Option<u64>,
+) {
     if r.requests_clipped > 0 {
         r.notes.push(format!(
             "{} trace requests ran past the device's end and were clipped there (fewer pages than the trace asked for)",
@@ -343,17 +549,24 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
             r.host_pages_written as f64 / opts.config.logical_pages().max(1) as f64
         ));
     }
-    Ok(r)
+    if r.gc_pages_copied_unattributed > 0 {
+        r.notes.push(format!(
+            "{} GC copies moved data written before the measured phase (the preconditioning's): they count in gc_pages_copied but in no flow's flash_pages_written",
+            r.gc_pages_copied_unattributed
+        ));
+    }
 }
 
 /// Run the measured phase in intervals of pages and sample WAF and latency after each. The
 /// requests issued, and so every figure, are those of one uninterrupted run: an interval
 /// stops after the request that reaches its page count, and the next resumes the stream.
+type Step<'s> =
+    dyn FnMut(&mut HostDriver, u64, &mut dyn FnMut(u64)) -> Result<crate::host::RunCount> + 's;
+
 fn run_sampled(
     d: &mut HostDriver,
-    reqs: impl Iterator<Item = Result<workload::Request, workload::WorkloadError>>,
+    step: &mut Step<'_>,
     limit: Option<u64>,
-    writes_only: bool,
     (before, t0): (ssd::Stats, SimTime),
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<(crate::host::RunCount, Vec<TimelinePoint>)> {
@@ -363,15 +576,12 @@ fn run_sampled(
         None => (logical / 10).max(1),
     };
     let mut timeline = Vec::new();
-    let mut reqs = reqs.peekable();
     let mut done = 0u64;
     let mut prev_stats = before;
     let mut prev_latency = d.ssd().latency_ns().clone();
     let limit_reached = loop {
         let target = limit.map_or(done + every, |l| l.min(done + every));
-        let c = d.run_ahead(&mut reqs, Some(target - done), writes_only, &mut |p| {
-            progress("measure", done + p)
-        })?;
+        let c = step(d, target - done, &mut |p| progress("measure", done + p))?;
         done += c.pages;
         let stats = d.ssd().stats();
         let interval = stats.since(&prev_stats);
@@ -433,32 +643,7 @@ pub fn device_config(cfg: &SsdConfig) -> SsdConfig {
     c
 }
 
-/// The process's memory as Linux reports it (`/proc/self/status`; `None` elsewhere).
-mod memory {
-    fn status_bytes(key: &str) -> Option<u64> {
-        let status = std::fs::read_to_string("/proc/self/status").ok()?;
-        let line = status.lines().find(|l| l.starts_with(key))?;
-        let kib: u64 = line[key.len()..]
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()?;
-        Some(kib * 1024)
-    }
-
-    /// Reset the peak RSS to the current RSS (`/proc/self/clear_refs`, "5") and return the
-    /// current RSS: what the process held before the device.
-    pub fn reset_peak_rss() -> Option<u64> {
-        std::fs::write("/proc/self/clear_refs", "5").ok()?;
-        status_bytes("VmRSS:")
-    }
-
-    /// Peak RSS since the last reset (or the process's start).
-    pub fn peak_rss_bytes() -> Option<u64> {
-        status_bytes("VmHWM:")
-    }
-}
+mod memory;
 
 /// Refuse, before allocating, a device whose estimated memory exceeds `limit_bytes`.
 fn check_memory(cfg: &SsdConfig, limit_bytes: u64) -> Result<()> {
@@ -541,7 +726,7 @@ fn summarize(
         ftl: cfg.ftl.scheme.name().to_string(),
         gc_policy: format!("{:?}", cfg.ftl.gc_policy).to_lowercase(),
         op: cfg.ftl.op,
-        workload: opts.workload.clone(),
+        workload: workload_label(opts),
         seed: opts.seed,
         timing: cfg.timing.enabled,
         logical_bytes: cfg.logical_bytes(),
@@ -604,19 +789,37 @@ fn summarize(
         volume_reached: None,
         requests_clipped: 0,
         timeline: Vec::new(),
+        job: opts.job_path.as_ref().map(|p| p.display().to_string()),
+        flows: Vec::new(),
+        gc_pages_copied_unattributed: 0,
+        log: Vec::new(),
         notes: Vec::new(),
     }
 }
 
+/// The workload as `workload` and `setup.workload` show it: the one flow's, or
+/// `name=workload` of every flow joined by ` + `.
+fn workload_label(opts: &SimOptions) -> String {
+    match opts.flows.as_slice() {
+        [one] => one.workload.clone(),
+        flows => flows
+            .iter()
+            .map(|f| format!("{}={}", f.name, f.workload))
+            .collect::<Vec<_>>()
+            .join(" + "),
+    }
+}
+
 fn setup(opts: &SimOptions) -> Setup {
+    let first = &opts.flows[0];
     Setup {
-        workload: opts.workload.clone(),
-        request_pages: opts.request_pages,
-        request_bytes: opts.request_pages as u64 * opts.config.geometry.page_bytes as u64,
+        workload: workload_label(opts),
+        request_pages: first.request_pages,
+        request_bytes: first.request_pages as u64 * opts.config.geometry.page_bytes as u64,
         write_volume: opts.write_volume,
         precondition: opts.precondition,
-        trace_format: opts.trace_format.map(|f| f.name().to_string()),
-        trace_mapping: match opts.mapping {
+        trace_format: first.trace_format.map(|f| f.name().to_string()),
+        trace_mapping: match first.mapping {
             LbaMapping::Wrap => "wrap".into(),
             LbaMapping::Scale { max_byte } => format!("scale (span {max_byte} bytes)"),
         },
@@ -624,6 +827,27 @@ fn setup(opts: &SimOptions) -> Setup {
         stream_policy: (opts.stream_policy != LbaPolicySpec::None)
             .then(|| opts.stream_policy.name()),
         seed: opts.seed,
+        flows: (opts.flows.len() > 1).then(|| opts.flows.iter().map(flow_setup).collect()),
+    }
+}
+
+fn flow_setup(f: &FlowOptions) -> FlowSetup {
+    let (share, rate_iops) = match f.pace {
+        Pace::Share(w) => (Some(w), None),
+        Pace::RateIops(r) => (None, Some(r)),
+    };
+    FlowSetup {
+        name: f.name.clone(),
+        workload: f.workload.clone(),
+        request_pages: f.request_pages,
+        share,
+        rate_iops,
+        start: f.window.start,
+        stop: f.window.stop,
+        stream: f.stream,
+        seed: f.seed,
+        offset_pages: f.offset_pages,
+        size_pages: f.size_pages,
     }
 }
 
@@ -640,60 +864,5 @@ fn config_hash(cfg: &SsdConfig, setup: &Setup) -> String {
     format!("{:016x}", seed::stable_hash(json.as_bytes()))
 }
 
-/// The closed-form WAF for this run, with where it applies.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
-pub struct WafModel {
-    /// The model's steady-state WAF at `alpha` (Eq. 12 for greedy, the fixed point for FIFO).
-    pub waf: f64,
-    /// The alpha the model is evaluated at: the config's, less the free pages the open blocks
-    /// hold (`ssd::analytic::open_block_alpha`: `alpha - 0.6 x GC pools / logical blocks`).
-    pub alpha: f64,
-    /// The model at the config's alpha, without the open-block correction.
-    pub waf_uncorrected: f64,
-    /// Spare blocks per GC pool (die, or the device), `(alpha - 1) x logical blocks / pools`:
-    /// what the finite-size residual depends on.
-    pub spare_blocks_per_die: f64,
-    /// Expected relative deviation of this device's WAF from `waf`
-    /// (`ssd::analytic::finite_size_excess`).
-    pub expected_excess: f64,
-    /// Whether the device is large enough for the model (`expected_excess` about 1 % or less).
-    pub applies: bool,
-}
-
-/// The closed-form WAF for uniform random single-page writes on page mapping with greedy or
-/// FIFO GC and one stream (the cases `ssd::analytic` models), else `None`; `applies` says
-/// whether the device has the spare blocks per GC pool for the model to hold within ~1 %.
-pub fn waf_model(opts: &SimOptions) -> Option<WafModel> {
-    let cfg = &opts.config;
-    let modelled = opts.workload == "uniform-write"
-        && opts.request_pages == 1
-        && cfg.ftl.scheme == ssd::FtlKind::Page
-        && cfg.ftl.streams == 1
-        && cfg.alpha() > 1.0;
-    if !modelled {
-        return None;
-    }
-    let logical_blocks = cfg.logical_pages() as f64 / cfg.geometry.pages_per_block as f64;
-    let pools = cfg.gc_pools();
-    let alpha = ssd::analytic::open_block_alpha(cfg.alpha(), pools, logical_blocks);
-    let model = |alpha: f64| match cfg.ftl.gc_policy {
-        ssd::GcPolicy::Greedy => Some(ssd::analytic::greedy_waf(
-            alpha,
-            cfg.geometry.pages_per_block,
-        )),
-        ssd::GcPolicy::Fifo => Some(ssd::analytic::fifo_waf(alpha)),
-        _ => None,
-    };
-    if alpha <= 1.0 {
-        return None;
-    }
-    let spare = (cfg.alpha() - 1.0) * logical_blocks / pools as f64;
-    Some(WafModel {
-        waf: model(alpha)?,
-        alpha,
-        waf_uncorrected: model(cfg.alpha())?,
-        spare_blocks_per_die: spare,
-        expected_excess: ssd::analytic::finite_size_excess(spare),
-        applies: spare >= ssd::analytic::MODEL_MIN_SPARE_BLOCKS_PER_DIE,
-    })
-}
+mod waf_model;
+pub use waf_model::{waf_model, WafModel};

@@ -6,21 +6,25 @@ use lab::sim::{run, Precondition, SimOptions};
 use policy::streams::LbaPolicySpec;
 use proptest::prelude::*;
 use ssd::SsdConfig;
-use workload::LbaMapping;
 
 fn options(workload: &str, policy: &str, streams: u16, seed: u64) -> SimOptions {
     let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
     cfg.ftl.streams = streams;
     cfg.timing.enabled = false;
     let cfg = cfg.with_logical_capacity(80 << 20).unwrap();
+    let flow = lab::spec::FlowSpec {
+        workload: workload.into(),
+        ..Default::default()
+    }
+    .resolve(&cfg, 0, seed)
+    .unwrap();
     SimOptions {
         config: cfg,
         preset: Some("mlc-sata-2010".into()),
         config_path: None,
-        workload: workload.into(),
-        trace_format: None,
-        mapping: LbaMapping::Wrap,
-        request_pages: 1,
+        flows: vec![flow],
+        job_path: None,
+        log_interval_ns: None,
         write_volume: Some(2.0),
         precondition: Precondition::Full { passes: 1.0 },
         replay_trace_timing: false,

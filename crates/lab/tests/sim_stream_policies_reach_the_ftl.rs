@@ -16,13 +16,12 @@ fn options(policy: &str, streams: u16, precondition: Precondition) -> SimOptions
     cfg.timing.enabled = false;
     let cfg = cfg.with_logical_capacity(64 << 20).unwrap();
     SimOptions {
-        config: cfg,
+        config: cfg.clone(),
         preset: Some("mlc-sata-2010".into()),
         config_path: None,
-        workload: WORKLOAD.into(),
-        trace_format: None,
-        mapping: LbaMapping::Wrap,
-        request_pages: 1,
+        flows: vec![flow(WORKLOAD, &cfg)],
+        job_path: None,
+        log_interval_ns: None,
         write_volume: Some(2.0),
         precondition,
         replay_trace_timing: false,
@@ -32,13 +31,21 @@ fn options(policy: &str, streams: u16, precondition: Precondition) -> SimOptions
     }
 }
 
+fn flow(workload: &str, cfg: &SsdConfig) -> lab::sim::FlowOptions {
+    let spec = lab::spec::FlowSpec {
+        workload: workload.into(),
+        ..Default::default()
+    };
+    spec.resolve(cfg, 0, 3).unwrap()
+}
+
 /// Host pages per stream the policy chooses over the run's own request stream.
 fn replayed(opts: &SimOptions) -> Vec<u64> {
     let target = Target {
         logical_pages: opts.config.logical_pages(),
         page_bytes: opts.config.geometry.page_bytes,
     };
-    let spec = WorkloadSpec::parse(&opts.workload).unwrap();
+    let spec = WorkloadSpec::parse(&opts.flows[0].workload).unwrap();
     let streams = opts.config.ftl.streams;
     let hot = workload::synth::hot_pages(&spec, target, 1);
     let mut policy = opts
@@ -89,7 +96,7 @@ fn policies_that_cannot_apply_are_refused_with_what_to_do() {
     let e = run(&options("hot-cold", 1, Precondition::None), &mut |_, _| {}).unwrap_err();
     assert!(format!("{e:#}").contains("--streams 2"), "{e:#}");
     let mut o = options("hot-cold", 2, Precondition::None);
-    o.workload = "uniform-write".into();
+    o.flows = vec![flow("uniform-write", &o.config)];
     let e = run(&o, &mut |_, _| {}).unwrap_err();
     assert!(format!("{e:#}").contains("hotcold-write"), "{e:#}");
 }

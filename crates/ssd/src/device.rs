@@ -130,6 +130,10 @@ impl Ssd {
     pub fn flash(&self) -> &Flash {
         &self.flash
     }
+    /// Count GC copies per tag class from now on ([`Flash::count_copies_by_tag_class`]).
+    pub fn count_copies_by_tag_class(&mut self, classes: usize) {
+        self.flash.count_copies_by_tag_class(classes);
+    }
     pub fn mapping_bytes(&self) -> u64 {
         self.ftl.mapping_bytes(&self.flash)
     }

@@ -19,6 +19,11 @@ use crate::types::{BlockId, DieId, PageWrite, Ppn, SimTime};
 /// Tag of a page that holds no host data (never programmed since erase).
 pub const TAG_EMPTY: u64 = u64::MAX;
 
+/// A tag's class is its top byte (`tag >> TAG_CLASS_SHIFT`): a host that writes tagged pages
+/// (`Command::WriteTags`) can have GC copies counted per class
+/// ([`Flash::copies_by_tag_class`]), e.g. per workload flow.
+pub const TAG_CLASS_SHIFT: u32 = 56;
+
 /// How blocks and pages are numbered: the NAND array's shape, derived once from the config's
 /// [`crate::config::Geometry`]. Its one copy lives in [`Flash`]; FTLs and their indexes read
 /// it from there (`flash.layout`) rather than keeping their own.
@@ -124,6 +129,8 @@ pub struct Flash {
     /// When each die's last read ends (used only with `reads_suspend`).
     die_read_free_ns: Vec<u64>,
     channel_free_ns: Vec<u64>,
+    /// GC copies per tag class since counting was turned on (empty: not counted).
+    copies_by_tag_class: Vec<u64>,
     /// The SSD layer's counters; FTLs add merges, copies and translation I/O here.
     pub(crate) stats: Stats,
 }
@@ -153,6 +160,7 @@ impl Flash {
             die_free_ns: vec![0; cfg.dies() as usize],
             die_read_free_ns: vec![0; cfg.dies() as usize],
             channel_free_ns: vec![0; g.channels as usize],
+            copies_by_tag_class: Vec::new(),
             stats: Stats::default(),
         }
     }
@@ -214,6 +222,26 @@ impl Flash {
     pub fn tag(&self, ppn: Ppn) -> u64 {
         self.tags.get(ppn.0 as usize).copied().unwrap_or(TAG_EMPTY)
     }
+    /// Count GC copies per tag class (see [`TAG_CLASS_SHIFT`]) for classes `0..classes` from
+    /// now on (copies of other classes are not counted). Needs tags (`data` not `"none"`).
+    pub fn count_copies_by_tag_class(&mut self, classes: usize) {
+        assert!(self.has_tags(), "counting copies per tag class needs tags");
+        self.copies_by_tag_class = vec![0; classes];
+    }
+    /// GC copies per tag class since [`Flash::count_copies_by_tag_class`].
+    pub fn copies_by_tag_class(&self) -> &[u64] {
+        &self.copies_by_tag_class
+    }
+    #[inline]
+    fn count_copy(&mut self, tag: u64) {
+        if let Some(c) = self
+            .copies_by_tag_class
+            .get_mut((tag >> TAG_CLASS_SHIFT) as usize)
+        {
+            *c += 1;
+        }
+    }
+
     /// Whether `ppn` holds data programmed since its block's erase.
     pub fn programmed(&self, ppn: Ppn) -> bool {
         match &self.skipped {
@@ -350,7 +378,11 @@ impl Flash {
         let dst_block = self.block_of(dst);
         self.advance_write_pointer(dst_block, dst);
         if !self.tags.is_empty() {
-            self.tags[dst.0 as usize] = self.tags[src.0 as usize];
+            let tag = self.tags[src.0 as usize];
+            self.tags[dst.0 as usize] = tag;
+            if !self.copies_by_tag_class.is_empty() {
+                self.count_copy(tag);
+            }
         }
         if let Some(p) = self.payloads.as_mut() {
             p[dst.0 as usize] = p[src.0 as usize].clone();
@@ -404,6 +436,11 @@ impl Flash {
             let tags = &mut self.tags[..];
             for (j, &off) in offs.iter().enumerate() {
                 tags[dst0 + j] = tags[src0 + off as usize];
+            }
+            if !self.copies_by_tag_class.is_empty() {
+                for j in 0..n {
+                    self.count_copy(self.tags[dst0 + j]);
+                }
             }
         }
         if let Some(p) = self.payloads.as_mut() {

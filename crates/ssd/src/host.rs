@@ -98,6 +98,13 @@ impl HostPort {
         self.replay_arrivals = on;
     }
 
+    /// Issue commands no earlier than their arrival times, taken as absolute times of the
+    /// port's clock (not measured from the first arrival): for a host that computes them.
+    pub fn replay_absolute_arrivals(&mut self) {
+        self.replay_arrivals = true;
+        self.trace_origin_ns = Some(0);
+    }
+
     /// Start a measured phase: a fresh queue at the last completion, latencies cleared.
     /// Returns the statistics and time the phase's figures are measured from.
     pub fn begin_measurement(&mut self) -> (Stats, SimTime) {
@@ -121,11 +128,26 @@ impl HostPort {
         cmd: Command<'_>,
         arrival_ns: Option<u64>,
     ) -> Result<SimTime, SsdError> {
+        Ok(self.submit_timed(cmd, arrival_ns)?.1)
+    }
+
+    /// [`HostPort::submit`], returning the issue time with the completion time.
+    #[inline]
+    pub fn submit_timed(
+        &mut self,
+        cmd: Command<'_>,
+        arrival_ns: Option<u64>,
+    ) -> Result<(SimTime, SimTime), SsdError> {
         let arrival = self.arrival(arrival_ns);
         let at = self.queue.issue_time(arrival);
         let done = run(&mut self.ssd, cmd, at)?;
         self.complete(at, done);
-        Ok(done)
+        Ok((at, done))
+    }
+
+    /// The device, to turn on counters such as [`Ssd::count_copies_by_tag_class`].
+    pub fn ssd_mut(&mut self) -> &mut Ssd {
+        &mut self.ssd
     }
 
     /// Run `f` over a batch: every command it runs is issued at one time (one queue slot,

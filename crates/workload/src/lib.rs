@@ -16,6 +16,7 @@
 pub mod cache_trace;
 pub mod flash_cache;
 pub mod lines;
+pub mod mix;
 pub mod page_cache;
 pub mod pg_trace;
 pub mod spec;

@@ -1,6 +1,9 @@
-//! The human-readable summary `flashlab sim` prints of a [`SimResult`].
+//! What `flashlab sim` prints of a [`SimResult`]: the human-readable summary, the rows of
+//! `--csv` (one per flow and one for the whole run), the one line of `--terse`
+//! ([`TERSE_COLUMNS`]) and the rows of the `--log` file.
 
-use crate::sim::SimResult;
+use crate::sim::{FlowResult, SimResult};
+use serde_json::{Map, Value};
 
 /// `writeln!` into a String (which cannot fail).
 macro_rules! line {
@@ -130,6 +133,9 @@ pub fn summary(r: &SimResult) -> String {
             r.requests_clipped
         );
     }
+    if r.flows.len() > 1 {
+        flows_summary(&mut o, r);
+    }
     line!(
         o,
         "  config            preset {}, hash {}",
@@ -140,4 +146,184 @@ pub fn summary(r: &SimResult) -> String {
         line!(o, "  note: {n}");
     }
     o
+}
+
+/// One line per flow: requests, pages and latency.
+fn flows_summary(o: &mut String, r: &SimResult) {
+    line!(
+        o,
+        "  flows             {} (GC copies of each flow's data in its flash pages)",
+        r.flows.len()
+    );
+    for f in &r.flows {
+        line!(
+            o,
+            "    {:<15} {:.0} IOPS, {:.1} MB/s; host {} written, {} read; flash {} written ({} GC); latency (us) p50 {:.1}, p99 {:.1}, p99.9 {:.1}, max {:.1}",
+            f.name,
+            f.iops_per_sim_second,
+            f.throughput_mb_per_sim_second,
+            f.host_pages_written,
+            f.host_pages_read,
+            f.flash_pages_written,
+            f.gc_pages_copied,
+            f.latency_us.p50,
+            f.latency_us.p99,
+            f.latency_us.p999,
+            f.latency_us.max
+        );
+    }
+}
+
+/// The row of one flow (or, with `flow = "all"`, the whole run) in `sim --csv`.
+fn csv_row(flow: &str, f: &FlowResult, r: &SimResult) -> Map<String, Value> {
+    let mut m = Map::new();
+    let mut put = |k: &str, v: Value| {
+        m.insert(k.to_string(), v);
+    };
+    put("flow", flow.into());
+    put("workload", f.workload.clone().into());
+    put("host_ios", f.host_ios.into());
+    put("iops_per_sim_second", f.iops_per_sim_second.into());
+    put(
+        "throughput_mb_per_sim_second",
+        f.throughput_mb_per_sim_second.into(),
+    );
+    put("latency_us_p50", f.latency_us.p50.into());
+    put("latency_us_p99", f.latency_us.p99.into());
+    put("latency_us_p999", f.latency_us.p999.into());
+    put("latency_us_max", f.latency_us.max.into());
+    put("latency_us_mean", f.latency_us.mean.into());
+    put("host_pages_written", f.host_pages_written.into());
+    put("host_pages_read", f.host_pages_read.into());
+    put("flash_pages_written", f.flash_pages_written.into());
+    put("gc_pages_copied", f.gc_pages_copied.into());
+    put("sim_seconds", r.sim_seconds.into());
+    put("waf", r.waf.map_or(Value::Null, Value::from));
+    put("config_hash", r.config_hash.clone().into());
+    m
+}
+
+/// `sim --csv`: a row per flow in the job's order, then a row `all` for the whole run
+/// (whose `flash_pages_written` counts every flash program, translation pages included).
+pub fn csv_rows(r: &SimResult) -> Vec<Map<String, Value>> {
+    let mut rows: Vec<_> = r.flows.iter().map(|f| csv_row(&f.name, f, r)).collect();
+    let all = FlowResult {
+        name: "all".into(),
+        workload: r.workload.clone(),
+        host_ios: r.host_ios,
+        host_pages_written: r.host_pages_written,
+        host_pages_read: r.host_pages_read,
+        host_pages_trimmed: r.host_pages_trimmed,
+        flash_pages_written: r.flash_pages_written,
+        gc_pages_copied: r.gc_pages_copied,
+        iops_per_sim_second: r.iops_per_sim_second,
+        throughput_mb_per_sim_second: r.throughput_mb_per_sim_second,
+        latency_us: r.latency_us,
+    };
+    rows.push(csv_row("all", &all, r));
+    rows
+}
+
+/// The columns of `sim --terse`, `;`-separated on one line: the run's, then
+/// [`TERSE_FLOW_COLUMNS`] once per flow in the job's order.
+pub const TERSE_COLUMNS: &[&str] = &[
+    "terse_version",
+    "preset",
+    "ftl",
+    "workload",
+    "seed",
+    "waf",
+    "host_pages_written",
+    "host_pages_read",
+    "flash_pages_written",
+    "gc_pages_copied",
+    "erases",
+    "sim_seconds",
+    "iops_per_sim_second",
+    "throughput_mb_per_sim_second",
+    "latency_us_p50",
+    "latency_us_p99",
+    "latency_us_p999",
+    "latency_us_max",
+    "flows",
+];
+
+/// The columns of each flow in `sim --terse`.
+pub const TERSE_FLOW_COLUMNS: &[&str] = &[
+    "name",
+    "iops_per_sim_second",
+    "throughput_mb_per_sim_second",
+    "latency_us_p50",
+    "latency_us_p99",
+    "latency_us_p999",
+    "latency_us_max",
+    "host_pages_written",
+    "host_pages_read",
+    "flash_pages_written",
+];
+
+/// The version in the first column of `sim --terse`: raised when columns change.
+pub const TERSE_VERSION: u32 = 1;
+
+/// `sim --terse`: one line, the fields of [`TERSE_COLUMNS`] then of each flow.
+pub fn terse(r: &SimResult) -> String {
+    let clean = |s: &str| s.replace([';', '\n'], " ");
+    let mut fields = vec![
+        TERSE_VERSION.to_string(),
+        clean(&r.preset),
+        r.ftl.clone(),
+        clean(&r.workload),
+        r.seed.to_string(),
+        r.waf.map_or(String::new(), |w| format!("{w:.6}")),
+        r.host_pages_written.to_string(),
+        r.host_pages_read.to_string(),
+        r.flash_pages_written.to_string(),
+        r.gc_pages_copied.to_string(),
+        r.erases.to_string(),
+        format!("{:.6}", r.sim_seconds),
+        format!("{:.1}", r.iops_per_sim_second),
+        format!("{:.3}", r.throughput_mb_per_sim_second),
+        format!("{:.1}", r.latency_us.p50),
+        format!("{:.1}", r.latency_us.p99),
+        format!("{:.1}", r.latency_us.p999),
+        format!("{:.1}", r.latency_us.max),
+        r.flows.len().to_string(),
+    ];
+    assert_eq!(
+        fields.len(),
+        TERSE_COLUMNS.len(),
+        "one field per terse column"
+    );
+    for f in &r.flows {
+        let flow = [
+            clean(&f.name),
+            format!("{:.1}", f.iops_per_sim_second),
+            format!("{:.3}", f.throughput_mb_per_sim_second),
+            format!("{:.1}", f.latency_us.p50),
+            format!("{:.1}", f.latency_us.p99),
+            format!("{:.1}", f.latency_us.p999),
+            format!("{:.1}", f.latency_us.max),
+            f.host_pages_written.to_string(),
+            f.host_pages_read.to_string(),
+            f.flash_pages_written.to_string(),
+        ];
+        assert_eq!(
+            flow.len(),
+            TERSE_FLOW_COLUMNS.len(),
+            "one field per terse flow column"
+        );
+        fields.extend(flow);
+    }
+    format!("{}\n", fields.join(";"))
+}
+
+/// The rows of the `--log` CSV file: one per flow per interval (`SimResult::log`).
+pub fn log_rows(r: &SimResult) -> Vec<Map<String, Value>> {
+    r.log
+        .iter()
+        .filter_map(|row| match serde_json::to_value(row) {
+            Ok(Value::Object(m)) => Some(m),
+            _ => None,
+        })
+        .collect()
 }

@@ -2,15 +2,15 @@
 //! volumes as text such as `256MiB` and `5x`). [`SimSpec::resolve`] reads the preset or config
 //! file and the trace's span and gives the [`SimOptions`] the simulator runs.
 
+use super::flow::{parse_seconds, FlowSpec};
 use super::{de, RunSpec, SpecError};
 use crate::sim::{Precondition, SimOptions};
 use crate::units::{parse_bytes, parse_multiple};
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use policy::streams::LbaPolicySpec;
 use serde::{Deserialize, Serialize};
 use ssd::{FtlKind, GcPolicy, GcStreamMode, SsdConfig};
 use std::path::PathBuf;
-use workload::{LbaMapping, TraceFormat};
 
 /// The preset a run starts from when it names neither a preset nor a config file.
 pub const DEFAULT_PRESET: &str = "mlc-sata-2010";
@@ -156,6 +156,17 @@ pub struct SimSpec {
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
     #[serde(deserialize_with = "de::parsed")]
     pub seed: u64,
+    /// A job file (TOML): a `[device]` table with these options and one or more `[[flow]]`
+    /// tables, each a workload with its share or rate (see docs/commands.md). Replaces the
+    /// device and workload flags.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE.toml"))]
+    #[serde(deserialize_with = "de::opt_parsed")]
+    pub job: Option<PathBuf>,
+    /// Record IOPS, bandwidth and latency per flow every DURATION of simulated time (e.g.
+    /// 10ms) into the result's `log` (and `--log FILE.csv`).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DURATION"))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub log_interval: Option<String>,
 }
 
 impl Default for SimSpec {
@@ -189,6 +200,8 @@ impl Default for SimSpec {
             write_volume: None,
             precondition: "full".into(),
             seed: 1,
+            job: None,
+            log_interval: None,
         }
     }
 }
@@ -204,14 +217,12 @@ impl RunSpec for SimSpec {
         if let Some(c) = &self.capacity {
             parse_bytes(c).map_err(|e| SpecError::refused("--capacity", e))?;
         }
-        if let Some(r) = &self.request_size {
-            parse_bytes(r).map_err(|e| SpecError::refused("--request-size", e))?;
-        }
         if let Some(m) = &self.max_memory {
             parse_bytes(m).map_err(|e| SpecError::refused("--max-memory", e))?;
         }
-        if let Some(f) = &self.trace_format {
-            parse_trace_format(f)?;
+        self.log_interval_ns()?;
+        if self.job.is_none() {
+            self.flag_flow().validate()?;
         }
         if let Some(v) = &self.write_volume {
             parse_volume(v)?;
@@ -219,14 +230,7 @@ impl RunSpec for SimSpec {
         parse_precondition(&self.precondition)?;
         LbaPolicySpec::parse(&self.stream_policy)
             .map_err(|e| SpecError::stated("--stream-policy", e))?;
-        match self.trace_mapping.as_deref() {
-            None | Some("wrap" | "scale") => Ok(()),
-            Some(m) => Err(SpecError::value(
-                "--trace-mapping",
-                m,
-                "expected wrap or scale",
-            )),
-        }
+        Ok(())
     }
 }
 
@@ -236,21 +240,11 @@ impl SimSpec {
         if self.preset.is_some() && self.config.is_some() {
             return Err(SpecError::rule("--preset", "cannot be used with --config"));
         }
-        let trace = self.workload.starts_with("trace:");
-        if trace && self.trace_format.is_none() {
-            return Err(SpecError::rule(
-                "--workload trace:PATH",
-                format!("needs --trace-format ({})", trace_formats()),
-            ));
-        }
-        for (given, flag) in [
-            (self.trace_format.is_some(), "--trace-format"),
-            (self.trace_timing, "--trace-timing"),
-            (self.trace_mapping.is_some(), "--trace-mapping"),
-        ] {
-            if given && !trace {
+        if self.job.is_none() {
+            self.flag_flow().validate()?;
+            if self.trace_timing && !self.workload.starts_with("trace:") {
                 return Err(SpecError::rule(
-                    flag,
+                    "--trace-timing",
                     format!(
                         "applies only to --workload trace:PATH (the workload is `{}`)",
                         self.workload
@@ -325,8 +319,61 @@ impl SimSpec {
     }
 
     /// The options the simulator runs: the spec validated, the preset or config file read
-    /// and overridden, the trace's span scanned for `trace_mapping = scale`.
+    /// and overridden, the trace's span scanned for `trace_mapping = scale`. With `job`, the
+    /// job file's device and flows (see [`super::job`]); else one flow from the flags.
     pub fn resolve(&self) -> Result<SimOptions> {
+        if let Some(path) = &self.job {
+            self.check_job_alone()?;
+            let mut opts = super::job::load(path)?;
+            opts.log_interval_ns = self.log_interval_ns()?;
+            if let Some(m) = &self.max_memory {
+                opts.max_memory_bytes =
+                    parse_bytes(m).map_err(|e| SpecError::refused("--max-memory", e))?;
+            }
+            return Ok(opts);
+        }
+        let mut opts = self.resolve_device()?;
+        opts.flows = vec![self.flag_flow().resolve(&opts.config, 0, self.seed)?];
+        Ok(opts)
+    }
+
+    /// The one flow the single-workload flags describe (a one-flow job).
+    pub fn flag_flow(&self) -> FlowSpec {
+        FlowSpec {
+            name: self.workload.clone(),
+            workload: self.workload.clone(),
+            request_size: self.request_size.clone(),
+            trace_format: self.trace_format.clone(),
+            trace_mapping: self.trace_mapping.clone(),
+            ..FlowSpec::default()
+        }
+    }
+
+    /// With `--job`, the device and workload flags are refused (the job file gives them).
+    fn check_job_alone(&self) -> Result<(), SpecError> {
+        let given = SimSpec {
+            job: None,
+            log_interval: None,
+            max_memory: None,
+            ..self.clone()
+        };
+        let fields = |s: &SimSpec| match serde_json::to_value(s) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => unreachable!("a run spec serializes to a JSON object"),
+        };
+        let (given, default) = (fields(&given), fields(&SimSpec::default()));
+        match given.iter().find(|(k, v)| default.get(*k) != Some(*v)) {
+            None => Ok(()),
+            Some((k, _)) => Err(SpecError::Stated {
+                field: "--job",
+                text: format!("--{} cannot be given with --job: set `{k}` in the job file's [device] table (or in a [[flow]] table for a workload option)", k.replace('_', "-")),
+            }),
+        }
+    }
+
+    /// The device part of the run (no flows yet): preset or config file with the overrides,
+    /// volume, preconditioning, streams, seed and memory limit.
+    pub(crate) fn resolve_device(&self) -> Result<SimOptions> {
         self.check_ignored()?;
         let preset = match &self.config {
             Some(_) => None,
@@ -349,43 +396,35 @@ impl SimSpec {
         if let Some(v) = &self.write_volume {
             check_measurable(v, parse_volume(v)?, &cfg)?;
         }
-        let request_pages = self.request_pages(&cfg)?;
-        let trace_format = self
-            .trace_format
-            .as_deref()
-            .map(parse_trace_format)
-            .transpose()?;
         Ok(SimOptions {
             config: cfg,
             preset,
             config_path: self.config.clone(),
-            workload: self.workload.clone(),
-            trace_format,
-            mapping: self.mapping(trace_format)?,
-            request_pages,
+            flows: Vec::new(),
+            job_path: None,
             write_volume: self.write_volume.as_deref().map(parse_volume).transpose()?,
             precondition: parse_precondition(&self.precondition)?,
             replay_trace_timing: self.trace_timing,
             stream_policy: LbaPolicySpec::parse(&self.stream_policy)?,
             seed: self.seed,
             max_memory_bytes: self.max_memory_bytes()?,
+            log_interval_ns: self.log_interval_ns()?,
         })
     }
 
-    fn request_pages(&self, cfg: &SsdConfig) -> Result<u32, SpecError> {
-        let page = cfg.geometry.page_bytes as u64;
-        let req = match &self.request_size {
-            Some(r) => parse_bytes(r).map_err(|e| SpecError::refused("--request-size", e))?,
-            None => page,
+    fn log_interval_ns(&self) -> Result<Option<u64>, SpecError> {
+        let Some(t) = &self.log_interval else {
+            return Ok(None);
         };
-        if req % page != 0 || req / page > u32::MAX as u64 {
+        let s = parse_seconds(t).map_err(|e| SpecError::refused("--log-interval", e))?;
+        if s <= 0.0 {
             return Err(SpecError::value(
-                "--request-size",
-                self.request_size.as_deref().unwrap_or_default(),
-                format!("not a whole number of {page}-byte pages (at most 2^32 - 1 pages)"),
+                "--log-interval",
+                t,
+                "expected a positive time, e.g. 10ms",
             ));
         }
-        Ok((req / page) as u32)
+        Ok(Some(((s * 1e9).round() as u64).max(1)))
     }
 
     /// `max_memory`, or the process's real limit (the least of half the RAM, RLIMIT_AS,
@@ -444,28 +483,6 @@ impl SimSpec {
         }
         Ok(())
     }
-
-    fn mapping(&self, format: Option<TraceFormat>) -> Result<LbaMapping> {
-        match self.trace_mapping.as_deref().unwrap_or("wrap") {
-            "wrap" => Ok(LbaMapping::Wrap),
-            "scale" => match (self.workload.strip_prefix("trace:"), format) {
-                (Some(path), Some(format)) => {
-                    let path = std::path::Path::new(path);
-                    // The span pass reads the whole trace before the replay reads it again: a
-                    // pipe (or /dev/stdin) would be empty the second time.
-                    let meta = std::fs::metadata(path)
-                        .with_context(|| format!("--workload trace:{}", path.display()))?;
-                    if !meta.is_file() {
-                        bail!("--trace-mapping scale reads the trace twice (its span, then the replay), but {} is not a regular file (a pipe or /dev/stdin can be read only once): save it to a file, or use --trace-mapping wrap", path.display());
-                    }
-                    let max_byte = workload::scan_trace_span(path, format)?;
-                    Ok(LbaMapping::Scale { max_byte })
-                }
-                _ => bail!("--trace-mapping applies only to --workload trace:PATH"),
-            },
-            m => bail!("--trace-mapping {m}: expected wrap or scale"),
-        }
-    }
 }
 
 /// The most random-write passes `--precondition full:N` runs (steady state comes within a
@@ -522,24 +539,6 @@ fn parse_timing(t: &str) -> Result<bool, SpecError> {
         "off" => Ok(false),
         _ => Err(SpecError::value("--timing", t, "expected on or off")),
     }
-}
-
-fn trace_formats() -> String {
-    TraceFormat::ALL
-        .iter()
-        .map(|f| f.name())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn parse_trace_format(f: &str) -> Result<TraceFormat, SpecError> {
-    TraceFormat::parse(f).ok_or_else(|| {
-        SpecError::value(
-            "--trace-format",
-            f,
-            format!("expected one of {}", trace_formats()),
-        )
-    })
 }
 
 fn parse_volume(v: &str) -> Result<f64, SpecError> {

@@ -886,8 +886,8 @@ fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<Vec<Run>> {
         let what = format!("policy {} gc {}", p.name(), gc_name(gc));
         let _step = steps.step(&what);
         let o = if matches!(p, MapSpec::Policy(NamedPolicy::Oracle)) {
-            let rec = oracle
-                .get_or_init(|| oracle_placement(plan, seed).map_err(|e| format!("{e:#}")));
+            let rec =
+                oracle.get_or_init(|| oracle_placement(plan, seed).map_err(|e| format!("{e:#}")));
             Some(rec.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?)
         } else {
             None

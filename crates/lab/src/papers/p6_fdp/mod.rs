@@ -26,7 +26,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use ssd::config::fdp::with_fdp;
 use ssd::{GcPool, Isolation, SsdConfig};
-use workload::LbaMapping;
 
 /// The drive class the device starts from (its page and block sizes).
 pub const PRESET: &str = "tlc-nvme-2024";
@@ -167,13 +166,16 @@ fn run_cell(plan: &Plan, base: &SsdConfig, c: &Cell, seed: u64) -> Result<FdpRow
         config: cfg.clone(),
         preset: Some(PRESET.into()),
         config_path: None,
-        workload: format!(
-            "flash-cache:{}:{}:{}",
-            c.utilisation, plan.small_space, plan.small_writes
-        ),
-        trace_format: None,
-        mapping: LbaMapping::Wrap,
-        request_pages: 1,
+        flows: vec![crate::spec::FlowSpec {
+            workload: format!(
+                "flash-cache:{}:{}:{}",
+                c.utilisation, plan.small_space, plan.small_writes
+            ),
+            ..Default::default()
+        }
+        .resolve(&cfg, 0, seed)?],
+        job_path: None,
+        log_interval_ns: None,
         write_volume: Some(plan.write_volume_x),
         precondition: Precondition::None,
         replay_trace_timing: false,
