@@ -21,6 +21,9 @@ def sim(
     streams: Optional[int] = None,
     stream_policy: str = 'none',
     gc_stream: Optional[str] = None,
+    fdp_ru_size: Optional[str] = None,
+    fdp_handles: Optional[int] = None,
+    fdp_isolation: Optional[str] = None,
     gc_free_blocks_min: Optional[int] = None,
     log_blocks: Optional[int] = None,
     cmt_entries: Optional[int] = None,
@@ -37,6 +40,8 @@ def sim(
     write_volume: Optional[str] = None,
     precondition: str = 'full',
     seed: int = 1,
+    job: Optional[PathArg] = None,
+    log_interval: Optional[str] = None,
     progress: ProgressArg = True,
 ) -> SimResult:
     """One ``flashlab sim`` run: a simulated SSD under a workload; the result is the object
@@ -76,6 +81,17 @@ def sim(
         Where GC copies go: separate (one GC stream shared by all host streams), victim
         (the victim block's own stream) or per-stream (a GC stream per host stream)
         [default: the preset's]
+    fdp_ru_size : str, optional
+        NVMe FDP: reclaim-unit size, e.g. 8MiB, a multiple of the erase block that
+        divides a die (any --fdp-* option turns FDP on; the page FTL only) [default: the
+        preset's, else one erase block]
+    fdp_handles : int, optional
+        NVMe FDP: reclaim-unit handles, one per placement ID (the device's streams)
+        [default: --streams, or the preset's]
+    fdp_isolation : str, optional
+        NVMe FDP handle type: initial (initially isolated: GC may mix handles' data) or
+        persistent (persistently isolated: GC keeps each handle's data apart) [default:
+        the preset's, else initial]
     gc_free_blocks_min : int, optional
         Foreground GC threshold: free blocks per die [default: the preset's]
     log_blocks : int, optional
@@ -122,6 +138,13 @@ def sim(
     seed : int, default 1
         The run's seed: every random choice of the run derives from it (the same seed
         gives the same numbers).
+    job : str or os.PathLike, optional
+        A job file (TOML): a `[device]` table with these options and one or more
+        `[[flow]]` tables, each a workload with its share or rate (see
+        docs/commands.md). Replaces the device and workload flags.
+    log_interval : str, optional
+        Record IOPS, bandwidth and latency per flow every DURATION of simulated time
+        (e.g. 10ms) into the result's `log` (and `--log FILE.csv`)
     progress : bool or callable, default True
         A progress bar (tqdm where installed: a widget in Jupyter, text in a terminal;
         else a line on stderr every few seconds); False for none; or a callable
@@ -132,7 +155,7 @@ def sim(
     -------
     SimResult
     """
-    options = _options(locals(), ('preset', 'config', 'ftl', 'gc', 'op', 'capacity', 'streams', 'stream_policy', 'gc_stream', 'gc_free_blocks_min', 'log_blocks', 'cmt_entries', 'timing', 'queue_depth', 'max_memory', 'payloads', 'check_invariants', 'workload', 'trace_format', 'trace_mapping', 'trace_timing', 'request_size', 'write_volume', 'precondition', 'seed',))
+    options = _options(locals(), ('preset', 'config', 'ftl', 'gc', 'op', 'capacity', 'streams', 'stream_policy', 'gc_stream', 'fdp_ru_size', 'fdp_handles', 'fdp_isolation', 'gc_free_blocks_min', 'log_blocks', 'cmt_entries', 'timing', 'queue_depth', 'max_memory', 'payloads', 'check_invariants', 'workload', 'trace_format', 'trace_mapping', 'trace_timing', 'request_size', 'write_volume', 'precondition', 'seed', 'job', 'log_interval',))
     return SimResult.from_json(_watched(_native.sim, progress, options))
 
 
@@ -243,6 +266,7 @@ def reproduce(
     capacity: Optional[str] = None,
     streams: Optional[int] = None,
     stream_map: Optional[PathArg] = None,
+    jobs: Optional[int] = None,
 ) -> Report:
     """A paper's experiment, e.g. ``reproduce("ioa-ftl")``: the report ``flashlab reproduce NAME
     --json`` prints (``rows`` measured, ``paper`` the paper's, ``claims``).
@@ -288,10 +312,14 @@ def reproduce(
     stream_map : str or os.PathLike, optional
         multistream: also run the stream map in this TOML file (format: README, "stream
         maps")
+    jobs : int, optional
+        Independent runs (configurations; in `reproduce all`, experiments) at once;
+        results are the same at any value. Real-file timings always run alone [default:
+        the cores]
 
     Returns
     -------
     Report
     """
-    options = _options(locals(), ('scale', 'seed', 'device', 'dir', 'preset', 'allow_memory_fs', 'trace', 'trace_format', 'engine', 'capacity', 'streams', 'stream_map',))
+    options = _options(locals(), ('scale', 'seed', 'device', 'dir', 'preset', 'allow_memory_fs', 'trace', 'trace_format', 'engine', 'capacity', 'streams', 'stream_map', 'jobs',))
     return Report.from_json(_native.reproduce(name, **options))
