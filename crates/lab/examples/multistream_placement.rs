@@ -1,4 +1,4 @@
-//! A measurement, not a check (`--ignored`): `reproduce multistream` at quick scale with the
+//! A measurement, not a check: `reproduce multistream` at quick scale with the
 //! DB files on fixed partitions and placed as files of one file system, P5's policies and the
 //! oracle, GC per stream. Prints each placement's WAF table.
 
@@ -6,9 +6,9 @@ use lab::papers::p5_multistream::{run_with, MapSpec, MultistreamRow, Plan};
 use lab::ReproduceOptions;
 use policy::streams::NamedPolicy;
 
-#[test]
-#[ignore = "a measurement of a few minutes"]
-fn placement_of_db_files_on_the_device() {
+//! Run: `cargo run --release -p lab --example multistream_placement` (a few minutes).
+
+fn main() {
     let opts = ReproduceOptions::default();
     for chunk in [None, Some(16), Some(64)] {
         let mut plan = Plan::new(&opts);
