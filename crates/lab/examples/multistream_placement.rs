@@ -1,12 +1,11 @@
 //! A measurement, not a check: `reproduce multistream` at quick scale with the
 //! DB files on fixed partitions and placed as files of one file system, P5's policies and the
 //! oracle, GC per stream. Prints each placement's WAF table.
+//! Run: `cargo run --release -p lab --example multistream_placement` (a few minutes).
 
 use lab::papers::p5_multistream::{run_with, MapSpec, MultistreamRow, Plan};
 use lab::ReproduceOptions;
 use policy::streams::NamedPolicy;
-
-//! Run: `cargo run --release -p lab --example multistream_placement` (a few minutes).
 
 fn main() {
     let opts = ReproduceOptions::default();
