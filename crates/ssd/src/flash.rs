@@ -232,6 +232,16 @@ impl Flash {
     pub fn copies_by_tag_class(&self) -> &[u64] {
         &self.copies_by_tag_class
     }
+    /// Count the `n` copies just made to `dst0..`: off the hot path (only a host that asked
+    /// for per-class counts pays for it).
+    #[cold]
+    #[inline(never)]
+    fn count_run_copies(&mut self, dst0: usize, n: usize) {
+        for j in 0..n {
+            self.count_copy(self.tags[dst0 + j]);
+        }
+    }
+
     #[inline]
     fn count_copy(&mut self, tag: u64) {
         if let Some(c) = self
@@ -438,9 +448,7 @@ impl Flash {
                 tags[dst0 + j] = tags[src0 + off as usize];
             }
             if !self.copies_by_tag_class.is_empty() {
-                for j in 0..n {
-                    self.count_copy(self.tags[dst0 + j]);
-                }
+                self.count_run_copies(dst0, n);
             }
         }
         if let Some(p) = self.payloads.as_mut() {
