@@ -11,7 +11,7 @@
 use crate::sim::{planned_pages, Precondition, SimOptions};
 use anyhow::Result;
 use policy::streams::{DeathRecorder, OracleStreams};
-use workload::{OpKind, Request, Target, WorkloadOptions, WorkloadSpec};
+use workload::{OpKind, Request, Target, WorkloadSpec};
 
 /// The oracle's placement for `sim::run(opts)` on a device of `target`'s size.
 pub fn sim_placement(
@@ -34,14 +34,7 @@ pub fn sim_placement(
     }
     // The run's one flow: the same requests the second pass replays.
     let flow = &opts.flows[0];
-    let wopts = WorkloadOptions {
-        request_pages: flow.request_pages,
-        volume_pages: None,
-        seed: flow.seed,
-        trace_format: flow.trace_format,
-        mapping: flow.mapping,
-        clipped: workload::ClipCount::default(),
-    };
+    let wopts = flow.workload_options(&workload::ClipCount::default());
     let limit = planned_pages(opts);
     record(&mut rec, workload::build(spec, target, &wopts)?, limit)?;
     Ok(rec.into_streams(opts.config.ftl.streams.max(1)))

@@ -55,6 +55,21 @@ pub struct FlowOptions {
     pub size_pages: u64,
 }
 
+impl FlowOptions {
+    /// The workload generator's options for this flow (its request size, seed, trace format
+    /// and mapping; clipped requests counted in `clipped`).
+    pub fn workload_options(&self, clipped: &workload::ClipCount) -> WorkloadOptions {
+        WorkloadOptions {
+            request_pages: self.request_pages,
+            volume_pages: None,
+            seed: self.seed,
+            trace_format: self.trace_format,
+            mapping: self.mapping,
+            clipped: clipped.clone(),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct SimOptions {
     pub config: SsdConfig,
@@ -414,14 +429,7 @@ fn run_one_flow(
         f.offset_pages == 0 && f.size_pages == target.logical_pages,
         "the one-flow path runs on the whole device"
     );
-    let wopts = WorkloadOptions {
-        request_pages: f.request_pages,
-        volume_pages: None,
-        seed: f.seed,
-        trace_format: f.trace_format,
-        mapping: f.mapping,
-        clipped: clipped.clone(),
-    };
+    let wopts = f.workload_options(clipped);
     fn sampled_run<I: Iterator<Item = Result<Request, workload::WorkloadError>>>(
         d: &mut HostDriver,
         reqs: I,

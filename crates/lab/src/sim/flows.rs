@@ -16,7 +16,7 @@ use ssd::host::Command;
 use ssd::{Lpn, StreamId};
 use std::collections::BTreeMap;
 use workload::mix::{Flow, Mix};
-use workload::{OpKind, Request, Target, WorkloadOptions, WorkloadSpec};
+use workload::{OpKind, Request, Target, WorkloadSpec};
 
 /// One flow's figures over the measured phase (`flows` in `sim --json`).
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -217,14 +217,7 @@ pub(super) fn mix_of(
             logical_pages: f.size_pages,
             page_bytes: target.page_bytes,
         };
-        let wopts = WorkloadOptions {
-            request_pages: f.request_pages,
-            volume_pages: None,
-            seed: f.seed,
-            trace_format: f.trace_format,
-            mapping: f.mapping,
-            clipped: clipped.clone(),
-        };
+        let wopts = f.workload_options(clipped);
         let offset = f.offset_pages;
         let reqs = workload::build(&spec, region, &wopts)?.map(move |r| {
             r.map(|mut r| {
