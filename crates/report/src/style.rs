@@ -238,4 +238,37 @@ mod tests {
         // FNV-1a is fixed, so this slot is the same on every machine and every release.
         assert_eq!(fnv1a("a"), 0xaf63_dc4c_8601_ec8c);
     }
+
+    #[test]
+    fn the_series_of_one_chart_look_apart() {
+        // Series drawn together: P4's schemes and DFTL variants, FDP's placements.
+        for group in [
+            &[
+                "dftl, spare = log_space",
+                "dftl, spare = one pool",
+                "dftl, spare = preset",
+                "bast",
+                "ioa",
+                "fast",
+                "page",
+            ][..],
+            &[
+                "no placement",
+                "per-engine handles",
+                "oracle (death times known)",
+            ][..],
+        ] {
+            let looks: Vec<Style> = group.iter().map(|n| style_of(n)).collect();
+            for (i, a) in looks.iter().enumerate() {
+                for (j, b) in looks.iter().enumerate().skip(i + 1) {
+                    assert!(
+                        a.color != b.color || a.shape != b.shape,
+                        "{} and {} look alike",
+                        group[i],
+                        group[j]
+                    );
+                }
+            }
+        }
+    }
 }

@@ -24,7 +24,12 @@ const P4_WORKLOAD: &str = "fio_randommap_1x";
 fn series(q: &IoaRow) -> String {
     let mut s = q.scheme.clone();
     if !q.spare.is_empty() {
-        s = format!("{s}, spare = {}", q.spare);
+        // `log_space_one_pool` drawn as `one pool`: its own look (report::style's test).
+        let spare = match q.spare.as_str() {
+            "log_space_one_pool" => "one pool",
+            other => other,
+        };
+        s = format!("{s}, spare = {spare}");
     }
     if !q.workload.is_empty() && q.workload != P4_WORKLOAD {
         s = format!("{s} [{}]", q.workload);
