@@ -225,6 +225,13 @@ def test_progress_with_tqdm_is_a_bar():
     flashlab.sim(**TINY)  # the default: a bar, closed at the end
 
 
+def default_sigint():
+    """In the child: SIGINT at its default action, so Python installs its KeyboardInterrupt
+    handler even where this test runs with SIGINT ignored (a background job of a
+    non-interactive shell, as CI scripts run under `nohup ... &`)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 INTERRUPTED = textwrap.dedent("""
     import sys, flashlab
     def started(phase, done, total):
@@ -241,7 +248,8 @@ INTERRUPTED = textwrap.dedent("""
 def test_ctrl_c_stops_a_running_simulation():
     """SIGINT while the run is in Rust: it stops and KeyboardInterrupt reaches the caller."""
     child = subprocess.Popen([sys.executable, "-c", INTERRUPTED], stdout=subprocess.PIPE,
-                             text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+                             text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                             preexec_fn=default_sigint)
     assert child.stdout.readline() == "running\n"
     child.send_signal(signal.SIGINT)
     out, _ = child.communicate(timeout=300)
@@ -275,7 +283,8 @@ SWEEP_INTERRUPTED = textwrap.dedent("""
 def test_ctrl_c_stops_a_local_sweep_with_its_file_whole(tmp_path):
     out = tmp_path / "s.jsonl"
     child = subprocess.Popen([sys.executable, "-c", SWEEP_INTERRUPTED, str(out)],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                             preexec_fn=default_sigint)
     assert child.stdout.readline() == "row\n"
     child.send_signal(signal.SIGINT)
     stdout, _ = child.communicate(timeout=600)
