@@ -313,6 +313,13 @@ impl SimSpec {
                 return Err(SpecError::rule("--gc-stream", format!("with FDP the handle type decides where GC copies go (--fdp-isolation {} is --gc-stream {}): drop --gc-stream", isolation.name(), isolation.gc_stream().name())));
             }
         }
+        if self.fdp_handles == Some(0) {
+            return Err(SpecError::value(
+                "--fdp-handles",
+                "0",
+                "an FDP device has at least one reclaim-unit handle",
+            ));
+        }
         let handles = self.fdp_handles.unwrap_or(cfg.ftl.streams);
         *cfg = ssd::config::fdp::with_fdp(cfg, handles, ru_blocks, isolation);
         Ok(())
