@@ -104,11 +104,29 @@ impl DivU32 {
         }
         ((self.m as u128 * n as u128) >> 64) as u32
     }
+    /// `n % d`.
+    #[inline(always)]
+    pub fn rem(self, n: u32) -> u32 {
+        n - self.div(n) * self.d
+    }
+    /// `n / d` for a `u64` numerator: by the multiply when it fits in `u32`, else a divide.
+    #[inline(always)]
+    pub fn div_u64(self, n: u64) -> u64 {
+        match u32::try_from(n) {
+            Ok(n) => self.div(n) as u64,
+            Err(_) => n / self.d as u64,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
 pub struct Flash {
     pub(crate) layout: Layout,
+    /// Division by pages per block, blocks per die and channels without a divide: the timing
+    /// model maps every program to its die and channel.
+    per_block: DivU32,
+    per_die: DivU32,
+    per_channel: DivU32,
     timing: bool,
     t_read_ns: u64,
     t_prog_ns: u64,
@@ -143,6 +161,9 @@ impl Flash {
         let xfer_ns = (g.page_bytes as f64 * 1e3 / cfg.timing.channel_mb_per_s).round() as u64;
         Flash {
             layout: Layout::new(cfg),
+            per_block: DivU32::new(g.pages_per_block),
+            per_die: DivU32::new(cfg.blocks_per_die()),
+            per_channel: DivU32::new(g.channels),
             timing: cfg.timing.enabled,
             t_read_ns: cfg.timing.t_read_ns,
             t_prog_ns: cfg.timing.t_prog_ns,
@@ -187,11 +208,11 @@ impl Flash {
 
     #[inline]
     pub fn block_of(&self, ppn: Ppn) -> BlockId {
-        BlockId((ppn.0 / self.layout.ppb as u64) as u32)
+        BlockId(self.per_block.div_u64(ppn.0) as u32)
     }
     #[inline]
     pub fn page_in_block(&self, ppn: Ppn) -> u32 {
-        (ppn.0 % self.layout.ppb as u64) as u32
+        (ppn.0 - self.per_block.div_u64(ppn.0) * self.layout.ppb as u64) as u32
     }
     #[inline]
     pub fn ppn(&self, block: BlockId, page: u32) -> Ppn {
@@ -199,10 +220,11 @@ impl Flash {
     }
     #[inline]
     pub fn die_of(&self, block: BlockId) -> DieId {
-        DieId(block.0 / self.layout.blocks_per_die)
+        DieId(self.per_die.div(block.0))
     }
+    #[inline]
     fn channel_of(&self, die: DieId) -> usize {
-        (die.0 % self.layout.channels) as usize
+        self.per_channel.rem(die.0) as usize
     }
 
     /// Next page to program in `block` (== pages_per_block when the block is full).
@@ -462,9 +484,39 @@ impl Flash {
         if !self.timing {
             return now;
         }
+        self.time_copy_run(src_block, n, dst_block, now)
+    }
+
+    /// The timing of `pages` copies from `src_block` to `dst_block`, one after another: what
+    /// [`Flash::time_copy`] gives page by page (a copy's time depends only on the two blocks'
+    /// dies, not on the page), with the dies and channels looked up once for the run.
+    #[inline]
+    fn time_copy_run(
+        &mut self,
+        src_block: u32,
+        pages: usize,
+        dst_block: u32,
+        now: SimTime,
+    ) -> SimTime {
+        let src_die = self.die_of(BlockId(src_block));
+        let dst_die = self.die_of(BlockId(dst_block));
+        assert!(
+            (src_die.0 as usize) < self.die_free_ns.len()
+                && (dst_die.0 as usize) < self.die_free_ns.len(),
+            "copy from block {src_block} to block {dst_block} beyond the dies"
+        );
         let mut t = now;
-        for &off in offs {
-            t = self.time_copy(src0 + off as usize, dst_block, t);
+        if src_die == dst_die {
+            for _ in 0..pages {
+                let sensed = self.occupy_die(src_die, t, self.t_read_ns);
+                t = self.occupy_die(dst_die, sensed, self.t_prog_ns);
+            }
+        } else {
+            for _ in 0..pages {
+                let sensed = self.occupy_die(src_die, t, self.t_read_ns);
+                let out = self.occupy_channel(src_die, sensed);
+                t = self.time_program_on(dst_die, out);
+            }
         }
         t
     }
@@ -509,7 +561,12 @@ impl Flash {
         if !self.timing {
             return now;
         }
-        let die = self.die_of(block);
+        self.time_program_on(self.die_of(block), now)
+    }
+
+    /// [`Flash::time_program`] on a die already known.
+    #[inline(always)]
+    fn time_program_on(&mut self, die: DieId, now: SimTime) -> SimTime {
         let ch = self.channel_of(die);
         let start = now.0.max(self.channel_free_ns[ch]);
         let sent = start.saturating_add(self.xfer_ns);
@@ -568,10 +625,14 @@ mod div_tests {
                 u32::MAX,
             ] {
                 assert_eq!(f.div(n), n / d, "{n} / {d}");
+                assert_eq!(f.rem(n), n % d, "{n} % {d}");
             }
             for i in 0..10_000u32 {
                 let n = i.wrapping_mul(2_654_435_761);
                 assert_eq!(f.div(n), n / d, "{n} / {d}");
+                assert_eq!(f.rem(n), n % d, "{n} % {d}");
+                let wide = (n as u64) << 7 | 0x5a;
+                assert_eq!(f.div_u64(wide), wide / d as u64, "{wide} / {d}");
             }
         }
     }
