@@ -210,7 +210,11 @@ impl<M: MergeVictims> LogBlocks<M> {
         let bank = self.bank_of(lbn) as usize;
         if self.free_slots[bank].is_empty() {
             let victim = self.victims[bank].choose().expect("slots in use");
-            assert_eq!(victim % self.banks, bank as u32, "victim slot of bank {bank}");
+            assert_eq!(
+                victim % self.banks,
+                bank as u32,
+                "victim slot of bank {bank}"
+            );
             t = self.merge(core, flash, victim, t)?;
         }
         let slot = self.free_slots[bank].pop().expect("a slot was freed");

@@ -212,7 +212,11 @@ fn throughput(r: &Rows) -> Vec<Claim> {
         .judge(
             stated("dftl_throughput_gain_vs_ioa_smallest_cache_pct"),
             vs_ioa(pick(0)),
-            &format!("{QUOTE_SMALLEST}; ours: DFTL vs BAST {}; {}", vs_bast(pick(0)), work(r, pick(0))),
+            &format!(
+                "{QUOTE_SMALLEST}; ours: DFTL vs BAST {}; {}",
+                vs_bast(pick(0)),
+                work(r, pick(0))
+            ),
             "dftl and ioa rows at three host caches",
         ),
     );
@@ -226,7 +230,11 @@ fn throughput(r: &Rows) -> Vec<Claim> {
         .judge(
             stated("dftl_throughput_gain_vs_ioa_middle_cache_pct"),
             vs_ioa(pick(1)),
-            &format!("{QUOTE_MIDDLE}; ours: DFTL vs BAST {}; {}", vs_bast(pick(1)), work(r, pick(1))),
+            &format!(
+                "{QUOTE_MIDDLE}; ours: DFTL vs BAST {}; {}",
+                vs_bast(pick(1)),
+                work(r, pick(1))
+            ),
             "dftl and ioa rows at three host caches",
         ),
     );

@@ -384,7 +384,11 @@ fn run_label(r: &Run) -> String {
         _ => scheme_label(r.scheme).to_string(),
     };
     if r.layout.is_some_and(|l| l != P4_LOG_LAYOUT) {
-        label = format!("{} [{}]", r.scheme.name(), r.layout.map_or("", |l| l.name()));
+        label = format!(
+            "{} [{}]",
+            r.scheme.name(),
+            r.layout.map_or("", |l| l.name())
+        );
     }
     if r.workload != P4_WORKLOAD {
         label = format!("{} [{}]", r.scheme.name(), r.workload.name());

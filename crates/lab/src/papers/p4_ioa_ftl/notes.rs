@@ -46,7 +46,12 @@ fn layout_notes(runs: &[Run], p: &Plan) -> Vec<String> {
         };
         let dftl = at(FtlKind::Dftl, P4_LOG_LAYOUT);
         let ratio = |l| Some(tput(dftl?) / tput(at(FtlKind::Ioa, l)?));
-        if let (Some(b), Some(i), Some(rs), Some(ro)) = (line(FtlKind::Bast), line(FtlKind::Ioa), ratio(LogLayout::Striped), ratio(LogLayout::OneDie)) {
+        if let (Some(b), Some(i), Some(rs), Some(ro)) = (
+            line(FtlKind::Bast),
+            line(FtlKind::Ioa),
+            ratio(LogLayout::Striped),
+            ratio(LogLayout::OneDie),
+        ) {
             out.push(format!("switch log layout at {c} MB: {b}; {i}; DFTL / IOA {rs:.2} striped, {ro:.2} one die"));
         }
     }
@@ -129,4 +134,3 @@ fn switch_notes(runs: &[Run], p: &Plan) -> Vec<String> {
     ));
     n
 }
-
