@@ -67,6 +67,9 @@ impl SsdConfig {
         let f = &self.ftl;
         let pools = self.gc_pools();
         match f.scheme {
+            FtlKind::Bast | FtlKind::Ioa if f.log_stripe_dies => {
+                f.log_blocks as u64 + 2 * self.dies() as u64
+            }
             FtlKind::Bast | FtlKind::Fast | FtlKind::Ioa => f.log_blocks as u64 + 2,
             FtlKind::Block => 1,
             FtlKind::Page | FtlKind::Dftl => {

@@ -318,6 +318,13 @@ pub struct FtlConfig {
     /// Log-block schemes (bast, fast, ioa): number of log blocks in the whole device.
     #[serde(default = "log_blocks_default")]
     pub log_blocks: u32,
+    /// Log-block schemes (bast, ioa): stripe the logical pages over the dies page by page
+    /// (`lpn % dies`, as the Jasmine OpenSSD board's firmware stripes over its banks), each
+    /// die running the scheme on its own share: its own data blocks, `log_blocks / dies` log
+    /// blocks (the first `log_blocks % dies` dies one more) and merges. Default false: one
+    /// free pool for the device, a logical block's pages in one block of one die.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub log_stripe_dies: bool,
     /// DFTL: cached mapping table size in entries (one entry maps one page). Scales with
     /// capacity: where [`SsdConfig::with_logical_capacity`] makes a device smaller than the
     /// size its TOML (or preset) was loaded at, a value left as loaded keeps the loaded ratio of

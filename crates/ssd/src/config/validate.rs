@@ -169,7 +169,45 @@ impl SsdConfig {
         if matches!(f.scheme, FtlKind::Bast | FtlKind::Fast | FtlKind::Ioa) {
             positive("ftl.log_blocks", f.log_blocks as u64)?;
         }
+        if f.log_stripe_dies {
+            self.validate_log_stripes()?;
+        }
         super::fdp::validate(self)
+    }
+}
+
+impl SsdConfig {
+    /// `ftl.log_stripe_dies`: a log-block scheme (bast, ioa) with a log block on every die,
+    /// and room on each die for its share of the data blocks, its logs and a merge's block.
+    fn validate_log_stripes(&self) -> Result<(), ConfigError> {
+        let f = &self.ftl;
+        let dies = self.dies() as u64;
+        if !matches!(f.scheme, FtlKind::Bast | FtlKind::Ioa) {
+            return Err(invalid(
+                "ftl.log_stripe_dies",
+                f.scheme.name(),
+                "only the bast and ioa schemes stripe their logs over the dies",
+            ));
+        }
+        if (f.log_blocks as u64) < dies {
+            return Err(invalid(
+                "ftl.log_blocks",
+                f.log_blocks,
+                "with log_stripe_dies, at least one log block per die",
+            ));
+        }
+        let ppb = self.geometry.pages_per_block as u64;
+        let data_per_die = self.logical_pages().div_ceil(ppb * dies);
+        let needed = data_per_die + (f.log_blocks as u64).div_ceil(dies) + 2;
+        if (self.blocks_per_die() as u64) < needed {
+            return Err(invalid(
+                "ftl.log_stripe_dies",
+                needed,
+                "blocks needed on each die (its data blocks, its logs and 2 for merges) exceed \
+                 the die's blocks: lower the logical capacity or ftl.log_blocks",
+            ));
+        }
+        Ok(())
     }
 }
 

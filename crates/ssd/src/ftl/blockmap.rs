@@ -15,18 +15,32 @@ use crate::flash::{Flash, Layout};
 use crate::live::LivePages;
 use crate::types::{Lpn, Ppn, SimTime};
 
-/// What the skeleton owns and lends to its scheme: logical size, free pool, live bits.
+/// What the skeleton owns and lends to its scheme: logical size, free pool(s), live bits.
 pub(crate) struct MapCore {
     pub logical: u64,
     pub blocks: BlockManager,
     pub live: LivePages,
+    /// One free pool per die (a scheme striped over the dies) instead of one for the device.
+    pub per_die: bool,
 }
 
 impl MapCore {
-    /// A free block.
+    /// A free block (of the device's one pool).
     #[inline]
     pub fn alloc(&mut self) -> Result<u32, SsdError> {
+        assert!(!self.per_die, "a striped scheme allocates on a die");
         self.blocks.alloc(0)
+    }
+
+    /// A free block on `die` (per-die pools), or of the device's one pool.
+    #[inline]
+    pub fn alloc_on(&mut self, g: &Layout, die: u32) -> Result<u32, SsdError> {
+        if !self.per_die {
+            return self.blocks.alloc(0);
+        }
+        let b = self.blocks.alloc(die)?;
+        assert_eq!(g.die_of(b), die, "block {b} from die {die}'s pool");
+        Ok(b)
     }
 
     /// Mark every page of `block` dead, erase it and return it to the pool.
@@ -36,7 +50,8 @@ impl MapCore {
         for p in g.page(block, 0)..g.page(block + 1, 0) {
             self.live.set(p, false);
         }
-        self.blocks.release(flash, 0, block, now)
+        let pool = if self.per_die { g.die_of(block) } else { 0 };
+        self.blocks.release(flash, pool, block, now)
     }
 
     /// Whether `block` holds no live page (checked on a merged or reclaimed block before it is
@@ -86,16 +101,27 @@ pub(crate) struct BlockMapped<S> {
 }
 
 impl<S: BlockScheme> BlockMapped<S> {
+    /// `scheme` over one free pool for the device.
     pub fn new(cfg: &SsdConfig, flash: &Flash, scheme: S) -> BlockMapped<S> {
+        Self::with_pools(cfg, flash, scheme, false)
+    }
+
+    /// `scheme` over one free pool per die (`per_die`) or one for the device.
+    pub fn with_pools(cfg: &SsdConfig, flash: &Flash, scheme: S, per_die: bool) -> BlockMapped<S> {
         assert!(
             cfg.logical_pages() < flash.total_pages(),
             "logical space beyond the physical pages"
         );
+        let blocks = match per_die {
+            true => BlockManager::per_die(&flash.layout, 1),
+            false => BlockManager::one_pool(&flash.layout),
+        };
         BlockMapped {
             core: MapCore {
                 logical: cfg.logical_pages(),
-                blocks: BlockManager::one_pool(&flash.layout),
+                blocks,
                 live: LivePages::new(flash.total_pages()),
+                per_die,
             },
             scheme,
         }

@@ -19,6 +19,13 @@
 //!   (P4 has no partial merge; an IOA log that is a sequential prefix is also handled by the
 //!   bitmap path and counted as a switch merge.)
 //!
+//! Striping (`ftl.log_stripe_dies`, the Jasmine OpenSSD board's layout): logical page `lpn`
+//! belongs to bank (die) `lpn % dies`; the bank's own page `lpn / dies` gives the offset and
+//! the bank's logical block, numbered `lbn = bank block * dies + bank`, so `lbn % dies` is its
+//! bank. Each bank runs the scheme on its die alone: data and log blocks from the die's pool,
+//! its own log slots (slot `s` belongs to bank `s % dies`) and merge victims. Without striping
+//! there is one bank: `lbn = lpn / ppb`, one pool, every slot.
+//!
 //! Every block is in exactly one role: free, data (of one lbn) or log (of one lbn). A per-page
 //! live bit records which physical pages hold current data (overwrites and TRIM clear it).
 //! Invariants: those of [`super::blockmap`] (each logical page has at most one live physical
@@ -97,9 +104,12 @@ pub(crate) struct LogBlocks<M> {
     /// lbn -> log slot (NIL: none).
     pub(crate) log_of: Vec<u32>,
     logs: Vec<Option<Log>>,
-    free_slots: Vec<u32>,
-    /// Which slot to merge when none is free.
-    victims: M,
+    /// Per bank: its free log slots.
+    free_slots: Vec<Vec<u32>>,
+    /// Per bank: which of its slots to merge when none is free.
+    victims: Vec<M>,
+    /// Banks the logical pages stripe over (1: no striping; else the dies).
+    banks: u32,
 }
 
 /// 64-bit words of a division bitmap.
@@ -110,17 +120,67 @@ fn words(g: &Layout) -> usize {
 impl<M: MergeVictims> LogBlocks<M> {
     pub fn new(cfg: &SsdConfig, g: &Layout, kind: FtlKind) -> LogBlocks<M> {
         assert!(matches!(kind, FtlKind::Bast | FtlKind::Ioa));
-        let lbns = (cfg.logical_pages() / g.ppb as u64) as usize;
+        let banks = if cfg.ftl.log_stripe_dies { g.dies } else { 1 };
+        let stripe_pages = g.ppb as u64 * banks as u64;
+        let lbns = match banks {
+            1 => cfg.logical_pages() / g.ppb as u64,
+            _ => cfg.logical_pages().div_ceil(stripe_pages) * banks as u64,
+        } as usize;
         let slots = cfg.ftl.log_blocks;
+        assert!(slots >= banks, "{slots} log blocks over {banks} banks");
+        let free_slots = (0..banks)
+            .map(|b| (0..slots).rev().filter(|s| s % banks == b).collect())
+            .collect();
         LogBlocks {
             kind,
             data: vec![NIL; lbns],
             data_bits: vec![0; lbns * words(g)],
             log_of: vec![NIL; lbns],
             logs: vec![None; slots as usize],
-            free_slots: (0..slots).rev().collect(),
-            victims: M::default(),
+            free_slots,
+            victims: (0..banks).map(|_| M::default()).collect(),
+            banks,
         }
+    }
+
+    /// Logical block and offset of `lpn` (see the module doc on striping).
+    #[inline]
+    fn locate(&self, g: &Layout, lpn: u64) -> (u32, u32) {
+        if self.banks == 1 {
+            return g.split(lpn);
+        }
+        let banks = self.banks as u64;
+        let (bank, own) = (lpn % banks, lpn / banks);
+        let (block, off) = (own / g.ppb as u64, own % g.ppb as u64);
+        let lbn = block * banks + bank;
+        assert!((lbn as usize) < self.data.len(), "lpn {lpn} beyond the map");
+        (lbn as u32, off as u32)
+    }
+
+    /// The bank (die, when striped) of logical block `lbn`: where its blocks come from.
+    #[inline]
+    fn bank_of(&self, lbn: u32) -> u32 {
+        lbn % self.banks
+    }
+
+    /// A free block for `lbn`'s bank (its die when striped).
+    fn alloc_for(&self, core: &mut MapCore, g: &Layout, lbn: u32) -> Result<u32, SsdError> {
+        let b = core.alloc_on(g, self.bank_of(lbn))?;
+        assert!(
+            self.banks == 1 || g.die_of(b) == self.bank_of(lbn),
+            "block {b} of lbn {lbn} off its die"
+        );
+        Ok(b)
+    }
+
+    /// After a merge in `bank`: its slots are either free or hold an open log, once each.
+    fn assert_bank_slots(&self, bank: u32) {
+        let free = self.free_slots[bank as usize].len();
+        let open = self.victims[bank as usize].len();
+        let slots = (0..self.logs.len() as u32)
+            .filter(|s| s % self.banks == bank)
+            .count();
+        assert_eq!(free + open, slots, "bank {bank}: free + open log slots");
     }
 
     fn data_page(&self, core: &MapCore, g: &Layout, lbn: u32, off: u32) -> Option<u64> {
@@ -147,13 +207,19 @@ impl<M: MergeVictims> LogBlocks<M> {
             return Ok((s, now));
         }
         let mut t = now;
-        if self.free_slots.is_empty() {
-            let victim = self.victims.choose().expect("slots in use");
+        let bank = self.bank_of(lbn) as usize;
+        if self.free_slots[bank].is_empty() {
+            let victim = self.victims[bank].choose().expect("slots in use");
+            assert_eq!(
+                victim % self.banks,
+                bank as u32,
+                "victim slot of bank {bank}"
+            );
             t = self.merge(core, flash, victim, t)?;
         }
-        let slot = self.free_slots.pop().expect("a slot was freed");
-        let pbn = core.alloc()?;
+        let slot = self.free_slots[bank].pop().expect("a slot was freed");
         let g = &flash.layout;
+        let pbn = self.alloc_for(core, g, lbn)?;
         assert!(
             self.logs[slot as usize].is_none(),
             "free slot {slot} holds a log"
@@ -173,7 +239,8 @@ impl<M: MergeVictims> LogBlocks<M> {
             bits: vec![0; words(g)],
         });
         self.log_of[lbn as usize] = slot;
-        self.victims.opened(slot);
+        self.victims[bank].opened(slot);
+        self.assert_bank_slots(bank as u32);
         Ok((slot, t))
     }
 
@@ -189,8 +256,10 @@ impl<M: MergeVictims> LogBlocks<M> {
             .take()
             .expect("merging an empty slot");
         assert_eq!(self.log_of[log.lbn as usize], slot, "merged log's lbn");
-        self.victims.merged(slot);
-        self.free_slots.push(slot);
+        let bank = self.bank_of(log.lbn);
+        assert_eq!(slot % self.banks, bank, "log slot {slot} of bank {bank}");
+        self.victims[bank as usize].merged(slot);
+        self.free_slots[bank as usize].push(slot);
         self.log_of[log.lbn as usize] = NIL;
         let (ppb, w) = (flash.layout.ppb, words(&flash.layout));
         let merges =
@@ -210,7 +279,22 @@ impl<M: MergeVictims> LogBlocks<M> {
             self.full_merge(core, flash, &log, now)?
         };
         assert_eq!(merges(flash), merges_before + 1, "one merge per merged log");
+        self.assert_merged(&flash.layout, &log);
         Ok(t)
+    }
+
+    /// After merging `log`: its lbn has no log, its data block is a block of its bank that
+    /// no log holds, and its bank's slot counts add up.
+    fn assert_merged(&self, g: &Layout, log: &Log) {
+        let (lbn, bank) = (log.lbn as usize, self.bank_of(log.lbn));
+        assert_eq!(self.log_of[lbn], NIL, "merged lbn {lbn} keeps a log");
+        let d = self.data[lbn];
+        assert!(d != NIL, "merged lbn {lbn} has a data block");
+        assert!(
+            self.banks == 1 || g.die_of(d) == bank,
+            "data block {d} of lbn {lbn} off bank {bank}"
+        );
+        self.assert_bank_slots(bank);
     }
 
     /// The log becomes `lbn`'s data block with layout `bits` (identity for BAST; the division
@@ -260,7 +344,7 @@ impl<M: MergeVictims> LogBlocks<M> {
         now: SimTime,
     ) -> Result<SimTime, SsdError> {
         let g = flash.layout;
-        let fresh = core.alloc()?;
+        let fresh = self.alloc_for(core, &g, log.lbn)?;
         assert_ne!(fresh, log.pbn, "full merge into its own log");
         let mut t = now;
         for off in 0..g.ppb {
@@ -291,7 +375,7 @@ impl<M: MergeVictims> LogBlocks<M> {
 
 impl<M: MergeVictims> BlockScheme for LogBlocks<M> {
     fn lookup(&self, core: &MapCore, g: &Layout, lpn: u64) -> Option<u64> {
-        let (lbn, off) = g.split(lpn);
+        let (lbn, off) = self.locate(g, lpn);
         let slot = self.log_of[lbn as usize];
         if slot != NIL {
             let log = self.logs[slot as usize].as_ref().expect("mapped slot");
@@ -307,7 +391,7 @@ impl<M: MergeVictims> BlockScheme for LogBlocks<M> {
     fn write(&mut self, core: &mut MapCore, flash: &mut Flash, w: HostWrite) -> Done {
         let (lpn, data, now) = (w.lpn.0, w.data, w.now);
         let g = flash.layout;
-        let (lbn, off) = g.split(lpn);
+        let (lbn, off) = self.locate(&g, lpn);
         let (mut slot, mut t) = self.log_slot(core, flash, lbn, now)?;
         if self.logs[slot as usize].as_ref().expect("slot").next == g.ppb {
             t = self.merge(core, flash, slot, t)?;
@@ -374,6 +458,91 @@ impl<M: MergeVictims> BlockScheme for LogBlocks<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ftl::blockmap::BlockMapped;
+    use crate::ftl::merge::FifoMerge;
+    use crate::ftl::scheme::Ftl;
+    use crate::types::{Lpn, PageWrite, StreamId};
+
+    /// A 4-die device of 8-page blocks, 8 log blocks, `kind` striped over the dies or not.
+    fn device(kind: FtlKind, striped: bool) -> (Flash, BlockMapped<LogBlocks<FifoMerge>>) {
+        let mut cfg = SsdConfig::preset("mlc-sata-2010").unwrap();
+        cfg.geometry.channels = 2;
+        cfg.geometry.dies_per_channel = 2;
+        cfg.geometry.planes_per_die = 1;
+        cfg.geometry.blocks_per_plane = 24;
+        cfg.geometry.pages_per_block = 8;
+        cfg.geometry.page_bytes = 512;
+        cfg.ftl.scheme = kind;
+        cfg.ftl.op = 0.4;
+        cfg.ftl.log_blocks = 8;
+        cfg.ftl.log_stripe_dies = striped;
+        cfg.validate().unwrap();
+        let flash = Flash::new(&cfg);
+        let scheme = LogBlocks::new(&cfg, &flash.layout, kind);
+        let ftl = BlockMapped::with_pools(&cfg, &flash, scheme, striped);
+        (flash, ftl)
+    }
+
+    /// Overwrites in a scrambled order (forcing merges), then every page read back.
+    fn churn(flash: &mut Flash, ftl: &mut BlockMapped<LogBlocks<FifoMerge>>) {
+        let n = ftl.logical_pages();
+        for i in 0..6 * n {
+            let lpn = (i * 7919 + i / 5) % n;
+            let w = HostWrite {
+                lpn: Lpn(lpn),
+                stream: StreamId(0),
+                data: PageWrite::tag(lpn),
+                now: SimTime::ZERO,
+            };
+            ftl.write(flash, w).unwrap();
+        }
+        ftl.verify(flash).unwrap();
+        for lpn in 0..n {
+            let (_, p) = ftl.read(flash, Lpn(lpn), SimTime::ZERO).unwrap();
+            assert_eq!(flash.tag(p.expect("written")), lpn, "lpn {lpn}");
+        }
+    }
+
+    #[test]
+    fn striped_logs_keep_every_lbn_on_its_die_and_read_back_through_merges() {
+        for kind in [FtlKind::Bast, FtlKind::Ioa] {
+            let (mut flash, mut ftl) = device(kind, true);
+            churn(&mut flash, &mut ftl);
+            let s = &ftl.scheme;
+            assert_eq!(s.banks, 4);
+            let g = flash.layout;
+            for (lbn, &d) in s.data.iter().enumerate().filter(|(_, &d)| d != NIL) {
+                assert_eq!(g.die_of(d), lbn as u32 % 4, "{kind:?} lbn {lbn}");
+            }
+            // Consecutive pages sit on consecutive dies, at one offset of one bank block.
+            assert_eq!(s.locate(&g, 0), (0, 0));
+            assert_eq!(s.locate(&g, 1), (1, 0));
+            assert_eq!(s.locate(&g, 4), (0, 1));
+            assert_eq!(s.locate(&g, 32), (4, 0));
+            assert!(flash.stats.merges_full + flash.stats.merges_switch > 0);
+        }
+    }
+
+    #[test]
+    fn unstriped_logs_map_by_block_and_read_back_through_merges() {
+        let (mut flash, mut ftl) = device(FtlKind::Ioa, false);
+        churn(&mut flash, &mut ftl);
+        assert_eq!(ftl.scheme.banks, 1);
+        assert_eq!(ftl.scheme.locate(&flash.layout, 9), (1, 1));
+    }
+
+    #[test]
+    fn striping_a_scheme_that_cannot_is_a_config_error() {
+        let mut cfg = SsdConfig::preset("jasmine-openssd").unwrap();
+        cfg.ftl.scheme = FtlKind::Fast;
+        cfg.ftl.log_stripe_dies = true;
+        let e = cfg.validate().unwrap_err().to_string();
+        assert!(e.contains("log_stripe_dies"), "{e}");
+        cfg.ftl.scheme = FtlKind::Ioa;
+        cfg.ftl.log_blocks = 4;
+        let e = cfg.validate().unwrap_err().to_string();
+        assert!(e.contains("ftl.log_blocks"), "{e}");
+    }
 
     #[test]
     fn physical_offset_matches_p4s_example() {

@@ -71,7 +71,8 @@ fn build_scheme(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
         )),
         FtlKind::Bast | FtlKind::Ioa => {
             let scheme = LogBlocks::<FifoMerge>::new(cfg, &flash.layout, cfg.ftl.scheme);
-            Box::new(BlockMapped::new(cfg, flash, scheme))
+            let per_die = cfg.ftl.log_stripe_dies;
+            Box::new(BlockMapped::with_pools(cfg, flash, scheme, per_die))
         }
         FtlKind::Fast => Box::new(BlockMapped::new(
             cfg,

@@ -19,6 +19,8 @@ const THROUGHPUT: Rule = Rule::new(Tolerance::Absolute(15.0), Some(0.0));
 const WHY_THROUGHPUT: &str = "±15 points: the paper's figures are read off a bar chart, ours come from a timing model of the board";
 /// P4's workload and DFTL setup (the rows the claims judge).
 const P4_WORKLOAD: &str = "fio_randommap_1x";
+/// BAST's and IOA's layout on P4's board (the other layout's rows are extra, not judged).
+const P4_LOG_LAYOUT: &str = "one_die";
 /// The earlier aging (extra rows, not judged).
 const SEQUENTIAL_AGING: &str = "sequential";
 
@@ -43,6 +45,7 @@ impl Rows {
                 .filter(|r| {
                     r.workload == P4_WORKLOAD
                         && (r.spare.is_empty() || r.spare == "log_space")
+                        && (r.log_layout.is_empty() || r.log_layout == P4_LOG_LAYOUT)
                         && r.aging != SEQUENTIAL_AGING
                 })
                 .collect(),
@@ -209,7 +212,11 @@ fn throughput(r: &Rows) -> Vec<Claim> {
         .judge(
             stated("dftl_throughput_gain_vs_ioa_smallest_cache_pct"),
             vs_ioa(pick(0)),
-            &format!("DFTL vs BAST {}; {}", vs_bast(pick(0)), work(r, pick(0))),
+            &format!(
+                "{QUOTE_SMALLEST}; ours: DFTL vs BAST {}; {}",
+                vs_bast(pick(0)),
+                work(r, pick(0))
+            ),
             "dftl and ioa rows at three host caches",
         ),
     );
@@ -223,7 +230,11 @@ fn throughput(r: &Rows) -> Vec<Claim> {
         .judge(
             stated("dftl_throughput_gain_vs_ioa_middle_cache_pct"),
             vs_ioa(pick(1)),
-            &format!("DFTL vs BAST {}; {}", vs_bast(pick(1)), work(r, pick(1))),
+            &format!(
+                "{QUOTE_MIDDLE}; ours: DFTL vs BAST {}; {}",
+                vs_bast(pick(1)),
+                work(r, pick(1))
+            ),
             "dftl and ioa rows at three host caches",
         ),
     );
@@ -237,7 +248,7 @@ fn throughput(r: &Rows) -> Vec<Claim> {
         .judge(
             Measure::Side(-1.0),
             vs_ioa(pick(2)),
-            &format!("DFTL vs BAST {}", vs_bast(pick(2))),
+            &format!("DFTL vs BAST {}; {}", vs_bast(pick(2)), work(r, pick(2))),
             "dftl and ioa rows at three host caches",
         ),
     );
@@ -253,10 +264,16 @@ fn work(r: &Rows, cache: Option<u64>) -> String {
         return "no dftl and ioa rows".into();
     };
     format!(
-        "DFTL's GC copies {} pages with {} erases and {} translation writes, IOA's merges copy {} with {} erases",
-        d.pages_copied, d.erases, d.translation_writes, i.pages_copied, i.erases
+        "DFTL's GC copies {} pages with {} erases and {} translation writes, IOA's merges copy {} with {} erases; dies busy {:.0} % of DFTL's run, {:.0} % of IOA's (at full die overlap DFTL's flash work allows {:.1} MB/s, IOA's {:.1})",
+        d.pages_copied, d.erases, d.translation_writes, i.pages_copied, i.erases,
+        d.die_busy_fraction * 100.0, i.die_busy_fraction * 100.0,
+        d.throughput_mb_s / d.die_busy_fraction.max(1e-9), i.throughput_mb_s / i.die_busy_fraction.max(1e-9)
     )
 }
+
+/// P4's own words for the DFTL comparison (§3.3): DemandPage against *its* scheme.
+const QUOTE_SMALLEST: &str = "P4 §3.3: \"요구 기반 페이지 매핑 (DemandPage)은 호스트 캐시 64MB에서 제안 방식 (OurScheme)에 비해 40% 더 나은 성능을 보인다\" (DemandPage performs 40 % better than OurScheme at a 64 MB host cache): judged against IOA";
+const QUOTE_MIDDLE: &str = "P4 §3.3: \"특히 제안 방식이 적용된 경우 병합 비용이 많이 낮아져 throughput은 요구 기반과 동일한 수준을 유지한다\" (with the new scheme the merge cost drops so far that its throughput stays at DemandPage's level): \"equal\" is DFTL against IOA, not against LogBlock; by P4's own figures (IOA +30 % over LogBlock) DFTL / LogBlock at 128 MB is about 1.3";
 
 /// P4 Table 2's figure for `scheme` at `capacity` (its label), in bytes (K = KiB, MB = MiB,
 /// GB = GiB: its 16 TB page map is 16 GiB exactly).
@@ -330,6 +347,11 @@ mod tests {
             } else {
                 String::new()
             },
+            log_layout: if scheme == "dftl" {
+                String::new()
+            } else {
+                P4_LOG_LAYOUT.into()
+            },
             workload: P4_WORKLOAD.into(),
             aging: "file_random".into(),
             cmt_entries: 0,
@@ -348,6 +370,7 @@ mod tests {
             flash_pages_written: 0,
             waf: 1.0,
             sim_seconds: 1.0,
+            die_busy_fraction: 0.5,
             mapping_bytes: 100,
         }
     }

@@ -31,6 +31,9 @@ fn series(q: &IoaRow) -> String {
         };
         s = format!("{s}, spare = {spare}");
     }
+    if q.log_layout == "striped" {
+        s = format!("{s} [striped]");
+    }
     if !q.workload.is_empty() && q.workload != P4_WORKLOAD {
         s = format!("{s} [{}]", q.workload);
     }

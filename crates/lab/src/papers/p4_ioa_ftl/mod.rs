@@ -36,6 +36,7 @@
 
 pub mod claims;
 pub mod figures;
+mod notes;
 
 use crate::host::HostDriver;
 use crate::papers;
@@ -111,6 +112,39 @@ enum Aging {
 /// P4's: the measured run follows earlier random runs over the same file.
 const P4_AGING: Aging = Aging::FileRandom;
 
+/// Where the log-block schemes (BAST, IOA) put a logical block's pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LogLayout {
+    /// Striped page by page over the dies (`lpn % dies`), each die running the scheme on its
+    /// own share with its own log blocks and merges: the Jasmine board's data layout (its
+    /// log-block firmware, `ftl_faster/ftl.c`, SKKU 2011, maps `get_num_bank(lpn) = lpn %
+    /// NUM_BANKS` and keeps data, log and free blocks per bank), but with merges on different
+    /// dies overlapping in time, which the board's one firmware thread does not do.
+    Striped,
+    /// A logical block's pages in one block, one free pool for the device: a log and its
+    /// merge occupy one die while the rest wait, as merges do on the board (its firmware runs
+    /// one bank's merge loop, page by page, to completion before it takes the next command).
+    OneDie,
+}
+
+/// P4's timing: merges one at a time (the board's firmware); the merge counts are the same in
+/// both layouts (measured: within 1 %), the throughput is not.
+const P4_LOG_LAYOUT: LogLayout = LogLayout::OneDie;
+
+impl LogLayout {
+    fn name(self) -> &'static str {
+        match self {
+            LogLayout::Striped => "striped",
+            LogLayout::OneDie => "one_die",
+        }
+    }
+}
+
+/// Whether `scheme` has a log layout (BAST and IOA).
+fn has_log_layout(scheme: FtlKind) -> bool {
+    matches!(scheme, FtlKind::Bast | FtlKind::Ioa)
+}
+
 impl Aging {
     fn name(self) -> &'static str {
         match self {
@@ -125,6 +159,8 @@ impl Aging {
 struct Variant {
     scheme: FtlKind,
     setup: DftlSetup,
+    /// BAST's and IOA's layout (ignored for other schemes).
+    layout: LogLayout,
     workload: Workload,
     aging: Aging,
     cache_mb: u64,
@@ -210,6 +246,8 @@ struct Run {
     scheme: FtlKind,
     /// DFTL's setup (None: another scheme).
     dftl: Option<DftlSetup>,
+    /// BAST's and IOA's layout (None: another scheme).
+    layout: Option<LogLayout>,
     workload: Workload,
     aging: Aging,
     cache_mb: u64,
@@ -217,13 +255,25 @@ struct Run {
     cmt_entries: u64,
     stats: ssd::Stats,
     sim_seconds: f64,
+    /// The flash work's die time (programs, reads, erases at the preset's timings), averaged
+    /// over the dies: the run's length had every die worked without a pause.
+    die_busy_seconds: f64,
     mapping_bytes: u64,
     page_bytes: u64,
 }
 
+/// Die time of the flash work in `s` on the device of `cfg`, averaged over its dies.
+fn die_busy_seconds(cfg: &SsdConfig, s: &ssd::Stats) -> f64 {
+    let t = &cfg.timing;
+    let ns = s.flash_pages_written as f64 * t.t_prog_ns as f64
+        + s.flash_pages_read as f64 * t.t_read_ns as f64
+        + s.erases as f64 * t.t_erase_ns as f64;
+    ns / 1e9 / cfg.dies() as f64
+}
+
 /// A run's device: the preset at the plan's size, the scheme, 48 MB (scaled) of log blocks;
 /// DFTL as `setup` says.
-fn device(p: &Plan, scheme: FtlKind, setup: DftlSetup) -> Result<Ssd> {
+fn device(p: &Plan, scheme: FtlKind, setup: DftlSetup, layout: LogLayout) -> Result<Ssd> {
     let mut cfg = SsdConfig::preset(PRESET)?;
     cfg.ftl.scheme = scheme;
     cfg.ftl.gc_policy = GcPolicy::Greedy;
@@ -232,6 +282,7 @@ fn device(p: &Plan, scheme: FtlKind, setup: DftlSetup) -> Result<Ssd> {
         cfg.geometry.pages_per_block as u64,
     );
     cfg.ftl.log_blocks = (p.log_bytes / (ppb * page_bytes)).max(2) as u32;
+    cfg.ftl.log_stripe_dies = has_log_layout(scheme) && layout == LogLayout::Striped;
     cfg.ftl.cmt_entries = p.cmt_entries_preset;
     if scheme == FtlKind::Dftl && setup != DftlSetup::PresetSpare {
         let pages = p.device_bytes / page_bytes;
@@ -277,11 +328,12 @@ fn run_variant(p: &Plan, v: Variant, seed: u64) -> Result<Run> {
     let Variant {
         scheme,
         setup,
+        layout,
         workload: wl,
         aging,
         cache_mb,
     } = v;
-    let ssd = device(p, scheme, setup)?;
+    let ssd = device(p, scheme, setup, layout)?;
     let cmt_entries = match scheme {
         FtlKind::Dftl => ssd.config().ftl.cmt_entries as u64,
         _ => 0,
@@ -310,12 +362,14 @@ fn run_variant(p: &Plan, v: Variant, seed: u64) -> Result<Run> {
     Ok(Run {
         scheme,
         dftl: (scheme == FtlKind::Dftl).then_some(setup),
+        layout: has_log_layout(scheme).then_some(layout),
         workload: wl,
         aging,
         cache_mb,
         app_pages: app.len() as u64,
         cmt_entries,
         stats: d.ssd().stats().since(&before),
+        die_busy_seconds: die_busy_seconds(d.ssd().config(), &d.ssd().stats().since(&before)),
         sim_seconds: (d.last_done().0 - t0.0) as f64 / 1e9,
         mapping_bytes: d.ssd().mapping_bytes(),
         page_bytes,
@@ -329,6 +383,13 @@ fn run_label(r: &Run) -> String {
         Some(DftlSetup::P4OnePool) => "dftl, one pool (extra)".to_string(),
         _ => scheme_label(r.scheme).to_string(),
     };
+    if r.layout.is_some_and(|l| l != P4_LOG_LAYOUT) {
+        label = format!(
+            "{} [{}]",
+            r.scheme.name(),
+            r.layout.map_or("", |l| l.name())
+        );
+    }
     if r.workload != P4_WORKLOAD {
         label = format!("{} [{}]", r.scheme.name(), r.workload.name());
     }
@@ -359,6 +420,11 @@ pub struct IoaRow {
     /// schemes.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub spare: String,
+    /// BAST's and IOA's layout: `striped` (P4's board: pages striped over the dies, logs and
+    /// merges per die) or `one_die` (a logical block in one block, one pool: the earlier
+    /// model); absent for the other schemes.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub log_layout: String,
     /// The application's writes: `fio_randommap_1x` (P4's) or `uniform_4x` (the earlier model).
     #[serde(default)]
     pub workload: String,
@@ -385,6 +451,10 @@ pub struct IoaRow {
     pub flash_pages_written: u64,
     pub waf: f64,
     pub sim_seconds: f64,
+    /// Share of the run the dies were busy on average (flash work's die time ÷ dies ÷ the
+    /// run's simulated time): 1 = every die worked the whole run.
+    #[serde(default)]
+    pub die_busy_fraction: f64,
     pub mapping_bytes: u64,
 }
 
@@ -399,6 +469,7 @@ fn to_row(r: &Run) -> IoaRow {
             Some(DftlSetup::PresetSpare) => "preset".into(),
             None => String::new(),
         },
+        log_layout: r.layout.map_or(String::new(), |l| l.name().into()),
         workload: r.workload.name().into(),
         aging: r.aging.name().into(),
         cmt_entries: r.cmt_entries,
@@ -421,6 +492,7 @@ fn to_row(r: &Run) -> IoaRow {
         flash_pages_written: s.flash_pages_written,
         waf: s.waf(),
         sim_seconds: r.sim_seconds,
+        die_busy_fraction: r.die_busy_seconds / r.sim_seconds.max(1e-9),
         mapping_bytes: r.mapping_bytes,
     }
 }
@@ -532,6 +604,7 @@ fn find(runs: &[Run], v: Variant) -> Option<&Run> {
             && r.workload == v.workload
             && r.aging == v.aging
             && r.dftl.is_none_or(|d| d == v.setup)
+            && r.layout.is_none_or(|l| l == v.layout)
     })
 }
 
@@ -540,6 +613,7 @@ fn p4_variant(scheme: FtlKind, cache_mb: u64) -> Variant {
     Variant {
         scheme,
         setup: DftlSetup::P4,
+        layout: P4_LOG_LAYOUT,
         workload: P4_WORKLOAD,
         aging: P4_AGING,
         cache_mb,
@@ -548,98 +622,6 @@ fn p4_variant(scheme: FtlKind, cache_mb: u64) -> Variant {
 
 fn tput(r: &Run) -> f64 {
     (r.app_pages * r.page_bytes) as f64 / r.sim_seconds.max(1e-9)
-}
-
-fn notes(runs: &[Run], p: &Plan) -> Vec<String> {
-    let mut n = vec![
-        format!(
-            "scale: sizes are the paper's divided by {} (device, file, host caches, log space); P4's workload: fio random writes with fio's random map (every page of the file once per pass, random order) for one pass (fio's loops = 1); rows with workload = uniform_4x use the earlier model (uniform with replacement, 4 passes)",
-            p.factor
-        ),
-        format!("host page cache: flusher writes back {FLUSH_BATCH_PAGES} dirty pages at a time in ascending order; contiguous pages merged into one request; queue depth {QUEUE_DEPTH}"),
-        "aging (not measured): the whole device written once sequentially, then the file rewritten once page by page in a random order (P4 ran its cache sizes one after another on one file: each run starts where random writes left the file); the aging leaves open log blocks, whose merges fall in the measured phase of the log schemes; rows with aging = sequential skip the random rewrite (the earlier model)".into(),
-        "simulated device: preset jasmine-openssd (8 dies, 256 pages/block, MLC timings); P4 ran on the real Jasmine board, so absolute MB/s differ; compare ratios".into(),
-        "merge kinds: P4's switch merge (\"copy only the remaining pages from the data block into the log block\") is our BAST partial merge as well as our switch merge, so Table 1's log-block switch count is judged against our switch + partial; IOA's bitmap merges are switch merges, as P4 counts them".into(),
-    ];
-    n.extend(switch_notes(runs, p));
-    n
-}
-
-/// What each of P4's switches changes, as this run measured it (middle cache), and P4's DFTL
-/// trend.
-fn switch_notes(runs: &[Run], p: &Plan) -> Vec<String> {
-    let c = p.caches_mb[1];
-    let mut n = Vec::new();
-    let merges = |r: &Run| {
-        format!(
-            "{} full / {} switch+partial, {} erases, {:.2} MB/s",
-            r.stats.merges_full,
-            r.stats.merges_switch + r.stats.merges_partial,
-            r.stats.erases,
-            tput(r) / 1e6
-        )
-    };
-    for k in [FtlKind::Bast, FtlKind::Ioa] {
-        let (a, b) = (
-            find(runs, p4_variant(k, c)),
-            find(
-                runs,
-                Variant {
-                    workload: EARLIER_WORKLOAD,
-                    ..p4_variant(k, c)
-                },
-            ),
-        );
-        if let (Some(a), Some(b)) = (a, b) {
-            n.push(format!(
-                "switch workload ({} at {c} MB): fio random map, 1 pass: {}; uniform, 4 passes: {}",
-                k.name(),
-                merges(a),
-                merges(b)
-            ));
-        }
-    }
-    let dftl = |setup: DftlSetup, aging: Aging| -> Vec<String> {
-        p.caches_mb
-            .iter()
-            .filter_map(|&c| {
-                let at = |k| Variant {
-                    setup,
-                    aging,
-                    ..p4_variant(k, c)
-                };
-                let d = find(runs, at(FtlKind::Dftl))?;
-                let i = find(runs, at(FtlKind::Ioa))?;
-                Some(format!(
-                    "{c} MB: {:.2}x IOA ({:.2} MB/s, {} GC copies, {} erases = one per {:.0} host pages, {} translation writes, CMT {} entries)",
-                    tput(d) / tput(i),
-                    tput(d) / 1e6,
-                    d.stats.gc_pages_copied,
-                    d.stats.erases,
-                    d.stats.host_pages_written as f64 / d.stats.erases.max(1) as f64,
-                    d.stats.translation_writes,
-                    d.cmt_entries
-                ))
-            })
-            .collect()
-    };
-    n.push(format!(
-        "switch DFTL setup: P4's (spare = the log space, CMT = the new scheme's memory): {}",
-        dftl(DftlSetup::P4, P4_AGING).join("; ")
-    ));
-    n.push(format!(
-        "switch DFTL setup: the earlier one (the preset's 7 % spare, 46 KiB / 4 B CMT): {}",
-        dftl(DftlSetup::PresetSpare, P4_AGING).join("; ")
-    ));
-    n.push(format!(
-        "switch DFTL pools: one free pool, open block and 2-block GC reserve for the device (writes fill one block, on one die, at a time), the same spare: {}",
-        dftl(DftlSetup::P4OnePool, P4_AGING).join("; ")
-    ));
-    n.push(format!(
-        "switch aging: sequential fill only (the earlier model: the file's old copies in logical order, so each flusher sweep invalidates whole blocks and DFTL's GC victims are nearly empty): {}",
-        dftl(DftlSetup::P4, Aging::Sequential).join("; ")
-    ));
-    n
 }
 
 /// Every run: P4's configuration for every scheme and cache, then the earlier variants as
@@ -655,6 +637,14 @@ fn plan_runs(p: &Plan) -> Vec<Variant> {
             v.push(Variant {
                 setup,
                 ..p4_variant(FtlKind::Dftl, cache)
+            });
+        }
+    }
+    for &cache in &p.caches_mb {
+        for scheme in [FtlKind::Bast, FtlKind::Ioa] {
+            v.push(Variant {
+                layout: LogLayout::Striped,
+                ..p4_variant(scheme, cache)
             });
         }
     }
@@ -684,9 +674,10 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     // Each run builds its own device from its own seed: independent, side by side (--jobs).
     let runs = crate::parallel::try_map(&opts.jobs, planned, |v| {
         let what = format!(
-            "{} ({:?}, {}, {} aging) at {} MB",
+            "{} ({:?}, {:?}, {}, {} aging) at {} MB",
             v.scheme.name(),
             v.setup,
+            v.layout,
             v.workload.name(),
             v.aging.name(),
             v.cache_mb
@@ -700,14 +691,14 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         "dftl_cmt_entries": runs.iter().find(|r| r.dftl == Some(DftlSetup::P4)).map_or(0, |r| r.cmt_entries),
         "dftl_cmt_entries_preset_spare": p.cmt_entries_preset,
         "random_writes_file_multiples": P4_WORKLOAD.passes, "workload": P4_WORKLOAD.name(),
-        "aging": P4_AGING.name(),
+        "aging": P4_AGING.name(), "log_layout": P4_LOG_LAYOUT.name(),
         "flush_batch_pages": FLUSH_BATCH_PAGES, "queue_depth": QUEUE_DEPTH,
     });
     let mut report = Report::new("ioa-ftl", opts, config);
     report.set_rows(&runs.iter().map(to_row).collect::<Vec<_>>());
     report.paper = papers::p4().rows.clone();
     report.claims = claims::claims(&report);
-    report.notes = notes(&runs, &p);
+    report.notes = notes::notes(&runs, &p);
     Ok(Output {
         tables: tables(&runs, &p),
         report,
@@ -736,8 +727,8 @@ mod tests {
     #[test]
     fn p4s_dftl_has_the_log_space_as_spare_and_the_new_schemes_memory_as_cmt() {
         let p = plan(Scale::Quick);
-        let d = device(&p, FtlKind::Dftl, DftlSetup::P4).unwrap();
-        let e = device(&p, FtlKind::Dftl, DftlSetup::PresetSpare).unwrap();
+        let d = device(&p, FtlKind::Dftl, DftlSetup::P4, P4_LOG_LAYOUT).unwrap();
+        let e = device(&p, FtlKind::Dftl, DftlSetup::PresetSpare, P4_LOG_LAYOUT).unwrap();
         let (dc, ec) = (d.config(), e.config());
         // 12 log blocks of 1 MiB, plus the GC reserve, open and translation blocks.
         let spare = dc.spare_blocks();
@@ -756,8 +747,8 @@ mod tests {
     #[test]
     fn p4s_dftl_pools_its_spare_per_die_and_the_one_pool_variant_has_the_same_spare() {
         let p = plan(Scale::Paper);
-        let d = device(&p, FtlKind::Dftl, DftlSetup::P4).unwrap();
-        let one = device(&p, FtlKind::Dftl, DftlSetup::P4OnePool).unwrap();
+        let d = device(&p, FtlKind::Dftl, DftlSetup::P4, P4_LOG_LAYOUT).unwrap();
+        let one = device(&p, FtlKind::Dftl, DftlSetup::P4OnePool, P4_LOG_LAYOUT).unwrap();
         assert_eq!(d.config().ftl.gc_pool, ssd::GcPool::PerDie);
         assert_eq!(one.config().ftl.gc_pool, ssd::GcPool::Device);
         assert_eq!(d.config().ftl.gc_free_blocks_min, BANK_GC_RESERVE_BLOCKS);
