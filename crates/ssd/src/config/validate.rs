@@ -21,7 +21,7 @@ impl SsdConfig {
                 min_logical_bytes: self.min_logical_bytes_of_valid_fields().unwrap_or(u64::MAX),
             });
         }
-        Ok(())
+        super::fdp::validate_size(self)
     }
 
     /// Every field on its own (ranges, and the geometry's size), not whether the spare blocks
@@ -169,7 +169,7 @@ impl SsdConfig {
         if matches!(f.scheme, FtlKind::Bast | FtlKind::Fast | FtlKind::Ioa) {
             positive("ftl.log_blocks", f.log_blocks as u64)?;
         }
-        super::fdp::validate(self)
+        super::fdp::validate_fields(self)
     }
 }
 
