@@ -90,7 +90,11 @@ fn handles_never_share_a_reclaim_unit_under_persistent_isolation() {
 #[test]
 fn handles_never_share_a_superblock_reclaim_unit_under_persistent_isolation() {
     let mut ssd = Ssd::new(superblock_config(Isolation::Persistent)).unwrap();
-    assert_eq!(ssd.flash().pages_per_block(), 16 * RU_BLOCKS, "RUs of 2 x 2 blocks");
+    assert_eq!(
+        ssd.flash().pages_per_block(),
+        16 * RU_BLOCKS,
+        "RUs of 2 x 2 blocks"
+    );
     let n = ssd.logical_pages();
     churn(&mut ssd, 6 * n, 7);
     assert!(ssd.stats().gc_pages_copied > 0, "GC ran");
@@ -104,7 +108,10 @@ fn handles_never_share_a_superblock_reclaim_unit_under_persistent_isolation() {
 #[test]
 fn a_superblock_reclaim_unit_takes_its_blocks_from_distinct_dies_and_covers_the_flash_once() {
     for dies in [1, 2] {
-        let cfg = spanning_dies(&with_fdp(&base(), 1, RU_BLOCKS / dies, Isolation::Initial), dies);
+        let cfg = spanning_dies(
+            &with_fdp(&base(), 1, RU_BLOCKS / dies, Isolation::Initial),
+            dies,
+        );
         cfg.validate().unwrap();
         let ssd = Ssd::new(cfg.clone()).unwrap();
         let f = ssd.flash();
@@ -117,7 +124,8 @@ fn a_superblock_reclaim_unit_takes_its_blocks_from_distinct_dies_and_covers_the_
             for w in pages.windows(2) {
                 assert_eq!(w[1].die % dies, (w[0].die + 1) % dies, "ru {ru}");
             }
-            let mut blocks: Vec<(u32, u32)> = pages.iter().map(|p| (p.die, p.block_in_die)).collect();
+            let mut blocks: Vec<(u32, u32)> =
+                pages.iter().map(|p| (p.die, p.block_in_die)).collect();
             blocks.sort_unstable();
             blocks.dedup();
             assert_eq!(blocks.len() as u32, RU_BLOCKS, "ru {ru}");
@@ -243,7 +251,10 @@ fn bad_fdp_configs_are_refused_with_the_field() {
     let e = big.validate().unwrap_err().to_string();
     assert!(e.contains("spare RUs"), "{e}");
     for ru_dies in [0, 3, 4] {
-        let e = spanning_dies(&ok, ru_dies).validate().unwrap_err().to_string();
+        let e = spanning_dies(&ok, ru_dies)
+            .validate()
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("ftl.fdp.ru_dies"), "{ru_dies}: {e}");
     }
     superblock_config(Isolation::Persistent).validate().unwrap();

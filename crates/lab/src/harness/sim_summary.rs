@@ -372,7 +372,12 @@ mod tests {
         let r = crate::sim::run(&spec.resolve().unwrap(), &mut |_, _| {}).unwrap();
         assert_eq!(r.fdp_handles.len(), 3);
         let text = summary(&r);
-        for row in ["FDP handles       2", "handle 0 ", "handle 1 ", "shared GC RUs "] {
+        for row in [
+            "FDP handles       2",
+            "handle 0 ",
+            "handle 1 ",
+            "shared GC RUs ",
+        ] {
             assert!(text.contains(row), "{row}: {text}");
         }
         let plain = crate::spec::SimSpec {

@@ -81,7 +81,11 @@ pub fn with_fdp(cfg: &SsdConfig, handles: u16, ru_blocks: u32, isolation: Isolat
 /// each. The caller validates the result.
 pub fn spanning_dies(cfg: &SsdConfig, ru_dies: u32) -> SsdConfig {
     let mut c = cfg.clone();
-    let f = c.ftl.fdp.as_mut().expect("spanning_dies: a config with [ftl.fdp]");
+    let f = c
+        .ftl
+        .fdp
+        .as_mut()
+        .expect("spanning_dies: a config with [ftl.fdp]");
     f.ru_dies = ru_dies;
     c
 }
@@ -166,7 +170,10 @@ fn validate_shape(cfg: &SsdConfig, f: FdpConfig) -> Result<(), ConfigError> {
     let even = f.ru_dies > 0
         && (channels.is_multiple_of(f.ru_dies)
             || (f.ru_dies.is_multiple_of(channels)
-                && cfg.geometry.dies_per_channel.is_multiple_of(f.ru_dies / channels)));
+                && cfg
+                    .geometry
+                    .dies_per_channel
+                    .is_multiple_of(f.ru_dies / channels)));
     if !even || !dies.is_multiple_of(f.ru_dies) {
         return Err(invalid(
             "ftl.fdp.ru_dies",
@@ -215,7 +222,10 @@ pub(crate) fn grow_to_fit(cfg: &mut SsdConfig) -> Result<(), ConfigError> {
             return Ok(());
         }
         let now = cfg.geometry.blocks_per_plane as u64;
-        let next = (now * 5 / 4).div_ceil(step as u64).max(now / step as u64 + 1) * step as u64;
+        let next = (now * 5 / 4)
+            .div_ceil(step as u64)
+            .max(now / step as u64 + 1)
+            * step as u64;
         let too_large = || {
             invalid(
                 "capacity",
@@ -263,7 +273,11 @@ pub fn flash_config(cfg: &SsdConfig) -> SsdConfig {
     let mut c = cfg.clone();
     let g = &mut c.geometry;
     let (channels, dpc) = (g.channels, g.dies_per_channel);
-    let unit_channels = if channels.is_multiple_of(n) { channels / n } else { 1 };
+    let unit_channels = if channels.is_multiple_of(n) {
+        channels / n
+    } else {
+        1
+    };
     g.channels = unit_channels;
     g.dies_per_channel = channels * dpc / n / unit_channels;
     g.blocks_per_plane = cfg.blocks_per_die() / k;
@@ -308,7 +322,11 @@ pub struct PhysicalPage {
 pub fn physical_page(cfg: &SsdConfig, ru: u32, page: u32) -> PhysicalPage {
     let (k, n) = ru_shape(cfg);
     let ppb = cfg.geometry.pages_per_block;
-    assert!(page < ppb * k * n, "page {page} of an RU of {} pages", ppb * k * n);
+    assert!(
+        page < ppb * k * n,
+        "page {page} of an RU of {} pages",
+        ppb * k * n
+    );
     let rus_per_group = cfg.blocks_per_die() / k;
     let (group, ru_in_group) = (ru / rus_per_group, ru % rus_per_group);
     let on_die = page / n;
