@@ -382,6 +382,7 @@ mod tests {
         }
         let plain = crate::spec::SimSpec {
             fdp_handles: None,
+            streams: Some(2),
             ..spec
         };
         let r = crate::sim::run(&plain.resolve().unwrap(), &mut |_, _| {}).unwrap();
