@@ -65,6 +65,9 @@ fn every_ftl_on_every_preset_runs_with_defaults_at_64_and_128_mib() {
         for mib in [64, 128] {
             for kind in FtlKind::ALL {
                 let mut cfg = SsdConfig::preset(name).unwrap();
+                if kind != FtlKind::Page {
+                    cfg = ssd::config::fdp::without_fdp(&cfg); // FDP is the page FTL's
+                }
                 cfg.ftl.scheme = kind;
                 let what = format!("{kind:?} on {name} at {mib} MiB");
                 let cfg = cfg

@@ -136,6 +136,9 @@ pub fn summary(r: &SimResult) -> String {
     if r.flows.len() > 1 {
         flows_summary(&mut o, r);
     }
+    if !r.fdp_handles.is_empty() {
+        fdp_summary(&mut o, r);
+    }
     line!(
         o,
         "  config            preset {}, hash {}",
@@ -170,6 +173,30 @@ fn flows_summary(o: &mut String, r: &SimResult) {
             f.latency_us.p99,
             f.latency_us.p999,
             f.latency_us.max
+        );
+    }
+}
+
+/// One line per FDP reclaim-unit handle (and the shared GC RUs of initially isolated
+/// handles): host and flash pages, its WAF, RU switches and GC copies out of its RUs.
+fn fdp_summary(o: &mut String, r: &SimResult) {
+    line!(
+        o,
+        "  FDP handles       {} (flash pages programmed into each handle's RUs; GC copies out of them)",
+        r.fdp_handles.iter().filter(|h| h.handle.is_some()).count()
+    );
+    for h in &r.fdp_handles {
+        let name = h
+            .handle
+            .map_or("shared GC RUs".to_string(), |n| format!("handle {n}"));
+        let waf = h.waf().map_or("-".to_string(), |w| format!("{w:.3}"));
+        line!(
+            o,
+            "    {name:<15} host {} written; flash {} written (WAF {waf}); {} RU switches; {} GC copies out",
+            h.host_pages_written,
+            h.flash_pages_written,
+            h.ru_switches,
+            h.gc_pages_copied
         );
     }
 }
@@ -326,4 +353,39 @@ pub fn log_rows(r: &SimResult) -> Vec<Map<String, Value>> {
             _ => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_summary_has_a_row_per_fdp_handle_and_the_shared_gc_rus() {
+        let spec = crate::spec::SimSpec {
+            fdp_handles: Some(2),
+            stream_policy: "hot-cold".into(),
+            workload: "hotcold-write:0.8:0.2".into(),
+            capacity: Some("64MiB".into()),
+            write_volume: Some("2x".into()),
+            ..Default::default()
+        };
+        let r = crate::sim::run(&spec.resolve().unwrap(), &mut |_, _| {}).unwrap();
+        assert_eq!(r.fdp_handles.len(), 3);
+        let text = summary(&r);
+        for row in [
+            "FDP handles       2",
+            "handle 0 ",
+            "handle 1 ",
+            "shared GC RUs ",
+        ] {
+            assert!(text.contains(row), "{row}: {text}");
+        }
+        let plain = crate::spec::SimSpec {
+            fdp_handles: None,
+            streams: Some(2),
+            ..spec
+        };
+        let r = crate::sim::run(&plain.resolve().unwrap(), &mut |_, _| {}).unwrap();
+        assert!(!summary(&r).contains("FDP handles"));
+    }
 }

@@ -296,7 +296,10 @@ impl SimSpec {
             Some(s) => {
                 let bytes = parse_bytes(s).map_err(|e| SpecError::refused("--fdp-ru-size", e))?;
                 let g = &cfg.geometry;
-                let block = g.pages_per_block as u64 * g.page_bytes as u64;
+                // An RU spanning dies (`ru_dies`, from the preset or config) takes its blocks
+                // from each of them: the size is of the whole RU.
+                let dies = was.map_or(1, |f| f.ru_dies.max(1)) as u64;
+                let block = g.pages_per_block as u64 * g.page_bytes as u64 * dies;
                 if bytes == 0 || bytes % block != 0 || bytes / block > u32::MAX as u64 {
                     return Err(SpecError::value(
                         "--fdp-ru-size",
@@ -322,6 +325,9 @@ impl SimSpec {
         }
         let handles = self.fdp_handles.unwrap_or(cfg.ftl.streams);
         *cfg = ssd::config::fdp::with_fdp(cfg, handles, ru_blocks, isolation);
+        if let Some(f) = was {
+            *cfg = ssd::config::fdp::spanning_dies(cfg, f.ru_dies);
+        }
         Ok(())
     }
 

@@ -22,6 +22,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("p2-ssd", include_str!("../../presets/p2-ssd.toml")),
     ("x25m", include_str!("../../presets/x25m.toml")),
     ("pm953", include_str!("../../presets/pm953.toml")),
+    (
+        "fdp-dc-2025",
+        include_str!("../../presets/fdp-dc-2025.toml"),
+    ),
 ];
 
 /// Names of the shipped presets.

@@ -156,6 +156,7 @@ impl SsdConfig {
             let next = self.geometry.blocks_per_plane as f64 + 1.0;
             self.set_blocks_per_plane("capacity", next)?;
         }
+        super::fdp::grow_to_fit(&mut self)?;
         self.fit_to_spare_blocks();
         self.scale_cmt();
         match self.validate() {

@@ -21,7 +21,7 @@ impl SsdConfig {
                 min_logical_bytes: self.min_logical_bytes_of_valid_fields().unwrap_or(u64::MAX),
             });
         }
-        Ok(())
+        super::fdp::validate_size(self)
     }
 
     /// Every field on its own (ranges, and the geometry's size), not whether the spare blocks
@@ -172,7 +172,7 @@ impl SsdConfig {
         if f.log_stripe_dies {
             self.validate_log_stripes()?;
         }
-        super::fdp::validate(self)
+        super::fdp::validate_fields(self)
     }
 }
 

@@ -3,13 +3,15 @@
 //! Model (NVMe TP4146 vocabulary):
 //! - a **reclaim group** is a GC pool of the page FTL: each die (`gc_pool = "per_die"`) or the
 //!   whole device (`gc_pool = "device"`);
-//! - a **reclaim unit** (RU) is `ru_blocks` consecutive erase blocks of one die, written in
-//!   order and erased together; GC reclaims a whole RU. The page FTL runs unchanged over the
-//!   *RU layout* ([`flash_config`]): its "block" is an RU of `ru_blocks x pages_per_block`
-//!   pages, its erase takes `ru_blocks` erase times on the die, and the device reports
-//!   `ru_blocks` erases per RU. Page numbers are the same in both layouts (an RU's blocks are
-//!   consecutive on their die), so the mapping, the GC and the WAF are those of a device
-//!   whose erase unit is the RU;
+//! - a **reclaim unit** (RU) is `ru_blocks` erase blocks on each of `ru_dies` dies (one die
+//!   by default; every die of the group with one block each is the *superblock* RU current
+//!   FDP drives report), written in order, its pages striped across its dies, and erased
+//!   together; GC reclaims a whole RU. The page FTL runs unchanged over the *RU layout*
+//!   ([`flash_config`]): its "block" is an RU of `ru_blocks x ru_dies x pages_per_block`
+//!   pages, its "die" a group of `ru_dies` dies, and the device reports
+//!   `ru_blocks x ru_dies` erases per RU. The mapping, the GC and the WAF are those of a
+//!   device whose erase unit is the RU; where an RU's pages lie on the real dies is
+//!   [`physical_page`];
 //! - a **reclaim-unit handle** (RUH) is a host write stream: a write's placement ID is its
 //!   `StreamId`, placement ID `h` goes to handle `h` (`ftl.streams` handles), and each handle
 //!   keeps its own open RU per reclaim group;
@@ -19,6 +21,9 @@
 //!   handles' data.
 //!
 //! The configuration (`[ftl.fdp]`, the RU layout) is `crate::config::fdp`'s.
+//!
+//! [`flash_config`]: crate::config::fdp::flash_config
+//! [`physical_page`]: crate::config::fdp::physical_page
 //!
 //! Per-handle statistics ([`HandleStats`]) come from two counters per open-block slot, kept
 //! off the per-page path: RUs a slot opened and pages GC copied out of a slot's RUs.

@@ -110,6 +110,7 @@ mod tests {
             placement: placement.into(),
             ru: ru.into(),
             ru_bytes: 0,
+            ru_dies: 1,
             isolation: isolation.into(),
             waf,
             waf_total: waf,

@@ -8,8 +8,10 @@
 //! uses; the rest is trimmed), each placement (a stream policy by its `--stream-policy` name:
 //! `none` puts every write on handle 0, `hot-cold` puts each engine on its own handle — the
 //! small-object region is the workload's hot set), each reclaim-unit size (small: one erase
-//! block; large: `LARGE_RU_SHARE` of the device, as LMCache's 16 GiB RUs on a 960 GB drive)
-//! and each handle type (initially or persistently isolated).
+//! block; large: `LARGE_RU_SHARE` of the device, as LMCache's 16 GiB RUs on a 960 GB drive,
+//! shaped as FDP drives build them: a stack of superblocks, the same number of erase blocks on
+//! every die, pages striped across the dies, reclaimed whole) and each handle type (initially
+//! or persistently isolated). The runs are independent and go side by side (`--jobs`).
 //!
 //! Measured: the device WAF of the second half of `write_volume_x` capacities written (the
 //! first half brings GC to its steady state), and over the whole run the GC copies out of each
@@ -24,7 +26,7 @@ use anyhow::{Context, Result};
 use policy::streams::LbaPolicySpec;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use ssd::config::fdp::with_fdp;
+use ssd::config::fdp::{spanning_dies, with_fdp};
 use ssd::{GcPool, Isolation, SsdConfig};
 
 /// The drive class the device starts from (its page and block sizes).
@@ -89,6 +91,8 @@ pub struct FdpRow {
     /// `small` (one erase block) or `large` (`LARGE_RU_SHARE` of the device).
     pub ru: String,
     pub ru_bytes: u64,
+    /// Dies the RU spans (large: every die, a stack of superblocks).
+    pub ru_dies: u32,
     /// `initial` or `persistent`.
     pub isolation: String,
     /// Device WAF over the second half of the run (steady state).
@@ -115,7 +119,8 @@ pub fn placement_label(p: &str) -> &str {
 }
 
 /// The FDP device of `plan`: 4 dies as one reclaim group, `blocks_per_die` a multiple of
-/// `LARGE_RU_SHARE / dies`, about `capacity_bytes` of flash.
+/// `LARGE_RU_SHARE` (a large RU takes the same whole number of blocks on every die), about
+/// `capacity_bytes` of flash.
 pub fn device(plan: &Plan) -> Result<SsdConfig> {
     let mut c = SsdConfig::preset(PRESET)?;
     let dies = CHANNELS * DIES_PER_CHANNEL;
@@ -125,7 +130,7 @@ pub fn device(plan: &Plan) -> Result<SsdConfig> {
     g.planes_per_die = 1;
     g.pages_per_block = PAGES_PER_BLOCK;
     let block_bytes = PAGES_PER_BLOCK as u64 * g.page_bytes as u64;
-    let unit = (LARGE_RU_SHARE / dies) as u64;
+    let unit = LARGE_RU_SHARE as u64;
     let units = (plan.capacity_bytes / (block_bytes * dies as u64 * unit)).max(1);
     g.blocks_per_plane = (units * unit) as u32;
     c.timing.enabled = false;
@@ -136,13 +141,41 @@ pub fn device(plan: &Plan) -> Result<SsdConfig> {
     Ok(c)
 }
 
-/// `(label, erase blocks)` of each RU size on `cfg`.
-pub fn ru_sizes(cfg: &SsdConfig) -> [(&'static str, u32); 2] {
-    let dies = cfg.dies();
+/// One RU size: its label, erase blocks on each die it spans, and the dies it spans.
+#[derive(Clone, Copy, Debug)]
+pub struct RuSize {
+    pub label: &'static str,
+    pub blocks_per_die: u32,
+    pub dies: u32,
+}
+
+impl RuSize {
+    /// Erase blocks in one RU.
+    pub fn blocks(&self) -> u32 {
+        self.blocks_per_die * self.dies
+    }
+}
+
+/// Each RU size on `cfg`: small, one erase block; large, `LARGE_RU_SHARE` of the device as
+/// superblocks across every die.
+pub fn ru_sizes(cfg: &SsdConfig) -> [RuSize; 2] {
     [
-        ("small", 1),
-        ("large", cfg.blocks_per_die() * dies / LARGE_RU_SHARE),
+        RuSize {
+            label: "small",
+            blocks_per_die: 1,
+            dies: 1,
+        },
+        RuSize {
+            label: "large",
+            blocks_per_die: cfg.blocks_per_die() / LARGE_RU_SHARE,
+            dies: cfg.dies(),
+        },
     ]
+}
+
+/// `base` with FDP: 2 handles, RUs of `ru`, handles of `isolation`.
+pub fn fdp_config(base: &SsdConfig, ru: RuSize, isolation: Isolation) -> SsdConfig {
+    spanning_dies(&with_fdp(base, 2, ru.blocks_per_die, isolation), ru.dies)
 }
 
 /// WAF over the second half of a run: its timeline's intervals hold equal host pages.
@@ -155,12 +188,12 @@ fn steady_waf(r: &SimResult) -> Option<f64> {
 struct Cell<'a> {
     utilisation: f64,
     placement: &'a str,
-    ru: (&'static str, u32),
+    ru: RuSize,
     isolation: Isolation,
 }
 
 fn run_cell(plan: &Plan, base: &SsdConfig, c: &Cell, seed: u64) -> Result<FdpRow> {
-    let cfg = with_fdp(base, 2, c.ru.1, c.isolation);
+    let cfg = fdp_config(base, c.ru, c.isolation);
     cfg.validate()?;
     let opts = SimOptions {
         config: cfg.clone(),
@@ -195,8 +228,9 @@ fn run_cell(plan: &Plan, base: &SsdConfig, c: &Cell, seed: u64) -> Result<FdpRow
     Ok(FdpRow {
         utilisation: c.utilisation,
         placement: c.placement.to_string(),
-        ru: c.ru.0.into(),
-        ru_bytes: c.ru.1 as u64 * page_bytes,
+        ru: c.ru.label.into(),
+        ru_bytes: c.ru.blocks() as u64 * page_bytes,
+        ru_dies: c.ru.dies,
         isolation: c.isolation.name().into(),
         waf: steady_waf(&r).context("no WAF measured")?,
         waf_total: r.waf.unwrap_or(f64::NAN),
@@ -226,23 +260,25 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         }
     }
     let steps = Steps::new(opts, cells.len());
-    let mut rows = Vec::new();
-    for c in &cells {
-        steps.step(format_args!(
+    // Each run builds its own device from the same seed: independent, side by side (--jobs).
+    let rows = crate::parallel::try_map(&opts.jobs, cells, |c| {
+        let what = format!(
             "U {:.2}, {}, {} RUs, {}",
             c.utilisation,
             c.placement,
-            c.ru.0,
+            c.ru.label,
             c.isolation.name()
-        ));
-        rows.push(run_cell(&plan, &base, c, opts.seed)?);
-    }
+        );
+        let _step = steps.step(&what);
+        run_cell(&plan, &base, &c, opts.seed).with_context(|| what)
+    })?;
     let config = json!({
         "preset": PRESET,
         "ssd": base,
         "physical_bytes": base.physical_pages() * base.geometry.page_bytes as u64,
         "logical_bytes": base.logical_bytes(),
-        "ru_sizes_bytes": ru_sizes(&base).map(|(n, b)| (n, b as u64 * PAGES_PER_BLOCK as u64 * base.geometry.page_bytes as u64)),
+        "ru_sizes_bytes": ru_sizes(&base).map(|r| (r.label, r.blocks() as u64 * PAGES_PER_BLOCK as u64 * base.geometry.page_bytes as u64)),
+        "ru_dies": ru_sizes(&base).map(|r| (r.label, r.dies)),
         "workload": format!("flash-cache:U:{}:{}", plan.small_space, plan.small_writes),
         "placements": plan.placements,
         "write_volume_x": plan.write_volume_x,
@@ -306,14 +342,13 @@ mod tests {
             LbaPolicySpec::parse(p).unwrap();
         }
         let base = device(&plan).unwrap();
-        for (_, ru) in ru_sizes(&base) {
+        for ru in ru_sizes(&base) {
             for iso in Isolation::ALL {
-                with_fdp(&base, 2, ru, iso).validate().unwrap();
+                fdp_config(&base, ru, iso).validate().unwrap();
             }
         }
-        assert_eq!(
-            ru_sizes(&base)[1].1 * LARGE_RU_SHARE,
-            base.total_blocks() as u32
-        );
+        let large = ru_sizes(&base)[1];
+        assert_eq!(large.blocks() * LARGE_RU_SHARE, base.total_blocks() as u32);
+        assert_eq!(large.dies, base.dies(), "superblocks across every die");
     }
 }
