@@ -144,6 +144,7 @@ impl ReproduceSpec {
             preset: self.preset.clone(),
             progress,
             progress_sink: None,
+            progress_counts: None,
             allow_memory_fs: self.allow_memory_fs,
             trace: self.trace.clone(),
             trace_format: self.trace_format.clone(),

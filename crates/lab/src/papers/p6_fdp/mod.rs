@@ -235,6 +235,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
             c.ru.0,
             c.isolation.name()
         ));
+        opts.check()?;
         rows.push(run_cell(&plan, &base, c, opts.seed)?);
     }
     let config = json!({
