@@ -228,7 +228,7 @@ impl BufferSimOptions {
         for r in self.refs()? {
             each(r?);
             done += 1;
-            if done % REPORT_EVERY_REFS == 0 {
+            if done.is_multiple_of(REPORT_EVERY_REFS) {
                 self.watch.count(pass, done, self.limit)?;
             }
         }

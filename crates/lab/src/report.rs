@@ -267,7 +267,10 @@ impl fmt::Debug for ProgressSink {
 /// A receiver of progress counts `(phase, done, total)` (`ReproduceOptions::progress_counts`;
 /// total None: not known). Called from whichever thread makes the progress.
 #[derive(Clone)]
-pub struct ProgressCounts(pub std::sync::Arc<dyn Fn(&str, u64, Option<u64>) + Send + Sync>);
+pub struct ProgressCounts(pub std::sync::Arc<CountsFn>);
+
+/// `(phase, done, total)`, called from any thread of the run.
+pub type CountsFn = dyn Fn(&str, u64, Option<u64>) + Send + Sync;
 
 impl fmt::Debug for ProgressCounts {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -2,9 +2,9 @@
 //! (`lab::spec`) and sweeps (`lab::harness::sweep`). Keyword arguments are a dict that
 //! deserializes into the same spec the CLI's flags fill; results are the JSON text the CLI
 //! prints (the pure-Python layer, `python/flashlab`, turns it into dicts); errors raise
-//! `FlashlabError` with the message the CLI prints after `error: `. Runs release the GIL; a
-//! `sim` run and a local sweep report progress to a Python callable and stop on Ctrl-C
-//! ([`watch`]).
+//! `FlashlabError` with the message the CLI prints after `error: `. Runs release the GIL; `sim`,
+//! `buffer_sim`, `reproduce` and a local sweep report progress to a Python callable and stop
+//! on Ctrl-C ([`watch`]).
 //! [`options`] describes each tool's options for the generated Python signatures.
 
 mod options;
