@@ -49,7 +49,7 @@ impl Jobs {
         }
     }
 
-    /// The same budget size stopped by `cancel` (a new budget: the clones of `self` keep theirs).
+    /// The same budget, stopped by `cancel` (clones made before keep their own token).
     pub fn with_cancel(self, cancel: Cancel) -> Jobs {
         Jobs { cancel, ..self }
     }
