@@ -30,7 +30,7 @@ fn emit(text: &str) -> Result<()> {
 }
 
 pub fn run(a: &BufferSimArgs) -> Result<()> {
-    let out = lab::buffer_sim::run(&a.spec, !a.quiet)?;
+    let out = lab::buffer_sim::run(&a.spec, &lab::Watch::lines(!a.quiet))?;
     if a.json {
         return emit(&format!("{}\n", out.to_json()));
     }

@@ -9,6 +9,7 @@
 
 use crate::papers::p3_ext_buffer::Counters;
 use crate::report::{fmt_f, row, Row, Table};
+use crate::watch::Watch;
 use anyhow::{bail, Context, Result};
 use policy::{BufferSim, Counts, LruCurve, PolicyConfig, PolicyKind, StackDistances};
 use rustc_hash::FxHashSet;
@@ -175,7 +176,8 @@ pub struct BufferSimOptions {
     pub price: PriceModel,
     /// Stop after this many references (None: the whole trace).
     pub limit: Option<u64>,
-    pub progress: bool,
+    /// Progress lines, counts (`(pass, references_done, limit)`) and the stop flag.
+    pub watch: Watch,
 }
 
 impl BufferSimOptions {
@@ -191,7 +193,7 @@ impl BufferSimOptions {
             cost: CostModel::default(),
             price: PriceModel::default(),
             limit: None,
-            progress: false,
+            watch: Watch::default(),
         }
     }
 
@@ -213,11 +215,30 @@ impl BufferSimOptions {
     }
 
     fn progress(&self, msg: impl std::fmt::Display) {
-        if self.progress {
+        if self.watch.lines {
             eprintln!("buffer-sim: {msg}");
         }
     }
+
+    /// Every reference of the trace to `each`, in order; every [`REPORT_EVERY_REFS`] references
+    /// (and at the end) the count goes to the watch as `(pass, done, limit)` and the stop flag
+    /// is checked. Returns how many references were read.
+    fn each_ref(&self, pass: &str, mut each: impl FnMut(PageRef)) -> Result<u64> {
+        let mut done = 0u64;
+        for r in self.refs()? {
+            each(r?);
+            done += 1;
+            if done.is_multiple_of(REPORT_EVERY_REFS) {
+                self.watch.count(pass, done, self.limit)?;
+            }
+        }
+        self.watch.count(pass, done, Some(done))?;
+        Ok(done)
+    }
 }
+
+/// References between two progress counts (and checks of the stop flag) of a pass.
+pub const REPORT_EVERY_REFS: u64 = 1 << 16;
 
 /// The result of one simulation, as the JSON object and a table.
 #[derive(Clone, Debug)]
@@ -229,9 +250,9 @@ pub struct SimOutcome {
 /// Count the distinct pages of the trace (one streaming pass).
 pub fn distinct_pages(opts: &BufferSimOptions) -> Result<usize> {
     let mut seen = FxHashSet::default();
-    for r in opts.refs()? {
-        seen.insert(r?.page);
-    }
+    opts.each_ref("count", |r| {
+        seen.insert(r.page);
+    })?;
     Ok(seen.len())
 }
 
@@ -273,10 +294,9 @@ pub fn simulate(opts: &BufferSimOptions) -> Result<SimOutcome> {
         opts.trace.format.name()
     ));
     let t0 = Instant::now();
-    for r in opts.refs()? {
-        let r = r?;
+    opts.each_ref("simulate", |r| {
         sim.reference(r.page, r.write);
-    }
+    })?;
     let wall_s = t0.elapsed().as_secs_f64();
     let counts = sim.counts();
     let mut row = counts_row(opts, &counts, size_pages, ext_pages);
@@ -366,10 +386,9 @@ pub fn curve(
 ) -> Result<CurveOutcome> {
     let mut sd = StackDistances::new();
     let t0 = Instant::now();
-    for r in opts.refs()? {
-        let r = r?;
+    opts.each_ref("curve", |r| {
         sd.reference(r.page, r.write);
-    }
+    })?;
     let wall_s = t0.elapsed().as_secs_f64();
     let curve = sd.curve();
     let distinct = curve.distinct();
@@ -558,9 +577,10 @@ impl Outcome {
     }
 }
 
-/// The run `spec` describes (progress lines on stderr when `progress`).
-pub fn run(spec: &crate::spec::BufferSimSpec, progress: bool) -> Result<Outcome> {
-    let o = spec.resolve(progress)?;
+/// The run `spec` describes, followed and stopped through `watch` (progress lines on stderr
+/// when `watch.lines`; [`crate::Interrupted`] once its token is set).
+pub fn run(spec: &crate::spec::BufferSimSpec, watch: &Watch) -> Result<Outcome> {
+    let o = spec.resolve(watch)?;
     if !spec.curve {
         return Ok(Outcome::Single(simulate(&o)?));
     }

@@ -28,6 +28,7 @@ pub mod sim;
 pub mod spec;
 pub mod trace_info;
 pub mod units;
+pub mod watch;
 
 /// The renderer (`crates/report`), for the front ends that print what lab builds.
 pub use render;
@@ -36,3 +37,4 @@ pub use claim::{Claim, Verdict};
 pub use devices::{DeviceChoice, DeviceKind};
 pub use experiments::{Experiment, EXPERIMENTS};
 pub use report::{Output, Report, ReproduceOptions, Row, Scale, Series, Table};
+pub use watch::{Cancel, Interrupted, Watch};

@@ -13,22 +13,29 @@
 //! With `limit` 1, or a list of one job, nothing is spawned: the jobs run on the caller's
 //! thread one after another, exactly as a serial loop would.
 //!
+//! The budget also carries the run's [`Cancel`] token: once it is set, no new job starts (at
+//! any level) and the list returns [`Interrupted`] (`map`) or its error type's conversion of
+//! it (`try_map`), after the jobs in flight have returned.
+//!
 //! A panic in a job is carried to the caller (with its message) after the other threads
 //! have stopped; with [`try_map`] the first error in list order is returned, and helpers stop
 //! taking new jobs after any error (jobs before it in the list have all been taken already,
 //! so the error returned is the one a serial run would have stopped at).
 
+use crate::watch::{Cancel, Interrupted};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-/// How many threads may work at once, shared by every run made with (a clone of) it.
+/// How many threads may work at once, and the run's stop flag, shared by every run made with
+/// (a clone of) it.
 #[derive(Clone)]
 pub struct Jobs {
     limit: usize,
     /// Slots free for helper threads (the first thread of the whole run holds one of its own).
     free: Arc<(Mutex<usize>, Condvar)>,
+    cancel: Cancel,
 }
 
 impl Jobs {
@@ -38,7 +45,23 @@ impl Jobs {
         Jobs {
             limit,
             free: Arc::new((Mutex::new(limit - 1), Condvar::new())),
+            cancel: Cancel::new(),
         }
+    }
+
+    /// The same budget, stopped by `cancel` (clones made before keep their own token).
+    pub fn with_cancel(self, cancel: Cancel) -> Jobs {
+        Jobs { cancel, ..self }
+    }
+
+    /// A budget of `limit` threads with the same stop flag as `self`.
+    pub fn resized(&self, limit: usize) -> Jobs {
+        Jobs::new(limit).with_cancel(self.cancel.clone())
+    }
+
+    /// The run's stop flag: checked before every job of [`map`] and [`try_map`].
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancel
     }
 
     /// One thread per core of this machine.
@@ -100,30 +123,32 @@ impl Drop for Slot<'_> {
     }
 }
 
-/// `f` over every item, up to `jobs` at once; the results in the items' order.
-pub fn map<T, R, F>(jobs: &Jobs, items: Vec<T>, f: F) -> Vec<R>
+/// `f` over every item, up to `jobs` at once; the results in the items' order, or
+/// [`Interrupted`] once the budget's stop flag is set.
+pub fn map<T, R, F>(jobs: &Jobs, items: Vec<T>, f: F) -> Result<Vec<R>, Interrupted>
 where
     T: Send,
     R: Send,
     F: Fn(T) -> R + Sync,
 {
-    let out = try_map(jobs, items, |t| Ok::<R, std::convert::Infallible>(f(t)));
-    match out {
-        Ok(v) => v,
-        Err(never) => match never {},
-    }
+    try_map(jobs, items, |t| Ok::<R, Interrupted>(f(t)))
 }
 
 /// `f` over every item, up to `jobs` at once: the results in the items' order, or the first
-/// error in that order (no new job starts after an error).
+/// error in that order (no new job starts after an error, nor once the budget's stop flag is
+/// set: the job that would have started returns [`Interrupted`] instead).
 pub fn try_map<T, R, E, F>(jobs: &Jobs, items: Vec<T>, f: F) -> Result<Vec<R>, E>
 where
     T: Send,
     R: Send,
-    E: Send,
+    E: Send + From<Interrupted>,
     F: Fn(T) -> Result<R, E> + Sync,
 {
     let n = items.len();
+    let f = |t: T| -> Result<R, E> {
+        jobs.cancel.check()?;
+        f(t)
+    };
     if jobs.limit == 1 || n <= 1 {
         return items.into_iter().map(f).collect();
     }
@@ -220,7 +245,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(20 - i));
                 i * i
             });
-            assert_eq!(out, (0..20u64).map(|i| i * i).collect::<Vec<_>>());
+            assert_eq!(out, Ok((0..20u64).map(|i| i * i).collect::<Vec<_>>()));
         }
     }
 
@@ -228,10 +253,48 @@ mod tests {
     fn the_first_error_in_list_order_is_returned() {
         let jobs = Jobs::new(4);
         let out = try_map(&jobs, (0..50u32).collect(), |i| match i {
-            7 | 30 => Err(i),
+            7 | 30 => Err(Failed::At(i)),
             _ => Ok(i),
         });
-        assert_eq!(out, Err(7));
+        assert_eq!(out, Err(Failed::At(7)));
+    }
+
+    #[derive(Debug, PartialEq)]
+    enum Failed {
+        At(u32),
+        Interrupted,
+    }
+
+    impl From<Interrupted> for Failed {
+        fn from(_: Interrupted) -> Failed {
+            Failed::Interrupted
+        }
+    }
+
+    #[test]
+    fn a_set_cancel_token_stops_the_list_and_every_nested_one() {
+        for limit in [1, 3] {
+            let jobs = Jobs::new(limit);
+            let ran = AtomicUsize::new(0);
+            let out = try_map(&jobs, (0..40u32).collect(), |i| {
+                if i == 5 {
+                    jobs.cancel().cancel();
+                }
+                ran.fetch_add(1, Ordering::SeqCst);
+                let inner = map(&jobs, vec![1, 2], |x| x)?;
+                Ok::<_, Failed>(inner.len() as u32 + i)
+            });
+            assert_eq!(out, Err(Failed::Interrupted), "at limit {limit}");
+            let ran = ran.load(Ordering::SeqCst);
+            assert!(
+                (6..=6 + limit).contains(&ran),
+                "{ran} jobs ran at limit {limit}"
+            );
+        }
+        let resized = Jobs::new(2).with_cancel(Cancel::new());
+        resized.cancel().cancel();
+        assert_eq!(map(&resized.resized(4), vec![1], |x| x), Err(Interrupted));
+        assert_eq!(map(&Jobs::new(4), vec![1], |x| x), Ok(vec![1]));
     }
 
     #[test]
@@ -246,9 +309,9 @@ mod tests {
             busy.fetch_sub(1, Ordering::SeqCst);
         };
         let sums = map(&jobs, (0..4u32).collect(), |_| {
-            map(&jobs, (0..6u32).collect(), leaf).len()
+            map(&jobs, (0..6u32).collect(), leaf).map_or(0, |v| v.len())
         });
-        assert_eq!(sums, vec![6; 4]);
+        assert_eq!(sums, Ok(vec![6; 4]));
         let peak = peak.load(Ordering::SeqCst);
         assert!((1..=3).contains(&peak), "peak {peak} threads at once");
     }

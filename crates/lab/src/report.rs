@@ -171,6 +171,9 @@ pub struct ReproduceOptions {
     pub progress: bool,
     /// Where progress lines go instead of stderr (e.g. one display for `reproduce all`).
     pub progress_sink: Option<ProgressSink>,
+    /// Progress as numbers, `(phase, steps_done, steps_total)`, for a bar (Python's); called
+    /// whether or not `progress` prints lines. The run's stop flag is `jobs`' ([`Self::check`]).
+    pub progress_counts: Option<ProgressCounts>,
     /// Run `--device file` timings on a RAM file system (tmpfs, ramfs) anyway.
     pub allow_memory_fs: bool,
     /// `ext-buffer`: a page-reference trace instead of the TPC-C-like generator, its format
@@ -199,6 +202,7 @@ impl Default for ReproduceOptions {
             preset: None,
             progress: false,
             progress_sink: None,
+            progress_counts: None,
             allow_memory_fs: false,
             trace: None,
             trace_format: None,
@@ -216,6 +220,27 @@ impl ReproduceOptions {
     /// preset calibrated to its paper's device).
     pub fn preset_or<'a>(&'a self, default: &'a str) -> &'a str {
         self.preset.as_deref().unwrap_or(default)
+    }
+
+    /// `Err(Interrupted)` once the run's stop flag (`jobs`' [`crate::Cancel`]) is set: every
+    /// experiment checks it at its progress points, [`crate::parallel`] before every job.
+    pub fn check(&self) -> Result<(), crate::Interrupted> {
+        self.jobs.cancel().check()
+    }
+
+    /// These options stopped by `cancel` (shared by every level of the run through `jobs`).
+    pub fn with_cancel(self, cancel: crate::Cancel) -> ReproduceOptions {
+        ReproduceOptions {
+            jobs: self.jobs.with_cancel(cancel),
+            ..self
+        }
+    }
+
+    /// Report `(phase, done, total)` to [`Self::progress_counts`], if any.
+    pub fn count(&self, phase: &str, done: u64, total: Option<u64>) {
+        if let Some(counts) = &self.progress_counts {
+            (counts.0)(phase, done, total)
+        }
     }
 
     pub fn progress(&self, msg: impl fmt::Display) {
@@ -239,11 +264,26 @@ impl fmt::Debug for ProgressSink {
     }
 }
 
+/// A receiver of progress counts `(phase, done, total)` (`ReproduceOptions::progress_counts`;
+/// total None: not known). Called from whichever thread makes the progress.
+#[derive(Clone)]
+pub struct ProgressCounts(pub std::sync::Arc<CountsFn>);
+
+/// `(phase, done, total)`, called from any thread of the run.
+pub type CountsFn = dyn Fn(&str, u64, Option<u64>) + Send + Sync;
+
+impl fmt::Debug for ProgressCounts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressCounts")
+    }
+}
+
 /// A run of `total` progress steps, counted as they are announced (for the ETA, timed from
 /// this run's first step, so a second experiment in one process gets its own estimate).
 /// Shared by the jobs of a parallel run ([`crate::parallel`]): a step counts as done when the
 /// [`Step`] that [`Steps::step`] returned is dropped, so the ETA is the steps still to finish
-/// at the rate steps have finished so far, however many run at once.
+/// at the rate steps have finished so far, however many run at once. Each step started and
+/// finished is also counted (`ReproduceOptions::count`, phase `steps`).
 pub struct Steps<'a> {
     opts: &'a ReproduceOptions,
     started: AtomicUsize,
@@ -281,16 +321,26 @@ impl<'a> Steps<'a> {
             started + 1,
             self.total
         ));
+        self.count(finished);
         Step(self)
     }
+
+    fn count(&self, finished: usize) {
+        self.opts
+            .count(STEPS_PHASE, finished as u64, Some(self.total as u64));
+    }
 }
+
+/// The phase of [`Steps`]' progress counts.
+pub const STEPS_PHASE: &str = "steps";
 
 /// A step in progress ([`Steps::step`]); done when dropped.
 pub struct Step<'s, 'a>(&'s Steps<'a>);
 
 impl Drop for Step<'_, '_> {
     fn drop(&mut self) {
-        self.0.finished.fetch_add(1, Ordering::Relaxed);
+        let finished = self.0.finished.fetch_add(1, Ordering::Relaxed) + 1;
+        self.0.count(finished);
     }
 }
 

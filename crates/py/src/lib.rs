@@ -2,9 +2,9 @@
 //! (`lab::spec`) and sweeps (`lab::harness::sweep`). Keyword arguments are a dict that
 //! deserializes into the same spec the CLI's flags fill; results are the JSON text the CLI
 //! prints (the pure-Python layer, `python/flashlab`, turns it into dicts); errors raise
-//! `FlashlabError` with the message the CLI prints after `error: `. Runs release the GIL; a
-//! `sim` run and a local sweep report progress to a Python callable and stop on Ctrl-C
-//! ([`watch`]).
+//! `FlashlabError` with the message the CLI prints after `error: `. Runs release the GIL; `sim`,
+//! `buffer_sim`, `reproduce` and a local sweep report progress to a Python callable and stop
+//! on Ctrl-C ([`watch`]).
 //! [`options`] describes each tool's options for the generated Python signatures.
 
 mod options;
@@ -13,7 +13,8 @@ mod watch;
 use lab::harness::error_chain;
 use lab::harness::sweep::{self, spec::Spec, Plan};
 use lab::sim::{Precondition, SimOptions};
-use lab::spec::{from_options, Command, ReproduceSpec, SimSpec};
+use lab::spec::{from_options, BufferSimSpec, ReproduceSpec, SimSpec};
+use lab::ReproduceOptions;
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
@@ -85,11 +86,12 @@ fn sim(
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
     let opts = options(kwargs)?;
-    watch::run(py, progress, move |report| {
+    watch::run(py, progress, move |watch| {
         let spec = from_options::<SimSpec>(&opts)?.resolve()?;
         let totals = PhaseTotals::of(&spec);
         let r = lab::sim::run(&spec, &mut |phase, done| {
-            report(phase, done, totals.total(phase))
+            watch.report(phase, done, totals.total(phase));
+            watch.stop_if_cancelled();
         })?;
         Ok(serde_json::to_value(r)?.to_string())
     })
@@ -124,25 +126,50 @@ impl PhaseTotals {
     }
 }
 
-/// `flashlab buffer-sim --json` for these options, as JSON text.
+/// `flashlab buffer-sim --json` for these options, as JSON text. `progress(pass,
+/// references_done, references_total)` is called now and then (pass `count`, `simulate` or
+/// `curve`; total None where the trace's length is not known); Ctrl-C stops the run with
+/// KeyboardInterrupt.
 #[pyfunction]
-#[pyo3(signature = (**kwargs))]
-fn buffer_sim(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
+#[pyo3(signature = (progress=None, **kwargs))]
+fn buffer_sim(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<String> {
     let opts = options(kwargs)?;
-    py.detach(|| Ok(Command::BufferSim.run(&opts)?.to_string()))
-        .map_err(err)
+    watch::run(py, progress, move |watch| {
+        let spec = from_options::<BufferSimSpec>(&opts)?;
+        let hook = lab::Watch {
+            lines: false,
+            counts: Some(watch.counts()),
+            cancel: watch.cancel.clone(),
+        };
+        Ok(lab::buffer_sim::run(&spec, &hook)?.to_json().to_string())
+    })
 }
 
-/// `flashlab reproduce NAME --json` for these options, as JSON text.
+/// `flashlab reproduce NAME --json` for these options, as JSON text. `progress("steps",
+/// steps_done, steps_total)` is called as the experiment's steps start and finish; Ctrl-C
+/// stops it at its next step (or between two of its parallel runs) with KeyboardInterrupt.
 #[pyfunction]
-#[pyo3(signature = (name, **kwargs))]
-fn reproduce(py: Python<'_>, name: String, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
+#[pyo3(signature = (name, progress=None, **kwargs))]
+fn reproduce(
+    py: Python<'_>,
+    name: String,
+    progress: Option<Py<PyAny>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<String> {
     let opts = options(kwargs)?;
-    py.detach(|| -> anyhow::Result<String> {
-        let spec = lab::spec::from_options::<ReproduceSpec>(&opts)?;
-        Ok(spec.execute(&name, false)?.report.to_json())
+    watch::run(py, progress, move |watch| {
+        let spec = from_options::<ReproduceSpec>(&opts)?;
+        let counts = watch.counts();
+        let run = spec.execute_with(&name, |o| ReproduceOptions {
+            progress_counts: Some(counts),
+            ..o.with_cancel(watch.cancel.clone())
+        })?;
+        Ok(run.report.to_json())
     })
-    .map_err(err)
 }
 
 /// The options of `tool` (`sim`, `buffer_sim`, `reproduce`) as JSON text: `fields` (every
@@ -232,7 +259,7 @@ fn sweep_local(
     progress: bool,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    watch::run(py, callback, move |report| {
+    watch::run(py, callback, move |watch| {
         if jobs == 0 {
             anyhow::bail!("jobs 0: give at least one worker");
         }
@@ -243,7 +270,8 @@ fn sweep_local(
         }
         let pending = plan.pending.len() as u64;
         sweep::run_local(&plan, out, jobs, &mut |done| {
-            report("sweep", done, Some(pending))
+            watch.report("sweep", done, Some(pending));
+            watch.stop_if_cancelled();
         })?;
         let finished = sweep::results::read(out)?;
         Ok(sweep::summary(&plan.spec, &plan.runs, &finished, out))

@@ -22,7 +22,7 @@ from conftest import ROOT, TINY
 PACKAGE = Path(flashlab.__file__).parent
 TOOLS = {"sim": flashlab.sim, "buffer_sim": flashlab.buffer_sim, "reproduce": flashlab.reproduce}
 #: Parameters the package adds to a tool's spec options.
-ADDED = {"sim": {"progress"}, "buffer_sim": set(), "reproduce": {"name"}}
+ADDED = {"sim": {"progress"}, "buffer_sim": {"progress"}, "reproduce": {"name", "progress"}}
 PY_TYPES = {"bool": "bool", "int": "int", "float": "float", "str": "str", "path": "PathArg"}
 
 
@@ -292,3 +292,78 @@ def test_ctrl_c_stops_a_local_sweep_with_its_file_whole(tmp_path):
     rows = flashlab.read_results(out)
     assert 1 <= len(rows) < 30, "stopped after the run in flight"
     assert out.read_text().endswith("\n") and all(r.status == "ok" for r in rows)
+
+
+def test_reproduce_reports_its_steps_to_their_total():
+    calls = []
+    r = flashlab.reproduce("fdp", jobs=1, progress=lambda *a: calls.append(a))
+    assert r.experiment == "fdp"
+    assert {c[0] for c in calls} == {"steps"}
+    total = calls[0][2]
+    assert total > 1 and all(c[2] == total for c in calls)
+    assert [c[1] for c in calls] == sorted(c[1] for c in calls)
+    assert calls[-1][1] == total, "the last step finished"
+
+
+def test_buffer_sim_reports_each_pass_to_its_end(tmp_path):
+    trace = tmp_path / "refs.txt"
+    trace.write_text("".join(f"R {i % 900}\n" for i in range(200_000)))
+    calls = []
+    r = flashlab.buffer_sim(trace=trace, trace_format="text", size="4%",
+                            progress=lambda *a: calls.append(a))
+    assert r.references == 200_000
+    assert [c[0] for c in calls][0] == "count" and calls[-1] == ("simulate", 200_000, 200_000)
+    assert ("count", 65_536, None) in calls, "a count every 65,536 references"
+
+
+def test_an_exception_in_a_reproduce_callback_stops_it():
+    calls = []
+
+    def fail(phase, done, total):
+        calls.append(done)
+        raise ValueError("stop the experiment")
+
+    with pytest.raises(ValueError, match="stop the experiment"):
+        flashlab.reproduce("fdp", jobs=1, progress=fail)
+    assert len(calls) == 1, "no call after the exception"
+
+
+def interrupted(call: str) -> str:
+    """A child that runs `call` (reporting to `started`), exits 42 on KeyboardInterrupt and
+    prints the last progress it saw."""
+    return textwrap.dedent(f"""
+        import sys, flashlab
+        seen = []
+        def started(phase, done, total):
+            if not seen:
+                print("running", flush=True)
+            seen.append((phase, done, total))
+        try:
+            {call}
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt", seen[-1], flush=True)
+            sys.exit(42)
+        print("finished", flush=True)
+    """)
+
+
+@pytest.mark.parametrize("call", [
+    'flashlab.reproduce("multistream", jobs=1, progress=started)',
+    'flashlab.reproduce("ioa-ftl", jobs=2, progress=started)',
+    'flashlab.buffer_sim(trace="warehouses=2,transactions=50000000,seed=1", trace_format="tpcc",'
+    ' progress=started)',
+], ids=["reproduce-serial", "reproduce-parallel", "buffer_sim"])
+def test_ctrl_c_stops_reproduce_and_buffer_sim(call):
+    """SIGINT while the experiment (or buffer-sim) is in Rust: it stops at its next check and
+    KeyboardInterrupt reaches the caller, before the run's end."""
+    child = subprocess.Popen([sys.executable, "-c", interrupted(call)], stdout=subprocess.PIPE,
+                             text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                             preexec_fn=default_sigint)
+    assert child.stdout.readline() == "running\n"
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=300)
+    assert child.returncode == 42, out
+    last = out.splitlines()[-1]
+    assert last.startswith("KeyboardInterrupt"), out
+    phase, done, total = ast.literal_eval(last.split(" ", 1)[1])
+    assert total is None or done < total, f"stopped before the end: {last}"

@@ -8,7 +8,7 @@ use super::page;
 use super::results::{ExperimentResult, Machine, Results, RunMeta, Status, FORMAT};
 use crate::devices::{DeviceChoice, DeviceKind};
 use crate::papers::Experiment;
-use crate::parallel::{self, Jobs};
+use crate::parallel;
 use crate::report::ProgressSink;
 use crate::{Output, ReproduceOptions};
 use anyhow::{Context, Result};
@@ -81,7 +81,7 @@ pub fn run(
         done: (0..registry.len()).map(|_| None).collect(),
     });
     let jobs = match times_a_file(base.device) {
-        true => Jobs::new(1),
+        true => base.jobs.resized(1),
         false => base.jobs.clone(),
     };
     parallel::try_map(&jobs, registry.iter().enumerate().collect(), |(i, e)| {
@@ -92,6 +92,10 @@ pub fn run(
         };
         let t = Instant::now();
         let outcome = run_one(e, &opts);
+        if outcome.is_err() {
+            // Stopped (base.jobs' cancel token), not failed: end the run, record nothing more.
+            opts.check()?;
+        }
         let entry = entry(e, spec, base, outcome, t.elapsed().as_secs_f64());
         progress.done(e.name, &entry);
         write_csvs(out, &entry)?;

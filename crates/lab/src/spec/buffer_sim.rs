@@ -241,8 +241,8 @@ impl BufferSimSpec {
         })
     }
 
-    /// The options of one simulation (progress lines on stderr when `progress`).
-    pub fn resolve(&self, progress: bool) -> anyhow::Result<BufferSimOptions> {
+    /// The options of one simulation, followed and stopped through `watch`.
+    pub fn resolve(&self, watch: &crate::Watch) -> anyhow::Result<BufferSimOptions> {
         self.validate()?;
         let mut o = BufferSimOptions::new(
             self.trace.resolve()?,
@@ -265,7 +265,7 @@ impl BufferSimSpec {
             dram_per_flash: self.dram_per_flash,
         };
         o.limit = self.trace.limit;
-        o.progress = progress;
+        o.watch = watch.clone();
         crate::buffer_sim::validate(&o)?;
         Ok(o)
     }

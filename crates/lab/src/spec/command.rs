@@ -35,7 +35,8 @@ impl Command {
         Ok(match self {
             Command::Sim => serde_json::to_value(sim(options)?)?,
             Command::BufferSim => {
-                crate::buffer_sim::run(&from_options::<BufferSimSpec>(options)?, false)?.to_json()
+                let spec = from_options::<BufferSimSpec>(options)?;
+                crate::buffer_sim::run(&spec, &crate::Watch::default())?.to_json()
             }
         })
     }

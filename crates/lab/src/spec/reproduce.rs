@@ -144,6 +144,7 @@ impl ReproduceSpec {
             preset: self.preset.clone(),
             progress,
             progress_sink: None,
+            progress_counts: None,
             allow_memory_fs: self.allow_memory_fs,
             trace: self.trace.clone(),
             trace_format: self.trace_format.clone(),
@@ -197,6 +198,16 @@ impl ReproduceSpec {
 
     /// Experiment `name` run with these options.
     pub fn execute(&self, name: &str, progress: bool) -> Result<Output> {
+        self.execute_with(name, |o| ReproduceOptions { progress, ..o })
+    }
+
+    /// Experiment `name` run with these options as `adjust` changes them (a caller's progress
+    /// counts and stop flag), progress lines off unless `adjust` turns them on.
+    pub fn execute_with(
+        &self,
+        name: &str,
+        adjust: impl FnOnce(ReproduceOptions) -> ReproduceOptions,
+    ) -> Result<Output> {
         let Some(experiment) = experiments::find(name) else {
             bail!(
                 "unknown experiment `{name}`; available: {}",
@@ -205,6 +216,6 @@ impl ReproduceSpec {
         };
         self.scale()?;
         self.check_applies(name, experiment.takes_devices())?;
-        (experiment.run)(&self.options(progress)?)
+        (experiment.run)(&adjust(self.options(false)?))
     }
 }

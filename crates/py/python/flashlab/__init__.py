@@ -11,8 +11,8 @@ given as their text::
 
 Each result is the JSON object ``flashlab sim --json`` (``buffer-sim --json``,
 ``reproduce NAME --json``) prints, as a dict whose keys read as attributes too, with
-``to_dict()`` and ``to_frame()``. ``sim`` shows a progress bar (``progress=False`` for none)
-and stops on Ctrl-C with KeyboardInterrupt. A refused or failed run raises
+``to_dict()`` and ``to_frame()``. ``sim``, ``buffer_sim`` and ``reproduce`` show a progress
+bar (``progress=False`` for none) and stop on Ctrl-C with KeyboardInterrupt. A refused or failed run raises
 :class:`FlashlabError` with the CLI's message. Runs release the GIL.
 """
 

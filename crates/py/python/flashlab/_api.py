@@ -184,6 +184,7 @@ def buffer_sim(
     curve_out: Optional[PathArg] = None,
     grid_main: Optional[str] = None,
     grid_flash: Optional[str] = None,
+    progress: ProgressArg = True,
 ) -> BufferSimResult:
     """One ``flashlab buffer-sim`` run: a buffer replacement policy over a page trace; the result
     is the object ``flashlab buffer-sim --json`` prints.
@@ -242,13 +243,19 @@ def buffer_sim(
         --curve: main sizes of the grid, comma-separated (default: --size)
     grid_flash : str, optional
         --curve: flash sizes of the grid (default 5%,10%,...,50%)
+    progress : bool or callable, default True
+        A progress bar per pass over the trace (as ``sim``'s); False for none; or a
+        callable ``progress(pass, references_done, references_total)`` (pass ``count``,
+        ``simulate`` or ``curve``; total None while the trace's length is not known).
+        Ctrl-C stops the run within one report (65,536 references) and raises
+        KeyboardInterrupt.
 
     Returns
     -------
     BufferSimResult
     """
     options = _options(locals(), ('trace', 'trace_format', 'page_bytes', 'limit', 'policy', 'size', 'ext_size', 'kin', 'kout', 'amout_ratio', 'flash_read_ms', 'flash_write_ms', 'disk_ms', 'raid0_ms', 'raid0', 'flash_usd', 'flash_gb', 'disk_usd', 'dram_per_flash', 'curve', 'curve_out', 'grid_main', 'grid_flash',))
-    return BufferSimResult.from_json(_native.buffer_sim(**options))
+    return BufferSimResult.from_json(_watched(_native.buffer_sim, progress, options, unit="ref"))
 
 
 def reproduce(
@@ -267,6 +274,7 @@ def reproduce(
     streams: Optional[int] = None,
     stream_map: Optional[PathArg] = None,
     jobs: Optional[int] = None,
+    progress: ProgressArg = True,
 ) -> Report:
     """A paper's experiment, e.g. ``reproduce("ioa-ftl")``: the report ``flashlab reproduce NAME
     --json`` prints (``rows`` measured, ``paper`` the paper's, ``claims``).
@@ -316,10 +324,15 @@ def reproduce(
         Independent runs (configurations; in `reproduce all`, experiments) at once;
         results are the same at any value. Real-file timings always run alone [default:
         the cores]
+    progress : bool or callable, default True
+        A progress bar of the experiment's steps (as ``sim``'s); False for none; or a
+        callable ``progress("steps", steps_done, steps_total)``, called as steps start
+        and finish. Ctrl-C stops the experiment at its next step (or before its next
+        parallel run) and raises KeyboardInterrupt.
 
     Returns
     -------
     Report
     """
     options = _options(locals(), ('scale', 'seed', 'device', 'dir', 'preset', 'allow_memory_fs', 'trace', 'trace_format', 'engine', 'capacity', 'streams', 'stream_map', 'jobs',))
-    return Report.from_json(_native.reproduce(name, **options))
+    return Report.from_json(_watched(_native.reproduce, progress, options, name, unit="step"))

@@ -60,22 +60,34 @@ TOOLS: dict[str, dict[str, Any]] = {
     ),
     "buffer_sim": dict(
         head=[],
-        tail=[],
+        tail=["progress: ProgressArg = True"],
         result="BufferSimResult",
-        call="BufferSimResult.from_json(_native.buffer_sim(**options))",
+        call="BufferSimResult.from_json(_watched(_native.buffer_sim, progress, options, "
+        "unit=\"ref\"))",
         summary="One ``flashlab buffer-sim`` run: a buffer replacement policy over a page "
         "trace; the result is the object ``flashlab buffer-sim --json`` prints.",
-        extra=[],
+        extra=[("progress", "bool or callable, default True",
+                "A progress bar per pass over the trace (as ``sim``'s); False for none; or a "
+                "callable ``progress(pass, references_done, references_total)`` (pass "
+                "``count``, ``simulate`` or ``curve``; total None while the trace's length is "
+                "not known). Ctrl-C stops the run within one report (65,536 references) and "
+                "raises KeyboardInterrupt.")],
     ),
     "reproduce": dict(
         head=["name: str"],
-        tail=[],
+        tail=["progress: ProgressArg = True"],
         result="Report",
-        call="Report.from_json(_native.reproduce(name, **options))",
+        call="Report.from_json(_watched(_native.reproduce, progress, options, name, "
+        "unit=\"step\"))",
         summary="A paper's experiment, e.g. ``reproduce(\"ioa-ftl\")``: the report "
         "``flashlab reproduce NAME --json`` prints (``rows`` measured, ``paper`` the paper's, "
         "``claims``).",
-        extra=[("name", "str", "The experiment (``flashlab reproduce --help`` lists them).")],
+        extra=[("name", "str", "The experiment (``flashlab reproduce --help`` lists them)."),
+               ("progress", "bool or callable, default True",
+                "A progress bar of the experiment's steps (as ``sim``'s); False for none; or a "
+                "callable ``progress(\"steps\", steps_done, steps_total)``, called as steps "
+                "start and finish. Ctrl-C stops the experiment at its next step (or before its "
+                "next parallel run) and raises KeyboardInterrupt.")],
     ),
 }
 

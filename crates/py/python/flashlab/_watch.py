@@ -47,7 +47,8 @@ class TextProgress:
 
 
 class BarProgress:
-    """One tqdm bar per phase, counting pages (or runs)."""
+    """One tqdm bar per phase (a new one where the phase's total changes), counting pages,
+    references, steps or runs."""
 
     def __init__(self, tqdm, unit: str = "page"):
         self.tqdm = tqdm
@@ -56,7 +57,7 @@ class BarProgress:
         self.phase: Optional[str] = None
 
     def __call__(self, phase: str, done: int, total: Optional[int]) -> None:
-        if phase != self.phase:
+        if phase != self.phase or (self.bar is not None and self.bar.total != total):
             self.close()
             self.phase = phase
             self.bar = self.tqdm(total=total, desc=phase, unit=self.unit, unit_scale=True,
@@ -82,11 +83,12 @@ def progress_for(progress: ProgressArg, unit: str = "page"):
     return BarProgress(tqdm, unit)
 
 
-def _watched(native: Callable[..., str], progress: ProgressArg, options: dict) -> str:
-    """``native(progress=callback, **options)``, the bar closed however the run ends."""
-    callback = progress_for(progress)
+def _watched(native: Callable[..., str], progress: ProgressArg, options: dict, *args: Any,
+             unit: str = "page") -> str:
+    """``native(*args, progress=callback, **options)``, the bar closed however the run ends."""
+    callback = progress_for(progress, unit)
     try:
-        return native(progress=callback, **options)
+        return native(*args, progress=callback, **options)
     finally:
         close_bar(callback)
 

@@ -498,6 +498,7 @@ fn run_plan(opts: &ReproduceOptions, p: Plan) -> Result<Output> {
                 case.ms,
                 case.cache
             ));
+            opts.check()?;
             let dev = open_device(device, &p, opts, tmp.path(), i)?;
             let m = run_case(device, case, &p, dev, opts.seed)?;
             let _ = std::fs::remove_file(tmp.path().join(file_name(i)));

@@ -231,6 +231,7 @@ fn run_device(
                 sel * 100.0,
                 mode.name()
             ));
+            opts.check()?;
             let q = timed_scan(&mut pool, &db, kind, range, mode, sel)?;
             if q.rows == 0 {
                 bail!("{kind}: a {sel} range returned no rows");
@@ -289,6 +290,7 @@ fn run_device(
     )?];
     for &b in p.sweep {
         _step = steps.step(format!("async-scan: {kind}: batch {b}"));
+        opts.check()?;
         batches.push(timed_scan(
             &mut pool,
             &db,

@@ -256,6 +256,7 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     let steps = Steps::new(opts, 2 + 2 * 10 + 9 + ext.engine as usize + pg as usize);
     steps.step(format!("one-pass LRU curve of {}", trace.path.display()));
     let curve = one_pass_curve(&trace)?;
+    opts.check()?;
     if curve.references == 0 {
         anyhow::bail!(
             "{}: the trace is empty (no page references), so there is nothing to measure; give a trace with references",
@@ -656,6 +657,7 @@ fn engine_runs(
             f,
             kind.name()
         ));
+        opts.check()?;
         let mut r = engine_one(opts, ctx, kind, dir.path(), i, &refs, distinct, main, k, f)?;
         r.file_system = fs.clone();
         Ok(r)
