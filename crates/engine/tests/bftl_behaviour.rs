@@ -116,7 +116,8 @@ fn sectors_per_node(packing: Packing, n: usize) -> f64 {
         assert_eq!(t.get(k).expect("get"), Some(k));
     }
     let after = t.stats();
-    (after.node_reads - before.node_reads) as f64 / (after.nodes_loaded - before.nodes_loaded) as f64
+    (after.node_reads - before.node_reads) as f64
+        / (after.nodes_loaded - before.nodes_loaded) as f64
 }
 
 /// BFTL's commit policy keeps a node's units in one sector, so a node straddles no sector end

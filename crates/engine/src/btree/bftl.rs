@@ -263,7 +263,10 @@ impl Bftl {
         let mut units = std::mem::take(&mut self.reservation);
         units.sort_by_key(|u| u.node);
         let sectors = match self.cfg.packing {
-            Packing::Sequential => units.chunks(self.per_sector).map(<[Unit]>::to_vec).collect(),
+            Packing::Sequential => units
+                .chunks(self.per_sector)
+                .map(<[Unit]>::to_vec)
+                .collect(),
             Packing::ByNode => pack_by_node(&units, self.per_sector),
         };
         for chunk in &sectors {
@@ -489,8 +492,17 @@ mod tests {
             let holding = bins.iter().filter(|b| b.iter().any(|x| x.node == node));
             assert_eq!(holding.count(), 1, "node {node}: {bins:?}");
         }
-        let five: Vec<u64> = bins.iter().flatten().filter(|x| x.node == 5).map(|x| x.key).collect();
-        assert_eq!(five, (0..23).collect::<Vec<_>>(), "a split group keeps its order");
+        let five: Vec<u64> = bins
+            .iter()
+            .flatten()
+            .filter(|x| x.node == 5)
+            .map(|x| x.key)
+            .collect();
+        assert_eq!(
+            five,
+            (0..23).collect::<Vec<_>>(),
+            "a split group keeps its order"
+        );
         // 41 units in 10-unit sectors: 5 is the least possible; first-fit decreasing gets it.
         assert_eq!(bins.len(), 5, "{bins:?}");
         // Cutting in node order splits nodes 2 and 5's groups across sector ends.
