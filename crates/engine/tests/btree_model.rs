@@ -145,6 +145,7 @@ fn run_bftl(f: usize, cache: usize, reservation: usize, ops: &[Op]) -> Result<()
         base: cfg(f, cache),
         reservation_units: reservation,
         compact_threshold: 3,
+        ..BftlConfig::default()
     };
     let mut tree = Bftl::create(dev, cfg).unwrap();
     let mut model = BTreeMap::new();

@@ -9,7 +9,11 @@
 //! first. Reading a node reads every sector on its list and replays its units, then the
 //! units still in the reservation buffer. When a node's list grows past `compact_threshold`
 //! (C = 3) the node is compacted: its current content is re-emitted as a reset plus puts and
-//! its list starts afresh. Sectors are never reclaimed (as in P1's measurement, where BFTL's
+//! its list starts afresh. How the buffer's units are packed into sectors is a switch
+//! ([`Packing`]): BFTL's commit policy keeps one node's units in one sector (first-fit
+//! decreasing over the nodes' groups), so a node gains one sector per commit; packing in
+//! node order regardless of sector ends splits a node's group across two sectors whenever it
+//! straddles one, which lengthens its list (and every read of it) by one. Sectors are never reclaimed (as in P1's measurement, where BFTL's
 //! file grows largest). The pager's cache holds decoded nodes under their id (`cache_nodes`
 //! of them). Not crash-safe: the NTT
 //! and the root live in RAM only (P1 does not recover BFTL either).
@@ -33,6 +37,21 @@ pub struct BftlConfig {
     pub reservation_units: usize,
     /// C: sectors a node's list may hold before the node is compacted.
     pub compact_threshold: usize,
+    /// How a commit packs the buffered units into sectors.
+    pub packing: Packing,
+}
+
+/// How a commit of the reservation buffer packs index units into sectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Packing {
+    /// BFTL's commit policy (Wu, Kuo, Chang): the units of one node form a group that goes
+    /// into one sector (first-fit decreasing by group size; a group larger than a sector fills
+    /// whole sectors of its own), so a commit adds one sector to each node it touches.
+    #[default]
+    ByNode,
+    /// Units in node order, cut into sectors wherever a sector is full: a node's group that
+    /// straddles a sector end lands in two sectors.
+    Sequential,
 }
 
 impl Default for BftlConfig {
@@ -41,6 +60,7 @@ impl Default for BftlConfig {
             base: BTreeConfig::default(),
             reservation_units: 256,
             compact_threshold: 3,
+            packing: Packing::ByNode,
         }
     }
 }
@@ -236,33 +256,47 @@ impl Bftl {
         Ok(state.into_node(id))
     }
 
-    /// Write the reservation buffer: units sorted by node (stable), packed into sectors.
+    /// Write the reservation buffer: units sorted by node (stable), packed into sectors as
+    /// `packing` says, written to fresh sectors in order; the NTT gains each sector for every
+    /// node with a unit in it.
     fn commit_units(&mut self) -> Result<(), EngineError> {
         let mut units = std::mem::take(&mut self.reservation);
         units.sort_by_key(|u| u.node);
-        for chunk in units.chunks(self.per_sector) {
-            let sector = self.next_sector;
-            if sector >= self.pager.capacity_pages() {
-                return Err(EngineError::Full {
-                    what: "BFTL sectors",
-                    reason: format!("all {} pages used (BFTL never reclaims sectors)", sector),
-                });
-            }
-            self.next_sector += 1;
-            self.pager
-                .write_with(sector, |img| encode_sector(img, chunk, sector))?;
-            let mut last = u64::MAX;
-            for u in chunk {
-                if u.node != last {
-                    if self.ntt.len() <= u.node as usize {
-                        self.ntt.resize(u.node as usize + 1, Vec::new());
-                    }
-                    self.ntt[u.node as usize].push(sector);
-                    last = u.node;
-                }
-            }
+        let sectors = match self.cfg.packing {
+            Packing::Sequential => units
+                .chunks(self.per_sector)
+                .map(<[Unit]>::to_vec)
+                .collect(),
+            Packing::ByNode => pack_by_node(&units, self.per_sector),
+        };
+        for chunk in &sectors {
+            self.write_sector(chunk)?;
         }
         self.compact_long_lists()
+    }
+
+    fn write_sector(&mut self, chunk: &[Unit]) -> Result<(), EngineError> {
+        assert!(!chunk.is_empty() && chunk.len() <= self.per_sector);
+        let sector = self.next_sector;
+        if sector >= self.pager.capacity_pages() {
+            return Err(EngineError::Full {
+                what: "BFTL sectors",
+                reason: format!("all {} pages used (BFTL never reclaims sectors)", sector),
+            });
+        }
+        self.next_sector += 1;
+        self.pager
+            .write_with(sector, |img| encode_sector(img, chunk, sector))?;
+        for u in chunk {
+            if self.ntt.len() <= u.node as usize {
+                self.ntt.resize(u.node as usize + 1, Vec::new());
+            }
+            let list = &mut self.ntt[u.node as usize];
+            if list.last() != Some(&sector) {
+                list.push(sector);
+            }
+        }
+        Ok(())
     }
 
     /// Nodes whose sector list passed C: re-emit their content as fresh units.
@@ -279,6 +313,30 @@ impl Bftl {
         }
         Ok(())
     }
+}
+
+/// BFTL's commit policy: `units` (sorted by node, stable) grouped by node; a group larger
+/// than a sector fills whole sectors of its own first (in order, so its units stay in order),
+/// then the groups, largest first, each go into the first sector with room for all of it.
+fn pack_by_node(units: &[Unit], per_sector: usize) -> Vec<Vec<Unit>> {
+    assert!(per_sector > 0);
+    let mut groups: Vec<&[Unit]> = units.chunk_by(|a, b| a.node == b.node).collect();
+    let mut bins: Vec<Vec<Unit>> = Vec::new();
+    for g in groups.iter_mut() {
+        while g.len() > per_sector {
+            bins.push(g[..per_sector].to_vec());
+            *g = &g[per_sector..];
+        }
+    }
+    groups.sort_by(|a, b| b.len().cmp(&a.len()).then(a[0].node.cmp(&b[0].node)));
+    for g in groups {
+        match bins.iter_mut().find(|b| b.len() + g.len() <= per_sector) {
+            Some(b) => b.extend_from_slice(g),
+            None => bins.push(g.to_vec()),
+        }
+    }
+    assert_eq!(bins.iter().map(Vec::len).sum::<usize>(), units.len());
+    bins
 }
 
 fn encode_sector(img: &mut [u8], units: &[Unit], sector: u64) {
@@ -410,6 +468,47 @@ impl NodeStore for Bftl {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn units(nodes: &[(u64, usize)]) -> Vec<Unit> {
+        let mut v = Vec::new();
+        for &(node, n) in nodes {
+            v.extend((0..n as u64).map(|key| Unit {
+                node,
+                op: Op::Put,
+                key,
+                val: 0,
+            }));
+        }
+        v
+    }
+
+    #[test]
+    fn packing_by_node_keeps_each_group_in_one_sector_and_its_units_in_order() {
+        // Sectors of 10 units; groups of 6, 5, 4, 3 and one of 23 (two full sectors + 3).
+        let u = units(&[(1, 6), (2, 5), (3, 4), (4, 3), (5, 23)]);
+        let bins = pack_by_node(&u, 10);
+        assert!(bins.iter().all(|b| !b.is_empty() && b.len() <= 10));
+        for node in 1..=4 {
+            let holding = bins.iter().filter(|b| b.iter().any(|x| x.node == node));
+            assert_eq!(holding.count(), 1, "node {node}: {bins:?}");
+        }
+        let five: Vec<u64> = bins
+            .iter()
+            .flatten()
+            .filter(|x| x.node == 5)
+            .map(|x| x.key)
+            .collect();
+        assert_eq!(
+            five,
+            (0..23).collect::<Vec<_>>(),
+            "a split group keeps its order"
+        );
+        // 41 units in 10-unit sectors: 5 is the least possible; first-fit decreasing gets it.
+        assert_eq!(bins.len(), 5, "{bins:?}");
+        // Cutting in node order splits nodes 2 and 5's groups across sector ends.
+        let cut: Vec<&[Unit]> = u.chunks(10).collect();
+        assert!(cut.iter().filter(|c| c.iter().any(|x| x.node == 2)).count() == 2);
+    }
 
     #[test]
     fn sectors_round_trip_and_an_unknown_op_is_named() {
