@@ -504,12 +504,14 @@ fn pairs_note(c: &Ceiling) -> String {
     let (share, lo, hi) = pairs::spread(&c.fio_pairs, |p| p.share_of_fio);
     let (own, own_lo, own_hi) = pairs::spread(&c.fio_pairs, |p| p.flashlab_over_fio_qd50);
     format!(
-        "{}: paired rounds ({}): batched({PAPER_BATCH}) at 20 % reaches {:.0} % (range {:.0}-{:.0} %) of fio's QD{PAPER_BATCH}/QD1 ratio taken right after each scan (target 90 %); flashlab's own 50-deep reads reach {:.0} % ({:.0}-{:.0} %) of fio's QD{PAPER_BATCH} IOPS",
+        "{}: paired rounds ({}): batched({PAPER_BATCH}) at 20 % reaches {:.0} % (range {:.0}-{:.0} %) of fio's QD{PAPER_BATCH}/QD1 ratio taken right after each scan (target 90 %); the batched scan reads pages at {:.0} % of fio's QD{PAPER_BATCH} IOPS and the sync scan at {:.0} % of fio's QD1 (medians); flashlab's own 50-deep reads reach {:.0} % ({:.0}-{:.0} %) of fio's QD{PAPER_BATCH} IOPS",
         c.device,
         c.fio_pairs.len(),
         100.0 * share,
         100.0 * lo,
         100.0 * hi,
+        100.0 * pairs::spread(&c.fio_pairs, |p| p.batched_over_fio_qd50).0,
+        100.0 * pairs::spread(&c.fio_pairs, |p| p.sync_over_fio_qd1).0,
         100.0 * own,
         100.0 * own_lo,
         100.0 * own_hi

@@ -32,6 +32,10 @@ pub struct FioPair {
     pub fio_ratio: f64,
     /// `speedup` / `fio_ratio`.
     pub share_of_fio: f64,
+    /// Pages each scan read per second, over fio's IOPS at the matching depth: where the share
+    /// comes from (the sync scan's pace against fio's QD1, the batched one's against QD50).
+    pub sync_over_fio_qd1: f64,
+    pub batched_over_fio_qd50: f64,
     /// flashlab's random heap-page reads with 50 in flight (`read_queued`), right before fio's QD50.
     pub flashlab_iops_qd50: f64,
     /// `flashlab_iops_qd50` / `fio_iops_qd50`.
@@ -92,6 +96,12 @@ pub fn run(
             fio_iops_qd50,
             fio_ratio,
             share_of_fio: speedup / fio_ratio.max(1e-12),
+            sync_over_fio_qd1: sync.pages_read as f64
+                / sync.seconds.max(1e-12)
+                / fio_iops_qd1.max(1e-12),
+            batched_over_fio_qd50: ios as f64
+                / batched.seconds.max(1e-12)
+                / fio_iops_qd50.max(1e-12),
             flashlab_iops_qd50,
             flashlab_over_fio_qd50: flashlab_iops_qd50 / fio_iops_qd50.max(1e-12),
         });
@@ -135,7 +145,7 @@ pub fn spread(pairs: &[FioPair], f: impl Fn(&FioPair) -> f64) -> (f64, f64, f64)
 pub fn table(pairs: &[FioPair]) -> Table {
     let mut t = Table::new(
         format!("Real file, paired rounds: batched({PAPER_BATCH}) vs sync at 20 % beside fio's QD{PAPER_BATCH}/QD1, each taken right after its scan"),
-        &["round", "sync s", "batched s", "speedup", "fio QD1", "fio QD50", "fio ratio", "share of fio", "flashlab QD50", "flashlab / fio QD50"],
+        &["round", "sync s", "batched s", "speedup", "fio QD1", "fio QD50", "fio ratio", "share of fio", "sync / fio QD1", "batched / fio QD50", "flashlab QD50", "flashlab / fio QD50"],
     );
     for (i, p) in pairs.iter().enumerate() {
         t.push(vec![
@@ -147,6 +157,8 @@ pub fn table(pairs: &[FioPair]) -> Table {
             fmt_f(p.fio_iops_qd50, 0),
             format!("{:.2}x", p.fio_ratio),
             format!("{:.0} %", 100.0 * p.share_of_fio),
+            format!("{:.0} %", 100.0 * p.sync_over_fio_qd1),
+            format!("{:.0} %", 100.0 * p.batched_over_fio_qd50),
             fmt_f(p.flashlab_iops_qd50, 0),
             format!("{:.0} %", 100.0 * p.flashlab_over_fio_qd50),
         ]);
@@ -167,6 +179,11 @@ pub fn table(pairs: &[FioPair]) -> Table {
             100.0 * lo,
             100.0 * hi
         ),
+        format!("{:.0} %", 100.0 * spread(pairs, |p| p.sync_over_fio_qd1).0),
+        format!(
+            "{:.0} %",
+            100.0 * spread(pairs, |p| p.batched_over_fio_qd50).0
+        ),
         String::new(),
         format!(
             "{:.0} % ({:.0}-{:.0})",
@@ -176,7 +193,7 @@ pub fn table(pairs: &[FioPair]) -> Table {
         ),
     ]);
     t.define("each round: the sync scan at 20 % (cold pool), fio at QD1 for as long (1-10 s), the batched(50) scan (cold pool), flashlab's own 50-deep random reads (as many as the scan read), fio at QD50 for as long as the scan; fio = io_uring, O_DIRECT, randread over the heap's pages of the same file");
-    t.define("speedup = sync s / batched s; fio ratio = fio QD50 / fio QD1 IOPS; share of fio = speedup / fio ratio; flashlab / fio QD50 = flashlab's 50-deep IOPS over fio's taken right after; median row: median (min-max) over rounds");
+    t.define("speedup = sync s / batched s; fio ratio = fio QD50 / fio QD1 IOPS; share of fio = speedup / fio ratio = (batched / fio QD50) / (sync / fio QD1), sync and batched being the pages each scan read per second (above 100 % when the sync scan ran slower than fio's QD1 reads); flashlab / fio QD50 = flashlab's 50-deep IOPS over fio's taken right after; median row: median (min-max) over rounds");
     t
 }
 
@@ -194,6 +211,8 @@ mod tests {
             fio_iops_qd50: 1.0,
             fio_ratio: 1.0,
             share_of_fio: s,
+            sync_over_fio_qd1: 1.0,
+            batched_over_fio_qd50: 1.0,
             flashlab_iops_qd50: 1.0,
             flashlab_over_fio_qd50: 1.0,
         };
