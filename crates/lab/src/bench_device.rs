@@ -155,6 +155,13 @@ pub fn run(o: &BenchOptions) -> Result<Output> {
     if !published.is_empty() {
         tables.push(published_table(&rows, &published, o));
     }
+    if o.device == DeviceKind::Sim && o.config.is_none() {
+        let p2 = crate::papers::p2_async_scan::calibration::for_bench(&o.preset, o.seed)?;
+        if let Some((table, json)) = p2 {
+            tables.push(table);
+            report.config["read_ceiling_p2"] = json;
+        }
+    }
     Ok(Output { report, tables })
 }
 

@@ -55,12 +55,36 @@ pub fn measure(file: &Path, page_bytes: usize, span_bytes: u64, depth: usize) ->
     })
 }
 
-/// One fio run: (reads, seconds).
+/// fio's IOPS of one run of `seconds` at QD `qd` (random `page_bytes` reads over the first
+/// `span_bytes` of `file`), or why there is none.
+pub fn iops(
+    file: &Path,
+    page_bytes: usize,
+    span_bytes: u64,
+    qd: usize,
+    seconds: u32,
+) -> Result<f64, FioOutcome> {
+    let (ios, s) = run_for(file, page_bytes, span_bytes, qd, seconds.max(1))?;
+    Ok(ios as f64 / s.max(1e-9))
+}
+
+/// One fio run of `RUN_SECONDS`: (reads, seconds).
 fn run(
     file: &Path,
     page_bytes: usize,
     span_bytes: u64,
     qd: usize,
+) -> Result<(u64, f64), FioOutcome> {
+    run_for(file, page_bytes, span_bytes, qd, RUN_SECONDS)
+}
+
+/// One fio run of `seconds`: (reads, seconds).
+fn run_for(
+    file: &Path,
+    page_bytes: usize,
+    span_bytes: u64,
+    qd: usize,
+    seconds: u32,
 ) -> Result<(u64, f64), FioOutcome> {
     let span = span_bytes - span_bytes % page_bytes as u64;
     let out = Command::new("fio")
@@ -71,7 +95,7 @@ fn run(
         .arg(format!("--bs={page_bytes}"))
         .args(["--direct=1", "--ioengine=io_uring", "--time_based"])
         .arg(format!("--iodepth={qd}"))
-        .arg(format!("--runtime={RUN_SECONDS}"))
+        .arg(format!("--runtime={seconds}"))
         .arg("--output-format=json")
         .output();
     let out = match out {

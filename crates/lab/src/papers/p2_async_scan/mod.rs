@@ -14,9 +14,11 @@
 //! as many reads as the sync scan at 20 % missed; QD-N IOPS / QD1 IOPS is the most a batched
 //! scan can gain on that device, printed beside its speedup (same run, same file).
 
+pub mod calibration;
 pub mod claims;
 pub mod figures;
 pub mod fio;
+pub mod pairs;
 
 use crate::devices::{self, DeviceKind, DeviceRequest};
 use crate::papers;
@@ -48,6 +50,8 @@ struct Plan {
     pool_bytes: u64,
     sweep: &'static [usize],
     factor: u64,
+    /// Paired rounds of scans and fio on a real file ([`pairs`]).
+    fio_rounds: usize,
 }
 
 fn plan(scale: Scale) -> Plan {
@@ -63,6 +67,10 @@ fn plan(scale: Scale) -> Plan {
             Scale::Quick => &[1, 4, 16, 64, 256],
         },
         factor,
+        fio_rounds: match scale {
+            Scale::Paper => 1,
+            Scale::Quick => 5,
+        },
     }
 }
 
@@ -161,6 +169,9 @@ struct Ceiling {
     /// Why fio's rates are absent on a file device.
     #[serde(skip_serializing_if = "Option::is_none")]
     fio_missing: Option<String>,
+    /// File device with fio: the paired rounds of scans and fio runs ([`pairs`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    fio_pairs: Vec<pairs::FioPair>,
 }
 
 impl Ceiling {
@@ -275,10 +286,12 @@ fn run_device(
         iops_qd1,
         iops_qdn,
         iops_batches,
-        fio,
         fio_missing,
+        fio,
+        fio_pairs: Vec::new(),
     };
-    let mut pool = Pager::new(dev, (p.pool_bytes / PAGE_BYTES as u64) as usize);
+    let frames = (p.pool_bytes / PAGE_BYTES as u64) as usize;
+    let mut pool = Pager::new(dev, frames);
     let range = key_range(&mut rng, 0.20);
     let mut batches = vec![timed_scan(
         &mut pool,
@@ -299,6 +312,16 @@ fn run_device(
             ScanMode::Batched(b),
             0.20,
         )?);
+    }
+    let mut ceiling = ceiling;
+    if kind == DeviceKind::File && ceiling.fio.is_some() && p.fio_rounds > 0 {
+        _step = steps.step(format!(
+            "async-scan: {kind}: {} paired rounds of scans and fio at 20 %",
+            p.fio_rounds
+        ));
+        let seed = seed.fork("pairs").value();
+        let (_, pairs) = pairs::run(pool, frames, &db, dir, range, p.fio_rounds, seed)?;
+        ceiling.fio_pairs = pairs;
     }
     Ok((sweep, batches, ceiling))
 }
@@ -478,6 +501,25 @@ fn ceiling_notes(ceilings: &[Ceiling], sim_preset: &str) -> Vec<String> {
     notes
 }
 
+/// The paired rounds' verdict on a real file, against the target of 90 % of fio's ratio.
+fn pairs_note(c: &Ceiling) -> String {
+    let (share, lo, hi) = pairs::spread(&c.fio_pairs, |p| p.share_of_fio);
+    let (own, own_lo, own_hi) = pairs::spread(&c.fio_pairs, |p| p.flashlab_over_fio_qd50);
+    format!(
+        "{}: paired rounds ({}): batched({PAPER_BATCH}) at 20 % reaches {:.0} % (range {:.0}-{:.0} %) of fio's QD{PAPER_BATCH}/QD1 ratio taken right after each scan (target 90 %); the batched scan reads pages at {:.0} % of fio's QD{PAPER_BATCH} IOPS and the sync scan at {:.0} % of fio's QD1 (medians); flashlab's own 50-deep reads reach {:.0} % ({:.0}-{:.0} %) of fio's QD{PAPER_BATCH} IOPS",
+        c.device,
+        c.fio_pairs.len(),
+        100.0 * share,
+        100.0 * lo,
+        100.0 * hi,
+        100.0 * pairs::spread(&c.fio_pairs, |p| p.batched_over_fio_qd50).0,
+        100.0 * pairs::spread(&c.fio_pairs, |p| p.sync_over_fio_qd1).0,
+        100.0 * own,
+        100.0 * own_lo,
+        100.0 * own_hi
+    )
+}
+
 /// P2's batched speedup (`key` of its result row) as a table cell: "6.5x", ">= 5.7x".
 fn paper_speedup(key: &str, prefix: &str) -> String {
     let row = papers::p2()
@@ -527,7 +569,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     let per_device = |d: &DeviceKind| {
         2 + SELECTIVITIES.len() * modes().len()
             + p.sweep.len()
-            + usize::from(*d == DeviceKind::File)
+            + 2 * usize::from(*d == DeviceKind::File)
     };
     let steps = Steps::new(opts, devices.iter().map(per_device).sum());
     let one = |d| run_device(d, &p, opts, tmp.path(), &steps);
@@ -565,6 +607,10 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         .extend(ceiling_notes(&ceilings, opts.preset_or(DEFAULT_PRESET)));
     let mut tables = tables(&sel, &bat, opts.preset_or(DEFAULT_PRESET));
     tables.push(ceiling_table(&sel, &ceilings));
+    for c in ceilings.iter().filter(|c| !c.fio_pairs.is_empty()) {
+        tables.push(pairs::table(&c.fio_pairs));
+        report.notes.push(pairs_note(c));
+    }
     Ok(Output { tables, report })
 }
 
@@ -648,6 +694,7 @@ mod tests {
             pool_bytes: 800_000,
             sweep: &[1, 64],
             factor: 0,
+            fio_rounds: 1,
         };
         let opts = ReproduceOptions::default();
         let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
