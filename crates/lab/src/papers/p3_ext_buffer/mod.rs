@@ -344,8 +344,10 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     }
     if ctx.trace.format == PageTraceFormat::Pg {
         steps.step("the same claims on the TPC-C-like generator");
-        let (table, notes) = pg_tpcc::beside_generator(opts, &ctx.trace.path, &report.claims)?;
+        let (table, rows, notes) =
+            pg_tpcc::beside_generator(opts, &ctx.trace.path, &report.claims)?;
         tables.push(table);
+        report.rows.extend(rows);
         report.notes.extend(notes);
     }
     Ok(Output { report, tables })
