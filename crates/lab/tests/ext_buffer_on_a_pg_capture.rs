@@ -37,4 +37,16 @@ fn claims_on_the_pg_capture_stand_beside_the_generators() {
         assert_ne!(row[2], "-", "the generator judged {}", claim.claim);
     }
     assert!(out.report.notes.iter().any(|n| n.contains("0 events lost")));
+    // The same side by side in the JSON: one row per claim, both verdicts.
+    let json_rows: Vec<_> = out
+        .report
+        .rows
+        .iter()
+        .filter(|r| r["figure"] == "claims-both-traces")
+        .collect();
+    assert_eq!(json_rows.len(), out.report.claims.len());
+    for r in json_rows {
+        assert!(r["generator_verdict"].is_string(), "{r:?}");
+        assert!(r["postgresql_verdict"].is_string(), "{r:?}");
+    }
 }

@@ -14,7 +14,7 @@
 //! - `2q-flash`: two logs, `A1out` (`ext x (1 - r)`) and `Amout` (`ext x r`): `A1in` victims go
 //!   to `A1out`, `Am` victims to `Amout`; a page read back from either goes to `Am`.
 
-use crate::{FlashLog, LruPolicy, Queue, Replacement, TwoQ, TwoQConfig};
+use crate::{FlashLog, LogOrder, LruPolicy, Queue, Replacement, TwoQ, TwoQConfig};
 use std::hash::Hash;
 
 /// The five policies, as the CLI spells them.
@@ -101,6 +101,8 @@ pub struct PolicyConfig {
     pub kout: Option<usize>,
     /// `2q-flash`: the share of the flash given to `Amout` (Amout:A1out = r : 1 - r).
     pub amout_ratio: f64,
+    /// How each flash log picks its slots (P3's circular log, or slot refill: [`FlashLog`]).
+    pub log_order: LogOrder,
 }
 
 impl PolicyConfig {
@@ -114,6 +116,7 @@ impl PolicyConfig {
             kin: None,
             kout: None,
             amout_ratio: PolicyConfig::AMOUT_RATIO_DEFAULT,
+            log_order: LogOrder::default(),
         }
     }
 
@@ -200,6 +203,7 @@ pub struct BufferPolicy<K> {
     kind: PolicyKind,
     main: Main<K>,
     logs: Vec<usize>,
+    log_order: LogOrder,
 }
 
 impl<K: Copy + Eq + Hash> BufferPolicy<K> {
@@ -213,6 +217,7 @@ impl<K: Copy + Eq + Hash> BufferPolicy<K> {
             kind: config.kind,
             main,
             logs: config.log_capacities(),
+            log_order: config.log_order,
         })
     }
 
@@ -223,6 +228,11 @@ impl<K: Copy + Eq + Hash> BufferPolicy<K> {
     /// Pages of each flash log the mechanism must keep, indexed by [`LogId`].
     pub fn log_capacities(&self) -> &[usize] {
         &self.logs
+    }
+
+    /// How the flash logs pick their slots.
+    pub fn log_order(&self) -> LogOrder {
+        self.log_order
     }
 
     /// The LRU state, for `lru` and `lru-ext`.
@@ -310,6 +320,6 @@ pub fn logs_for<K: Copy + Eq + Hash>(policy: &BufferPolicy<K>) -> Vec<FlashLog<K
     policy
         .log_capacities()
         .iter()
-        .map(|&c| FlashLog::new(c))
+        .map(|&c| FlashLog::with_order(c, policy.log_order))
         .collect()
 }

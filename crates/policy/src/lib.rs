@@ -36,7 +36,7 @@ mod two_q;
 pub use buffer_policy::BufferPolicy;
 pub use buffer_policy::{LogId, Placement, PolicyConfig, PolicyError, PolicyKind, Source};
 pub use buffer_sim::{Access, BufferSim, Counts, Eviction, Outcome};
-pub use flash_log::{Appended, FlashLog};
+pub use flash_log::{Appended, FlashLog, LogOrder};
 pub use lru::Lru;
 pub use policy::{LruPolicy, Replacement};
 pub use stack_distance::{LruCurve, LruExtPoint, StackDistances};

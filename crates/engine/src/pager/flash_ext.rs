@@ -25,7 +25,7 @@
 
 use crate::error::EngineError;
 use blockdev::{BlockDevice, WriteHint};
-use policy::{FlashLog, LogId};
+use policy::{FlashLog, LogId, LogOrder};
 
 /// What the flash extension did (device times on the flash device's clock).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,6 +76,7 @@ impl FlashExt {
     pub(super) fn new(
         dev: Box<dyn BlockDevice>,
         capacities: &[usize],
+        log_order: LogOrder,
         page_bytes: usize,
     ) -> Result<FlashExt, EngineError> {
         let total: u64 = capacities.iter().map(|&c| c as u64).sum();
@@ -106,7 +107,10 @@ impl FlashExt {
         assert!(capacities.len() <= u8::MAX as usize, "a log id fits its u8");
         Ok(FlashExt {
             dev,
-            logs: capacities.iter().map(|&c| FlashLog::new(c)).collect(),
+            logs: capacities
+                .iter()
+                .map(|&c| FlashLog::with_order(c, log_order))
+                .collect(),
             bases,
             crcs: capacities.iter().map(|&c| vec![0; c]).collect(),
             stats: FlashExtStats::default(),

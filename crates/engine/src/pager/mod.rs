@@ -182,6 +182,7 @@ impl Pager {
             (Some(flash), true) => Some(FlashExt::new(
                 flash,
                 policy.log_capacities(),
+                policy.log_order(),
                 dev.page_bytes(),
             )?),
             (None, true) => {

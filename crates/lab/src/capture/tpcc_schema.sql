@@ -24,33 +24,31 @@ CREATE FUNCTION tpcc_data() RETURNS text LANGUAGE sql AS $$
   SELECT CASE WHEN random() < 0.1 THEN overlay(d placing 'ORIGINAL' from 1 + floor(random() * (length(d) - 8))::int)
               ELSE d END FROM (SELECT tpcc_astr(26, 50) AS d) t $$;
 
-CREATE TABLE warehouse (w_id int PRIMARY KEY, w_name varchar(10), w_street_1 varchar(20),
+CREATE TABLE warehouse (w_id int, w_name varchar(10), w_street_1 varchar(20),
   w_street_2 varchar(20), w_city varchar(20), w_state char(2), w_zip char(9),
   w_tax numeric(4,4), w_ytd numeric(12,2));
 CREATE TABLE district (d_id int, d_w_id int, d_name varchar(10), d_street_1 varchar(20),
   d_street_2 varchar(20), d_city varchar(20), d_state char(2), d_zip char(9),
-  d_tax numeric(4,4), d_ytd numeric(12,2), d_next_o_id int, PRIMARY KEY (d_w_id, d_id));
+  d_tax numeric(4,4), d_ytd numeric(12,2), d_next_o_id int);
 CREATE TABLE customer (c_id int, c_d_id int, c_w_id int, c_first varchar(16), c_middle char(2),
   c_last varchar(16), c_street_1 varchar(20), c_street_2 varchar(20), c_city varchar(20),
   c_state char(2), c_zip char(9), c_phone char(16), c_since timestamp, c_credit char(2),
   c_credit_lim numeric(12,2), c_discount numeric(4,4), c_balance numeric(12,2),
-  c_ytd_payment numeric(12,2), c_payment_cnt int, c_delivery_cnt int, c_data varchar(500),
-  PRIMARY KEY (c_w_id, c_d_id, c_id));
+  c_ytd_payment numeric(12,2), c_payment_cnt int, c_delivery_cnt int, c_data varchar(500));
 CREATE TABLE history (h_c_id int, h_c_d_id int, h_c_w_id int, h_d_id int, h_w_id int,
   h_date timestamp, h_amount numeric(6,2), h_data varchar(24));
 CREATE TABLE orders (o_id int, o_d_id int, o_w_id int, o_c_id int, o_entry_d timestamp,
-  o_carrier_id int, o_ol_cnt int, o_all_local int, PRIMARY KEY (o_w_id, o_d_id, o_id));
-CREATE TABLE new_order (no_o_id int, no_d_id int, no_w_id int, PRIMARY KEY (no_w_id, no_d_id, no_o_id));
+  o_carrier_id int, o_ol_cnt int, o_all_local int);
+CREATE TABLE new_order (no_o_id int, no_d_id int, no_w_id int);
 CREATE TABLE order_line (ol_o_id int, ol_d_id int, ol_w_id int, ol_number int, ol_i_id int,
   ol_supply_w_id int, ol_delivery_d timestamp, ol_quantity int, ol_amount numeric(6,2),
-  ol_dist_info char(24), PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number));
-CREATE TABLE item (i_id int PRIMARY KEY, i_im_id int, i_name varchar(24), i_price numeric(5,2),
+  ol_dist_info char(24));
+CREATE TABLE item (i_id int, i_im_id int, i_name varchar(24), i_price numeric(5,2),
   i_data varchar(50));
 CREATE TABLE stock (s_i_id int, s_w_id int, s_quantity int, s_dist_01 char(24),
   s_dist_02 char(24), s_dist_03 char(24), s_dist_04 char(24), s_dist_05 char(24),
   s_dist_06 char(24), s_dist_07 char(24), s_dist_08 char(24), s_dist_09 char(24),
-  s_dist_10 char(24), s_ytd int, s_order_cnt int, s_remote_cnt int, s_data varchar(50),
-  PRIMARY KEY (s_w_id, s_i_id));
+  s_dist_10 char(24), s_ytd int, s_order_cnt int, s_remote_cnt int, s_data varchar(50));
 
 INSERT INTO item SELECT i, tpcc_rand(1, 10000), tpcc_astr(14, 24), tpcc_rand(100, 10000) / 100.0,
   tpcc_data() FROM generate_series(1, 100000) i;
@@ -84,5 +82,15 @@ INSERT INTO order_line SELECT o_id, o_d_id, o_w_id, n, tpcc_rand(1, 100000), o_w
   CASE WHEN o_id < 2101 THEN o_entry_d END, 5,
   CASE WHEN o_id < 2101 THEN 0 ELSE tpcc_rand(1, 999999) / 100.0 END, tpcc_astr(24, 24)
   FROM orders, generate_series(1, 15) n WHERE n <= o_ol_cnt;
+-- Keys and indexes after the rows: one sort each instead of one index insertion per row.
+SET maintenance_work_mem = '256MB';
+ALTER TABLE warehouse ADD PRIMARY KEY (w_id);
+ALTER TABLE district ADD PRIMARY KEY (d_w_id, d_id);
+ALTER TABLE customer ADD PRIMARY KEY (c_w_id, c_d_id, c_id);
+ALTER TABLE orders ADD PRIMARY KEY (o_w_id, o_d_id, o_id);
+ALTER TABLE new_order ADD PRIMARY KEY (no_w_id, no_d_id, no_o_id);
+ALTER TABLE order_line ADD PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number);
+ALTER TABLE item ADD PRIMARY KEY (i_id);
+ALTER TABLE stock ADD PRIMARY KEY (s_w_id, s_i_id);
 CREATE INDEX customer_last ON customer (c_w_id, c_d_id, c_last, c_first);
 CREATE INDEX orders_customer ON orders (o_w_id, o_d_id, o_c_id, o_id);

@@ -38,7 +38,7 @@ use crate::parallel;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Row, Scale, Steps, Table};
 use anyhow::{bail, Context, Result};
 use engine::Pager;
-use policy::{BufferSim, Counts, LruCurve, PolicyKind, StackDistances};
+use policy::{BufferSim, Counts, LogOrder, LruCurve, PolicyKind, StackDistances};
 use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -57,6 +57,12 @@ const AMOUT: f64 = policy::PolicyConfig::AMOUT_RATIO_DEFAULT;
 /// Flash size of the Amout:A1out sweep (Figure 2), % of the database.
 const RATIO_SWEEP_FLASH_PCT: f64 = 20.0;
 const ENGINE_FLASH_PCTS: [f64; 2] = [20.0, 50.0];
+/// The flash log of every figure: P3's circular log ("victim pages are written to the flash
+/// SSD sequentially, round robin", §2.2; "each queue is FIFO, implemented on the flash SSD as
+/// a circular ring", §2.3).
+pub const LOG_ORDER: LogOrder = LogOrder::Circular;
+/// Flash sizes (% of the database) of the comparison rows with the other log order.
+const COMPARISON_FLASH_PCTS: [f64; 3] = [10.0, 30.0, 50.0];
 
 /// The experiment's own options (the CLI's `--trace`, `--trace-format`, `--engine`).
 #[derive(Clone, Debug, Default)]
@@ -166,6 +172,8 @@ struct Point {
     ext_pages: usize,
     amout_ratio: f64,
     raid0: bool,
+    /// How its flash logs wrote their slots.
+    log_order: LogOrder,
     counts: Counts,
     /// The device WAF of its flash writes (flash_area.rs).
     device_waf: Option<f64>,
@@ -202,23 +210,31 @@ impl Ctx {
             disks: if p.raid0 { "raid0-pair" } else { "one" }.into(),
             speedup_vs_disks_alone_pct: (baseline_ms / counts.elapsed_ms.max(1e-9) - 1.0) * 100.0,
             flash_device_waf: p.device_waf,
+            flash_log: if p.ext_pages == 0 {
+                "none".into()
+            } else {
+                p.log_order.name().into()
+            },
             counts,
         }
     }
 
     /// One simulator pass of `kind` (any policy, so also `2q` and the 2Q-based ones), its
     /// flash writes replayed on the flash area's SSD: the counts and the device WAF.
+    #[allow(clippy::too_many_arguments)]
     fn simulate(
         &self,
         kind: PolicyKind,
         main: usize,
         ext: usize,
         amout: f64,
+        order: LogOrder,
         limit: Option<u64>,
     ) -> Result<(Counts, Option<f64>)> {
         let mut o = self.sim_opts(kind, amout, false);
         o.limit = limit;
-        let config = policy_config(&o, main, ext);
+        let mut config = policy_config(&o, main, ext);
+        config.log_order = order;
         let mut sim = BufferSim::new(&config).context("policy sizes")?;
         let mut area = flash_area::FlashArea::new(&config.log_capacities())?;
         for r in self.trace.open()?.take(limit.unwrap_or(u64::MAX) as usize) {
@@ -253,7 +269,11 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
         .trace
         .as_ref()
         .is_some_and(|t| t.format == PageTraceFormat::Pg);
-    let steps = Steps::new(opts, 2 + 2 * 10 + 9 + ext.engine as usize + pg as usize);
+    let comparisons = 3 * COMPARISON_FLASH_PCTS.len();
+    let steps = Steps::new(
+        opts,
+        2 + 3 * 10 + 9 + comparisons + ext.engine as usize + pg as usize,
+    );
     steps.step(format!("one-pass LRU curve of {}", trace.path.display()));
     let curve = one_pass_curve(&trace)?;
     opts.check()?;
@@ -315,6 +335,7 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     report.notes.extend(write_back_note(&rows));
     let mut tables = vec![
         grid_table(&rows),
+        log_order_table(&rows),
         ratio_table(&rows),
         same_cost_table(&rows),
         findings_table(&rows, paper),
@@ -324,8 +345,10 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     }
     if ctx.trace.format == PageTraceFormat::Pg {
         steps.step("the same claims on the TPC-C-like generator");
-        let (table, notes) = pg_tpcc::beside_generator(opts, &ctx.trace.path, &report.claims)?;
+        let (table, rows, notes) =
+            pg_tpcc::beside_generator(opts, &ctx.trace.path, &report.claims)?;
         tables.push(table);
+        report.rows.extend(rows);
         report.notes.extend(notes);
     }
     Ok(Output { report, tables })
@@ -364,6 +387,39 @@ fn grid_table(rows: &[ExtBufferRow]) -> Table {
             r.counts.flash_writes.to_string(),
             r.flash_device_waf.map_or("-".into(), |w| fmt_f(w, 3)),
             fmt_f(r.counts.price_usd, 2),
+        ]);
+    }
+    t
+}
+
+/// P3's circular log (the figures) beside slot refill, at the comparison's flash sizes.
+fn log_order_table(rows: &[ExtBufferRow]) -> Table {
+    let mut t = Table::new(
+        "Flash log (measured): P3's circular log (the figures' rows) vs refilling the slot a read-back freed",
+        &[
+            "policy",
+            "flash_pct",
+            "ext_hit_ratio circular / slot-refill",
+            "hit_ratio circular / slot-refill",
+            "elapsed_ms circular / slot-refill",
+            "flash_device_waf circular / slot-refill",
+        ],
+    );
+    let waf = |r: &ExtBufferRow| r.flash_device_waf.map_or("-".into(), |w| fmt_f(w, 3));
+    for s in of_figure(rows, points::COMPARISON_FIGURE) {
+        let Some(c) = of_figure(rows, "fig3-5").find(|c| {
+            c.counts.policy == s.counts.policy && c.counts.ext_pages == s.counts.ext_pages
+        }) else {
+            continue;
+        };
+        let pair = |a: f64, b: f64, d| format!("{} / {}", fmt_f(a, d), fmt_f(b, d));
+        t.push(vec![
+            s.counts.policy.clone(),
+            fmt_f(s.flash_pct, 0),
+            pair(c.counts.ext_hit_ratio, s.counts.ext_hit_ratio, 4),
+            pair(c.counts.hit_ratio, s.counts.hit_ratio, 4),
+            pair(c.counts.elapsed_ms, s.counts.elapsed_ms, 0),
+            format!("{} / {}", waf(c), waf(s)),
         ]);
     }
     t
@@ -559,12 +615,13 @@ fn our_findings(rows: &[ExtBufferRow]) -> Vec<(&'static str, String)> {
 fn notes(ctx: &Ctx, curve: &LruCurve, tpcc: bool) -> Vec<String> {
     let mut n = vec![
         "elapsed_ms is P3's cost model (page moves x device time: disk 2.6 ms, RAID-0 pair 1.6 ms, flash read 0.03 ms, flash sequential write 0.33 ms), as in the paper; engine rows add device_ms, measured on the devices' clocks".to_string(),
-        "lru and lru-ext points (and the same-cost DRAM points) come from one stack-distance pass (exact, property-tested against simulation); 2q, 2q-ext and 2q-flash from one simulator pass each".to_string(),
+        "flash log: every figure uses P3's circular log (a write head goes round the slots in order; a page read back leaves a hole rewritten when the head comes round; a live page under the head is the oldest and leaves flash); rows of figure fig3-5-slot-refill repeat the ext policies at 10/30/50 % flash with a log that refills the slot a read-back freed, out of order (flashlab's log before P3's was built; it holds more pages, but scatters the device's writes)".to_string(),
+        "lru points without flash (and the same-cost DRAM points) come from one stack-distance pass (exact, property-tested against simulation); lru-ext with slot refill from the same pass (main + log is one LRU list); every other point, lru-ext with P3's circular log included, from one simulator pass each".to_string(),
         "same-cost DRAM rows use lru (P3 does not say which policy its DRAM-only buffer used); the RAID-0 row is lru on disks alone with 4 % DRAM".to_string(),
         "paper rows are P3's qualitative findings (it prints no table of results); no paper figure appears in rows".to_string(),
     ];
     if let Ok(min) = flash_area::FlashArea::smallest_drive_pages() {
-        n.push(format!("flash_device_waf: each point's flash writes (victims appended to the flash log at their slots) replayed on a simulated SSD holding only the flash area: preset {}'s 128-page blocks, 7 % over-provisioning and greedy GC on one die, timing off; the area alone is the drive's worst case (P3's area was a partition of an 80 GB drive whose unused rest adds spare space); areas below the geometry's smallest drive ({min} pages, {:.1} % of this database) sit on that drive with its rest unused, so their WAF is lower for that reason; a full circular log overwrites its slots in order (WAF 1), but a page read back frees its slot and the next append fills it, out of order, so GC copies the log's live pages", flash_area::PRESET, ctx.pct(min as usize)));
+        n.push(format!("flash_device_waf: each point's flash writes (victims appended to the flash log at their slots) replayed on a simulated SSD holding only the flash area: preset {}'s 128-page blocks, 7 % over-provisioning and greedy GC on one die, timing off; the area alone is the drive's worst case (P3's area was a partition of an 80 GB drive whose unused rest adds spare space); areas below the geometry's smallest drive ({min} pages, {:.1} % of this database) sit on that drive with its rest unused, so their WAF is lower for that reason; P3's circular log overwrites its slots in order, holes included (WAF 1 with one log; 2q-flash's two rings share the drive's write stream and die at different rates, so GC may copy); slot refill fills a freed slot out of order, so GC copies the log's live pages", flash_area::PRESET, ctx.pct(min as usize)));
     }
     if tpcc {
         n.push(format!(
@@ -707,7 +764,8 @@ fn engine_one(
         None
     };
     let clock = db.clock_kind();
-    let config = policy::PolicyConfig::new(policy, main, ext_pages);
+    let mut config = policy::PolicyConfig::new(policy, main, ext_pages);
+    config.log_order = LOG_ORDER;
     let mut pager = Pager::with_buffer_policy(db, &config, flash)?;
     let mut ids = DenseIds(FxHashMap::default());
     let t0 = std::time::Instant::now();
@@ -737,6 +795,7 @@ fn engine_one(
         main,
         ext_pages,
         config.amout_ratio,
+        config.log_order,
         Some(refs.len() as u64),
     )?;
     let mut o = ctx.sim_opts(policy, config.amout_ratio, false);

@@ -106,13 +106,38 @@ pub fn both_traces_table(generator: &[Claim], pg: &[Claim]) -> Table {
     t
 }
 
-/// For a PostgreSQL trace: the same experiment on our generator, for the claims table of both
-/// traces, and the trace's header as notes (its method, version, scale and lost events).
+/// P3's claims on both traces as JSON rows (figure `claims-both-traces`), one per claim: the
+/// generator's and PostgreSQL's values and verdicts side by side.
+pub fn both_traces_rows(generator: &[Claim], pg: &[Claim]) -> Vec<crate::report::Row> {
+    pg.iter()
+        .map(|c| {
+            let g = generator.iter().find(|g| g.claim == c.claim);
+            let v = serde_json::json!({
+                "figure": "claims-both-traces",
+                "claim": c.claim,
+                "paper_value": c.paper_value,
+                "generator": g.map(|g| g.ours.clone()),
+                "generator_verdict": g.map(|g| g.verdict.name()),
+                "postgresql": c.ours,
+                "postgresql_verdict": c.verdict.name(),
+                "postgresql_note": c.note,
+            });
+            match v {
+                serde_json::Value::Object(m) => m,
+                _ => unreachable!("a json! object"),
+            }
+        })
+        .collect()
+}
+
+/// For a PostgreSQL trace: the same experiment on our generator, for the claims of both
+/// traces (a table and JSON rows), and the trace's header as notes (its method, version, scale
+/// and lost events).
 pub fn beside_generator(
     opts: &crate::report::ReproduceOptions,
     trace: &Path,
     pg_claims: &[Claim],
-) -> Result<(Table, Vec<String>)> {
+) -> Result<(Table, Vec<crate::report::Row>, Vec<String>)> {
     let header = workload::pg_trace::read_header(trace)?;
     let field = |k: &str| header.get(k).unwrap_or("?").to_string();
     let notes = vec![format!(
@@ -131,6 +156,7 @@ pub fn beside_generator(
     let generator = super::run_with(opts, &super::ExtBufferOptions::default())?;
     Ok((
         both_traces_table(&generator.report.claims, pg_claims),
+        both_traces_rows(&generator.report.claims, pg_claims),
         notes,
     ))
 }

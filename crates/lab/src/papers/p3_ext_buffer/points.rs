@@ -1,13 +1,19 @@
-//! The cost-model points of Figures 3-5, 2 and 6: which to measure, in the rows' order, and
-//! measuring them (the LRU ones from the one-pass curve, the others by a simulator pass each,
-//! side by side under `--jobs`).
+//! The cost-model points of Figures 3-5, 2 and 6, and the comparison of the two flash-log
+//! orders: which to measure, in the rows' order, and measuring them (the LRU ones without
+//! flash, and lru-ext with a slot-refill log, from the one-pass curve; the others by a
+//! simulator pass each, side by side under `--jobs`).
+//!
+//! Why lru-ext with P3's circular log needs a pass: a slot-refill log keeps the pages main
+//! evicted last, as many as it holds, so main + log is one LRU list of `main + ext` pages and
+//! the stack distances give it exactly; a circular log leaves a hole where a page was read
+//! back until the head comes round, so it holds fewer and the curve would overstate it.
 
-use super::{Ctx, Point, AMOUT, RATIO_SWEEP_FLASH_PCT};
+use super::{Ctx, Point, AMOUT, COMPARISON_FLASH_PCTS, LOG_ORDER, RATIO_SWEEP_FLASH_PCT};
 use crate::buffer_sim::PriceModel;
 use crate::parallel;
 use crate::report::Steps;
 use anyhow::Result;
-use policy::{LruCurve, PolicyKind};
+use policy::{LogOrder, LruCurve, PolicyKind};
 
 /// Every cost-model point: Figures 3-5, 2 and 6 (the LRU ones from `curve`); the simulator
 /// passes side by side (`--jobs`), each over the whole trace on its own, in the figures' order.
@@ -29,6 +35,7 @@ pub(super) fn measure(
         ext_pages: f,
         amout_ratio: AMOUT,
         raid0,
+        log_order: LogOrder::SlotRefill,
         counts: curve.lru_ext(m, f).counts,
         device_waf: None,
     };
@@ -39,10 +46,19 @@ pub(super) fn measure(
             ext,
             raid0,
         } => Ok(lru_point(figure, main, ext, raid0)),
-        // The curve gives lru-ext's counts exactly; one pass gives its flash writes' WAF.
-        Planned::LruExt { step, figure, ext } => {
+        // With slot refill the curve gives lru-ext's counts exactly (module docs); one pass
+        // gives its flash writes' WAF.
+        Planned::Sim {
+            step,
+            figure,
+            kind: PolicyKind::LruExt,
+            ext,
+            order: LogOrder::SlotRefill,
+            ..
+        } => {
             let _step = steps.step(step);
-            let (_, waf) = ctx.simulate(PolicyKind::LruExt, main, ext, AMOUT, None)?;
+            let order = LogOrder::SlotRefill;
+            let (_, waf) = ctx.simulate(PolicyKind::LruExt, main, ext, AMOUT, order, None)?;
             Ok(Point {
                 device_waf: waf,
                 ..lru_point(figure, main, ext, false)
@@ -54,9 +70,10 @@ pub(super) fn measure(
             kind,
             ext,
             amout,
+            order,
         } => {
             let _step = steps.step(step);
-            sim_point(ctx, figure, kind, main, ext, amout)
+            sim_point(ctx, figure, (kind, order), main, ext, amout)
         }
     })
 }
@@ -69,18 +86,15 @@ enum Planned {
         ext: usize,
         raid0: bool,
     },
-    /// lru-ext: counts from the curve, the device WAF of its flash writes from a pass.
-    LruExt {
-        step: String,
-        figure: &'static str,
-        ext: usize,
-    },
+    /// A simulator pass (lru-ext with slot refill: the counts from the curve, the device WAF
+    /// of its flash writes from the pass).
     Sim {
         step: String,
         figure: &'static str,
         kind: PolicyKind,
         ext: usize,
         amout: f64,
+        order: LogOrder,
     },
 }
 
@@ -100,6 +114,7 @@ fn planned_points(ctx: &Ctx, main: usize) -> Vec<Planned> {
         kind,
         ext,
         amout,
+        order: LOG_ORDER,
     };
     let mut v = vec![lru("fig3-5", main, 0, false)];
     v.push(sim(
@@ -111,12 +126,7 @@ fn planned_points(ctx: &Ctx, main: usize) -> Vec<Planned> {
     ));
     for &f in &flash_pcts {
         let fp = ctx.pages(f);
-        v.push(Planned::LruExt {
-            step: format!("lru-ext with flash {f} % on the flash area's SSD"),
-            figure: "fig3-5",
-            ext: fp,
-        });
-        for kind in [PolicyKind::TwoQExt, PolicyKind::TwoQFlash] {
+        for kind in EXT_POLICIES {
             let step = format!("{} with flash {f} %", kind.name());
             v.push(sim(step, "fig3-5", kind, fp, AMOUT));
         }
@@ -133,18 +143,48 @@ fn planned_points(ctx: &Ctx, main: usize) -> Vec<Planned> {
         v.push(lru("fig6-dram", main + dram_extra, 0, false));
     }
     v.push(lru("fig6-raid0", main, 0, true));
+    v.extend(comparison_points(ctx));
     v
 }
+
+const EXT_POLICIES: [PolicyKind; 3] = [
+    PolicyKind::LruExt,
+    PolicyKind::TwoQExt,
+    PolicyKind::TwoQFlash,
+];
+
+/// The other log order than the figures' (slot refill), at a few flash sizes, every ext policy.
+fn comparison_points(ctx: &Ctx) -> Vec<Planned> {
+    let order = LogOrder::SlotRefill;
+    assert_ne!(order, LOG_ORDER, "the comparison is with the other order");
+    let mut v = Vec::new();
+    for &f in &COMPARISON_FLASH_PCTS {
+        for kind in EXT_POLICIES {
+            v.push(Planned::Sim {
+                step: format!("{} with flash {f} %, {} log", kind.name(), order.name()),
+                figure: COMPARISON_FIGURE,
+                kind,
+                ext: ctx.pages(f),
+                amout: AMOUT,
+                order,
+            });
+        }
+    }
+    v
+}
+
+/// The figure name of the comparison rows.
+pub(super) const COMPARISON_FIGURE: &str = "fig3-5-slot-refill";
 
 fn sim_point(
     ctx: &Ctx,
     figure: &'static str,
-    kind: PolicyKind,
+    (kind, log_order): (PolicyKind, LogOrder),
     main: usize,
     ext: usize,
     amout: f64,
 ) -> Result<Point> {
-    let (counts, device_waf) = ctx.simulate(kind, main, ext, amout, None)?;
+    let (counts, device_waf) = ctx.simulate(kind, main, ext, amout, log_order, None)?;
     Ok(Point {
         figure,
         kind,
@@ -152,6 +192,7 @@ fn sim_point(
         ext_pages: ext,
         amout_ratio: amout,
         raid0: false,
+        log_order,
         counts,
         device_waf,
     })

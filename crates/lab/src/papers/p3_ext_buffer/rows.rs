@@ -65,7 +65,8 @@ impl Counters {
 /// a renamed key makes the claims `not run` rather than read a default.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExtBufferRow {
-    /// `fig3-5`, `fig2`, `fig6-dram` or `fig6-raid0` (`engine` for an [`EngineRow`]).
+    /// `fig3-5`, `fig2`, `fig6-dram`, `fig6-raid0` or `fig3-5-slot-refill` (`engine` for an
+    /// [`EngineRow`]).
     pub figure: String,
     /// Main buffer and flash area, in % of the database.
     pub main_pct: f64,
@@ -81,6 +82,11 @@ pub struct ExtBufferRow {
     /// geometry). Optional when read back: reports written before it have none.
     #[serde(default)]
     pub flash_device_waf: Option<f64>,
+    /// How the flash logs wrote their slots: `circular` (P3's, the figures' rows) or
+    /// `slot-refill` (the comparison rows, figure `fig3-5-slot-refill`); `none` without flash.
+    /// Optional when read back: reports written before it used slot refill throughout.
+    #[serde(default)]
+    pub flash_log: String,
     #[serde(flatten)]
     pub counts: Counters,
 }
