@@ -25,15 +25,20 @@
 //! samples. The lifetime table (P5's Table 1) comes from the first policy's run (`none`): per data type, its
 //! share of page writes and the mean and median lifetime in device page writes between two
 //! writes of the same page. The store's write sequence does not depend on the device, so every
-//! run sees the same writes.
+//! run sees the same writes: the stores run once, on a RAM device, their calls on their
+//! partitions recorded ([`tape`]), and each run replays the calls on its own simulated SSD
+//! (through the same file placement and stream assignment), as does the oracle's first pass.
+//! The runs' figures are those of running the stores on each device (checked at quick scale:
+//! every row, series and lifetime equal); the stores' work is done once instead of per run.
 
 pub mod claims;
 pub mod figures;
+pub mod tape;
 
 use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
-use blockdev::{BlockDevice, MemDevice, SharedDevice, SimDevice};
+use blockdev::{BlockDevice, MemDevice, Partition, SharedDevice, SimDevice};
 use engine::kv::{CompactionMode, Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT};
 use policy::streams::{
     ClassStreams, DataType, DeathRecorder, LifetimeReport, NamedPolicy, OracleStreams, StreamMap,
@@ -48,6 +53,7 @@ use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::OnceLock;
+use tape::{Event, Player, Recording, Tape};
 
 /// The simulated device: P5's drive class, the Samsung PM953 (preset `pm953`: its spare area
 /// and streams), with 4 KiB pages (the PM953's logical blocks; its flash geometry is not
@@ -381,12 +387,19 @@ fn key(k: u64) -> [u8; KEY_BYTES] {
     b
 }
 
+/// Pages of each DB file's partition on a device of `logical` pages.
+fn file_pages(plan: &Plan, logical: u64) -> u64 {
+    (logical as f64 * FILL / plan.files as f64) as u64
+}
+
+/// The stores, each opened on what `wrap` makes of its partition (index = DB file).
 fn open_files<D: BlockDevice + 'static>(
     shared: &mut SharedDevice<D>,
     plan: &Plan,
+    mut wrap: impl FnMut(usize, Partition<D>) -> Box<dyn BlockDevice>,
 ) -> Result<Files> {
     let logical = shared.device().capacity_pages();
-    let file_pages = (logical as f64 * FILL / plan.files as f64) as u64;
+    let file_pages = file_pages(plan, logical);
     let doc_bytes = (plan.value_bytes + KEY_BYTES + 32) as u64;
     let keys_per_file = (file_pages as f64 * plan.live_share * PAGE_BYTES as f64 / doc_bytes as f64)
         .max(1.0) as u64;
@@ -394,7 +407,8 @@ fn open_files<D: BlockDevice + 'static>(
     for f in 0..plan.files {
         let part = shared.partition(file_pages)?;
         let opts = store_options(plan, file_pages, keys_per_file);
-        let s = Store::open(Box::new(part), opts).with_context(|| format!("DB file {f}"))?;
+        let s =
+            Store::open(wrap(f as usize, part), opts).with_context(|| format!("DB file {f}"))?;
         stores.push(s);
     }
     Ok(Files {
@@ -402,6 +416,17 @@ fn open_files<D: BlockDevice + 'static>(
         keys_per_file,
         pending: vec![0; plan.files as usize],
     })
+}
+
+/// The plan's partitions of `shared`, one per DB file, as the stores would get them.
+fn partitions<D: BlockDevice>(
+    shared: &mut SharedDevice<D>,
+    plan: &Plan,
+) -> Result<Vec<Partition<D>>> {
+    let pages = file_pages(plan, shared.device().capacity_pages());
+    (0..plan.files)
+        .map(|_| Ok(shared.partition(pages)?))
+        .collect()
 }
 
 fn load(files: &mut Files, ops_per_commit: u32, value_bytes: usize, seed: u64) -> Result<()> {
@@ -462,24 +487,56 @@ impl Updates {
     }
 }
 
-/// The `oracle`'s first pass: the same load and updates on a RAM device (the stores' writes do
-/// not depend on the device), every page write recorded with its death time, up to a little
-/// more than the longest update phase a run may have.
-fn oracle_placement(plan: &Plan, seed: u64) -> Result<OracleStreams> {
+/// The stores' I/O (see [`tape`]): the same load and updates on a RAM device, every call on
+/// a partition recorded, up to a little more than the longest update phase a run may have.
+fn record(plan: &Plan, seed: u64) -> Result<Tape> {
     let logical_pages = device_config(plan, plan.gc_modes[0])?.logical_pages();
     let mut mem = MemDevice::new(PAGE_BYTES, logical_pages);
     precondition(&mut mem)?;
+    let shared = SharedDevice::new(mem).without_discard();
+    let mut shared = placed(shared, plan);
+    let tape = Rc::new(RefCell::new(Tape::default()));
+    let mut files = open_files(&mut shared, plan, |f, part| {
+        Box::new(Recording {
+            inner: part,
+            file: u16::try_from(f).expect("at most u16::MAX DB files"),
+            tape: tape.clone(),
+        })
+    })?;
+    load(&mut files, plan.ops_per_commit, plan.value_bytes, seed)?;
+    let load_events = tape.borrow().events.len();
+    tape.borrow_mut().load_events = load_events;
+    let window_pages = ((logical_pages as f64 * SAMPLE_SHARE) as u64).max(1);
+    let max_pages = (logical_pages as f64 * plan.max_host_x) as u64;
+    let until = tape.borrow().pages_written + max_pages + window_pages;
+    let mut updates = Updates::new(plan, seed);
+    loop {
+        if !updates.next(&mut files, plan)? {
+            continue;
+        }
+        tape.borrow_mut().push(Event::Commit);
+        if tape.borrow().pages_written >= until {
+            break;
+        }
+    }
+    drop(files);
+    let tape = std::mem::take(&mut *tape.borrow_mut());
+    Ok(tape)
+}
+
+/// The `oracle`'s first pass: the tape replayed on a RAM device, every page write recorded
+/// with its death time.
+fn oracle_placement(plan: &Plan, tape: &Tape) -> Result<OracleStreams> {
+    let logical_pages = device_config(plan, plan.gc_modes[0])?.logical_pages();
+    let mem = MemDevice::new(PAGE_BYTES, logical_pages);
     let rec = Rc::new(RefCell::new(DeathRecorder::new(logical_pages)));
     let shared = SharedDevice::with_streams(mem, Box::new(rec.clone())).without_discard();
     let mut shared = placed(shared, plan);
-    let mut files = open_files(&mut shared, plan)?;
-    load(&mut files, plan.ops_per_commit, plan.value_bytes, seed)?;
-    let window_pages = ((logical_pages as f64 * SAMPLE_SHARE) as u64).max(1);
-    let max_pages = (logical_pages as f64 * plan.max_host_x) as u64;
-    let until = rec.borrow().writes() + max_pages + window_pages;
-    let mut updates = Updates::new(plan, seed);
-    while !(updates.next(&mut files, plan)? && rec.borrow().writes() >= until) {}
-    drop(files);
+    let mut player = Player::new(partitions(&mut shared, plan)?);
+    for e in &tape.events {
+        player.play(e)?;
+    }
+    drop(player);
     drop(shared);
     let rec = std::mem::take(&mut *rec.borrow_mut());
     Ok(rec.into_streams(plan.device_streams))
@@ -499,7 +556,7 @@ fn run_one(
     plan: &Plan,
     policy: &MapSpec,
     gc: GcStreamMode,
-    seed: u64,
+    tape: &Tape,
     lifetimes: bool,
     oracle: Option<&OracleStreams>,
 ) -> Result<Run> {
@@ -515,8 +572,10 @@ fn run_one(
     let router = Rc::new(RefCell::new(streams));
     let shared = SharedDevice::with_streams(dev, Box::new(router.clone())).without_discard();
     let mut shared = placed(shared, plan);
-    let mut files = open_files(&mut shared, plan)?;
-    load(&mut files, plan.ops_per_commit, plan.value_bytes, seed)?;
+    let mut player = Player::new(partitions(&mut shared, plan)?);
+    for e in tape.load() {
+        player.play(e)?;
+    }
     if lifetimes {
         router.borrow_mut().measure_lifetimes(logical_pages);
     }
@@ -524,10 +583,14 @@ fn run_one(
     let t0 = shared.device().now_ns();
     let window_pages = ((logical_pages as f64 * SAMPLE_SHARE) as u64).max(1);
     let max_pages = (logical_pages as f64 * plan.max_host_x) as u64;
-    let mut updates = Updates::new(plan, seed);
     let mut samples = vec![Sample::default()];
+    let mut events = tape.updates().iter();
     let flat = loop {
-        if !updates.next(&mut files, plan)? {
+        let e = events.next().context(
+            "the recorded updates ended before the run (a tape shorter than max_host_x)",
+        )?;
+        player.play(e)?;
+        if !matches!(e, Event::Commit) {
             continue;
         }
         let s = sample(&shared, &base, t0);
@@ -543,6 +606,7 @@ fn run_one(
             break false;
         }
     };
+    drop(player);
     let stats = shared.device().ssd().stats().since(&base);
     let r = router.borrow();
     Ok(Run {
@@ -842,7 +906,7 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
             None => "Placement: each DB file on its fixed partition (a log wrapping in its own range)".into(),
         },
         format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
-        "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs)".into(),
+        "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs): the stores run once, their calls on their partitions are recorded and replayed on each run's device".into(),
         "P5's WAF is the drive's (SMART) since the start of a 6.5 h or 24 h run and still growing (P5: WAF grows with the data written); ours is the steady-state WAF of the last capacities written once flat (`waf_cumulative`: since the updates began), and equal time is the shortest of our runs in simulated time (queue depth 1), not 24 h".into(),
     ];
     n.extend(oracle_notes(plan, runs));
@@ -881,18 +945,22 @@ fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<Vec<Run>> {
     }
     let steps = Steps::new(opts, tasks.len());
     let seed = opts.seed;
+    let tape: OnceLock<Result<Tape, String>> = OnceLock::new();
     let oracle: OnceLock<Result<OracleStreams, String>> = OnceLock::new();
+    let err = |e: &String| anyhow::anyhow!("{e}");
     crate::parallel::try_map(&opts.jobs, tasks, |(i, gc, p)| {
         let what = format!("policy {} gc {}", p.name(), gc_name(gc));
         let _step = steps.step(&what);
+        let t = tape.get_or_init(|| record(plan, seed).map_err(|e| format!("{e:#}")));
+        let t = t.as_ref().map_err(err)?;
         let o = if matches!(p, MapSpec::Policy(NamedPolicy::Oracle)) {
             let rec =
-                oracle.get_or_init(|| oracle_placement(plan, seed).map_err(|e| format!("{e:#}")));
-            Some(rec.as_ref().map_err(|e| anyhow::anyhow!("{e}"))?)
+                oracle.get_or_init(|| oracle_placement(plan, t).map_err(|e| format!("{e:#}")));
+            Some(rec.as_ref().map_err(err)?)
         } else {
             None
         };
-        let r = run_one(plan, p, gc, seed, i == 0, o)?;
+        let r = run_one(plan, p, gc, t, i == 0, o)?;
         opts.progress(format_args!(
             "partial: {what}: WAF {:.3} (flat {}), cumulative {:.3}, {:.1} capacities written",
             r.final_waf(),
