@@ -490,7 +490,13 @@ impl Updates {
 /// The stores' I/O (see [`tape`]): the same load and updates on a RAM device, every call on
 /// a partition recorded, up to a little more than the longest update phase a run may have.
 fn record(plan: &Plan, seed: u64) -> Result<Tape> {
-    let logical_pages = device_config(plan, plan.gc_modes[0])?.logical_pages();
+    let cfg = device_config(plan, plan.gc_modes[0])?;
+    // The RAM device holds every logical page, as a payload-keeping simulated SSD does: refuse
+    // a capacity that does not fit the memory limit before allocating it.
+    let mut payloads = cfg.clone();
+    payloads.ftl.data = ssd::DataMode::Payloads;
+    crate::devices::check_memory(&payloads, "--capacity")?;
+    let logical_pages = cfg.logical_pages();
     let mut mem = MemDevice::new(PAGE_BYTES, logical_pages);
     precondition(&mut mem)?;
     let shared = SharedDevice::new(mem).without_discard();
