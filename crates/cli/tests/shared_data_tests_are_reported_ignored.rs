@@ -1,13 +1,16 @@
 //! A test whose shared data (`../shared/traces`, outside the repository) is absent must show
 //! up as ignored in the suite's summary, not as passed: every test file of the workspace that
 //! reads `shared/traces` marks such tests `#[ignore = "needs ../shared/traces"]` instead of
-//! returning early, and `.ci/run` runs the README's one test command, `bash .ci/test`, which runs
-//! them (`-- --ignored`) with the command docs/testing.md gives.
+//! returning early, and `.ci/run` runs the README's one test command,
+//! `cargo test --workspace --release && bash .ci/more-tests`, whose second part runs them
+//! (`-- --ignored`) with the command docs/testing.md gives.
 
 use std::path::{Path, PathBuf};
 
 const IGNORE: &str = "#[ignore = \"needs ../shared/traces\"]";
 const IGNORED_COMMAND: &str = "cargo test --workspace --release -- --ignored";
+/// The README's test command: the Rust suites, then the rest of the suite.
+const TEST_COMMAND: &str = "cargo test --workspace --release && bash .ci/more-tests";
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -58,19 +61,19 @@ fn tests_that_read_shared_traces_are_ignored_not_silently_passed() {
 
 #[test]
 fn ci_runs_the_ignored_tests_with_the_readmes_command() {
-    // `.ci/run` runs the test commands through `.ci/test` (the Rust, then the Python suites).
+    // `.ci/run` runs the README's test command (the Rust suites, then `.ci/more-tests`).
     let run = std::fs::read_to_string(workspace().join(".ci/run")).unwrap();
-    let ci = std::fs::read_to_string(workspace().join(".ci/test")).unwrap();
+    let more = std::fs::read_to_string(workspace().join(".ci/more-tests")).unwrap();
     let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
     // The README's test command, as a line of its own in both.
-    let is_test_command = |l: &str| l.split('#').next().unwrap().trim() == "bash .ci/test";
+    let is_test_command = |l: &str| l.split('#').next().unwrap().trim() == TEST_COMMAND;
     assert!(
         run.lines().any(is_test_command),
-        ".ci/run runs `bash .ci/test`"
+        ".ci/run runs `{TEST_COMMAND}`"
     );
     assert!(
         readme.lines().any(is_test_command),
-        "the README gives `bash .ci/test`"
+        "the README gives `{TEST_COMMAND}`"
     );
     // The README's only test command in a code block is that one.
     let in_blocks: Vec<&str> = readme
@@ -80,16 +83,13 @@ fn ci_runs_the_ignored_tests_with_the_readmes_command() {
         .flat_map(|b| b.lines().skip(1))
         .filter(|l| l.contains("test"))
         .collect();
-    assert_eq!(in_blocks, ["bash .ci/test"], "the README's test commands");
-    // `.ci/test` runs the Rust suites and the ignored ones when the traces are there; the
-    // testing doc gives both commands.
+    assert_eq!(in_blocks, [TEST_COMMAND], "the README's test commands");
+    // `.ci/more-tests` runs the ignored ones when the traces are there; the testing doc gives
+    // both commands.
     let testing = std::fs::read_to_string(workspace().join("docs/testing.md")).unwrap();
-    assert!(ci.contains(IGNORED_COMMAND) && ci.contains("[ -d ../shared/traces ]"));
-    for cmd in ["cargo test --workspace --release\n", IGNORED_COMMAND] {
-        assert!(
-            ci.contains(cmd) && testing.contains(cmd.trim_end()),
-            "{cmd}"
-        );
+    assert!(more.contains(IGNORED_COMMAND) && more.contains("[ -d ../shared/traces ]"));
+    for cmd in [TEST_COMMAND, IGNORED_COMMAND] {
+        assert!(testing.contains(cmd), "docs/testing.md gives {cmd}");
     }
     // `-- --ignored` runs only these: no other test may be ignored.
     for f in test_files() {

@@ -114,7 +114,7 @@ def test_the_package_is_typed_and_versioned():
 def test_the_package_and_a_caller_type_check(tmp_path):
     """mypy reads the package's types (py.typed): a clean check, and a caller's misspelt option
     is an error before anything runs."""
-    pytest.importorskip("mypy", reason="mypy is not installed (.ci/test installs it)")
+    pytest.importorskip("mypy", reason="mypy is not installed (.ci/more-tests installs it)")
     caller = tmp_path / "caller.py"
     caller.write_text("import flashlab\n"
                       "r = flashlab.sim(capacity='64MiB', op=0.28, progress=False)\n"

@@ -9,7 +9,7 @@ from conftest import ROOT
 
 NOTEBOOK = ROOT / "examples" / "waf_sweep.ipynb"
 NEEDS = "the notebook test needs nbclient, nbformat, ipykernel, matplotlib and pandas " \
-        "(.ci/test installs them: pip install nbclient nbformat ipykernel matplotlib pandas)"
+        "(.ci/more-tests installs them: pip install nbclient nbformat ipykernel matplotlib pandas)"
 
 
 def test_the_example_notebook_runs(tmp_path):
