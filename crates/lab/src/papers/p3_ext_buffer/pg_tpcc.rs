@@ -30,6 +30,7 @@ pub fn capture_options(scale: Scale, seed: u64) -> CaptureOptions {
         pg_bin: None,
         pg_user: "flashlab".into(),
         port: 54339,
+        probe_method: None,
     }
 }
 
@@ -100,7 +101,12 @@ pub fn both_traces_table(generator: &[Claim], pg: &[Claim]) -> Table {
             g.map_or("-".into(), |g| g.verdict.name().into()),
             cell(&c.ours),
             c.verdict.name().into(),
-            c.note.clone(),
+            // The measured part is in the report's `why` notes (too long for a cell).
+            c.note
+                .split_once("; measured: ")
+                .map_or(c.note.clone(), |(n, _)| {
+                    format!("{n} (measured reason: notes `why`)")
+                }),
         ]);
     }
     t
