@@ -263,3 +263,43 @@ fn pump(
     drop(body);
     Ok(counts)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target() -> ProbeTarget {
+        ProbeTarget {
+            binary: PathBuf::from("/pg/postgres"),
+            descriptors_addr: 0x1000,
+            uid: 7,
+        }
+    }
+
+    #[test]
+    fn each_method_probes_reads_its_own_way_and_the_rest_alike() {
+        let usdt = script(&target(), ProbeMethod::Usdt);
+        let uret = script(&target(), ProbeMethod::Uretprobe);
+        assert!(
+            usdt.contains("usdt:/pg/postgres:buffer__read__done /uid == 7 && (int32)arg5 == -1/")
+        );
+        assert!(!usdt.contains("ReadBufferExtended"));
+        assert!(uret.contains("uretprobe:/pg/postgres:ReadBufferExtended"));
+        assert!(uret.contains("uretprobe:/pg/postgres:ReadBufferWithoutRelcache"));
+        assert!(!uret.contains("usdt:"));
+        for s in [&usdt, &uret] {
+            assert!(s.contains("printf(\"R %u %u %u\\n\""), "{s}");
+            assert!(s.contains("uprobe:/pg/postgres:MarkBufferDirty"), "{s}");
+            assert!(s.contains("uretprobe:/pg/postgres:XLogInsert"), "{s}");
+            assert_eq!(s.lines().count(), 3 + (s == &uret) as usize + 1, "{s}");
+        }
+        for m in [ProbeMethod::Usdt, ProbeMethod::Uretprobe] {
+            assert_eq!(ProbeMethod::parse(m.name()), Some(m));
+            assert!(m.describe().contains(if m == ProbeMethod::Usdt {
+                "usdt"
+            } else {
+                "ret ReadBuffer"
+            }));
+        }
+    }
+}

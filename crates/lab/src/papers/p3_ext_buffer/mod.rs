@@ -362,6 +362,11 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
         why.annotate(&mut report.claims);
         report.notes.extend(why.notes());
     }
+    if ctx.trace.format == PageTraceFormat::Pg {
+        report
+            .notes
+            .push(pg_tpcc::wal_note(&ctx.trace.path, baseline_ms)?);
+    }
     let mut tables = vec![
         grid_table(&rows),
         log_order_table(&rows),

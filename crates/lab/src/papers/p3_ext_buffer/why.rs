@@ -126,8 +126,14 @@ fn speedup(i: &Inputs<'_>, alone: &ExtBufferRow) -> String {
         let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         format!("{lo:.1}–{hi:.1} %")
     };
+    let two_q: Vec<f64> = of_figure(i.rows, "fig3-5")
+        .filter(|r| r.flash_pct > 0.0 && r.counts.policy.starts_with("2q"))
+        .map(|r| pct(r.counts.disk_writes as f64, c.disk_writes as f64))
+        .collect();
+    let lo = two_q.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = two_q.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     format!(
-        "{:.1} % of references dirty a page; with lru on disks alone {:.1} % of main's victims are dirty, and their write-backs are {:.1} % of the disks-alone time; P3 charges each a disk write whatever the flash holds, so no extended buffer can be more than {:.0} % faster (1/w - 1, with free flash) and P3's > 200 % needs write-backs below 33.3 % of it; every ext point here: {} faster with P3's rule (write-back at eviction), {} with write-back deferred to the page's exit from flash ({}, a switch measured in the same passes: keys disk_writes_at_flash_exit)",
+        "{:.1} % of references dirty a page; with lru on disks alone {:.1} % of main's victims are dirty, and their write-backs are {:.1} % of the disks-alone time; P3 charges each a disk write whatever the flash holds, so lru-ext (whose main buffer evicts as lru's) cannot be more than {:.0} % faster (1/w - 1, with free flash; the 2Q policies write back {lo:.0}–{hi:.0} % as many pages) and P3's > 200 % needs write-backs below 33.3 % of disks-alone time; every ext point here: {} faster with P3's rule (write-back at eviction), {} with write-back deferred to the page's exit from flash ({}, a switch measured in the same passes: keys disk_writes_at_flash_exit)",
         pct(i.curve.writes as f64, i.curve.references as f64),
         pct(c.disk_writes as f64, evictions as f64),
         100.0 * w,
