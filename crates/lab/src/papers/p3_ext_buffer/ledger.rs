@@ -159,7 +159,15 @@ mod tests {
     use policy::{BufferSim, LogOrder, PolicyConfig, PolicyKind};
 
     fn run(kind: PolicyKind, refs: &[(u64, bool)]) -> (Counts, LedgerKeys) {
-        let mut cfg = PolicyConfig::new(kind, 2, 2);
+        run_sized(kind, (2, 2), refs)
+    }
+
+    fn run_sized(
+        kind: PolicyKind,
+        (main, ext): (usize, usize),
+        refs: &[(u64, bool)],
+    ) -> (Counts, LedgerKeys) {
+        let mut cfg = PolicyConfig::new(kind, main, ext);
         cfg.log_order = LogOrder::Circular;
         let mut sim = BufferSim::new(&cfg).expect("sizes");
         let mut l = Ledger::default();
@@ -213,8 +221,18 @@ mod tests {
 
     #[test]
     fn two_q_flash_hits_are_split_by_log() {
-        let refs: Vec<(u64, bool)> = (0..400u64).map(|i| ((i * 7) % 13, i % 3 == 0)).collect();
-        let (c, k) = run(PolicyKind::TwoQFlash, &refs);
+        // Five hot pages between cold ones: each hot page is found once in A1out (its second
+        // reference), then cycles through Am (3 pages) and Amout.
+        let refs: Vec<(u64, bool)> = (0..2000u64)
+            .map(|i| {
+                if i % 2 == 0 {
+                    ((i / 2) % 5, i % 3 == 0)
+                } else {
+                    (100 + (i * 13) % 40, false)
+                }
+            })
+            .collect();
+        let (c, k) = run_sized(PolicyKind::TwoQFlash, (4, 12), &refs);
         assert!(k.ext_hits_amout > 0 && k.ext_hits_a1out > 0, "{k:?}");
         assert_eq!(k.ext_hits_amout + k.ext_hits_a1out, c.ext_hits);
     }
