@@ -221,8 +221,9 @@ mod tests {
 
     #[test]
     fn two_q_flash_hits_are_split_by_log() {
-        // Five hot pages between cold ones: each hot page is found once in A1out (its second
-        // reference), then cycles through Am (3 pages) and Amout.
+        // Five hot pages between 40 cold ones; main 4 (A1in 1, Am 3), A1out 16, Amout 24: a
+        // hot page's second reference (9 victims later) finds it in A1out; then the five
+        // cycle through Am and Amout. Cold pages come back only after 80 references.
         let refs: Vec<(u64, bool)> = (0..2000u64)
             .map(|i| {
                 if i % 2 == 0 {
@@ -232,7 +233,7 @@ mod tests {
                 }
             })
             .collect();
-        let (c, k) = run_sized(PolicyKind::TwoQFlash, (4, 12), &refs);
+        let (c, k) = run_sized(PolicyKind::TwoQFlash, (4, 40), &refs);
         assert!(k.ext_hits_amout > 0 && k.ext_hits_a1out > 0, "{k:?}");
         assert_eq!(k.ext_hits_amout + k.ext_hits_a1out, c.ext_hits);
     }
