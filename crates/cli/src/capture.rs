@@ -43,6 +43,11 @@ pub struct PgTpccArgs {
     /// The cluster's port (its socket is in a private directory; no TCP listener).
     #[arg(long, default_value_t = 54329)]
     port: u16,
+    /// How read references are probed: `usdt` (PostgreSQL's static probe buffer__read__done,
+    /// one trap per reference) or `uretprobe` (return of ReadBufferExtended, two traps); both
+    /// record the same references. Default: usdt where the binary has it.
+    #[arg(long, value_parser = ["usdt", "uretprobe"])]
+    probe_method: Option<String>,
     /// Print the summary as one JSON object.
     #[arg(long)]
     json: bool,
@@ -60,6 +65,10 @@ pub fn run(c: &CaptureCommand) -> Result<()> {
         pg_bin: a.pg_bin.clone(),
         pg_user: a.pg_user.clone(),
         port: a.port,
+        probe_method: a
+            .probe_method
+            .as_deref()
+            .and_then(lab::capture::ProbeMethod::parse),
     };
     let s = lab::capture::run(&opts, &mut |m| eprintln!("capture: {m}"))?;
     if a.json {

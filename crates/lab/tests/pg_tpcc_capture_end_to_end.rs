@@ -54,6 +54,7 @@ fn a_tiny_capture_reads_back_with_its_header_counts() {
         pg_bin: None,
         pg_user: "flashlab".into(),
         port: 54377,
+        probe_method: None,
     };
     let s = capture::run(&o, &mut |m| eprintln!("{m}")).unwrap();
     assert!(

@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 const SCHEMA_SQL: &str = include_str!("tpcc_schema.sql");
 const PROCS_SQL: &str = include_str!("tpcc_procs.sql");
 
-/// The capture method recorded in every trace header.
-pub const METHOD: &str = "uprobes (bpftrace): ret ReadBufferExtended/ReadBufferWithoutRelcache -> R, MarkBufferDirty -> W, ret XLogInsert -> X";
+pub use probe::ProbeMethod;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -70,6 +69,9 @@ pub struct CaptureOptions {
     /// The user PostgreSQL runs as when flashlab runs as root.
     pub pg_user: String,
     pub port: u16,
+    /// How read references are probed; `None`: `usdt` where the binary has the static probe,
+    /// else `uretprobe` (both record the same references: probe.rs).
+    pub probe_method: Option<ProbeMethod>,
 }
 
 impl CaptureOptions {
@@ -114,6 +116,8 @@ pub struct CaptureSummary {
     pub lost_events: u64,
     pub references_per_s: f64,
     pub trace_bytes: u64,
+    /// How read references were probed (`usdt` or `uretprobe`; empty without probes).
+    pub probe_method: String,
 }
 
 /// Capture (or, without `out`, just run) TPC-C on a private cluster; progress on `log`.
@@ -148,7 +152,11 @@ pub fn run(o: &CaptureOptions, log: &mut dyn FnMut(&str)) -> Result<CaptureSumma
     let body_path = o.out.as_ref().map(|p| p.with_extension("body.tmp"));
     let _body_guard = body_path.clone().map(RemoveOnDrop);
     let probe = match &body_path {
-        Some(p) => Some(start_probe(&pg, &bin, p)?),
+        Some(p) => {
+            let (probe, method) = start_probe(&pg, &bin, p, o.probe_method)?;
+            s.probe_method = method.name().into();
+            Some((probe, method))
+        }
         None => None,
     };
     log(&format!(
@@ -171,14 +179,14 @@ pub fn run(o: &CaptureOptions, log: &mut dyn FnMut(&str)) -> Result<CaptureSumma
         s.errors += c.errors;
     }
     s.tx_per_s = s.transactions as f64 / s.run_s;
-    if let (Some(probe), Some(body), Some(out)) = (probe, body_path, &o.out) {
+    if let (Some((probe, method)), Some(body), Some(out)) = (probe, body_path, &o.out) {
         let p = probe.stop()?;
         s.references = p.reads + p.dirties;
         s.dirty_references = p.dirties;
         s.wal_inserts = p.wal_inserts;
         s.lost_events = p.lost_events;
         s.references_per_s = s.references as f64 / s.run_s;
-        s.trace_bytes = finish_trace(out, &body, &header(o, &s, &bin))?;
+        s.trace_bytes = finish_trace(out, &body, &header(o, &s, &bin, method))?;
     }
     drop(pg);
     Ok(s)
@@ -220,8 +228,14 @@ fn start_probe(
     pg: &cluster::Cluster,
     bin: &Path,
     body: &Path,
-) -> Result<probe::Probe, CaptureError> {
+    method: Option<ProbeMethod>,
+) -> Result<(probe::Probe, ProbeMethod), CaptureError> {
     let binary = bin.join("postgres");
+    let method = match method {
+        Some(m) => m,
+        None if probe::has_usdt_read(&binary)? => ProbeMethod::Usdt,
+        None => ProbeMethod::Uretprobe,
+    };
     let pid: u32 = pg
         .sql(
             "tpcc",
@@ -248,7 +262,7 @@ fn start_probe(
             source,
         })?
         .auto_finish();
-    probe::Probe::start(&target, Box::new(enc))
+    Ok((probe::Probe::start(&target, method, Box::new(enc))?, method))
 }
 
 fn run_terminals(
@@ -274,7 +288,12 @@ fn run_terminals(
 }
 
 /// The header's `key: value` fields.
-fn header(o: &CaptureOptions, s: &CaptureSummary, bin: &Path) -> workload::pg_trace::PgTraceHeader {
+fn header(
+    o: &CaptureOptions,
+    s: &CaptureSummary,
+    bin: &Path,
+    method: ProbeMethod,
+) -> workload::pg_trace::PgTraceHeader {
     let f = |k: &str, v: String| (k.to_string(), v.replace('\n', " "));
     workload::pg_trace::PgTraceHeader {
         fields: vec![
@@ -294,7 +313,7 @@ fn header(o: &CaptureOptions, s: &CaptureSummary, bin: &Path) -> workload::pg_tr
             f("shared_buffers_mib", o.shared_buffers_mib.to_string()),
             f("page_bytes", "8192".into()),
             f("database_bytes", s.database_bytes.to_string()),
-            f("method", METHOD.into()),
+            f("method", method.describe().into()),
             f("run_s", format!("{:.1}", s.run_s)),
             f("transactions", s.transactions.to_string()),
             f("new_orders", s.new_orders.to_string()),

@@ -25,9 +25,11 @@
 pub mod claims;
 pub mod figures;
 mod flash_area;
+mod ledger;
 pub mod pg_tpcc;
 mod points;
 mod rows;
+mod why;
 
 pub use rows::{Counters, EngineRow, ExtBufferRow};
 
@@ -177,6 +179,15 @@ struct Point {
     counts: Counts,
     /// The device WAF of its flash writes (flash_area.rs).
     device_waf: Option<f64>,
+    /// What its page moves were (ledger.rs; None for points from the one-pass curve).
+    ledger: Option<ledger::LedgerKeys>,
+}
+
+/// One simulator pass: the counts, the device WAF of its flash writes, its ledger.
+struct Pass {
+    counts: Counts,
+    device_waf: Option<f64>,
+    ledger: ledger::LedgerKeys,
 }
 
 struct Ctx {
@@ -215,6 +226,7 @@ impl Ctx {
             } else {
                 p.log_order.name().into()
             },
+            ledger: p.ledger,
             counts,
         }
     }
@@ -230,16 +242,18 @@ impl Ctx {
         amout: f64,
         order: LogOrder,
         limit: Option<u64>,
-    ) -> Result<(Counts, Option<f64>)> {
+    ) -> Result<Pass> {
         let mut o = self.sim_opts(kind, amout, false);
         o.limit = limit;
         let mut config = policy_config(&o, main, ext);
         config.log_order = order;
         let mut sim = BufferSim::new(&config).context("policy sizes")?;
         let mut area = flash_area::FlashArea::new(&config.log_capacities())?;
+        let mut ledger = ledger::Ledger::default();
         for r in self.trace.open()?.take(limit.unwrap_or(u64::MAX) as usize) {
             let r = r?;
             let a = sim.reference(r.page, r.write);
+            ledger.record(r.page, &a);
             if let Some(area) = area.as_mut() {
                 area.record(&a)?;
             }
@@ -247,7 +261,12 @@ impl Ctx {
         if let Some(area) = &area {
             area.verify()?;
         }
-        Ok((sim.counts(), area.and_then(|a| a.waf())))
+        let counts = sim.counts();
+        Ok(Pass {
+            counts,
+            device_waf: area.and_then(|a| a.waf()),
+            ledger: ledger.finish(&counts),
+        })
     }
 }
 
@@ -333,6 +352,21 @@ pub fn run_with(opts: &ReproduceOptions, ext: &ExtBufferOptions) -> Result<Outpu
     report.claims = claims::claims(&report);
     report.notes = notes(&ctx, &curve, tpcc_db.is_some());
     report.notes.extend(write_back_note(&rows));
+    let why = why::reasons(&why::Inputs {
+        rows: &rows,
+        curve: &curve,
+        db_pages: ctx.db_pages,
+        main_pages: main,
+    });
+    if let Some(why) = why {
+        why.annotate(&mut report.claims);
+        report.notes.extend(why.notes());
+    }
+    if ctx.trace.format == PageTraceFormat::Pg {
+        report
+            .notes
+            .push(pg_tpcc::wal_note(&ctx.trace.path, baseline_ms)?);
+    }
     let mut tables = vec![
         grid_table(&rows),
         log_order_table(&rows),
@@ -790,14 +824,16 @@ fn engine_one(
         flash_writes: x.flash_writes,
         flash_displaced: x.displaced,
     };
-    let (sim, _) = ctx.simulate(
-        policy,
-        main,
-        ext_pages,
-        config.amout_ratio,
-        config.log_order,
-        Some(refs.len() as u64),
-    )?;
+    let sim = ctx
+        .simulate(
+            policy,
+            main,
+            ext_pages,
+            config.amout_ratio,
+            config.log_order,
+            Some(refs.len() as u64),
+        )?
+        .counts;
     let mut o = ctx.sim_opts(policy, config.amout_ratio, false);
     o.limit = Some(refs.len() as u64);
     let device_ns = s.read_ns + s.write_ns + x.read_ns + x.write_ns;

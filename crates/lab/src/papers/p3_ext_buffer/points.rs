@@ -38,6 +38,7 @@ pub(super) fn measure(
         log_order: LogOrder::SlotRefill,
         counts: curve.lru_ext(m, f).counts,
         device_waf: None,
+        ledger: None,
     };
     parallel::try_map(jobs, planned_points(ctx, main), |planned| match planned {
         Planned::Lru {
@@ -58,9 +59,10 @@ pub(super) fn measure(
         } => {
             let _step = steps.step(step);
             let order = LogOrder::SlotRefill;
-            let (_, waf) = ctx.simulate(PolicyKind::LruExt, main, ext, AMOUT, order, None)?;
+            let pass = ctx.simulate(PolicyKind::LruExt, main, ext, AMOUT, order, None)?;
             Ok(Point {
-                device_waf: waf,
+                device_waf: pass.device_waf,
+                ledger: Some(pass.ledger),
                 ..lru_point(figure, main, ext, false)
             })
         }
@@ -184,7 +186,7 @@ fn sim_point(
     ext: usize,
     amout: f64,
 ) -> Result<Point> {
-    let (counts, device_waf) = ctx.simulate(kind, main, ext, amout, log_order, None)?;
+    let pass = ctx.simulate(kind, main, ext, amout, log_order, None)?;
     Ok(Point {
         figure,
         kind,
@@ -193,7 +195,8 @@ fn sim_point(
         amout_ratio: amout,
         raid0: false,
         log_order,
-        counts,
-        device_waf,
+        counts: pass.counts,
+        device_waf: pass.device_waf,
+        ledger: Some(pass.ledger),
     })
 }

@@ -87,6 +87,10 @@ pub struct ExtBufferRow {
     /// Optional when read back: reports written before it used slot refill throughout.
     #[serde(default)]
     pub flash_log: String,
+    /// What the pass's page moves were (`ledger.rs`): absent for points from the one-pass
+    /// LRU curve (lru, lru-ext with slot refill, same-cost DRAM) and in older reports.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<super::ledger::LedgerKeys>,
     #[serde(flatten)]
     pub counts: Counters,
 }
