@@ -72,11 +72,14 @@ impl Sweep {
             .map(|r| (r.flash_pct, r.counts.elapsed_ms))
             .collect();
         let last = pts.last()?.0;
-        Some(
-            pts.windows(2)
-                .find(|w| (w[0].1 - w[1].1) / w[0].1 < 0.01)
-                .map_or(last, |w| w[0].0),
-        )
+        let at = pts
+            .windows(2)
+            .find(|w| (w[0].1 - w[1].1) / w[0].1 < 0.01)
+            .map_or(last, |w| w[0].0);
+        // The sweep's flash sizes are whole percents of the database, cut to whole pages:
+        // a size reads 14.9998 % where the grid point is 15 %. The plateau is a grid point,
+        // so it is reported at the grid's resolution (0.01 %), far above one page's share.
+        Some((at * 100.0).round() / 100.0)
     }
 }
 
@@ -228,5 +231,35 @@ mod tests {
         let c = claims(&r);
         assert_eq!(c[0].verdict, Verdict::DirectionOnly, "{:#?}", c[0]);
         assert_eq!(c[1].verdict, Verdict::NotReproduced, "{:#?}", c[1]);
+    }
+
+    #[test]
+    fn a_plateau_is_read_at_the_grid_point_its_whole_pages_stand_for() {
+        // Elapsed times that flatten after the second size, with the sizes cut to whole
+        // pages: 9.9998 % and 14.9998 % stand for the grid's 10 % and 15 %.
+        let row = |f: f64, ms: f64| ExtBufferRow {
+            figure: "fig3-5".into(),
+            flash_pct: f,
+            counts: super::super::Counters {
+                policy: "2q-ext".into(),
+                elapsed_ms: ms,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let s = Sweep(vec![
+            row(4.9998, 100.0),
+            row(9.9998, 80.0),
+            row(14.9998, 79.9),
+            row(19.9998, 79.8),
+        ]);
+        assert_eq!(s.plateau("2q-ext"), Some(10.0));
+        let s = Sweep(vec![
+            row(5.0, 100.0),
+            row(10.0, 80.0),
+            row(15.0, 70.0),
+            row(20.0, 69.9),
+        ]);
+        assert_eq!(s.plateau("2q-ext"), Some(15.0));
     }
 }
