@@ -104,8 +104,14 @@ impl FileDevice {
         let slot = q.free.pop().expect("a free slot");
         let (ptr, dest) = match r.buf {
             Some(p) if aligned(p) => (p, Dest::Direct),
-            Some(p) => (stage(&mut self.bounce, slot, r.len).as_mut_ptr(), Dest::Copy(p)),
-            None => (stage(&mut self.bounce, slot, r.len).as_mut_ptr(), Dest::Discard),
+            Some(p) => (
+                stage(&mut self.bounce, slot, r.len).as_mut_ptr(),
+                Dest::Copy(p),
+            ),
+            None => (
+                stage(&mut self.bounce, slot, r.len).as_mut_ptr(),
+                Dest::Discard,
+            ),
         };
         let e = opcode::Read::new(types::Fd(self.file.as_raw_fd()), ptr, r.len as u32)
             .offset(r.page * self.page_bytes as u64)
@@ -247,7 +253,8 @@ mod tests {
         };
         let mut dev = FileDevice::create(&dir.join("dev"), PAGES, PB, o).expect("device");
         for p in 0..PAGES {
-            dev.write(p, &page_image(p), WriteHint::NONE).expect("write");
+            dev.write(p, &page_image(p), WriteHint::NONE)
+                .expect("write");
         }
         dev
     }
@@ -256,7 +263,10 @@ mod tests {
     /// over-long vector (through a bounce buffer).
     fn buffers(n: usize, direct: bool) -> (Vec<super::super::AlignedBuf>, Vec<Vec<u8>>) {
         if direct {
-            ((0..n).map(|_| super::super::AlignedBuf::new(PB)).collect(), Vec::new())
+            (
+                (0..n).map(|_| super::super::AlignedBuf::new(PB)).collect(),
+                Vec::new(),
+            )
         } else {
             (Vec::new(), vec![vec![0u8; PB + 1]; n])
         }
@@ -377,6 +387,9 @@ mod tests {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
         let got = pipelined(&mut dev, &[9, 10], 2, false).expect("usable after a drained queue");
-        assert!(got[0] == page_image(9) && got[1] == page_image(10), "stale data");
+        assert!(
+            got[0] == page_image(9) && got[1] == page_image(10),
+            "stale data"
+        );
     }
 }
