@@ -1,32 +1,46 @@
 //! A frame's page image in memory aligned for direct I/O, so a device that reads into callers'
 //! buffers without a bounce copy (a file through io_uring, O_DIRECT) reads straight into it.
 //!
-//! Invariant: the bytes are `len` of a zeroed allocation of whole `ALIGN`-byte blocks.
+//! Invariant: a non-empty image is `len` initialized bytes, allocated alone at
+//! [`PageBuf::align_of`]`(len)` (4096 for whole 4 KiB blocks, else 512): no byte more than the
+//! page, so the cache's memory per frame is what it was with a plain vector.
 
+use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
 
-/// Alignment of a page image: 4096 bytes, what O_DIRECT asks of a 4Kn disk (and more than a
-/// 512-byte one needs).
-const ALIGN: usize = 4096;
-
-#[derive(Clone, Copy)]
-#[repr(C, align(4096))]
-struct Block([u8; ALIGN]);
-
-/// A page image: `len` bytes at a 4096-byte-aligned address (empty: no allocation).
-#[derive(Clone, Default)]
+/// A page image: `len` bytes, aligned (empty: no allocation).
 pub(super) struct PageBuf {
-    blocks: Box<[Block]>,
+    ptr: NonNull<u8>,
     len: usize,
 }
 
 impl PageBuf {
+    /// 4096 for a length of whole 4 KiB blocks (what O_DIRECT asks of a 4Kn disk), else 512
+    /// (a sector).
+    fn align_of(len: usize) -> usize {
+        if len.is_multiple_of(4096) {
+            4096
+        } else {
+            512
+        }
+    }
+
+    fn layout(len: usize) -> Layout {
+        Layout::from_size_align(len, PageBuf::align_of(len)).expect("a page's layout")
+    }
+
     /// `len` zero bytes.
     pub(super) fn zeroed(len: usize) -> PageBuf {
-        PageBuf {
-            blocks: vec![Block([0; ALIGN]); len.div_ceil(ALIGN)].into_boxed_slice(),
-            len,
+        if len == 0 {
+            return PageBuf::default();
         }
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(PageBuf::layout(len)) };
+        let ptr = NonNull::new(ptr).unwrap_or_else(|| {
+            std::alloc::handle_alloc_error(PageBuf::layout(len));
+        });
+        PageBuf { ptr, len }
     }
 
     /// Make this `len` bytes long (a new zeroed image when the length changes).
@@ -37,23 +51,52 @@ impl PageBuf {
     }
 }
 
+impl Default for PageBuf {
+    fn default() -> PageBuf {
+        PageBuf {
+            ptr: NonNull::dangling(),
+            len: 0,
+        }
+    }
+}
+
+impl Drop for PageBuf {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: allocated in `zeroed` with this same layout, and not freed since.
+            unsafe { dealloc(self.ptr.as_ptr(), PageBuf::layout(self.len)) }
+        }
+    }
+}
+
+impl Clone for PageBuf {
+    fn clone(&self) -> PageBuf {
+        let mut b = PageBuf::zeroed(self.len);
+        b.copy_from_slice(self);
+        b
+    }
+}
+
 impl Deref for PageBuf {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        assert!(self.len <= self.blocks.len() * ALIGN);
-        // SAFETY: `Block` is `repr(C)` over `[u8; ALIGN]` (no padding), so the blocks are
-        // `blocks.len() * ALIGN` initialized bytes, of which the first `len` are viewed.
-        unsafe { std::slice::from_raw_parts(self.blocks.as_ptr().cast::<u8>(), self.len) }
+        // SAFETY: `ptr` holds `len` initialized bytes owned by `self` (or is dangling with
+        // `len` 0, which a slice allows).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 }
 
 impl DerefMut for PageBuf {
     fn deref_mut(&mut self) -> &mut [u8] {
-        assert!(self.len <= self.blocks.len() * ALIGN);
         // SAFETY: as in `deref`, borrowed mutably through `self`.
-        unsafe { std::slice::from_raw_parts_mut(self.blocks.as_mut_ptr().cast::<u8>(), self.len) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
+
+// SAFETY: a PageBuf owns its allocation exclusively (like a Box<[u8]>).
+unsafe impl Send for PageBuf {}
+// SAFETY: shared access only reads (through `Deref`).
+unsafe impl Sync for PageBuf {}
 
 #[cfg(test)]
 mod tests {
@@ -61,11 +104,11 @@ mod tests {
 
     #[test]
     fn a_page_image_is_aligned_zeroed_and_as_long_as_asked() {
-        for len in [512, 4096, 8192, 12288 + 512] {
+        for (len, align) in [(512, 512), (4096, 4096), (8192, 4096), (12288 + 512, 512)] {
             let mut b = PageBuf::zeroed(len);
             assert_eq!(b.len(), len);
             assert!(b.iter().all(|&x| x == 0));
-            assert!((b.as_ptr() as usize).is_multiple_of(ALIGN), "{len}");
+            assert!((b.as_ptr() as usize).is_multiple_of(align), "{len}");
             b[len - 1] = 7;
             assert_eq!(b.clone()[len - 1], 7);
             b.resize(len);
@@ -73,8 +116,9 @@ mod tests {
         }
         let mut e = PageBuf::default();
         assert!(e.is_empty());
+        assert!(e.clone().is_empty());
         e.resize(8192);
         assert_eq!(e.len(), 8192);
-        assert!((e.as_ptr() as usize).is_multiple_of(ALIGN));
+        assert!((e.as_ptr() as usize).is_multiple_of(4096));
     }
 }
