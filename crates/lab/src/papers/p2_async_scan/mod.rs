@@ -356,7 +356,8 @@ pub struct ScanRow {
     /// `selectivity` or `batch`: which sweep the query belongs to.
     pub sweep: String,
     /// This device's read ceiling in this run: IOPS of random heap-page reads at QD 50
-    /// (`submit`) over IOPS at QD1 (`read`), measured after the scans on the same device.
+    /// (`read_queued`) over IOPS at QD1 (one deep on a file, as fio's; `read` elsewhere),
+    /// measured after the scans on the same device.
     #[serde(default)]
     pub ceiling_x: f64,
     /// `speedup_vs_sync` / `ceiling_x`: the share of the ceiling this query reached.
@@ -484,7 +485,7 @@ fn ceiling_table(sel: &[Query], ceilings: &[Ceiling]) -> Table {
             fmt_f(rate(b), 0),
         ]);
     }
-    t.define(format!("QD1 IOPS = random heap-page reads one at a time (read, the sync scan's path); QD50 IOPS = {PAPER_BATCH} kept in flight (read_queued: on a file a new read enters io_uring as each completes, as fio's iodepth; on sim and hdd batches of {PAPER_BATCH}); as many as the sync scan at 20 % missed, right after the selectivity sweep; ceiling = QD50 / QD1 IOPS"));
+    t.define(format!("QD1 IOPS = random heap-page reads one at a time (on a file the queue below one deep, fio's --iodepth=1; on sim and hdd read, the sync scan's path); QD50 IOPS = {PAPER_BATCH} kept in flight (read_queued: on a file a new read enters io_uring as each completes, as fio's iodepth; on sim and hdd batches of {PAPER_BATCH}); as many as the sync scan at 20 % missed, right after the selectivity sweep; ceiling = QD50 / QD1 IOPS"));
     t.define(format!("QD50 batches IOPS = the same number of reads in batches of {PAPER_BATCH}, each awaited before the next (submit: the batched scan's I/O pattern without the scan), right after the ceiling"));
     t.define("fio QD1 / QD50 = fio (io_uring, O_DIRECT, randread) on the same file over the same heap pages, in the same run, alternating QD1 and QD50 for 3 rounds of 1 s; fio ceiling = their ratio; '-' = not a file, or fio not installed (see notes)");
     t.define("speedup = batched(50) at 20 % over sync (the selectivity sweep); share = speedup / ceiling; share of fio = speedup / fio ceiling; sync / batched pages/s = pages read per second by those scans (compare with QD1 / QD50 IOPS)");
