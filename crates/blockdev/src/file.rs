@@ -28,7 +28,11 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-const ALIGN: usize = 4096;
+#[path = "uring_queue.rs"]
+mod uring_queue;
+
+/// Alignment of every buffer the kernel reads into or writes from (O_DIRECT).
+pub(crate) const ALIGN: usize = 4096;
 const SECTOR: usize = 512;
 
 /// How to open a [`FileDevice`].
@@ -386,6 +390,9 @@ struct EnterFaults {
     after_submit: u32,
     /// The next n calls report EIO without entering the kernel.
     before_submit: u32,
+    /// The read queue waits for every read in flight and takes their completions in reverse
+    /// order (completions arriving out of issue order, made certain).
+    reverse_completions: bool,
 }
 
 impl EnterFaults {
@@ -680,117 +687,6 @@ impl FileDevice {
     }
 }
 
-impl FileDevice {
-    /// [`BlockDevice::read_queued`] on a file: slot `i` of `depth` reads into bounce buffer
-    /// `i`; a slot is refilled as soon as its read completes. Enter failures are handled as in
-    /// [`FileDevice::run_wave`]: reads in flight are drained before returning, or the device is
-    /// poisoned.
-    fn queued_reads(
-        &mut self,
-        pages: &mut dyn Iterator<Item = PageNo>,
-        depth: usize,
-    ) -> Result<u64, DevError> {
-        self.check_usable()?;
-        self.ring()?;
-        let depth = depth.clamp(1, self.opts.queue_depth.max(1) as usize);
-        let pb = self.page_bytes;
-        let slots: Vec<*mut u8> = (0..depth)
-            .map(|i| stage(&mut self.bounce, i, pb).as_mut_ptr())
-            .collect();
-        let mut q = Queue {
-            free: (0..depth).rev().collect(),
-            in_flight: 0,
-            done: 0,
-            failures_in_row: 0,
-            first_err: None,
-        };
-        let mut exhausted = false;
-        loop {
-            while !exhausted && q.first_err.is_none() && !q.free.is_empty() {
-                match pages.next() {
-                    Some(page) => self.queue_read(&mut q, page, &slots),
-                    None => exhausted = true,
-                }
-            }
-            if q.in_flight == 0 || !self.reap_queued(&mut q) {
-                break;
-            }
-        }
-        q.first_err.map_or(Ok(q.done), Err)
-    }
-
-    /// Push one read of `page` into a free slot of `q`.
-    fn queue_read(&mut self, q: &mut Queue, page: PageNo, slots: &[*mut u8]) {
-        let pb = self.page_bytes;
-        if let Err(e) = check_extent(page, pb, pb, self.capacity_pages) {
-            q.first_err = Some(e);
-            return;
-        }
-        let slot = q.free.pop().expect("a free slot");
-        let e = opcode::Read::new(types::Fd(self.file.as_raw_fd()), slots[slot], pb as u32)
-            .offset(page * pb as u64)
-            .build()
-            .user_data(slot as u64);
-        let ring = self.ring.as_mut().expect("the queue's ring");
-        // SAFETY: bounce buffer `slot` is neither touched nor freed while its read is in
-        // flight: `queued_reads` returns only once every read is reaped, or after poisoning the
-        // device (which then leaks the buffers and the ring). The fd lives as long as the device.
-        unsafe { ring.submission().push(&e).expect("a slot fits the ring") };
-        q.in_flight += 1;
-        self.stats.read_ios += 1;
-        self.stats.pages_read += 1;
-    }
-
-    /// Enter the kernel (submit, wait for one completion) and free the slots of every read
-    /// completed; false once the device is poisoned (the queue cannot be drained).
-    fn reap_queued(&mut self, q: &mut Queue) -> bool {
-        let ring = self.ring.as_mut().expect("the queue's ring");
-        match self.enter_faults.apply(|| ring.submit_and_wait(1)) {
-            Ok(_) => q.failures_in_row = 0,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => {}
-            Err(e) => {
-                q.failures_in_row += 1;
-                let reason = e.to_string();
-                q.first_err
-                    .get_or_insert(io_err(&self.path, "io_uring_enter", e));
-                if q.failures_in_row >= MAX_ENTER_FAILURES {
-                    self.poisoned = Some(format!(
-                        "{} queued reads in flight; io_uring_enter failed {} times in a row: {reason}",
-                        q.in_flight, q.failures_in_row
-                    ));
-                    return false;
-                }
-            }
-        }
-        let mut reaped = std::mem::take(&mut self.done);
-        reaped.clear();
-        reaped.extend(
-            ring.completion()
-                .map(|c| (c.user_data() as usize, c.result())),
-        );
-        for &(slot, res) in &reaped {
-            if let Err(e) = self.check_completion(res, self.page_bytes) {
-                q.first_err.get_or_insert(e);
-            }
-            q.free.push(slot);
-            q.in_flight -= 1;
-            q.done += 1;
-        }
-        self.done = reaped;
-        true
-    }
-}
-
-/// The state of [`FileDevice::queued_reads`]: free bounce-buffer slots, reads in flight and
-/// done, and the first error.
-struct Queue {
-    free: Vec<usize>,
-    in_flight: usize,
-    done: u64,
-    failures_in_row: u32,
-    first_err: Option<DevError>,
-}
-
 /// `io_uring_enter` failures in a row after which a wave or queue that cannot be drained
 /// poisons the device.
 const MAX_ENTER_FAILURES: u32 = 8;
@@ -915,7 +811,20 @@ impl BlockDevice for FileDevice {
         pages: &mut dyn Iterator<Item = PageNo>,
         depth: usize,
     ) -> Result<u64, DevError> {
-        self.queued_reads(pages, depth)
+        uring_queue::read_queued(self, pages, depth)
+    }
+    /// `depth` reads kept in flight through io_uring, as [`BlockDevice::read_queued`], into
+    /// the caller's buffers (straight into those aligned to 4096 bytes, no copy).
+    fn read_pipelined(
+        &mut self,
+        reads: &mut [(PageNo, &mut [u8])],
+        depth: usize,
+    ) -> Result<(), DevError> {
+        self.stats.batches += 1;
+        uring_queue::read_pipelined(self, reads, depth)
+    }
+    fn pipelines_reads(&self) -> bool {
+        true
     }
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
         self.check_writable("trim")?;

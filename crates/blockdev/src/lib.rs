@@ -161,6 +161,32 @@ pub trait BlockDevice {
     ) -> Result<u64, DevError> {
         read_in_batches(self, pages, depth)
     }
+    /// Read each `(page, buf)` of `reads` (`buf` whole pages), keeping up to `depth` reads in
+    /// flight. On a device that [`BlockDevice::pipelines_reads`] a new read is issued as each
+    /// completes and completions are taken as they arrive (fio's `iodepth`), so no read waits
+    /// for a batch's slowest. On error no further read is issued; the first error is returned
+    /// once the reads in flight completed, and the buffers of reads not done are unspecified.
+    /// Default: batches of `depth` through [`BlockDevice::submit`], each awaited.
+    fn read_pipelined(
+        &mut self,
+        reads: &mut [(PageNo, &mut [u8])],
+        depth: usize,
+    ) -> Result<(), DevError> {
+        for chunk in reads.chunks_mut(depth.max(1)) {
+            let mut batch: Vec<Io> = chunk
+                .iter_mut()
+                .map(|(page, buf)| Io::Read { page: *page, buf })
+                .collect();
+            self.submit(&mut batch)?;
+        }
+        Ok(())
+    }
+    /// Whether [`BlockDevice::read_pipelined`] keeps its queue full across the whole call
+    /// (true: a file through io_uring) or awaits batches of `depth` (false: the default, the
+    /// simulated devices, whose queues do not outlive a batch).
+    fn pipelines_reads(&self) -> bool {
+        false
+    }
     /// Tell the device `pages` pages from `page` no longer hold data.
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError>;
     /// Make every completed write durable.

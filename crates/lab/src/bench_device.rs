@@ -782,8 +782,10 @@ pub fn published_deviation(
 }
 
 /// QD1 and QD-`depth` random reads of one page on `dev` (its own page size), about `ios` each,
-/// through `read` (the synchronous scan's path) and `read_queued` (`depth` reads kept in
-/// flight: fio's `iodepth` on a file; batches of `depth` on simulated devices); returns
+/// through `read_queued` (`depth` reads kept in flight: fio's `iodepth` on a file; batches of
+/// `depth` on simulated devices) and, at QD1, the same queue one deep on a device that
+/// [`BlockDevice::pipelines_reads`] (a file: io_uring, as fio's `--iodepth=1`, so both ends of
+/// the ceiling are the reads fio times) or `read` elsewhere (the synchronous scan's path); returns
 /// (IOPS at QD1, IOPS at QD `depth`). Pages are drawn from the first `span_pages`. The two
 /// alternate in `CEILING_ROUNDS` rounds, so a disk whose speed drifts (other tenants, its own
 /// state) weighs on both alike.
@@ -805,8 +807,13 @@ pub fn read_ceiling(
     let (mut s1, mut sn) = (0.0, 0.0);
     for _ in 0..CEILING_ROUNDS {
         let (t0, wall) = (dev.now_ns(), Instant::now());
-        for _ in 0..per_round {
-            dev.read(rng.gen_range(0..span), &mut buf)?;
+        if dev.pipelines_reads() {
+            let mut pages = (0..per_round).map(|_| rng.gen_range(0..span));
+            dev.read_queued(&mut pages, 1)?;
+        } else {
+            for _ in 0..per_round {
+                dev.read(rng.gen_range(0..span), &mut buf)?;
+            }
         }
         s1 += devices::phase_seconds(clock, wall.elapsed().as_secs_f64(), dev.now_ns() - t0);
         let (t0, wall) = (dev.now_ns(), Instant::now());

@@ -17,9 +17,9 @@
 //! Invariants: a key is in at most one frame; pinned frames are never evicted; the policy
 //! tracks exactly the resident frames that were released at least once.
 
+use super::page_buf::PageBuf;
 use super::{Device, Pager};
 use crate::error::EngineError;
-use blockdev::Io;
 use policy::{BufferPolicy, LogId, Placement, Replacement, Source};
 use rustc_hash::FxHashMap;
 use std::any::Any;
@@ -48,8 +48,8 @@ struct Frame {
     dirty: bool,
     /// The device page the image was read from and is written back to.
     page: u64,
-    /// The page image (allocated on first use; valid while `image`).
-    data: Vec<u8>,
+    /// The page image (allocated on first use, aligned for direct reads; valid while `image`).
+    data: PageBuf,
     /// Where the image was read from (the policy admits flash read-backs to its `Am`).
     source: Source,
 }
@@ -238,7 +238,7 @@ impl Pager {
                 fr.slots.push(Frame {
                     key,
                     page,
-                    data: Vec::new(),
+                    data: PageBuf::default(),
                     image: false,
                     decoded: None,
                     pins: 0,
@@ -256,7 +256,7 @@ impl Pager {
         s.decoded = None;
         s.source = Source::Disk;
         if s.data.len() != self.page_bytes && page != NO_PAGE {
-            s.data.resize(self.page_bytes, 0);
+            s.data.resize(self.page_bytes);
         }
         Ok(f)
     }
@@ -318,6 +318,26 @@ impl Pager {
     /// Pin every page of `pages` (one pin per entry, in order; a repeated page pins the same
     /// frame again), reading all misses in one batch.
     pub fn fetch_many(&mut self, pages: &[u64]) -> Result<Vec<FrameId>, EngineError> {
+        self.fetch_many_at(pages, None)
+    }
+
+    /// [`Pager::fetch_many`] with the misses read `depth` at a time through
+    /// [`blockdev::BlockDevice::read_pipelined`]: kept `depth` in flight on a device that
+    /// [`Pager::pipelines_reads`] (straight into the frames, no copy, on a file), in awaited
+    /// batches of `depth` on others.
+    pub fn fetch_many_queued(
+        &mut self,
+        pages: &[u64],
+        depth: usize,
+    ) -> Result<Vec<FrameId>, EngineError> {
+        self.fetch_many_at(pages, Some(depth.max(1)))
+    }
+
+    fn fetch_many_at(
+        &mut self,
+        pages: &[u64],
+        depth: Option<usize>,
+    ) -> Result<Vec<FrameId>, EngineError> {
         // Pin resident pages first so that making room for the misses cannot evict them.
         let mut out: Vec<Option<FrameId>> = Vec::with_capacity(pages.len());
         let mut missing = Vec::new();
@@ -335,7 +355,7 @@ impl Pager {
         }
         missing.sort_unstable();
         missing.dedup();
-        if let Err(e) = self.read_batch(&missing) {
+        if let Err(e) = self.read_batch(&missing, depth) {
             for f in out.iter().flatten() {
                 self.unpin(*f);
             }
@@ -377,7 +397,7 @@ impl Pager {
         missing.sort_unstable();
         missing.dedup();
         missing.truncate(room);
-        self.read_batch(&missing)?;
+        self.read_batch(&missing, None)?;
         for p in missing {
             let f = self.frames.map.get(p).expect("read into a frame above");
             self.unpin(f);
@@ -412,8 +432,9 @@ impl Pager {
 
     /// Read `missing` (distinct, not resident) into new frames: flash copies first (before
     /// room is made, as P3 orders it), the rest from the database device with one `submit`;
-    /// each new frame ends pinned once. On error no new frame remains.
-    fn read_batch(&mut self, missing: &[u64]) -> Result<(), EngineError> {
+    /// each new frame ends pinned once (`depth`: [`Device::submit_reads`]). On error no new
+    /// frame remains.
+    fn read_batch(&mut self, missing: &[u64], depth: Option<usize>) -> Result<(), EngineError> {
         if missing.is_empty() {
             return Ok(());
         }
@@ -435,23 +456,26 @@ impl Pager {
             }
         }
         let slots = &mut self.frames.slots;
-        let mut disk: Vec<(u64, FrameId, Vec<u8>)> = Vec::with_capacity(missing.len());
+        let mut disk: Vec<(u64, FrameId, PageBuf)> = Vec::with_capacity(missing.len());
         for ((&p, &f), copy) in missing.iter().zip(&new_frames).zip(flash) {
             let fr = &mut slots[f];
             fr.image = true;
             match copy {
-                Some((log, bytes)) => (fr.data, fr.source) = (bytes, Source::Log(log)),
+                Some((log, bytes)) => {
+                    fr.data.copy_from_slice(&bytes);
+                    fr.source = Source::Log(log);
+                }
                 None => disk.push((p, f, std::mem::take(&mut fr.data))),
             }
         }
         let r = if disk.is_empty() {
             Ok(())
         } else {
-            let mut batch: Vec<Io> = disk
+            let mut reads: Vec<(u64, &mut [u8])> = disk
                 .iter_mut()
-                .map(|(page, _, buf)| Io::Read { page: *page, buf })
+                .map(|(page, _, buf)| (*page, &mut buf[..]))
                 .collect();
-            self.io.submit_reads(&mut batch)
+            self.io.submit_reads(&mut reads, depth)
         };
         for (_, f, b) in disk {
             slots[f].data = b;

@@ -28,6 +28,7 @@
 mod flash_ext;
 mod frames;
 mod meta;
+mod page_buf;
 mod run;
 mod typed;
 
@@ -112,14 +113,29 @@ impl Device {
         Ok(())
     }
 
-    fn submit_reads(&mut self, batch: &mut [Io<'_>]) -> Result<(), EngineError> {
+    /// Read each `(page, buffer)` of `reads`: all in one `submit` (`depth` None), or through
+    /// `read_pipelined` with `depth` in flight (one batch in the stats either way).
+    fn submit_reads(
+        &mut self,
+        reads: &mut [(u64, &mut [u8])],
+        depth: Option<usize>,
+    ) -> Result<(), EngineError> {
         let t0 = self.dev.now_ns();
-        let r = self.dev.submit(batch);
+        let r = match depth {
+            Some(depth) => self.dev.read_pipelined(reads, depth),
+            None => {
+                let mut batch: Vec<Io> = reads
+                    .iter_mut()
+                    .map(|(page, buf)| Io::Read { page: *page, buf })
+                    .collect();
+                self.dev.submit(&mut batch)
+            }
+        };
         assert!(self.dev.now_ns() >= t0, "the device clock never runs back");
         self.stats.read_ns += self.dev.now_ns() - t0;
         self.stats.batches += 1;
         r?;
-        self.stats.pages_read += batch.len() as u64;
+        self.stats.pages_read += reads.len() as u64;
         Ok(())
     }
 
@@ -263,6 +279,11 @@ impl Pager {
     }
     pub fn capacity_pages(&self) -> u64 {
         self.io.dev.capacity_pages()
+    }
+    /// Whether the device keeps `depth` reads in flight across a whole
+    /// [`Pager::fetch_many_queued`] (a file through io_uring) rather than awaiting batches.
+    pub fn pipelines_reads(&self) -> bool {
+        self.io.dev.pipelines_reads()
     }
     pub fn device(&self) -> &dyn BlockDevice {
         self.io.dev.as_ref()

@@ -1,0 +1,124 @@
+//! A frame's page image in memory aligned for direct I/O, so a device that reads into callers'
+//! buffers without a bounce copy (a file through io_uring, O_DIRECT) reads straight into it.
+//!
+//! Invariant: a non-empty image is `len` initialized bytes, allocated alone at
+//! [`PageBuf::align_of`]`(len)` (4096 for whole 4 KiB blocks, else 512): no byte more than the
+//! page, so the cache's memory per frame is what it was with a plain vector.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+/// A page image: `len` bytes, aligned (empty: no allocation).
+pub(super) struct PageBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl PageBuf {
+    /// 4096 for a length of whole 4 KiB blocks (what O_DIRECT asks of a 4Kn disk), else 512
+    /// (a sector).
+    fn align_of(len: usize) -> usize {
+        if len.is_multiple_of(4096) {
+            4096
+        } else {
+            512
+        }
+    }
+
+    fn layout(len: usize) -> Layout {
+        Layout::from_size_align(len, PageBuf::align_of(len)).expect("a page's layout")
+    }
+
+    /// `len` zero bytes.
+    pub(super) fn zeroed(len: usize) -> PageBuf {
+        if len == 0 {
+            return PageBuf::default();
+        }
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(PageBuf::layout(len)) };
+        let ptr = NonNull::new(ptr).unwrap_or_else(|| {
+            std::alloc::handle_alloc_error(PageBuf::layout(len));
+        });
+        PageBuf { ptr, len }
+    }
+
+    /// Make this `len` bytes long (a new zeroed image when the length changes).
+    pub(super) fn resize(&mut self, len: usize) {
+        if self.len != len {
+            *self = PageBuf::zeroed(len);
+        }
+    }
+}
+
+impl Default for PageBuf {
+    fn default() -> PageBuf {
+        PageBuf {
+            ptr: NonNull::dangling(),
+            len: 0,
+        }
+    }
+}
+
+impl Drop for PageBuf {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: allocated in `zeroed` with this same layout, and not freed since.
+            unsafe { dealloc(self.ptr.as_ptr(), PageBuf::layout(self.len)) }
+        }
+    }
+}
+
+impl Clone for PageBuf {
+    fn clone(&self) -> PageBuf {
+        let mut b = PageBuf::zeroed(self.len);
+        b.copy_from_slice(self);
+        b
+    }
+}
+
+impl Deref for PageBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `ptr` holds `len` initialized bytes owned by `self` (or is dangling with
+        // `len` 0, which a slice allows).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl DerefMut for PageBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `deref`, borrowed mutably through `self`.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+// SAFETY: a PageBuf owns its allocation exclusively (like a Box<[u8]>).
+unsafe impl Send for PageBuf {}
+// SAFETY: shared access only reads (through `Deref`).
+unsafe impl Sync for PageBuf {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_image_is_aligned_zeroed_and_as_long_as_asked() {
+        for (len, align) in [(512, 512), (4096, 4096), (8192, 4096), (12288 + 512, 512)] {
+            let mut b = PageBuf::zeroed(len);
+            assert_eq!(b.len(), len);
+            assert!(b.iter().all(|&x| x == 0));
+            assert!((b.as_ptr() as usize).is_multiple_of(align), "{len}");
+            b[len - 1] = 7;
+            assert_eq!(b.clone()[len - 1], 7);
+            b.resize(len);
+            assert_eq!(b[len - 1], 7, "same length: kept");
+        }
+        let mut e = PageBuf::default();
+        assert!(e.is_empty());
+        assert!(e.clone().is_empty());
+        e.resize(8192);
+        assert_eq!(e.len(), 8192);
+        assert!((e.as_ptr() as usize).is_multiple_of(4096));
+    }
+}
