@@ -84,39 +84,44 @@ impl HostDriver {
     /// stream's end; `progress(pages)` is called every 65 536 requests and at the end.
     pub fn run(
         &mut self,
-        reqs: impl Iterator<Item = Result<Request, WorkloadError>>,
+        mut reqs: impl Iterator<Item = Result<Request, WorkloadError>>,
         limit: Option<u64>,
         count_writes_only: bool,
         progress: &mut dyn FnMut(u64),
     ) -> Result<RunCount> {
-        self.run_ahead(&mut reqs.peekable(), limit, count_writes_only, progress)
+        self.run_ahead(&mut reqs, limit, count_writes_only, progress)
     }
 
-    /// [`HostDriver::run`] over a peekable stream: while one request is issued, the next
-    /// one's mapping is prefetched (see [`Ssd::prefetch_write`]). The requests issued, and
-    /// those pulled from the stream, are the same as without the look-ahead.
+    /// [`HostDriver::run`], pulling up to [`AHEAD`] requests ahead of the one issued so that
+    /// each write's mapping is on its way from memory before the write needs it (see
+    /// [`Ssd::prefetch_write`] and [`Ssd::prefetch_overwrite`]). The requests issued, and
+    /// those pulled from the stream, are the same as without the look-ahead: nothing is
+    /// pulled past the request that reaches `limit`, and a stream's error is returned once
+    /// the requests before it are issued.
     pub fn run_ahead<I: Iterator<Item = Result<Request, WorkloadError>>>(
         &mut self,
-        reqs: &mut std::iter::Peekable<I>,
+        reqs: &mut I,
         limit: Option<u64>,
         count_writes_only: bool,
         progress: &mut dyn FnMut(u64),
     ) -> Result<RunCount> {
+        let counts = |r: &Request| !count_writes_only || r.op == OpKind::Write;
         let mut count = RunCount::default();
+        let mut ahead = Ahead::default();
         let mut since_report = 0u32;
-        while let Some(r) = reqs.next() {
+        loop {
+            ahead.fill(
+                reqs,
+                &self.port,
+                |r| counts(r).then_some(r.pages as u64).unwrap_or(0),
+                limit,
+            );
+            let Some(r) = ahead.queue.pop_front() else {
+                break;
+            };
             let r = r?;
-            if !count_writes_only || r.op == OpKind::Write {
+            if counts(&r) {
                 count.pages += r.pages as u64;
-            }
-            let last = limit.is_some_and(|l| count.pages >= l);
-            // Look ahead only within the limit: a stream stopped there is not pulled further.
-            if !last {
-                if let Some(Ok(next)) = reqs.peek() {
-                    if next.op == OpKind::Write {
-                        self.port.ssd().prefetch_write(Lpn(next.lpn));
-                    }
-                }
             }
             self.submit(&r)?;
             since_report += 1;
@@ -124,12 +129,64 @@ impl HostDriver {
                 since_report = 0;
                 progress(count.pages);
             }
-            if last {
-                count.limit_reached = true;
-                break;
-            }
         }
+        assert!(
+            count.pages == ahead.pulled_pages,
+            "issued {} pages of {} pulled",
+            count.pages,
+            ahead.pulled_pages
+        );
+        count.limit_reached = limit.is_some_and(|l| count.pages >= l);
         progress(count.pages);
         Ok(count)
+    }
+}
+
+/// Requests pulled ahead of the one being issued. A write's L2P entry is prefetched when
+/// the write is pulled ([`AHEAD`] requests early) and the physical page it overwrites
+/// [`AHEAD`]` / 2` requests early, when that entry has arrived.
+pub const AHEAD: usize = 8;
+
+#[derive(Default)]
+struct Ahead {
+    queue: std::collections::VecDeque<Result<Request, WorkloadError>>,
+    /// Pages counted toward the limit of the requests pulled so far.
+    pulled_pages: u64,
+    /// Nothing more to pull: the limit was reached, the stream ended or failed.
+    done: bool,
+}
+
+impl Ahead {
+    /// Pull until [`AHEAD`] requests wait (or nothing more may be pulled), prefetching.
+    #[inline]
+    fn fill<I: Iterator<Item = Result<Request, WorkloadError>>>(
+        &mut self,
+        reqs: &mut I,
+        port: &HostPort,
+        counted_pages: impl Fn(&Request) -> u64,
+        limit: Option<u64>,
+    ) {
+        while !self.done && self.queue.len() < AHEAD {
+            let Some(r) = reqs.next() else {
+                self.done = true;
+                break;
+            };
+            match &r {
+                Ok(r) => {
+                    self.pulled_pages += counted_pages(r);
+                    self.done = limit.is_some_and(|l| self.pulled_pages >= l);
+                    if r.op == OpKind::Write {
+                        port.ssd().prefetch_write(Lpn(r.lpn));
+                    }
+                }
+                Err(_) => self.done = true,
+            }
+            self.queue.push_back(r);
+        }
+        if let Some(Ok(r)) = self.queue.get(AHEAD / 2) {
+            if r.op == OpKind::Write {
+                port.ssd().prefetch_overwrite(Lpn(r.lpn));
+            }
+        }
     }
 }

@@ -158,6 +158,16 @@ impl Ssd {
         }
     }
 
+    /// A later hint for a write of `lpn` (after [`Ssd::prefetch_write`], once the mapping has
+    /// had time to arrive): start loading the physical page's record the write invalidates.
+    /// Changes no result; out-of-range pages are ignored.
+    #[inline]
+    pub fn prefetch_overwrite(&self, lpn: Lpn) {
+        if lpn.0 < self.logical_pages() {
+            self.ftl.prefetch_overwrite(lpn);
+        }
+    }
+
     /// Write `pages` pages from `lpn` with fresh tags. Returns the completion time.
     pub fn write(
         &mut self,

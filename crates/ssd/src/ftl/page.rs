@@ -571,6 +571,15 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
         prefetch(&self.l2p, lpn.0 as usize);
     }
 
+    #[inline]
+    fn prefetch_overwrite(&self, lpn: Lpn) {
+        // In range (the device checks): the L2P read is a plain load, the P2L one a hint.
+        let old = self.l2p[lpn.0 as usize];
+        if old != NIL {
+            prefetch(&self.p2l, old as usize);
+        }
+    }
+
     fn handle_stats(&self, flash: &Flash) -> Vec<super::fdp::HandleStats> {
         let open = self.blocks.open_blocks();
         super::fdp::handle_stats(&self.slot_stats, open, flash, self.streams, self.gc_mode)
