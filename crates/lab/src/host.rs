@@ -116,7 +116,7 @@ impl HostDriver {
                 |r| counts(r).then_some(r.pages as u64).unwrap_or(0),
                 limit,
             );
-            let Some(r) = ahead.queue.pop_front() else {
+            let Some(r) = ahead.pop() else {
                 break;
             };
             let r = r?;
@@ -146,10 +146,17 @@ impl HostDriver {
 /// the write is pulled ([`AHEAD`] requests early) and the physical page it overwrites
 /// [`AHEAD`]` / 2` requests early, when that entry has arrived.
 pub const AHEAD: usize = 8;
+const _: () = assert!(AHEAD.is_power_of_two() && AHEAD >= 2);
 
+/// A ring of [`AHEAD`] requests (a power of two: positions by mask), then the stream's error
+/// if it failed (nothing is pulled after one, so it comes last).
 #[derive(Default)]
 struct Ahead {
-    queue: std::collections::VecDeque<Result<Request, WorkloadError>>,
+    ring: [Option<Request>; AHEAD],
+    /// Position of the oldest request, and requests waiting.
+    head: usize,
+    len: usize,
+    error: Option<WorkloadError>,
     /// Pages counted toward the limit of the requests pulled so far.
     pulled_pages: u64,
     /// Nothing more to pull: the limit was reached, the stream ended or failed.
@@ -166,27 +173,43 @@ impl Ahead {
         counted_pages: impl Fn(&Request) -> u64,
         limit: Option<u64>,
     ) {
-        while !self.done && self.queue.len() < AHEAD {
-            let Some(r) = reqs.next() else {
-                self.done = true;
-                break;
-            };
-            match &r {
-                Ok(r) => {
-                    self.pulled_pages += counted_pages(r);
+        while !self.done && self.len < AHEAD {
+            match reqs.next() {
+                None => self.done = true,
+                Some(Err(e)) => {
+                    self.error = Some(e);
+                    self.done = true;
+                }
+                Some(Ok(r)) => {
+                    self.pulled_pages += counted_pages(&r);
                     self.done = limit.is_some_and(|l| self.pulled_pages >= l);
                     if r.op == OpKind::Write {
                         port.ssd().prefetch_write(Lpn(r.lpn));
                     }
+                    self.ring[(self.head + self.len) & (AHEAD - 1)] = Some(r);
+                    self.len += 1;
                 }
-                Err(_) => self.done = true,
-            }
-            self.queue.push_back(r);
-        }
-        if let Some(Ok(r)) = self.queue.get(AHEAD / 2) {
-            if r.op == OpKind::Write {
-                port.ssd().prefetch_overwrite(Lpn(r.lpn));
             }
         }
+        if self.len > AHEAD / 2 {
+            if let Some(r) = &self.ring[(self.head + AHEAD / 2) & (AHEAD - 1)] {
+                if r.op == OpKind::Write {
+                    port.ssd().prefetch_overwrite(Lpn(r.lpn));
+                }
+            }
+        }
+    }
+
+    /// The oldest request; then the stream's error, if it failed; then `None`.
+    #[inline]
+    fn pop(&mut self) -> Option<Result<Request, WorkloadError>> {
+        if self.len == 0 {
+            return self.error.take().map(Err);
+        }
+        let r = self.ring[self.head].take();
+        assert!(r.is_some(), "a waiting request at {}", self.head);
+        self.head = (self.head + 1) & (AHEAD - 1);
+        self.len -= 1;
+        r.map(Ok)
     }
 }
