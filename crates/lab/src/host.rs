@@ -92,11 +92,12 @@ impl HostDriver {
         self.run_ahead(&mut reqs, limit, count_writes_only, progress)
     }
 
-    /// [`HostDriver::run`], pulling up to [`AHEAD`] requests ahead of the one issued so that
-    /// each write's mapping is on its way from memory before the write needs it (see
-    /// [`Ssd::prefetch_write`] and [`Ssd::prefetch_overwrite`]). The requests issued, and
-    /// those pulled from the stream, are the same as without the look-ahead: nothing is
-    /// pulled past the request that reaches `limit`, and a stream's error is returned once
+    /// [`HostDriver::run`], pulling requests [`CHUNK`] at a time so that each write's mapping
+    /// is on its way from memory before the write needs it: its L2P entry is prefetched when
+    /// it is pulled ([`Ssd::prefetch_write`]), the physical page it overwrites
+    /// [`OVERWRITE_AHEAD`] requests before it is issued ([`Ssd::prefetch_overwrite`]). The
+    /// requests issued, and those pulled from the stream, are the same as one by one: nothing
+    /// is pulled past the request that reaches `limit`, and a stream's error is returned once
     /// the requests before it are issued.
     pub fn run_ahead<I: Iterator<Item = Result<Request, WorkloadError>>>(
         &mut self,
@@ -107,109 +108,104 @@ impl HostDriver {
     ) -> Result<RunCount> {
         let counts = |r: &Request| !count_writes_only || r.op == OpKind::Write;
         let mut count = RunCount::default();
-        let mut ahead = Ahead::default();
+        let mut pull = Pull {
+            chunk: Vec::with_capacity(CHUNK),
+            pulled_pages: 0,
+            more: true,
+            error: None,
+        };
         let mut since_report = 0u32;
-        loop {
-            ahead.fill(
-                reqs,
-                &self.port,
-                |r| counts(r).then_some(r.pages as u64).unwrap_or(0),
-                limit,
-            );
-            let Some(r) = ahead.pop() else {
-                break;
-            };
-            let r = r?;
-            if counts(&r) {
-                count.pages += r.pages as u64;
+        while pull.more {
+            pull.fill(reqs, &self.port, &counts, limit);
+            let chunk = std::mem::take(&mut pull.chunk);
+            let ssd = self.port.ssd();
+            chunk
+                .iter()
+                .take(OVERWRITE_AHEAD)
+                .for_each(|r| prefetch_overwrite(ssd, r));
+            for (i, r) in chunk.iter().enumerate() {
+                if let Some(next) = chunk.get(i + OVERWRITE_AHEAD) {
+                    prefetch_overwrite(self.port.ssd(), next);
+                }
+                if counts(r) {
+                    count.pages += r.pages as u64;
+                }
+                self.submit(r)?;
+                since_report += 1;
+                if since_report == 65_536 {
+                    since_report = 0;
+                    progress(count.pages);
+                }
             }
-            self.submit(&r)?;
-            since_report += 1;
-            if since_report == 65_536 {
-                since_report = 0;
-                progress(count.pages);
-            }
+            pull.chunk = chunk;
         }
-        assert!(
-            count.pages == ahead.pulled_pages,
-            "issued {} pages of {} pulled",
-            count.pages,
-            ahead.pulled_pages
-        );
+        if let Some(e) = pull.error {
+            return Err(e.into());
+        }
+        assert_eq!(count.pages, pull.pulled_pages, "pages issued vs pulled");
         count.limit_reached = limit.is_some_and(|l| count.pages >= l);
         progress(count.pages);
         Ok(count)
     }
 }
 
-/// Requests pulled ahead of the one being issued. A write's L2P entry is prefetched when
-/// the write is pulled ([`AHEAD`] requests early) and the physical page it overwrites
-/// [`AHEAD`]` / 2` requests early, when that entry has arrived.
-pub const AHEAD: usize = 8;
-const _: () = assert!(AHEAD.is_power_of_two() && AHEAD >= 2);
+/// Requests [`HostDriver::run_ahead`] pulls before issuing them (one chunk's L2P prefetches
+/// in flight at once).
+pub const CHUNK: usize = 32;
+/// How many requests before its issue a write's overwritten page is prefetched (its L2P
+/// entry, prefetched when pulled, has arrived by then).
+pub const OVERWRITE_AHEAD: usize = 4;
+const _: () = assert!(OVERWRITE_AHEAD < CHUNK);
 
-/// A ring of [`AHEAD`] requests (a power of two: positions by mask), then the stream's error
-/// if it failed (nothing is pulled after one, so it comes last).
-#[derive(Default)]
-struct Ahead {
-    ring: [Option<Request>; AHEAD],
-    /// Position of the oldest request, and requests waiting.
-    head: usize,
-    len: usize,
-    error: Option<WorkloadError>,
-    /// Pages counted toward the limit of the requests pulled so far.
-    pulled_pages: u64,
-    /// Nothing more to pull: the limit was reached, the stream ended or failed.
-    done: bool,
+#[inline]
+fn prefetch_overwrite(ssd: &Ssd, r: &Request) {
+    if r.op == OpKind::Write {
+        ssd.prefetch_overwrite(Lpn(r.lpn));
+    }
 }
 
-impl Ahead {
-    /// Pull until [`AHEAD`] requests wait (or nothing more may be pulled), prefetching.
+/// The requests of one chunk and what pulling them found.
+struct Pull {
+    chunk: Vec<Request>,
+    /// Pages counted toward the limit of the requests pulled so far.
+    pulled_pages: u64,
+    /// More may be pulled: the limit is not reached, the stream has not ended or failed.
+    more: bool,
+    /// The stream's error (nothing is pulled after one, so it comes after the chunk).
+    error: Option<WorkloadError>,
+}
+
+impl Pull {
+    /// Pull up to [`CHUNK`] requests (fewer at the limit or the stream's end), prefetching
+    /// each write's L2P entry.
     #[inline]
     fn fill<I: Iterator<Item = Result<Request, WorkloadError>>>(
         &mut self,
         reqs: &mut I,
         port: &HostPort,
-        counted_pages: impl Fn(&Request) -> u64,
+        counts: &impl Fn(&Request) -> bool,
         limit: Option<u64>,
     ) {
-        while !self.done && self.len < AHEAD {
+        self.chunk.clear();
+        while self.more && self.chunk.len() < CHUNK {
             match reqs.next() {
-                None => self.done = true,
+                None => self.more = false,
                 Some(Err(e)) => {
                     self.error = Some(e);
-                    self.done = true;
+                    self.more = false;
                 }
                 Some(Ok(r)) => {
-                    self.pulled_pages += counted_pages(&r);
-                    self.done = limit.is_some_and(|l| self.pulled_pages >= l);
+                    if counts(&r) {
+                        self.pulled_pages += r.pages as u64;
+                    }
+                    self.more = !limit.is_some_and(|l| self.pulled_pages >= l);
                     if r.op == OpKind::Write {
                         port.ssd().prefetch_write(Lpn(r.lpn));
                     }
-                    self.ring[(self.head + self.len) & (AHEAD - 1)] = Some(r);
-                    self.len += 1;
+                    self.chunk.push(r);
                 }
             }
         }
-        if self.len > AHEAD / 2 {
-            if let Some(r) = &self.ring[(self.head + AHEAD / 2) & (AHEAD - 1)] {
-                if r.op == OpKind::Write {
-                    port.ssd().prefetch_overwrite(Lpn(r.lpn));
-                }
-            }
-        }
-    }
-
-    /// The oldest request; then the stream's error, if it failed; then `None`.
-    #[inline]
-    fn pop(&mut self) -> Option<Result<Request, WorkloadError>> {
-        if self.len == 0 {
-            return self.error.take().map(Err);
-        }
-        let r = self.ring[self.head].take();
-        assert!(r.is_some(), "a waiting request at {}", self.head);
-        self.head = (self.head + 1) & (AHEAD - 1);
-        self.len -= 1;
-        r.map(Ok)
+        assert!(self.chunk.len() <= CHUNK, "a chunk of {}", self.chunk.len());
     }
 }

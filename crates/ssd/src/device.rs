@@ -169,6 +169,7 @@ impl Ssd {
     }
 
     /// Write `pages` pages from `lpn` with fresh tags. Returns the completion time.
+    #[inline]
     pub fn write(
         &mut self,
         lpn: Lpn,
