@@ -209,3 +209,96 @@ impl Pull {
         assert!(self.chunk.len() <= CHUNK, "a chunk of {}", self.chunk.len());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn driver() -> HostDriver {
+        let mut cfg = ssd::SsdConfig::preset("mlc-sata-2010").expect("preset");
+        (cfg.geometry.channels, cfg.geometry.dies_per_channel) = (4, 1);
+        (cfg.geometry.blocks_per_plane, cfg.geometry.pages_per_block) = (16, 16);
+        cfg.ftl.op = 0.7;
+        HostDriver::new(Ssd::new(cfg).expect("small SSD"), 1)
+    }
+
+    fn write(lpn: u64, pages: u32) -> Request {
+        Request {
+            op: OpKind::Write,
+            lpn,
+            pages,
+            stream: 0,
+            arrival_ns: None,
+        }
+    }
+
+    /// Requests from a list, counting how many were pulled.
+    fn counted(
+        reqs: Vec<Result<Request, WorkloadError>>,
+        pulled: &std::cell::Cell<usize>,
+    ) -> impl Iterator<Item = Result<Request, WorkloadError>> + '_ {
+        reqs.into_iter()
+            .inspect(move |_| pulled.set(pulled.get() + 1))
+    }
+
+    #[test]
+    fn look_ahead_pulls_nothing_past_the_request_that_reaches_the_limit() {
+        for (limit, want_pulled) in [
+            (1, 1),
+            (7, 4),
+            (8, 4),
+            (9, 5),
+            (2 * CHUNK as u64 + 1, CHUNK + 1),
+        ] {
+            let mut d = driver();
+            let pulled = std::cell::Cell::new(0);
+            // Two pages per request, far more requests than the limit needs.
+            let reqs = (0..4 * CHUNK as u64)
+                .map(|i| Ok(write(2 * i % 64, 2)))
+                .collect();
+            let mut it = counted(reqs, &pulled);
+            let c = d
+                .run_ahead(&mut it, Some(limit), true, &mut |_| {})
+                .unwrap();
+            assert_eq!(pulled.get(), want_pulled, "limit {limit}");
+            assert_eq!(c.pages, 2 * want_pulled as u64);
+            assert!(c.limit_reached);
+            assert_eq!(
+                d.ssd().stats().host_ios,
+                want_pulled as u64,
+                "limit {limit}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_stream_error_comes_after_the_requests_before_it() {
+        let mut d = driver();
+        let pulled = std::cell::Cell::new(0);
+        let mut reqs: Vec<_> = (0..5).map(|i| Ok(write(i, 1))).collect();
+        reqs.push(Err(WorkloadError::Parse {
+            path: "t".into(),
+            line: 6,
+            reason: "bad".into(),
+        }));
+        reqs.extend((0..5).map(|i| Ok(write(i, 1))));
+        let mut it = counted(reqs, &pulled);
+        let e = d.run_ahead(&mut it, None, false, &mut |_| {});
+        assert!(e.is_err(), "the stream's error is returned");
+        assert_eq!(
+            d.ssd().stats().host_ios,
+            5,
+            "the requests before it were issued"
+        );
+        assert_eq!(pulled.get(), 6, "nothing pulled after the error");
+    }
+
+    #[test]
+    fn a_stream_shorter_than_the_limit_does_not_reach_it() {
+        let mut d = driver();
+        let reqs = (0..3 * CHUNK as u64 + 3).map(|i| Ok(write(i % 64, 1)));
+        let c = d.run(reqs, Some(1000), false, &mut |_| {}).unwrap();
+        assert_eq!(c.pages, 3 * CHUNK as u64 + 3);
+        assert!(!c.limit_reached);
+    }
+}

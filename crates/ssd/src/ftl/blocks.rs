@@ -24,10 +24,17 @@ impl BlockManager {
     /// One pool per die, and `slots` open-block slots on every die.
     pub fn per_die(layout: &Layout, slots: usize) -> BlockManager {
         assert!(slots >= 1, "a per-die block manager has a write slot");
+        let pools: Vec<VecDeque<u32>> = (0..layout.dies)
+            .map(|d| layout.blocks_of_die(d).collect())
+            .collect();
+        assert!(
+            pools
+                .iter()
+                .all(|p| p.len() == layout.blocks_per_die as usize),
+            "every die's pool starts with all its blocks"
+        );
         BlockManager {
-            pools: (0..layout.dies)
-                .map(|d| layout.blocks_of_die(d).collect())
-                .collect(),
+            pools,
             open: vec![NIL; slots * layout.dies as usize],
         }
     }
