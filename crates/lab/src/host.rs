@@ -198,7 +198,7 @@ impl Pull {
                     if counts(&r) {
                         self.pulled_pages += r.pages as u64;
                     }
-                    self.more = !limit.is_some_and(|l| self.pulled_pages >= l);
+                    self.more = limit.is_none_or(|l| self.pulled_pages < l);
                     if r.op == OpKind::Write {
                         port.ssd().prefetch_write(Lpn(r.lpn));
                     }
