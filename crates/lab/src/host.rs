@@ -84,52 +84,221 @@ impl HostDriver {
     /// stream's end; `progress(pages)` is called every 65 536 requests and at the end.
     pub fn run(
         &mut self,
-        reqs: impl Iterator<Item = Result<Request, WorkloadError>>,
+        mut reqs: impl Iterator<Item = Result<Request, WorkloadError>>,
         limit: Option<u64>,
         count_writes_only: bool,
         progress: &mut dyn FnMut(u64),
     ) -> Result<RunCount> {
-        self.run_ahead(&mut reqs.peekable(), limit, count_writes_only, progress)
+        self.run_ahead(&mut reqs, limit, count_writes_only, progress)
     }
 
-    /// [`HostDriver::run`] over a peekable stream: while one request is issued, the next
-    /// one's mapping is prefetched (see [`Ssd::prefetch_write`]). The requests issued, and
-    /// those pulled from the stream, are the same as without the look-ahead.
+    /// [`HostDriver::run`], pulling requests [`CHUNK`] at a time so that each write's mapping
+    /// is on its way from memory before the write needs it: its L2P entry is prefetched when
+    /// it is pulled ([`Ssd::prefetch_write`]), the physical page it overwrites
+    /// [`OVERWRITE_AHEAD`] requests before it is issued ([`Ssd::prefetch_overwrite`]). The
+    /// requests issued, and those pulled from the stream, are the same as one by one: nothing
+    /// is pulled past the request that reaches `limit`, and a stream's error is returned once
+    /// the requests before it are issued.
     pub fn run_ahead<I: Iterator<Item = Result<Request, WorkloadError>>>(
         &mut self,
-        reqs: &mut std::iter::Peekable<I>,
+        reqs: &mut I,
         limit: Option<u64>,
         count_writes_only: bool,
         progress: &mut dyn FnMut(u64),
     ) -> Result<RunCount> {
+        let counts = |r: &Request| !count_writes_only || r.op == OpKind::Write;
         let mut count = RunCount::default();
+        let mut pull = Pull {
+            chunk: Vec::with_capacity(CHUNK),
+            pulled_pages: 0,
+            more: true,
+            error: None,
+        };
         let mut since_report = 0u32;
-        while let Some(r) = reqs.next() {
-            let r = r?;
-            if !count_writes_only || r.op == OpKind::Write {
-                count.pages += r.pages as u64;
-            }
-            let last = limit.is_some_and(|l| count.pages >= l);
-            // Look ahead only within the limit: a stream stopped there is not pulled further.
-            if !last {
-                if let Some(Ok(next)) = reqs.peek() {
-                    if next.op == OpKind::Write {
-                        self.port.ssd().prefetch_write(Lpn(next.lpn));
-                    }
+        while pull.more {
+            pull.fill(reqs, &self.port, &counts, limit);
+            let chunk = std::mem::take(&mut pull.chunk);
+            let ssd = self.port.ssd();
+            chunk
+                .iter()
+                .take(OVERWRITE_AHEAD)
+                .for_each(|r| prefetch_overwrite(ssd, r));
+            for (i, r) in chunk.iter().enumerate() {
+                if let Some(next) = chunk.get(i + OVERWRITE_AHEAD) {
+                    prefetch_overwrite(self.port.ssd(), next);
+                }
+                if counts(r) {
+                    count.pages += r.pages as u64;
+                }
+                self.submit(r)?;
+                since_report += 1;
+                if since_report == 65_536 {
+                    since_report = 0;
+                    progress(count.pages);
                 }
             }
-            self.submit(&r)?;
-            since_report += 1;
-            if since_report == 65_536 {
-                since_report = 0;
-                progress(count.pages);
-            }
-            if last {
-                count.limit_reached = true;
-                break;
-            }
+            pull.chunk = chunk;
         }
+        if let Some(e) = pull.error {
+            return Err(e.into());
+        }
+        assert_eq!(count.pages, pull.pulled_pages, "pages issued vs pulled");
+        count.limit_reached = limit.is_some_and(|l| count.pages >= l);
         progress(count.pages);
         Ok(count)
+    }
+}
+
+/// Requests [`HostDriver::run_ahead`] pulls before issuing them (one chunk's L2P prefetches
+/// in flight at once).
+pub const CHUNK: usize = 32;
+/// How many requests before its issue a write's overwritten page is prefetched (its L2P
+/// entry, prefetched when pulled, has arrived by then).
+pub const OVERWRITE_AHEAD: usize = 4;
+const _: () = assert!(OVERWRITE_AHEAD < CHUNK);
+
+#[inline]
+fn prefetch_overwrite(ssd: &Ssd, r: &Request) {
+    if r.op == OpKind::Write {
+        ssd.prefetch_overwrite(Lpn(r.lpn));
+    }
+}
+
+/// The requests of one chunk and what pulling them found.
+struct Pull {
+    chunk: Vec<Request>,
+    /// Pages counted toward the limit of the requests pulled so far.
+    pulled_pages: u64,
+    /// More may be pulled: the limit is not reached, the stream has not ended or failed.
+    more: bool,
+    /// The stream's error (nothing is pulled after one, so it comes after the chunk).
+    error: Option<WorkloadError>,
+}
+
+impl Pull {
+    /// Pull up to [`CHUNK`] requests (fewer at the limit or the stream's end), prefetching
+    /// each write's L2P entry.
+    #[inline]
+    fn fill<I: Iterator<Item = Result<Request, WorkloadError>>>(
+        &mut self,
+        reqs: &mut I,
+        port: &HostPort,
+        counts: &impl Fn(&Request) -> bool,
+        limit: Option<u64>,
+    ) {
+        self.chunk.clear();
+        while self.more && self.chunk.len() < CHUNK {
+            match reqs.next() {
+                None => self.more = false,
+                Some(Err(e)) => {
+                    self.error = Some(e);
+                    self.more = false;
+                }
+                Some(Ok(r)) => {
+                    if counts(&r) {
+                        self.pulled_pages += r.pages as u64;
+                    }
+                    self.more = limit.is_none_or(|l| self.pulled_pages < l);
+                    if r.op == OpKind::Write {
+                        port.ssd().prefetch_write(Lpn(r.lpn));
+                    }
+                    self.chunk.push(r);
+                }
+            }
+        }
+        assert!(self.chunk.len() <= CHUNK, "a chunk of {}", self.chunk.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn driver() -> HostDriver {
+        let mut cfg = ssd::SsdConfig::preset("mlc-sata-2010").expect("preset");
+        (cfg.geometry.channels, cfg.geometry.dies_per_channel) = (4, 1);
+        (cfg.geometry.blocks_per_plane, cfg.geometry.pages_per_block) = (16, 16);
+        cfg.ftl.op = 0.7;
+        HostDriver::new(Ssd::new(cfg).expect("small SSD"), 1)
+    }
+
+    fn write(lpn: u64, pages: u32) -> Request {
+        Request {
+            op: OpKind::Write,
+            lpn,
+            pages,
+            stream: 0,
+            arrival_ns: None,
+        }
+    }
+
+    /// Requests from a list, counting how many were pulled.
+    fn counted(
+        reqs: Vec<Result<Request, WorkloadError>>,
+        pulled: &std::cell::Cell<usize>,
+    ) -> impl Iterator<Item = Result<Request, WorkloadError>> + '_ {
+        reqs.into_iter()
+            .inspect(move |_| pulled.set(pulled.get() + 1))
+    }
+
+    #[test]
+    fn look_ahead_pulls_nothing_past_the_request_that_reaches_the_limit() {
+        for (limit, want_pulled) in [
+            (1, 1),
+            (7, 4),
+            (8, 4),
+            (9, 5),
+            (2 * CHUNK as u64 + 1, CHUNK + 1),
+        ] {
+            let mut d = driver();
+            let pulled = std::cell::Cell::new(0);
+            // Two pages per request, far more requests than the limit needs.
+            let reqs = (0..4 * CHUNK as u64)
+                .map(|i| Ok(write(2 * i % 64, 2)))
+                .collect();
+            let mut it = counted(reqs, &pulled);
+            let c = d
+                .run_ahead(&mut it, Some(limit), true, &mut |_| {})
+                .unwrap();
+            assert_eq!(pulled.get(), want_pulled, "limit {limit}");
+            assert_eq!(c.pages, 2 * want_pulled as u64);
+            assert!(c.limit_reached);
+            assert_eq!(
+                d.ssd().stats().host_ios,
+                want_pulled as u64,
+                "limit {limit}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_stream_error_comes_after_the_requests_before_it() {
+        let mut d = driver();
+        let pulled = std::cell::Cell::new(0);
+        let mut reqs: Vec<_> = (0..5).map(|i| Ok(write(i, 1))).collect();
+        reqs.push(Err(WorkloadError::Parse {
+            path: "t".into(),
+            line: 6,
+            reason: "bad".into(),
+        }));
+        reqs.extend((0..5).map(|i| Ok(write(i, 1))));
+        let mut it = counted(reqs, &pulled);
+        let e = d.run_ahead(&mut it, None, false, &mut |_| {});
+        assert!(e.is_err(), "the stream's error is returned");
+        assert_eq!(
+            d.ssd().stats().host_ios,
+            5,
+            "the requests before it were issued"
+        );
+        assert_eq!(pulled.get(), 6, "nothing pulled after the error");
+    }
+
+    #[test]
+    fn a_stream_shorter_than_the_limit_does_not_reach_it() {
+        let mut d = driver();
+        let reqs = (0..3 * CHUNK as u64 + 3).map(|i| Ok(write(i % 64, 1)));
+        let c = d.run(reqs, Some(1000), false, &mut |_| {}).unwrap();
+        assert_eq!(c.pages, 3 * CHUNK as u64 + 3);
+        assert!(!c.limit_reached);
     }
 }

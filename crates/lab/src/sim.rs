@@ -438,7 +438,7 @@ fn run_one_flow(
         sampled: (ssd::Stats, SimTime),
         progress: &mut dyn FnMut(&str, u64),
     ) -> Result<(crate::host::RunCount, Vec<TimelinePoint>)> {
-        let mut reqs = reqs.peekable();
+        let mut reqs = reqs;
         let mut step = |d: &mut HostDriver, pages: u64, p: &mut dyn FnMut(u64)| {
             d.run_ahead(&mut reqs, Some(pages), writes_only, p)
         };

@@ -59,6 +59,13 @@ impl HostInterface {
         self.link(sensed, bytes)
     }
 
+    /// Whether the device has a write cache (else [`HostInterface::page_slot`] and
+    /// [`HostInterface::page_done`] return the time they are given).
+    #[inline]
+    pub fn has_cache(&self) -> bool {
+        self.cache.is_some()
+    }
+
     /// When a write page whose data is in at `data_in` may be programmed (a cache slot).
     pub fn page_slot(&mut self, data_in: SimTime) -> SimTime {
         match &mut self.cache {

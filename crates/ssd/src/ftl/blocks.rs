@@ -24,10 +24,17 @@ impl BlockManager {
     /// One pool per die, and `slots` open-block slots on every die.
     pub fn per_die(layout: &Layout, slots: usize) -> BlockManager {
         assert!(slots >= 1, "a per-die block manager has a write slot");
+        let pools: Vec<VecDeque<u32>> = (0..layout.dies)
+            .map(|d| layout.blocks_of_die(d).collect())
+            .collect();
+        assert!(
+            pools
+                .iter()
+                .all(|p| p.len() == layout.blocks_per_die as usize),
+            "every die's pool starts with all its blocks"
+        );
         BlockManager {
-            pools: (0..layout.dies)
-                .map(|d| layout.blocks_of_die(d).collect())
-                .collect(),
+            pools,
             open: vec![NIL; slots * layout.dies as usize],
         }
     }
@@ -69,7 +76,10 @@ impl BlockManager {
 
     #[inline]
     fn slot_index(layout: &Layout, slot: u16, die: u32) -> usize {
-        assert!(die < layout.dies, "die {die} of {}", layout.dies);
+        // Debug only (once per page written): every caller's die is below `dies` by
+        // construction (cursors wrap at `dies`; GC and close work on a write's die), and
+        // the index is bounds-checked against `open` either way.
+        debug_assert!(die < layout.dies, "die {die} of {}", layout.dies);
         slot as usize * layout.dies as usize + die as usize
     }
 

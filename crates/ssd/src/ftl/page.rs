@@ -524,7 +524,9 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
         self.unmap(&g, lpn.0);
         let (ppn, done) = flash.program_next(block, data, now);
         // The page is in the block (its offset from the block's first page is below ppb).
-        assert!(
+        // Debug only: `program_next` computes it from the block and its asserted write
+        // pointer, and this runs once per host write.
+        debug_assert!(
             (ppn.0 as u32).wrapping_sub(block * g.ppb) < g.ppb,
             "page {ppn:?} of block {block}"
         );
@@ -569,6 +571,15 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
     #[inline]
     fn prefetch_write(&self, lpn: Lpn) {
         prefetch(&self.l2p, lpn.0 as usize);
+    }
+
+    #[inline]
+    fn prefetch_overwrite(&self, lpn: Lpn) {
+        // In range (the device checks): the L2P read is a plain load, the P2L one a hint.
+        let old = self.l2p[lpn.0 as usize];
+        if old != NIL {
+            prefetch(&self.p2l, old as usize);
+        }
     }
 
     fn handle_stats(&self, flash: &Flash) -> Vec<super::fdp::HandleStats> {

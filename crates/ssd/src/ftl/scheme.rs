@@ -35,6 +35,10 @@ pub(crate) trait Ftl: Send {
     /// first. Changes nothing a write does or returns.
     #[inline]
     fn prefetch_write(&self, _lpn: Lpn) {}
+    /// A later hint for the same write, once its mapping is likely loaded: start loading what
+    /// the write changes next (the old physical page's reverse map). Changes nothing.
+    #[inline]
+    fn prefetch_overwrite(&self, _lpn: Lpn) {}
     /// Per reclaim-unit handle counters (FDP, page scheme); empty for other schemes.
     fn handle_stats(&self, _flash: &Flash) -> Vec<super::fdp::HandleStats> {
         Vec::new()
