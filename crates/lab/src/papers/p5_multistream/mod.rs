@@ -32,6 +32,7 @@
 //! every row, series and lifetime equal); the stores' work is done once instead of per run.
 
 pub mod claims;
+pub mod deaths;
 pub mod figures;
 pub mod tape;
 
@@ -548,6 +549,27 @@ fn oracle_placement(plan: &Plan, tape: &Tape) -> Result<OracleStreams> {
     Ok(rec.into_streams(plan.device_streams))
 }
 
+/// What ends each type's pages over the recorded update phase ([`deaths`]): the tape replayed
+/// on a RAM device through the same placement.
+fn death_lines(plan: &Plan, tape: &Tape) -> Result<Vec<deaths::DeathLine>> {
+    let logical_pages = device_config(plan, plan.gc_modes[0])?.logical_pages();
+    let mem = MemDevice::new(PAGE_BYTES, logical_pages);
+    let counter = Rc::new(RefCell::new(deaths::DeathCounter::new(logical_pages)));
+    let shared = SharedDevice::with_streams(mem, Box::new(counter.clone())).without_discard();
+    let mut shared = placed(shared, plan);
+    let mut player = Player::new(partitions(&mut shared, plan)?);
+    for e in tape.load() {
+        player.play(e)?;
+    }
+    counter.borrow_mut().start();
+    for e in tape.updates() {
+        player.play(e)?;
+    }
+    drop(player);
+    let lines = counter.borrow().lines();
+    Ok(lines)
+}
+
 fn sample(shared: &SharedDevice<SimDevice>, base: &ssd::Stats, t0: u64) -> Sample {
     let d = shared.device();
     let s = d.ssd().stats().since(base);
@@ -942,7 +964,7 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
 /// threads), in the plan's order (GC mode, then policy). The oracle's recording pass is made
 /// once, by the first oracle run to need it (the others wait for it). Prints a `partial:`
 /// line as each run finishes (a cut run keeps what it printed).
-fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<Vec<Run>> {
+fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<(Vec<Run>, Vec<deaths::DeathLine>)> {
     let mut tasks = Vec::new();
     for (g, &gc) in plan.gc_modes.iter().enumerate() {
         for (i, p) in plan.policies.iter().enumerate() {
@@ -954,7 +976,7 @@ fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<Vec<Run>> {
     let tape: OnceLock<Result<Tape, String>> = OnceLock::new();
     let oracle: OnceLock<Result<OracleStreams, String>> = OnceLock::new();
     let err = |e: &String| anyhow::anyhow!("{e}");
-    crate::parallel::try_map(&opts.jobs, tasks, |(i, gc, p)| {
+    let runs = crate::parallel::try_map(&opts.jobs, tasks, |(i, gc, p)| {
         let what = format!("policy {} gc {}", p.name(), gc_name(gc));
         let _step = steps.step(&what);
         let t = tape.get_or_init(|| record(plan, seed).map_err(|e| format!("{e:#}")));
@@ -974,8 +996,13 @@ fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<Vec<Run>> {
             r.stats.waf(),
             ratio(r.stats.host_pages_written, r.logical_pages)
         ));
-        Ok(r)
-    })
+        Ok::<Run, anyhow::Error>(r)
+    })?;
+    let lines = match tape.get() {
+        Some(Ok(t)) => death_lines(plan, t)?,
+        _ => Vec::new(),
+    };
+    Ok((runs, lines))
 }
 
 /// Each policy's gap to the oracle (per GC mode), and the oracle's lifetime groups.
@@ -1038,7 +1065,7 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
         // A bad map file fails here, before any run.
         p.build(plan.files, plan.device_streams)?;
     }
-    let runs = run_all(opts, plan)?;
+    let (runs, death) = run_all(opts, plan)?;
     let lifetimes = runs.iter().find_map(|r| r.lifetimes.clone());
     let lrows = lifetimes.as_ref().map(lifetime_rows).unwrap_or_default();
     let rows = rows(&runs, plan);
@@ -1049,6 +1076,9 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
     report.paper = papers::p5().rows.clone();
     report.claims = claims::claims(&report);
     report.notes = notes(plan, &runs);
+    if !death.is_empty() {
+        report.notes.push(deaths::note(&death));
+    }
     report.series = series(&runs, plan, lifetimes.as_ref());
     let tables = vec![
         waf_table(&runs, plan),
