@@ -40,7 +40,9 @@ use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
 use blockdev::{BlockDevice, MemDevice, Partition, SharedDevice, SimDevice};
-use engine::kv::{CompactionMode, Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT};
+use engine::kv::{
+    CompactionMode, NodeLayout, Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT,
+};
 use policy::streams::{
     ClassStreams, DataType, DeathRecorder, LifetimeReport, NamedPolicy, OracleStreams, StreamMap,
     StreamMapError,
@@ -124,6 +126,11 @@ pub struct Plan {
     /// placed as files of one file system in chunks of `n` pages (ext4's allocator in
     /// miniature: a new file takes the chunks other files' deleted generations freed).
     pub fs_chunk_pages: Option<u64>,
+    /// Index nodes as the stores write them: packed (the shared key prefix once, varint
+    /// pointers, as ForestDB's nodes hold short entries; default) or plain.
+    pub node_layout: NodeLayout,
+    /// The leaves a WAL flush rewrites side by side cut again as one filled run (default on).
+    pub refill_leaves: bool,
 }
 
 impl Plan {
@@ -152,6 +159,8 @@ impl Plan {
             compaction_mode: CompactionMode::WholeFile,
             next_fit: true,
             fs_chunk_pages: Some(FS_CHUNK_PAGES),
+            node_layout: NodeLayout::Packed,
+            refill_leaves: true,
         }
     }
 
@@ -180,6 +189,8 @@ impl Plan {
             "compaction_mode": self.compaction_mode.name(),
             "next_fit": self.next_fit,
             "fs_chunk_pages": self.fs_chunk_pages,
+            "node_layout": self.node_layout.name(),
+            "refill_leaves": self.refill_leaves,
         })
     }
 }
@@ -370,6 +381,8 @@ fn store_options(plan: &Plan, file_pages: u64, keys_per_file: u64) -> Options {
         wal_flush_docs: wal_flush_docs(plan, keys_per_file),
         compaction_mode: plan.compaction_mode,
         next_fit: plan.next_fit,
+        node_layout: plan.node_layout,
+        refill_leaves: plan.refill_leaves,
         ..Options::default()
     }
 }
