@@ -131,6 +131,10 @@ pub struct Plan {
     pub node_layout: NodeLayout,
     /// The leaves a WAL flush rewrites side by side cut again as one filled run (default on).
     pub refill_leaves: bool,
+    /// Where the SSD pools its free blocks and open blocks (`None`: as the preset sized to
+    /// the capacity decides: per die where the spare area holds a reserve and every stream's
+    /// open blocks on each die, else one pool for the device).
+    pub gc_pool: Option<ssd::GcPool>,
 }
 
 impl Plan {
@@ -161,6 +165,7 @@ impl Plan {
             fs_chunk_pages: Some(FS_CHUNK_PAGES),
             node_layout: NodeLayout::Packed,
             refill_leaves: true,
+            gc_pool: None,
         }
     }
 
@@ -335,6 +340,9 @@ fn device_config(plan: &Plan, gc: GcStreamMode) -> Result<SsdConfig> {
     cfg.geometry.pages_per_block = plan.pages_per_block;
     cfg.ftl.streams = plan.device_streams;
     cfg.ftl.gc_stream = gc;
+    if let Some(p) = plan.gc_pool {
+        cfg.ftl.gc_pool = p;
+    }
     let context = || {
         format!(
             "--capacity {} bytes on preset {PRESET} with {} streams",
