@@ -22,10 +22,22 @@ fn builder(keys: &[Vec<u8>], level: u8, big: u64) -> NodeBuilder {
         let i = i as u64;
         match level {
             0 => {
-                let p = DocPtr { page: big ^ i, offset: 4 + (i as u32 % 4000), len: 20 + i as u32 };
+                let p = DocPtr {
+                    page: big ^ i,
+                    offset: 4 + (i as u32 % 4000),
+                    len: 20 + i as u32,
+                };
                 b.push_doc(k, p).unwrap()
             }
-            _ => b.push_child(k, NodePtr { page: big ^ i, len: 12 + i as u32 }).unwrap(),
+            _ => b
+                .push_child(
+                    k,
+                    NodePtr {
+                        page: big ^ i,
+                        len: 12 + i as u32,
+                    },
+                )
+                .unwrap(),
         }
     }
     b
@@ -33,10 +45,14 @@ fn builder(keys: &[Vec<u8>], level: u8, big: u64) -> NodeBuilder {
 
 fn entries(n: &Node) -> Vec<(Vec<u8>, String)> {
     match n {
-        Node::Leaf(e) => e.iter().map(|(k, p)| (k.clone(), format!("{p:?}"))).collect(),
-        Node::Inner { children, .. } => {
-            children.iter().map(|(k, p)| (k.clone(), format!("{p:?}"))).collect()
-        }
+        Node::Leaf(e) => e
+            .iter()
+            .map(|(k, p)| (k.clone(), format!("{p:?}")))
+            .collect(),
+        Node::Inner { children, .. } => children
+            .iter()
+            .map(|(k, p)| (k.clone(), format!("{p:?}")))
+            .collect(),
     }
 }
 
@@ -117,7 +133,13 @@ proptest! {
 #[test]
 fn a_packed_leaf_of_user_keys_takes_about_half_the_plain_bytes() {
     let keys: Vec<Vec<u8>> = (0..150u64)
-        .map(|i| format!("user{:019}", 6_000_000_000_000_000_000u64 + i * 7_919_000_000).into_bytes())
+        .map(|i| {
+            format!(
+                "user{:019}",
+                6_000_000_000_000_000_000u64 + i * 7_919_000_000
+            )
+            .into_bytes()
+        })
         .collect();
     let plain = builder(&keys, 0, 1 << 20).finish(usize::MAX).unwrap();
     let packed = builder(&keys, 0, 1 << 20)

@@ -72,6 +72,9 @@ fn chunks_per_file_at_quick_scale() {
                 -r.waf_reduction_vs_none.unwrap_or(0.0)
             );
         }
-        println!("probe chunk {chunk} pages: {}", out.report.notes.last().unwrap());
+        println!(
+            "probe chunk {chunk} pages: {}",
+            out.report.notes.last().unwrap()
+        );
     }
 }

@@ -359,9 +359,13 @@ fn full(
     if k >= 2 && bytes_of(done[k - 1].0, done[k - 1].1) * 2 < payload {
         let (a, b) = (done[k - 2].0, done[k - 1].1);
         done.truncate(k - 2);
-        done.extend(halves(b - a, min, payload, &|x, y| bytes_of(a + x, a + y), &|x| end(a + x))
+        done.extend(
+            halves(b - a, min, payload, &|x, y| bytes_of(a + x, a + y), &|x| {
+                end(a + x)
+            })
             .into_iter()
-            .map(|(x, y)| (a + x, a + y)));
+            .map(|(x, y)| (a + x, a + y)),
+        );
     }
     done
 }

@@ -375,7 +375,10 @@ impl NodeView {
         if bytes[0] == NODE_TAG_PACKED {
             let plain = super::packed::unpack(&bytes)?;
             let mut view = NodeView::decode_vec(plain)?;
-            assert_eq!(view.bytes[0], NODE_TAG, "a packed node unpacks to a plain one");
+            assert_eq!(
+                view.bytes[0], NODE_TAG,
+                "a packed node unpacks to a plain one"
+            );
             view.stored = Some(bytes.into_boxed_slice());
             return Ok(view);
         }

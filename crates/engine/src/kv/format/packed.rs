@@ -73,14 +73,23 @@ fn read_varint(r: &mut Reader<'_>, field: &'static str) -> Result<u64, Corruptio
             return Ok(x);
         }
     }
-    Err(r.field(field, r.at - from, "a varint of at most 10 bytes", "a longer one"))
+    Err(r.field(
+        field,
+        r.at - from,
+        "a varint of at most 10 bytes",
+        "a longer one",
+    ))
 }
 
 /// The fixed-width pointer fields of a plain entry of `level` (little-endian in the plain
 /// layout): (page u64, offset u32, len u32) in a leaf, (page u64, len u32) in an inner node.
 fn ptr_fields(level: u8, ptr: &[u8]) -> [u64; 3] {
     let u64_at = |o: usize| u64::from_le_bytes(ptr[o..o + 8].try_into().unwrap_or([0; 8]));
-    let u32_at = |o: usize| u64::from(u32::from_le_bytes(ptr[o..o + 4].try_into().unwrap_or([0; 4])));
+    let u32_at = |o: usize| {
+        u64::from(u32::from_le_bytes(
+            ptr[o..o + 4].try_into().unwrap_or([0; 4]),
+        ))
+    };
     match level {
         0 => [u64_at(0), u32_at(8), u32_at(12)],
         _ => [u64_at(0), u32_at(8), 0],
@@ -114,7 +123,11 @@ pub(crate) fn packed_entry_len(prefix: usize, key_len: usize, ptr_len: usize) ->
 /// Pack plain `entries` (`key_len u16 | key | pointer`, back to back, `count` of them, keys
 /// ascending and sharing their first `prefix` bytes) of a node of `level`.
 pub(crate) fn pack(level: u8, count: usize, prefix: usize, entries: &[u8]) -> Vec<u8> {
-    let ptr_bytes = if level == 0 { DOC_PTR_BYTES } else { NODE_PTR_BYTES };
+    let ptr_bytes = if level == 0 {
+        DOC_PTR_BYTES
+    } else {
+        NODE_PTR_BYTES
+    };
     let mut out = Vec::with_capacity(entries.len());
     out.push(NODE_TAG_PACKED);
     out.push(level);
@@ -167,7 +180,12 @@ pub(crate) fn unpack(bytes: &[u8]) -> Result<Vec<u8>, Corruption> {
     let mut r = Reader { at: r.at, ..body };
     let prefix_len = read_varint(&mut r, "prefix_len")? as usize;
     if prefix_len > KEY_BYTES_MAX {
-        return Err(r.field("prefix_len", 1, format!("at most {KEY_BYTES_MAX}"), prefix_len));
+        return Err(r.field(
+            "prefix_len",
+            1,
+            format!("at most {KEY_BYTES_MAX}"),
+            prefix_len,
+        ));
     }
     let prefix = r.bytes(prefix_len)?;
     let mut out = Vec::with_capacity(len * 2 + count * prefix_len);

@@ -127,7 +127,8 @@ impl Store {
         let mut at = 0;
         for ci in 0..node.len() {
             let mut to = at;
-            while to < ops.len() && (ci + 1 == node.len() || ops[to].0.as_slice() < node.key(ci + 1))
+            while to < ops.len()
+                && (ci + 1 == node.len() || ops[to].0.as_slice() < node.key(ci + 1))
             {
                 to += 1;
             }

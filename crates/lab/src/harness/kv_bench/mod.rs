@@ -182,7 +182,11 @@ impl KvBenchSpec {
             "auto" => Ok(self.write_path()? == WritePath::Wal),
             "yes" => Ok(true),
             "no" => Ok(false),
-            other => Err(SpecError::value("--refill-leaves", other, "yes, no or auto")),
+            other => Err(SpecError::value(
+                "--refill-leaves",
+                other,
+                "yes, no or auto",
+            )),
         }
     }
 

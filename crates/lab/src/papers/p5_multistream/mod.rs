@@ -40,9 +40,7 @@ use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
 use blockdev::{BlockDevice, MemDevice, Partition, SharedDevice, SimDevice};
-use engine::kv::{
-    CompactionMode, NodeLayout, Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT,
-};
+use engine::kv::{CompactionMode, NodeLayout, Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT};
 use policy::streams::{
     ClassStreams, DataType, DeathRecorder, LifetimeReport, NamedPolicy, OracleStreams, StreamMap,
     StreamMapError,
