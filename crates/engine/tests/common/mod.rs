@@ -39,7 +39,7 @@ pub fn variant_opts(variant: u64) -> Options {
             2 => NodeLayout::Packed,
             _ => NodeLayout::Plain,
         },
-        refill_leaves: variant % 3 != 0,
+        refill_leaves: !variant.is_multiple_of(3),
         wal_flush_docs: 24,
         ..small_opts()
     }
