@@ -956,6 +956,9 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs): the stores run once, their calls on their partitions are recorded and replayed on each run's device".into(),
         "P5's WAF is the drive's (SMART) since the start of a 6.5 h or 24 h run and still growing (P5: WAF grows with the data written); ours is the steady-state WAF of the last capacities written once flat (`waf_cumulative`: since the updates began), and equal time is the shortest of our runs in simulated time (queue depth 1), not 24 h".into(),
     ];
+    if let Ok(cfg) = device_config(plan, plan.gc_modes[0]) {
+        n.push(pool_note(&cfg));
+    }
     n.extend(oracle_notes(plan, runs));
     let auto = find(runs, &MapSpec::Policy(NamedPolicy::Auto), plan.gc_modes[0]);
     if let Some(r) = auto {
@@ -976,6 +979,18 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         ));
     }
     n
+}
+
+/// Where this run's SSD pools its free and open blocks, and what the open blocks take of the
+/// spare area (the sizing's choice for the capacity).
+fn pool_note(cfg: &SsdConfig) -> String {
+    let dies = u64::from(cfg.dies());
+    let spare = cfg.spare_blocks();
+    let open = cfg.ftl.open_slots();
+    match cfg.ftl.gc_pool {
+        ssd::GcPool::PerDie => format!("SSD pools: free and open blocks per die ({dies} dies, {} spare blocks per die; {open} open blocks per die with {} streams and GC {}: {:.0} % of the spare area). Each stream kept open costs every die its blocks, so policies with more streams have less spare to work with; one pool for the device removes that cost", spare / dies.max(1), cfg.ftl.streams, cfg.ftl.gc_stream.name(), (open * dies) as f64 / spare.max(1) as f64 * 100.0),
+        ssd::GcPool::Device => format!("SSD pools: one pool of free and open blocks for the device ({spare} spare blocks; {open} open blocks with {} streams and GC {}: the spare area cannot hold every stream's open blocks on each of the {dies} dies)", cfg.ftl.streams, cfg.ftl.gc_stream.name()),
+    }
 }
 
 /// Every (GC mode, policy) run of `plan`, side by side under `--jobs` (the runs are
