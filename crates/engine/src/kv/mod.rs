@@ -14,6 +14,7 @@ mod alloc;
 pub mod format;
 mod store;
 
+pub use format::NodeLayout;
 pub use policy::streams::{DataType, NamedPolicy};
 pub use store::{
     Choice, CompactionMode, CompactionPolicy, Damage, Options, PageUse, Scan, Space, StaleShare,

@@ -4,7 +4,7 @@
 
 use blockdev::{BlockDevice, MemDevice};
 use engine::kv::format::{DbHeader, KvStats, NodePtr, PagesByType};
-use engine::kv::{CompactionMode, Options, Store, WritePath};
+use engine::kv::{CompactionMode, NodeLayout, Options, Store, WritePath};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -22,7 +22,8 @@ pub fn small_opts() -> Options {
 }
 
 /// `small_opts` in one of three shapes by `variant % 3`: write path `cow`; path `wal` with
-/// incremental compaction; path `wal` with whole-file compaction (a small WAL flush threshold,
+/// incremental compaction and refilled leaf runs; path `wal` with whole-file compaction, next
+/// fit, packed nodes and refilled leaf runs (ForestDB's mode) (a small WAL flush threshold,
 /// so tests cross flushes).
 pub fn variant_opts(variant: u64) -> Options {
     let (write_path, compaction_mode) = match variant % 3 {
@@ -34,6 +35,11 @@ pub fn variant_opts(variant: u64) -> Options {
         write_path,
         compaction_mode,
         next_fit: variant % 3 == 2,
+        node_layout: match variant % 3 {
+            2 => NodeLayout::Packed,
+            _ => NodeLayout::Plain,
+        },
+        refill_leaves: !variant.is_multiple_of(3),
         wal_flush_docs: 24,
         ..small_opts()
     }

@@ -2,6 +2,7 @@
 
 use super::doc::DOC_PTR_RULE;
 use super::node::{balanced_cut, NODE_PTR_RULE};
+use super::packed::{self, NodeLayout};
 use super::*;
 
 /// Builds index nodes entry by entry, encoding as it goes (no allocation per key), then cuts
@@ -156,6 +157,35 @@ impl NodeBuilder {
         Ok(())
     }
 
+    /// Per entry: (key length, packed pointer bytes).
+    fn packed_sizes(&self) -> Vec<(usize, usize)> {
+        let ptr_bytes = if self.level == 0 {
+            DOC_PTR_BYTES
+        } else {
+            NODE_PTR_BYTES
+        };
+        (0..self.len())
+            .map(|i| {
+                let k = self.key(i).len();
+                let at = self.offs[i] as usize + 2 + k;
+                let ptr = &self.body[at..at + ptr_bytes];
+                (k, packed::packed_ptr_len(self.level, ptr))
+            })
+            .collect()
+    }
+
+    /// Packed bytes of entries `a..b` as one node (their shared prefix: the first and last
+    /// keys', as [`NodeView`] takes it).
+    fn packed_len(&self, sizes: &[(usize, usize)], a: usize, b: usize) -> usize {
+        let (first, last) = (self.key(a), self.key(b - 1));
+        let prefix = first.iter().zip(last).take_while(|(x, y)| x == y).count();
+        let entries: usize = sizes[a..b]
+            .iter()
+            .map(|&(k, p)| packed::packed_entry_len(prefix, k, p))
+            .sum();
+        packed::packed_node_len(prefix, entries)
+    }
+
     /// The first key of entry `i`.
     fn key(&self, i: usize) -> &[u8] {
         let at = self.offs[i] as usize;
@@ -168,6 +198,17 @@ impl NodeBuilder {
     /// node four, so an inner node keeps at least two children; a node that cannot split spans
     /// pages) — and encode each: (least key, encoded node, its view), in key order.
     pub fn finish(self, payload: usize) -> Result<Vec<(Vec<u8>, NodeView)>, EngineError> {
+        self.finish_as(payload, NodeLayout::Plain, Cut::Halves)
+    }
+
+    /// [`NodeBuilder::finish`] with the nodes stored in `layout` (cut to fit `payload` as
+    /// stored) and cut as `cut` says.
+    pub fn finish_as(
+        self,
+        payload: usize,
+        layout: NodeLayout,
+        cut: Cut,
+    ) -> Result<Vec<(Vec<u8>, NodeView)>, EngineError> {
         let n = self.len();
         if n == 0 {
             return Ok(vec![]);
@@ -179,20 +220,17 @@ impl NodeBuilder {
                 self.offs[i] as usize
             }
         };
-        let bytes_of = |a: usize, b: usize| NODE_HEAD_BYTES + end(b) - end(a) + CRC_BYTES;
+        let plain_of = |a: usize, b: usize| NODE_HEAD_BYTES + end(b) - end(a) + CRC_BYTES;
+        let packed = (layout == NodeLayout::Packed).then(|| self.packed_sizes());
+        let bytes_of = |a: usize, b: usize| match &packed {
+            None => plain_of(a, b),
+            Some(sizes) => self.packed_len(sizes, a, b),
+        };
         let min = if self.level == 0 { 2 } else { 4 };
-        let mut todo = vec![(0usize, n)];
-        let mut done = Vec::new();
-        while let Some((a, b)) = todo.pop() {
-            if bytes_of(a, b) > payload && b - a >= min {
-                let sizes: Vec<usize> = (a..b).map(|i| end(i + 1) - end(i)).collect();
-                let at = a + balanced_cut(&sizes);
-                todo.push((at, b));
-                todo.push((a, at));
-                continue;
-            }
-            done.push((a, b));
-        }
+        let done = match cut {
+            Cut::Halves => halves(n, min, payload, &bytes_of, &end),
+            Cut::Full => full(n, min, payload, &bytes_of, &end),
+        };
         // The pieces tile the entries in key order (`todo` pops the left half first).
         assert!(done.windows(2).all(|w| w[0].1 == w[1].0), "pieces in order");
         assert_eq!(
@@ -211,7 +249,7 @@ impl NodeBuilder {
                     count,
                 ));
             }
-            let len = bytes_of(a, b);
+            let len = plain_of(a, b);
             if len > u32::MAX as usize {
                 return Err(too_large("index node", len, u32::MAX as usize));
             }
@@ -231,10 +269,14 @@ impl NodeBuilder {
             );
             offs.push((NODE_HEAD_BYTES + end(b) - end(a)) as u32);
             let key = self.key(a).to_vec();
-            out.push((
-                key,
-                NodeView::index(self.level, offs, bytes.into_boxed_slice()),
-            ));
+            let mut view = NodeView::index(self.level, offs, bytes.into_boxed_slice());
+            if packed.is_some() {
+                let entries = &self.body[end(a)..end(b)];
+                let p = packed::pack(self.level, count, view.prefix_len(), entries);
+                assert_eq!(p.len(), bytes_of(a, b), "packed as long as measured");
+                view = view.stored_as(p);
+            }
+            out.push((key, view));
         }
         // Tree order at the split: each piece's least key is above the previous piece's.
         assert!(
@@ -243,4 +285,87 @@ impl NodeBuilder {
         );
         Ok(out)
     }
+}
+
+/// How [`NodeBuilder::finish_as`] cuts entries that do not fit one node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// Halves of about equal bytes, halved again until each fits (a split node: each half
+    /// has room for the inserts to come).
+    Halves,
+    /// Nodes filled in key order, the last two balanced (a run of rewritten nodes: on an
+    /// append-only index a node costs a page write whether full or not, so fill it).
+    Full,
+}
+
+/// The pieces `Cut::Halves` makes of entries `0..n`.
+fn halves(
+    n: usize,
+    min: usize,
+    payload: usize,
+    bytes_of: &dyn Fn(usize, usize) -> usize,
+    end: &dyn Fn(usize) -> usize,
+) -> Vec<(usize, usize)> {
+    let mut todo = vec![(0usize, n)];
+    let mut done = Vec::new();
+    while let Some((a, b)) = todo.pop() {
+        if bytes_of(a, b) > payload && b - a >= min {
+            let sizes: Vec<usize> = (a..b).map(|i| end(i + 1) - end(i)).collect();
+            let at = a + balanced_cut(&sizes);
+            todo.push((at, b));
+            todo.push((a, at));
+            continue;
+        }
+        done.push((a, b));
+    }
+    done
+}
+
+/// The pieces `Cut::Full` makes of entries `0..n`: each as many entries as fit `payload`
+/// (at least `min / 2`, so an inner node keeps two children), the last two cut in halves of
+/// about equal bytes when the last is under half full.
+fn full(
+    n: usize,
+    min: usize,
+    payload: usize,
+    bytes_of: &dyn Fn(usize, usize) -> usize,
+    end: &dyn Fn(usize) -> usize,
+) -> Vec<(usize, usize)> {
+    let least = (min / 2).max(1);
+    let mut done: Vec<(usize, usize)> = Vec::new();
+    let mut a = 0;
+    while a < n {
+        // The last `b` that fits (bytes grow with `b`: an entry more adds its bytes, and a
+        // shorter shared prefix adds to every entry more than it saves once).
+        let mut b = (a + least).min(n);
+        let mut step = 1;
+        while b + step <= n && bytes_of(a, b + step) <= payload {
+            b += step;
+            step *= 2;
+        }
+        let mut over = (b + step).min(n + 1);
+        while over - b > 1 {
+            let mid = b + (over - b) / 2;
+            if bytes_of(a, mid) <= payload {
+                b = mid;
+            } else {
+                over = mid;
+            }
+        }
+        done.push((a, b));
+        a = b;
+    }
+    let k = done.len();
+    if k >= 2 && bytes_of(done[k - 1].0, done[k - 1].1) * 2 < payload {
+        let (a, b) = (done[k - 2].0, done[k - 1].1);
+        done.truncate(k - 2);
+        done.extend(
+            halves(b - a, min, payload, &|x, y| bytes_of(a + x, a + y), &|x| {
+                end(a + x)
+            })
+            .into_iter()
+            .map(|(x, y)| (a + x, a + y)),
+        );
+    }
+    done
 }

@@ -26,15 +26,17 @@ mod builder;
 mod doc;
 mod meta;
 mod node;
+mod packed;
 mod wal;
 
-pub use builder::NodeBuilder;
+pub use builder::{Cut, NodeBuilder};
 pub use doc::{
     data_page_cont, data_page_docs, document_in_verified_page, gather_document, DataPages, DocHead,
     DocPtr, DocStart, Document,
 };
 pub use meta::{recover, DbHeader, KvStats, PagesByType, Recovered, Superblock};
 pub use node::{gather_node, Node, NodePtr, NodeView};
+pub use packed::{NodeLayout, NODE_TAG_PACKED};
 pub use wal::{WalRecord, WAL_RECORD_MIN_BYTES, WAL_RUN_BYTES};
 
 /// Longest key, in bytes.

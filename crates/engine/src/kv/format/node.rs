@@ -307,7 +307,11 @@ pub struct NodeView {
     fences: u8,
     /// Where the entries end in `bytes` (the crc follows).
     end: u32,
+    /// The node in the plain layout (searched in place).
     pub(super) bytes: Box<[u8]>,
+    /// The node as its pages hold it when it is stored packed ([`super::packed`]); `None`:
+    /// stored as `bytes`.
+    stored: Option<Box<[u8]>>,
 }
 
 /// Prefix bytes a [`NodeView`] keeps inline.
@@ -326,7 +330,7 @@ pub(super) struct Slot {
 
 impl PartialEq for NodeView {
     fn eq(&self, other: &NodeView) -> bool {
-        self.bytes == other.bytes
+        self.bytes == other.bytes && self.stored == other.stored
     }
 }
 
@@ -344,8 +348,9 @@ impl NodeView {
     fn check_len(buf: &[u8]) -> Result<usize, Corruption> {
         let mut r = Reader::new(buf, Structure::IndexNode);
         let tag = r.u8()?;
-        if tag != NODE_TAG {
-            return Err(r.field("tag", 1, format!("{NODE_TAG:#04x}"), format!("{tag:#04x}")));
+        if tag != NODE_TAG && tag != NODE_TAG_PACKED {
+            let expected = format!("{NODE_TAG:#04x} or {NODE_TAG_PACKED:#04x}");
+            return Err(r.field("tag", 1, expected, format!("{tag:#04x}")));
         }
         let level = r.u8()?;
         if level > NODE_LEVEL_MAX {
@@ -367,6 +372,16 @@ impl NodeView {
     pub fn decode_vec(mut bytes: Vec<u8>) -> Result<NodeView, Corruption> {
         let len = NodeView::check_len(&bytes)?;
         bytes.truncate(len);
+        if bytes[0] == NODE_TAG_PACKED {
+            let plain = super::packed::unpack(&bytes)?;
+            let mut view = NodeView::decode_vec(plain)?;
+            assert_eq!(
+                view.bytes[0], NODE_TAG,
+                "a packed node unpacks to a plain one"
+            );
+            view.stored = Some(bytes.into_boxed_slice());
+            return Ok(view);
+        }
         let level = bytes[1];
         let count = u16::from_le_bytes([bytes[2], bytes[3]]) as usize;
         let mut r = Reader::new(&bytes, Structure::IndexNode);
@@ -468,7 +483,20 @@ impl NodeView {
             fences: fences as u8,
             end: offs[count],
             bytes,
+            stored: None,
         }
+    }
+
+    /// This view, stored as the packed node `packed` (the same entries).
+    pub(super) fn stored_as(mut self, packed: Vec<u8>) -> NodeView {
+        assert_eq!(packed[0], NODE_TAG_PACKED, "stored packed");
+        self.stored = Some(packed.into_boxed_slice());
+        self
+    }
+
+    /// The shared key prefix's length (of the first and last keys).
+    pub(super) fn prefix_len(&self) -> usize {
+        self.prefix as usize
     }
 
     /// Where entry `i` starts (`len`: where the entries end).
@@ -491,14 +519,14 @@ impl NodeView {
         self.slots.is_empty()
     }
 
-    /// Bytes of the encoded node.
+    /// Bytes of the encoded node as stored (what its pointer's `len` says).
     pub fn encoded_len(&self) -> usize {
-        self.bytes.len()
+        self.bytes().len()
     }
 
-    /// The encoded node.
+    /// The encoded node as its pages hold it (packed or plain).
     pub fn bytes(&self) -> &[u8] {
-        &self.bytes
+        self.stored.as_deref().unwrap_or(&self.bytes)
     }
 
     /// Key `i` (< `len`).

@@ -13,8 +13,8 @@
 
 use super::alloc::{Alloc, FIRST_LOG_PAGE};
 use super::format::{
-    self, data_page_docs, gather_document, gather_node, DataPages, DbHeader, DocPtr, Document,
-    KvStats, NodeBuilder, NodePtr, NodeView, Recovered, Superblock, NO_PAGE,
+    self, data_page_docs, gather_document, gather_node, Cut, DataPages, DbHeader, DocPtr, Document,
+    KvStats, NodeBuilder, NodeLayout, NodePtr, NodeView, Recovered, Superblock, NO_PAGE,
 };
 use super::{DataType, NamedPolicy};
 use crate::error::{Corruption, EngineError, Fault, Structure};
@@ -88,6 +88,16 @@ pub struct Options {
     /// to its file) instead of first fit (the lowest free pages first, as a file system
     /// reuses freed blocks).
     pub next_fit: bool,
+    /// How index nodes are laid out on their pages: plain (whole keys, fixed-width pointers)
+    /// or packed (the shared prefix once, varint pointers: about half the bytes, so a WAL
+    /// flush rewrites fewer nodes; ForestDB's mode uses it). A store reads both.
+    pub node_layout: NodeLayout,
+    /// When the index is applied, cut the leaves one inner node rewrites side by side again
+    /// as one run, filled (the last two balanced), instead of each on its own: on an
+    /// append-only index a rewritten leaf costs a page write whether full or half full, and
+    /// fuller leaves mean fewer of them for the next flush of random keys to rewrite.
+    /// ForestDB's mode uses it.
+    pub refill_leaves: bool,
     /// Make an empty store on a blank device (false: a blank device is an error, and opening
     /// writes nothing — for `check`, `stat`).
     pub create: bool,
@@ -110,6 +120,8 @@ impl Default for Options {
             wal_flush_docs: WAL_FLUSH_DOCS_DEFAULT,
             compaction_mode: CompactionMode::Incremental,
             next_fit: false,
+            node_layout: NodeLayout::Plain,
+            refill_leaves: false,
             create: true,
         }
     }

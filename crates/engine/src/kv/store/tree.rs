@@ -58,7 +58,7 @@ impl Store {
                         b.push_doc(k, *p).map_err(|e| self.encode_err(e))?;
                     }
                 }
-                (self.write_split(b)?, 0)
+                (self.write_split(b, Cut::Halves)?, 0)
             }
             Some(r) => {
                 let level = self.node(r)?.level();
@@ -71,7 +71,7 @@ impl Store {
             for (k, p) in &pieces {
                 b.push_child(k, *p).map_err(|e| self.encode_err(e))?;
             }
-            pieces = self.write_split(b)?;
+            pieces = self.write_split(b, Cut::Halves)?;
         }
         assert!(pieces.len() <= 1, "the tree grows until one root holds it");
         self.root = pieces.first().map(|p| p.1);
@@ -117,61 +117,99 @@ impl Store {
         self.alloc.drop_ref(ptr.page, ptr.pages(self.payload));
         let mut b = NodeBuilder::new(node.level());
         if node.level() == 0 {
-            let mut i = 0;
-            for (k, p) in ops {
-                let at = match node.search(k) {
-                    Ok(j) | Err(j) => j.max(i),
-                };
-                b.push_entries(&node, i, at)
-                    .map_err(|e| self.encode_err(e))?;
-                i = at;
-                if i < node.len() && node.key(i) == k.as_slice() {
-                    let o = node.doc(i);
-                    i += 1;
-                    self.alloc.drop_ref(o.page, o.pages(self.payload));
-                    self.stats.live_keys -= 1;
-                    self.stats.live_bytes -= o.len as u64;
-                }
-                if let Some(p) = p {
-                    self.stats.live_keys += 1;
-                    self.stats.live_bytes += p.len as u64;
-                    b.push_doc(k, *p).map_err(|e| self.encode_err(e))?;
-                }
-            }
-            assert!(i <= node.len(), "the merge stays inside the leaf");
-            b.push_entries(&node, i, node.len())
-                .map_err(|e| self.encode_err(e))?;
-        } else {
-            let mut at = 0;
-            for ci in 0..node.len() {
-                let mut to = at;
-                while to < ops.len()
-                    && (ci + 1 == node.len() || ops[to].0.as_slice() < node.key(ci + 1))
-                {
-                    to += 1;
-                }
-                if to == at {
-                    b.push_entry(&node, ci).map_err(|e| self.encode_err(e))?;
-                } else {
-                    let pieces =
-                        self.apply_node(node.child(ci), Some(node.level() - 1), &ops[at..to])?;
-                    for (k, p) in &pieces {
-                        b.push_child(k, *p).map_err(|e| self.encode_err(e))?;
-                    }
-                }
-                at = to;
-            }
-            assert_eq!(at, ops.len(), "every operation routed to one child");
+            self.merge_leaf(&node, ops, &mut b)?;
+            return self.write_split(b, Cut::Halves);
         }
-        self.write_split(b)
+        // With `refill_leaves`, the leaves one inner node has rewritten side by side are cut
+        // again as one run (`Cut::Full`).
+        let refill = self.opts.refill_leaves && node.level() == 1;
+        let mut run: Option<NodeBuilder> = None;
+        let mut at = 0;
+        for ci in 0..node.len() {
+            let mut to = at;
+            while to < ops.len()
+                && (ci + 1 == node.len() || ops[to].0.as_slice() < node.key(ci + 1))
+            {
+                to += 1;
+            }
+            if to == at {
+                if let Some(r) = run.take() {
+                    self.push_pieces(&mut b, r)?;
+                }
+                b.push_entry(&node, ci).map_err(|e| self.encode_err(e))?;
+            } else if refill {
+                let child = node.child(ci);
+                let leaf = self.node_at(child, Some(0))?;
+                self.alloc.drop_ref(child.page, child.pages(self.payload));
+                let r = run.get_or_insert_with(|| NodeBuilder::new(0));
+                self.merge_leaf(&leaf, &ops[at..to], r)?;
+            } else {
+                let pieces =
+                    self.apply_node(node.child(ci), Some(node.level() - 1), &ops[at..to])?;
+                for (k, p) in &pieces {
+                    b.push_child(k, *p).map_err(|e| self.encode_err(e))?;
+                }
+            }
+            at = to;
+        }
+        if let Some(r) = run.take() {
+            self.push_pieces(&mut b, r)?;
+        }
+        assert_eq!(at, ops.len(), "every operation routed to one child");
+        self.write_split(b, Cut::Halves)
+    }
+
+    /// Write the leaves of the run `r` (filled) and add them to their parent `b`.
+    fn push_pieces(&mut self, b: &mut NodeBuilder, r: NodeBuilder) -> Result<(), EngineError> {
+        for (k, p) in &self.write_split(r, Cut::Full)? {
+            b.push_child(k, *p).map_err(|e| self.encode_err(e))?;
+        }
+        Ok(())
+    }
+
+    /// Merge sorted `ops` into leaf `node`, its entries and the new ones pushed onto `b`.
+    fn merge_leaf(
+        &mut self,
+        node: &NodeView,
+        ops: &[(Vec<u8>, Option<DocPtr>)],
+        b: &mut NodeBuilder,
+    ) -> Result<(), EngineError> {
+        assert_eq!(node.level(), 0, "a leaf merges documents");
+        let mut i = 0;
+        for (k, p) in ops {
+            let at = match node.search(k) {
+                Ok(j) | Err(j) => j.max(i),
+            };
+            b.push_entries(node, i, at)
+                .map_err(|e| self.encode_err(e))?;
+            i = at;
+            if i < node.len() && node.key(i) == k.as_slice() {
+                let o = node.doc(i);
+                i += 1;
+                self.alloc.drop_ref(o.page, o.pages(self.payload));
+                self.stats.live_keys -= 1;
+                self.stats.live_bytes -= o.len as u64;
+            }
+            if let Some(p) = p {
+                self.stats.live_keys += 1;
+                self.stats.live_bytes += p.len as u64;
+                b.push_doc(k, *p).map_err(|e| self.encode_err(e))?;
+            }
+        }
+        assert!(i <= node.len(), "the merge stays inside the leaf");
+        b.push_entries(node, i, node.len())
+            .map_err(|e| self.encode_err(e))
     }
 
     /// Stage the nodes `b` makes (cut to pages) for writing: their (least key, pointer)s.
     pub(super) fn write_split(
         &mut self,
         b: NodeBuilder,
+        cut: Cut,
     ) -> Result<Vec<(Vec<u8>, NodePtr)>, EngineError> {
-        let pieces = b.finish(self.payload).map_err(|e| self.encode_err(e))?;
+        let pieces = b
+            .finish_as(self.payload, self.opts.node_layout, cut)
+            .map_err(|e| self.encode_err(e))?;
         let mut out = Vec::with_capacity(pieces.len());
         for (key, view) in pieces {
             let len = view.encoded_len() as u32;

@@ -7,7 +7,7 @@ use crate::spec::{de, RunSpec, SpecError};
 use anyhow::{bail, Context, Result};
 use blockdev::BlockDevice;
 use driver::Phase;
-use engine::kv::{Options, Store, WritePath};
+use engine::kv::{NodeLayout, Options, Store, WritePath};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -82,6 +82,20 @@ pub struct KvBenchSpec {
     #[cfg_attr(feature = "clap", arg(long, default_value_t = engine::kv::WAL_FLUSH_DOCS_DEFAULT))]
     #[serde(deserialize_with = "de::parsed")]
     pub wal_flush_docs: u64,
+    /// Index nodes on their pages: `plain`, `packed` (shared prefix once, varint pointers),
+    /// or `auto` (packed with `--write-path wal`, ForestDB's compact nodes; plain with `cow`).
+    #[cfg_attr(feature = "clap", arg(long, default_value = "auto"))]
+    #[serde(default = "auto", deserialize_with = "de::string")]
+    pub node_layout: String,
+    /// Cut the leaves a flush rewrites side by side again as one run, filled: `yes`, `no`, or
+    /// `auto` (yes with `--write-path wal`, no with `cow`).
+    #[cfg_attr(feature = "clap", arg(long, default_value = "auto"))]
+    #[serde(default = "auto", deserialize_with = "de::string")]
+    pub refill_leaves: String,
+}
+
+fn auto() -> String {
+    "auto".into()
 }
 
 impl Default for KvBenchSpec {
@@ -102,6 +116,8 @@ impl Default for KvBenchSpec {
             cache_pages: 8192,
             write_path: WritePath::Cow.name().into(),
             wal_flush_docs: engine::kv::WAL_FLUSH_DOCS_DEFAULT,
+            node_layout: auto(),
+            refill_leaves: auto(),
         }
     }
 }
@@ -112,6 +128,8 @@ impl RunSpec for KvBenchSpec {
     fn validate(&self) -> Result<(), SpecError> {
         self.workload()?;
         self.write_path()?;
+        self.node_layout()?;
+        self.refill_leaves()?;
         match (&self.path, self.device.as_deref()) {
             (Some(_), None) | (None, Some("sim")) => Ok(()),
             (Some(_), Some(_)) => Err(SpecError::rule("--path", "cannot be used with --device")),
@@ -146,11 +164,39 @@ impl KvBenchSpec {
             .ok_or_else(|| SpecError::value("--write-path", &self.write_path, "cow or wal"))
     }
 
+    /// The layout `--node-layout` names (`auto`: packed on the `wal` path, plain on `cow`).
+    fn node_layout(&self) -> Result<NodeLayout, SpecError> {
+        match self.node_layout.as_str() {
+            "auto" => Ok(match self.write_path()? {
+                WritePath::Wal => NodeLayout::Packed,
+                WritePath::Cow => NodeLayout::Plain,
+            }),
+            other => NodeLayout::parse(other)
+                .ok_or_else(|| SpecError::value("--node-layout", other, "plain, packed or auto")),
+        }
+    }
+
+    /// Whether `--refill-leaves` is on (`auto`: on the `wal` path).
+    fn refill_leaves(&self) -> Result<bool, SpecError> {
+        match self.refill_leaves.as_str() {
+            "auto" => Ok(self.write_path()? == WritePath::Wal),
+            "yes" => Ok(true),
+            "no" => Ok(false),
+            other => Err(SpecError::value(
+                "--refill-leaves",
+                other,
+                "yes, no or auto",
+            )),
+        }
+    }
+
     /// The store the phases run against, and its device's name (`file`, `sim`).
     fn open_store(&self) -> Result<(Store, String)> {
         let opts = Options {
             write_path: self.write_path()?,
             wal_flush_docs: self.wal_flush_docs,
+            node_layout: self.node_layout()?,
+            refill_leaves: self.refill_leaves()?,
             file_pages: self.file_mib * 256,
             compact_threshold: self.compact_threshold,
             trim_after_commits: self.trim_after_commits,
@@ -220,6 +266,8 @@ pub fn run(spec: &KvBenchSpec, phases: Phases, progress: Progress) -> Result<Val
         "seed": spec.seed,
         "write_path": spec.write_path,
         "wal_flush_docs": spec.wal_flush_docs,
+        "node_layout": spec.node_layout().map(|l| l.name()).unwrap_or("?"),
+        "refill_leaves": spec.refill_leaves().unwrap_or(false),
         "clock": s.pager().device().clock_kind().name(),
     });
     let run = phases == Phases::Run;

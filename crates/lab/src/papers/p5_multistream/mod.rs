@@ -32,6 +32,7 @@
 //! every row, series and lifetime equal); the stores' work is done once instead of per run.
 
 pub mod claims;
+pub mod deaths;
 pub mod figures;
 pub mod tape;
 
@@ -39,7 +40,7 @@ use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
 use blockdev::{BlockDevice, MemDevice, Partition, SharedDevice, SimDevice};
-use engine::kv::{CompactionMode, Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT};
+use engine::kv::{CompactionMode, NodeLayout, Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT};
 use policy::streams::{
     ClassStreams, DataType, DeathRecorder, LifetimeReport, NamedPolicy, OracleStreams, StreamMap,
     StreamMapError,
@@ -123,6 +124,15 @@ pub struct Plan {
     /// placed as files of one file system in chunks of `n` pages (ext4's allocator in
     /// miniature: a new file takes the chunks other files' deleted generations freed).
     pub fs_chunk_pages: Option<u64>,
+    /// Index nodes as the stores write them: packed (the shared key prefix once, varint
+    /// pointers, as ForestDB's nodes hold short entries; default) or plain.
+    pub node_layout: NodeLayout,
+    /// The leaves a WAL flush rewrites side by side cut again as one filled run (default on).
+    pub refill_leaves: bool,
+    /// Where the SSD pools its free blocks and open blocks (`None`: as the preset sized to
+    /// the capacity decides: per die where the spare area holds a reserve and every stream's
+    /// open blocks on each die, else one pool for the device).
+    pub gc_pool: Option<ssd::GcPool>,
 }
 
 impl Plan {
@@ -151,6 +161,9 @@ impl Plan {
             compaction_mode: CompactionMode::WholeFile,
             next_fit: true,
             fs_chunk_pages: Some(FS_CHUNK_PAGES),
+            node_layout: NodeLayout::Packed,
+            refill_leaves: true,
+            gc_pool: None,
         }
     }
 
@@ -179,6 +192,8 @@ impl Plan {
             "compaction_mode": self.compaction_mode.name(),
             "next_fit": self.next_fit,
             "fs_chunk_pages": self.fs_chunk_pages,
+            "node_layout": self.node_layout.name(),
+            "refill_leaves": self.refill_leaves,
         })
     }
 }
@@ -323,6 +338,9 @@ fn device_config(plan: &Plan, gc: GcStreamMode) -> Result<SsdConfig> {
     cfg.geometry.pages_per_block = plan.pages_per_block;
     cfg.ftl.streams = plan.device_streams;
     cfg.ftl.gc_stream = gc;
+    if let Some(p) = plan.gc_pool {
+        cfg.ftl.gc_pool = p;
+    }
     let context = || {
         format!(
             "--capacity {} bytes on preset {PRESET} with {} streams",
@@ -369,6 +387,8 @@ fn store_options(plan: &Plan, file_pages: u64, keys_per_file: u64) -> Options {
         wal_flush_docs: wal_flush_docs(plan, keys_per_file),
         compaction_mode: plan.compaction_mode,
         next_fit: plan.next_fit,
+        node_layout: plan.node_layout,
+        refill_leaves: plan.refill_leaves,
         ..Options::default()
     }
 }
@@ -546,6 +566,27 @@ fn oracle_placement(plan: &Plan, tape: &Tape) -> Result<OracleStreams> {
     drop(shared);
     let rec = std::mem::take(&mut *rec.borrow_mut());
     Ok(rec.into_streams(plan.device_streams))
+}
+
+/// What ends each type's pages over the recorded update phase ([`deaths`]): the tape replayed
+/// on a RAM device through the same placement.
+fn death_lines(plan: &Plan, tape: &Tape) -> Result<Vec<deaths::DeathLine>> {
+    let logical_pages = device_config(plan, plan.gc_modes[0])?.logical_pages();
+    let mem = MemDevice::new(PAGE_BYTES, logical_pages);
+    let counter = Rc::new(RefCell::new(deaths::DeathCounter::new(logical_pages)));
+    let shared = SharedDevice::with_streams(mem, Box::new(counter.clone())).without_discard();
+    let mut shared = placed(shared, plan);
+    let mut player = Player::new(partitions(&mut shared, plan)?);
+    for e in tape.load() {
+        player.play(e)?;
+    }
+    counter.borrow_mut().start();
+    for e in tape.updates() {
+        player.play(e)?;
+    }
+    drop(player);
+    let lines = counter.borrow().lines();
+    Ok(lines)
 }
 
 fn sample(shared: &SharedDevice<SimDevice>, base: &ssd::Stats, t0: u64) -> Sample {
@@ -915,6 +956,9 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         "The stores' write sequence does not depend on the device: every run sees the same writes (only where it stops differs): the stores run once, their calls on their partitions are recorded and replayed on each run's device".into(),
         "P5's WAF is the drive's (SMART) since the start of a 6.5 h or 24 h run and still growing (P5: WAF grows with the data written); ours is the steady-state WAF of the last capacities written once flat (`waf_cumulative`: since the updates began), and equal time is the shortest of our runs in simulated time (queue depth 1), not 24 h".into(),
     ];
+    if let Ok(cfg) = device_config(plan, plan.gc_modes[0]) {
+        n.push(pool_note(&cfg));
+    }
     n.extend(oracle_notes(plan, runs));
     let auto = find(runs, &MapSpec::Policy(NamedPolicy::Auto), plan.gc_modes[0]);
     if let Some(r) = auto {
@@ -937,12 +981,24 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
     n
 }
 
+/// Where this run's SSD pools its free and open blocks, and what the open blocks take of the
+/// spare area (the sizing's choice for the capacity).
+fn pool_note(cfg: &SsdConfig) -> String {
+    let dies = u64::from(cfg.dies());
+    let spare = cfg.spare_blocks();
+    let open = cfg.ftl.open_slots();
+    match cfg.ftl.gc_pool {
+        ssd::GcPool::PerDie => format!("SSD pools: free and open blocks per die ({dies} dies, {} spare blocks per die; {open} open blocks per die with {} streams and GC {}: {:.0} % of the spare area). Each stream kept open costs every die its blocks, so policies with more streams have less spare to work with; one pool for the device removes that cost", spare / dies.max(1), cfg.ftl.streams, cfg.ftl.gc_stream.name(), (open * dies) as f64 / spare.max(1) as f64 * 100.0),
+        ssd::GcPool::Device => format!("SSD pools: one pool of free and open blocks for the device ({spare} spare blocks; {open} open blocks with {} streams and GC {}: the spare area cannot hold every stream's open blocks on each of the {dies} dies)", cfg.ftl.streams, cfg.ftl.gc_stream.name()),
+    }
+}
+
 /// Every (GC mode, policy) run of `plan`, side by side under `--jobs` (the runs are
 /// independent; each is a function of the plan and seed, so the figures do not depend on the
 /// threads), in the plan's order (GC mode, then policy). The oracle's recording pass is made
 /// once, by the first oracle run to need it (the others wait for it). Prints a `partial:`
 /// line as each run finishes (a cut run keeps what it printed).
-fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<Vec<Run>> {
+fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<(Vec<Run>, Vec<deaths::DeathLine>)> {
     let mut tasks = Vec::new();
     for (g, &gc) in plan.gc_modes.iter().enumerate() {
         for (i, p) in plan.policies.iter().enumerate() {
@@ -954,7 +1010,7 @@ fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<Vec<Run>> {
     let tape: OnceLock<Result<Tape, String>> = OnceLock::new();
     let oracle: OnceLock<Result<OracleStreams, String>> = OnceLock::new();
     let err = |e: &String| anyhow::anyhow!("{e}");
-    crate::parallel::try_map(&opts.jobs, tasks, |(i, gc, p)| {
+    let runs = crate::parallel::try_map(&opts.jobs, tasks, |(i, gc, p)| {
         let what = format!("policy {} gc {}", p.name(), gc_name(gc));
         let _step = steps.step(&what);
         let t = tape.get_or_init(|| record(plan, seed).map_err(|e| format!("{e:#}")));
@@ -974,8 +1030,13 @@ fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<Vec<Run>> {
             r.stats.waf(),
             ratio(r.stats.host_pages_written, r.logical_pages)
         ));
-        Ok(r)
-    })
+        Ok::<Run, anyhow::Error>(r)
+    })?;
+    let lines = match tape.get() {
+        Some(Ok(t)) => death_lines(plan, t)?,
+        _ => Vec::new(),
+    };
+    Ok((runs, lines))
 }
 
 /// Each policy's gap to the oracle (per GC mode), and the oracle's lifetime groups.
@@ -1038,7 +1099,7 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
         // A bad map file fails here, before any run.
         p.build(plan.files, plan.device_streams)?;
     }
-    let runs = run_all(opts, plan)?;
+    let (runs, death) = run_all(opts, plan)?;
     let lifetimes = runs.iter().find_map(|r| r.lifetimes.clone());
     let lrows = lifetimes.as_ref().map(lifetime_rows).unwrap_or_default();
     let rows = rows(&runs, plan);
@@ -1049,6 +1110,9 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
     report.paper = papers::p5().rows.clone();
     report.claims = claims::claims(&report);
     report.notes = notes(plan, &runs);
+    if !death.is_empty() {
+        report.notes.push(deaths::note(&death));
+    }
     report.series = series(&runs, plan, lifetimes.as_ref());
     let tables = vec![
         waf_table(&runs, plan),
