@@ -27,6 +27,10 @@ const WHY_ABOUT: &str = "±5 points around the paper's ≈ (no direction to keep
 /// Every P1 claim for `report` (read back as [`BTreeRow`]s).
 pub fn claims(report: &Report) -> Vec<Claim> {
     let rows: Vec<BTreeRow> = report.rows_as().unwrap_or_default();
+    let rows: Vec<BTreeRow> = rows
+        .into_iter()
+        .filter(|r| !r.reads_fifo_comparison)
+        .collect();
     crate::claim::per_device(&rows, |r| r.device.to_string(), of_device)
 }
 
