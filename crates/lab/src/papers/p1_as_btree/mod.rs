@@ -20,7 +20,7 @@ use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table
 use anyhow::{bail, Result};
 use blockdev::BlockDevice;
 use engine::btree::{AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, InPlaceBTree, Packing};
-use engine::tree::IndexStats;
+use engine::tree::{IndexStats, LIST_LEN_BINS};
 use engine::OrderedIndex;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -271,6 +271,11 @@ fn diff(a: IndexStats, b: IndexStats) -> IndexStats {
         cache_hits: b.cache_hits - a.cache_hits,
         cache_lookups: b.cache_lookups - a.cache_lookups,
         file_bytes: b.file_bytes,
+        loads_by_level_list_len: std::array::from_fn(|l| {
+            std::array::from_fn(|n| {
+                b.loads_by_level_list_len[l][n] - a.loads_by_level_list_len[l][n]
+            })
+        }),
     }
 }
 
@@ -501,6 +506,7 @@ fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
         format!("sim device: aged before the trees are made (filled once, then {}x its capacity of random one-page writes), so the in-place tree's random overwrites pay GC; the device's write cache acknowledges writes, and a read on a die busy with destaging or GC waits (reads interleaved with writes, P1 §3.2): with read priority (p1-ssd) only for the program, copy or erase running there, with FIFO reads for all the work queued before it", AGING.random_writes_x),
     ];
     n.extend(fifo_notes(ms));
+    n.extend(bftl_list_notes(ms));
     for m in ms
         .iter()
         .filter(|m| m.case.tree == TreeKind::Bftl && m.case.f == 256 && m.case.cache == 0)
@@ -540,6 +546,37 @@ fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
         }
     }
     n
+}
+
+/// Why BFTL reads the sectors per node it reads (F = 256, no cache): the lookups' sector
+/// lists by tree level, inserts and searches together — each operation reads one node per
+/// level, so a level's mean list length weighs equally in the average whatever its node count.
+fn bftl_list_notes(ms: &[Measured]) -> Vec<String> {
+    let of = |m: &Measured| {
+        let (i, s) = (&m.insert.loads_by_level_list_len, &m.search.loads_by_level_list_len);
+        let levels: Vec<String> = (0..3)
+            .map(|l| {
+                let h: Vec<u64> = (0..LIST_LEN_BINS).map(|n| i[l][n] + s[l][n]).collect();
+                let loads: u64 = h[1..].iter().sum();
+                let sectors: u64 = h.iter().enumerate().map(|(n, c)| n as u64 * c).sum();
+                format!(
+                    "{} {:.2} (lists of 1/2/3/4+ sectors: {}/{}/{}/{} of {} reads)",
+                    ["root", "inner", "leaf"][l],
+                    sectors as f64 / loads.max(1) as f64,
+                    h[1], h[2], h[3], h[4], loads
+                )
+            })
+            .collect();
+        format!(
+            "{}: BFTL (F=256) sectors per node read by level: {}",
+            m.device,
+            levels.join("; ")
+        )
+    };
+    ms.iter()
+        .filter(|m| m.case.tree == TreeKind::Bftl && m.case.f == 256 && m.case.cache == 0)
+        .map(of)
+        .collect()
 }
 
 /// The read-priority switch beside its baseline: AS (largest buffer) against the B-tree at
