@@ -279,7 +279,17 @@ fn lookups_are_counted_by_level_and_list_length_and_sum_to_the_sectors_read() {
         .flat_map(|l| l.iter().enumerate().map(|(n, c)| n as u64 * c))
         .sum();
     assert_eq!(loads, s.nodes_loaded, "every lookup with sectors is binned");
-    assert_eq!(sectors, s.node_reads - s.compaction_reads, "bins times lengths are the reads");
-    assert!(h.iter().all(|l| l[4] == 0), "no list is read past C = 3: {h:?}");
-    assert!(h.iter().all(|l| l[1..].iter().sum::<u64>() > 0), "root, inner and leaf: {h:?}");
+    assert_eq!(
+        sectors,
+        s.node_reads - s.compaction_reads,
+        "bins times lengths are the reads"
+    );
+    assert!(
+        h.iter().all(|l| l[4] == 0),
+        "no list is read past C = 3: {h:?}"
+    );
+    assert!(
+        h.iter().all(|l| l[1..].iter().sum::<u64>() > 0),
+        "root, inner and leaf: {h:?}"
+    );
 }

@@ -216,7 +216,10 @@ mod tests {
         // Copy 2 of 10 (1400..2100) is in progress at 1500.
         assert_eq!(q.read(0, 1500, READ), (3 * PROG, 10 * PROG + READ));
         // The run's remaining copies follow the read.
-        assert_eq!(q.read(0, 2 * PROG + READ + 1, READ), (3 * PROG + READ, 10 * PROG + 2 * READ));
+        assert_eq!(
+            q.read(0, 2 * PROG + READ + 1, READ),
+            (3 * PROG + READ, 10 * PROG + 2 * READ)
+        );
     }
 
     #[test]

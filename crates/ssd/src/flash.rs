@@ -406,7 +406,10 @@ impl Flash {
     /// (and the die's earlier reads), ahead of the work queued behind it.
     fn sense_first(&mut self, die: DieId, now: SimTime) -> SimTime {
         let d = die.0 as usize;
-        let queues = self.die_queues.as_mut().expect("read priority keeps die queues");
+        let queues = self
+            .die_queues
+            .as_mut()
+            .expect("read priority keeps die queues");
         let (start, busy_until) = queues.read(d, now.0, self.t_read_ns);
         self.die_free_ns[d] = self.die_free_ns[d].max(busy_until);
         SimTime(start.saturating_add(self.t_read_ns))

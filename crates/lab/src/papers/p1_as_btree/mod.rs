@@ -215,11 +215,13 @@ fn read_scheduling(kind: DeviceKind, case: &Case, opts: &ReproduceOptions) -> Re
         return Ok("device");
     }
     let t = ssd::SsdConfig::preset(opts.preset_or(DEFAULT_PRESET))?.timing;
-    Ok(match (case.reads_fifo, t.reads_suspend_programs, t.read_priority) {
-        (true, ..) | (false, false, false) => "fifo",
-        (false, true, _) => "suspend",
-        (false, false, true) => "priority",
-    })
+    Ok(
+        match (case.reads_fifo, t.reads_suspend_programs, t.read_priority) {
+            (true, ..) | (false, false, false) => "fifo",
+            (false, true, _) => "suspend",
+            (false, false, true) => "priority",
+        },
+    )
 }
 
 fn file_name(n: usize) -> String {
@@ -553,7 +555,10 @@ fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
 /// level, so a level's mean list length weighs equally in the average whatever its node count.
 fn bftl_list_notes(ms: &[Measured]) -> Vec<String> {
     let of = |m: &Measured| {
-        let (i, s) = (&m.insert.loads_by_level_list_len, &m.search.loads_by_level_list_len);
+        let (i, s) = (
+            &m.insert.loads_by_level_list_len,
+            &m.search.loads_by_level_list_len,
+        );
         let levels: Vec<String> = (0..3)
             .map(|l| {
                 let h: Vec<u64> = (0..LIST_LEN_BINS).map(|n| i[l][n] + s[l][n]).collect();
@@ -563,7 +568,11 @@ fn bftl_list_notes(ms: &[Measured]) -> Vec<String> {
                     "{} {:.2} (lists of 1/2/3/4+ sectors: {}/{}/{}/{} of {} reads)",
                     ["root", "inner", "leaf"][l],
                     sectors as f64 / loads.max(1) as f64,
-                    h[1], h[2], h[3], h[4], loads
+                    h[1],
+                    h[2],
+                    h[3],
+                    h[4],
+                    loads
                 )
             })
             .collect();
@@ -599,7 +608,10 @@ fn fifo_notes(ms: &[Measured]) -> Vec<String> {
     if let (Some(b1), Some(a1)) = (find(TreeKind::InPlace, false), find(TreeKind::As, false)) {
         n.push_str(&format!(
             "; with the preset's reads ({}): {:.2} s vs {:.2} s ({:+.1} %; paper -21.8 %)",
-            a1.read_scheduling, a1.insert_s, b1.insert_s, pct(a1.insert_s, b1.insert_s)
+            a1.read_scheduling,
+            a1.insert_s,
+            b1.insert_s,
+            pct(a1.insert_s, b1.insert_s)
         ));
     }
     vec![n]
