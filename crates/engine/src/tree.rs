@@ -26,7 +26,13 @@ pub struct IndexStats {
     pub cache_lookups: u64,
     /// Bytes the structure occupies on the device (files/segments/pages allocated).
     pub file_bytes: u64,
+    /// BFTL: nodes rebuilt for lookups, by tree level (`[root, inner, leaf]`) and by the
+    /// length of their sector list when read (`[0, 1, 2, 3, 4 or more]` sectors).
+    pub loads_by_level_list_len: [[u64; LIST_LEN_BINS]; 3],
 }
+
+/// Bins of [`IndexStats::loads_by_level_list_len`]: lists of 0 to 3 sectors, and longer.
+pub const LIST_LEN_BINS: usize = 5;
 
 pub trait OrderedIndex {
     /// Insert or overwrite `key`.

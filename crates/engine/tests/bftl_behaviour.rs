@@ -260,3 +260,36 @@ fn a_damaged_sector_is_reported_as_corrupt() {
     damage.set(false);
     assert_eq!(t.get(ks[0]).expect("get"), Some(ks[0]));
 }
+
+#[test]
+fn lookups_are_counted_by_level_and_list_length_and_sum_to_the_sectors_read() {
+    let mut t = tree(cfg(16, 0, 64, 3));
+    for (i, k) in keys(3000, 5).into_iter().enumerate() {
+        t.insert(k, i as u64).expect("insert");
+    }
+    t.commit().expect("commit");
+    for k in keys(3000, 5).into_iter().take(500) {
+        assert!(t.get(k).expect("get").is_some());
+    }
+    let s = t.stats();
+    let h = s.loads_by_level_list_len;
+    let loads: u64 = h.iter().flat_map(|l| l[1..].iter()).sum();
+    let sectors: u64 = h
+        .iter()
+        .flat_map(|l| l.iter().enumerate().map(|(n, c)| n as u64 * c))
+        .sum();
+    assert_eq!(loads, s.nodes_loaded, "every lookup with sectors is binned");
+    assert_eq!(
+        sectors,
+        s.node_reads - s.compaction_reads,
+        "bins times lengths are the reads"
+    );
+    assert!(
+        h.iter().all(|l| l[4] == 0),
+        "no list is read past C = 3: {h:?}"
+    );
+    assert!(
+        h.iter().all(|l| l[1..].iter().sum::<u64>() > 0),
+        "root, inner and leaf: {h:?}"
+    );
+}

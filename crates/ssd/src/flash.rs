@@ -12,6 +12,7 @@
 //! Time saturates at `u64::MAX` ns instead of wrapping; the device turns that into an error.
 
 use crate::config::{DataMode, SsdConfig};
+use crate::die_queue::DieQueues;
 use crate::live::LivePages;
 use crate::stats::Stats;
 use crate::types::{BlockId, DieId, PageWrite, Ppn, SimTime};
@@ -146,6 +147,9 @@ pub struct Flash {
     die_free_ns: Vec<u64>,
     /// When each die's last read ends (used only with `reads_suspend`).
     die_read_free_ns: Vec<u64>,
+    /// `timing.read_priority` (without `reads_suspend`): the operations booked on each die,
+    /// so a read goes ahead of those queued (see [`DieQueues`]).
+    die_queues: Option<DieQueues>,
     channel_free_ns: Vec<u64>,
     /// GC copies per tag class since counting was turned on (empty: not counted).
     copies_by_tag_class: Vec<u64>,
@@ -180,6 +184,10 @@ impl Flash {
             payloads: (cfg.ftl.data == DataMode::Payloads).then(|| vec![None; pages]),
             die_free_ns: vec![0; cfg.dies() as usize],
             die_read_free_ns: vec![0; cfg.dies() as usize],
+            die_queues: (cfg.timing.enabled
+                && cfg.timing.read_priority
+                && !cfg.timing.reads_suspend_programs)
+                .then(|| DieQueues::new(cfg.dies() as usize)),
             channel_free_ns: vec![0; g.channels as usize],
             copies_by_tag_class: Vec::new(),
             stats: Stats::default(),
@@ -371,9 +379,10 @@ impl Flash {
             return now;
         }
         let die = self.die_of(self.block_of(ppn));
-        let end = match self.reads_suspend {
-            true => self.sense_suspending(die, now),
-            false => self.occupy_die(die, now, self.t_read_ns),
+        let end = match (self.reads_suspend, self.die_queues.is_some()) {
+            (true, _) => self.sense_suspending(die, now),
+            (false, true) => self.sense_first(die, now),
+            (false, false) => self.occupy_die(die, now, self.t_read_ns),
         };
         self.occupy_channel(die, end)
     }
@@ -393,11 +402,27 @@ impl Flash {
         SimTime(end)
     }
 
+    /// A host read's sense on `die` with read priority: after the operation running there
+    /// (and the die's earlier reads), ahead of the work queued behind it.
+    fn sense_first(&mut self, die: DieId, now: SimTime) -> SimTime {
+        let d = die.0 as usize;
+        let queues = self
+            .die_queues
+            .as_mut()
+            .expect("read priority keeps die queues");
+        let (start, busy_until) = queues.read(d, now.0, self.t_read_ns);
+        self.die_free_ns[d] = self.die_free_ns[d].max(busy_until);
+        SimTime(start.saturating_add(self.t_read_ns))
+    }
+
     /// The flash falls idle and its counters start again: every die and channel free at time
     /// zero, [`Stats`] cleared; what the pages hold is kept (the end of `[aging]`).
     pub(crate) fn settle(&mut self) {
         self.die_free_ns.fill(0);
         self.die_read_free_ns.fill(0);
+        if let Some(q) = self.die_queues.as_mut() {
+            q.clear();
+        }
         self.channel_free_ns.fill(0);
         self.stats = Stats::default();
     }
@@ -535,6 +560,9 @@ impl Flash {
             .min(u64::MAX as u128) as u64;
         assert!(end_ns >= start_ns, "a copy run ends before it starts");
         *free = end_ns;
+        if let Some(q) = self.die_queues.as_mut() {
+            q.book(die.0 as usize, start_ns, per_page_ns, pages as u64);
+        }
         SimTime(end_ns)
     }
 
@@ -594,8 +622,13 @@ impl Flash {
     #[inline(always)]
     fn occupy_die(&mut self, die: DieId, now: SimTime, ns: u64) -> SimTime {
         let d = &mut self.die_free_ns[die.0 as usize];
-        *d = now.0.max(*d).saturating_add(ns);
-        SimTime(*d)
+        let start_ns = now.0.max(*d);
+        *d = start_ns.saturating_add(ns);
+        let end = SimTime(*d);
+        if let Some(q) = self.die_queues.as_mut() {
+            q.book(die.0 as usize, start_ns, ns, 1);
+        }
+        end
     }
 
     #[inline(always)]

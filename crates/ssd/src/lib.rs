@@ -21,12 +21,13 @@
 //!
 //! Hosts drive the device through one port, [`host::HostPort`] (queue depth, batches that
 //! overlap on the dies, trace arrival replay, the device's clock). Modules import downward
-//! only: `types`, `error`, `stats`, `live`, `queue`, `config` → `flash` → `ftl` → `link`
+//! only: `types`, `error`, `stats`, `live`, `queue`, `die_queue`, `config` → `flash` → `ftl` → `link`
 //! (host link and write cache timing) → `device` ([`Ssd`]) → `host` ([`HostPort`]).
 
 pub mod analytic;
 pub mod config;
 pub mod device;
+mod die_queue;
 pub mod error;
 pub mod flash;
 pub mod ftl;

@@ -1,6 +1,7 @@
 //! The timing model's behaviour, from first principles of the configured latencies: single-page
 //! costs, striping over dies and channels, read/write interference on a die emerging from the
-//! die's timeline, GC time landing on host requests, and queue depth buying throughput.
+//! die's timeline (reads in arrival order, with read priority, or suspending programs), GC time
+//! landing on host requests, and queue depth buying throughput.
 
 use ssd::host::HostQueue;
 use ssd::{Lpn, SimTime, Ssd, SsdConfig, StreamId};
@@ -285,4 +286,53 @@ fn a_read_queues_behind_a_program_unless_reads_suspend_programs() {
     let (suspended, ..) = behind(true);
     // The sense starts at once; its transfer waits for the channel (busy with the write's data).
     assert_eq!(suspended, tr.max(x) + x, "the read suspends the program");
+}
+
+/// Die 0 runs one program and has two more queued (a 2 x dies + 1 page write: pages 0, dies
+/// and 2 x dies of it land on die 0) when two reads of a page on die 0 arrive together, after
+/// the write's transfers: (first read's latency, second's, transfer, program, sense).
+fn reads_behind_three_programs(priority: bool, suspend: bool) -> (u64, u64, u64, u64, u64) {
+    let mut c = cfg();
+    (c.timing.read_priority, c.timing.reads_suspend_programs) = (priority, suspend);
+    let (x, tp, tr) = (xfer_ns(&c), c.timing.t_prog_ns, c.timing.t_read_ns);
+    let (dies, channels) = (c.dies(), c.geometry.channels);
+    let mut ssd = Ssd::new(c).unwrap();
+    ssd.write(Lpn(0), dies, StreamId(0), SimTime::ZERO).unwrap();
+    let t = SimTime(100_000_000);
+    ssd.write(Lpn(dies as u64), 2 * dies + 1, StreamId(0), t)
+        .unwrap();
+    // Channel 0 carries the transfers of its dies' pages: (2 x dies + 1) / channels + 1 of them.
+    let transfers = ((2 * dies + 1) / channels + 1) as u64;
+    let r = SimTime(t.0 + (transfers + 1) * x);
+    assert!(
+        r.0 < t.0 + x + tp,
+        "the reads arrive while the first program runs"
+    );
+    let first = ssd.read(Lpn(0), 1, r).unwrap().0 - r.0;
+    let second = ssd.read(Lpn(0), 1, r).unwrap().0 - r.0;
+    // Both latencies from the start of the first program (t + x).
+    let from_program = r.0 - t.0 - x;
+    (first + from_program, second + from_program, x, tp, tr)
+}
+
+#[test]
+fn with_read_priority_a_read_waits_for_the_running_program_only() {
+    let (fifo, _, x, tp, tr) = reads_behind_three_programs(false, false);
+    assert_eq!(fifo, 3 * tp + tr + x, "FIFO: behind all three programs");
+    let (first, second, ..) = reads_behind_three_programs(true, false);
+    assert_eq!(
+        first,
+        tp + tr + x,
+        "priority: behind the running program only"
+    );
+    // The second read senses after the first and its transfer follows the first's.
+    assert_eq!(
+        second,
+        tp + tr + x + tr.max(x),
+        "the second read follows the first"
+    );
+    // Suspend goes further (and takes precedence): no wait for the running program.
+    let (suspended, ..) = reads_behind_three_programs(true, true);
+    let from_program = suspended - tr - x;
+    assert!(from_program < tp, "suspend: {suspended} ns");
 }

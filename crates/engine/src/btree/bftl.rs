@@ -23,7 +23,7 @@ use super::{pager_stats, BTreeConfig, NodeStore, TreeState};
 use crate::error::{EngineError, Fault, Structure};
 use crate::page::{self, Header, PageKind, HEADER_BYTES};
 use crate::pager::Pager;
-use crate::tree::IndexStats;
+use crate::tree::{IndexStats, LIST_LEN_BINS};
 use blockdev::BlockDevice;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -194,6 +194,8 @@ pub struct Bftl {
     next_sector: u64,
     node_loads: u64,
     compaction_reads: u64,
+    /// Lookup rebuilds by level and list length (see [`IndexStats::loads_by_level_list_len`]).
+    loads_by_level_list_len: [[u64; LIST_LEN_BINS]; 3],
 }
 
 impl Bftl {
@@ -218,6 +220,7 @@ impl Bftl {
             next_sector: 0,
             node_loads: 0,
             compaction_reads: 0,
+            loads_by_level_list_len: [[0; LIST_LEN_BINS]; 3],
         };
         t.store(Rc::new(Node::empty_leaf(0)))?;
         Ok(t)
@@ -238,6 +241,7 @@ impl Bftl {
     fn rebuild(&mut self, id: u64, compacting: bool) -> Result<Node, EngineError> {
         let mut state = State::default();
         let sectors = self.ntt.get(id as usize).cloned().unwrap_or_default();
+        let sectors_len = sectors.len();
         if !sectors.is_empty() && !compacting {
             self.node_loads += 1;
         }
@@ -253,7 +257,16 @@ impl Bftl {
         for u in self.reservation.iter().filter(|u| u.node == id) {
             state.apply(u);
         }
-        Ok(state.into_node(id))
+        let node = state.into_node(id);
+        if !compacting {
+            let level = match (id == self.tree.root, node.leaf) {
+                (true, _) => 0,
+                (false, false) => 1,
+                (false, true) => 2,
+            };
+            self.loads_by_level_list_len[level][sectors_len.min(LIST_LEN_BINS - 1)] += 1;
+        }
+        Ok(node)
     }
 
     /// Write the reservation buffer: units sorted by node (stable), packed into sectors as
@@ -456,6 +469,7 @@ impl NodeStore for Bftl {
         IndexStats {
             nodes_loaded: self.node_loads,
             compaction_reads: self.compaction_reads,
+            loads_by_level_list_len: self.loads_by_level_list_len,
             file_bytes: self.next_sector * self.pager.page_bytes() as u64,
             ..pager_stats(self.pager.stats())
         }

@@ -129,6 +129,15 @@ pub struct Timing {
     /// erase already on its die — reads interleaved with writes wait for them.
     #[serde(default, skip_serializing_if = "is_false")]
     pub reads_suspend_programs: bool,
+    /// Read-priority scheduling: a host read goes ahead of the programs, GC copies and erases
+    /// queued on its die (write-cache destaging, garbage collection), waiting only for the one
+    /// operation running there when it arrives, and the queued work starts later by the read's
+    /// time (the controller's per-die read queue served first; Wu & He, FAST 2012, call it
+    /// RPS; MQSim's out-of-order scheduler does the same). Off (the default): a read queues
+    /// behind everything booked on its die. `reads_suspend_programs` goes further (it does not
+    /// wait for the running operation either) and takes precedence.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub read_priority: bool,
 }
 
 fn is_false(v: &bool) -> bool {

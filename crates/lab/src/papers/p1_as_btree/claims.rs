@@ -27,6 +27,10 @@ const WHY_ABOUT: &str = "±5 points around the paper's ≈ (no direction to keep
 /// Every P1 claim for `report` (read back as [`BTreeRow`]s).
 pub fn claims(report: &Report) -> Vec<Claim> {
     let rows: Vec<BTreeRow> = report.rows_as().unwrap_or_default();
+    let rows: Vec<BTreeRow> = rows
+        .into_iter()
+        .filter(|r| !r.reads_fifo_comparison)
+        .collect();
     crate::claim::per_device(&rows, |r| r.device.to_string(), of_device)
 }
 
@@ -311,7 +315,26 @@ mod tests {
             write_buffer_hit_ratio: 0.0,
             bftl_sectors_per_node: if tree == "bftl" { 1.5 } else { 0.0 },
             cache_hit_ratio: 0.0,
+            read_scheduling: "priority".into(),
+            reads_fifo_comparison: false,
         }
+    }
+
+    /// The read-scheduling comparison rows (the same trees with FIFO reads) are not judged.
+    #[test]
+    fn fifo_comparison_rows_do_not_change_the_claims() {
+        let base = vec![
+            row("in_place", 0, 0, 78.0, 56.0),
+            row("as_btree", 32, 0, 61.0, 56.0),
+        ];
+        let mut with = base.clone();
+        for (tree, ms) in [("in_place", 0), ("as_btree", 32)] {
+            let mut r = row(tree, ms, 0, if ms == 0 { 1.0 } else { 500.0 }, 1.0);
+            (r.read_scheduling, r.reads_fifo_comparison) = ("fifo".into(), true);
+            with.insert(0, r);
+        }
+        let judged = |rows: &[BTreeRow]| serde_json::to_string(&claims(&report(rows))).unwrap();
+        assert_eq!(judged(&base), judged(&with));
     }
 
     fn report(rows: &[BTreeRow]) -> Report {

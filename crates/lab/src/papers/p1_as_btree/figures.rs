@@ -55,6 +55,10 @@ fn is_tree(q: &PaperRow, tree: &str) -> bool {
 
 pub fn figures(r: &Report) -> Vec<Figure> {
     let all: Vec<BTreeRow> = typed(&r.rows);
+    let all: Vec<BTreeRow> = all
+        .into_iter()
+        .filter(|q| !q.reads_fifo_comparison)
+        .collect();
     let paper: Vec<PaperRow> = typed(&r.paper);
     let mut devices: Vec<Option<DeviceKind>> = distinct(all.iter().map(|q| q.device))
         .into_iter()
