@@ -173,13 +173,16 @@ mod others {
         }
     }
 
-    fn count<T>(
-        range: impl Iterator<Item = Result<T, redb::StorageError>>,
+    /// Lend up to `n` records of `range` to `visit`; how many.
+    fn lend<'a>(
+        range: redb::Range<'a, &'static [u8], &'static [u8]>,
         n: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<usize, EngineError> {
         let mut got = 0;
         for r in range.take(n) {
-            r?;
+            let (k, v) = r?;
+            visit(k.value(), v.value());
             got += 1;
         }
         Ok(got)
@@ -206,13 +209,18 @@ mod others {
             let found = t.get(key)?.map(|v| v.value().len());
             Ok(found)
         }
-        fn scan(&mut self, start: &[u8], records: usize) -> Result<usize, EngineError> {
+        fn scan(
+            &mut self,
+            start: &[u8],
+            records: usize,
+            visit: &mut dyn FnMut(&[u8], &[u8]),
+        ) -> Result<usize, EngineError> {
             if let Some(w) = &self.write {
                 let t = w.open_table(TABLE)?;
-                return count(t.range(start..)?, records);
+                return lend(t.range(start..)?, records, visit);
             }
             let t = self.reader()?.open_table(TABLE)?;
-            count(t.range(start..)?, records)
+            lend(t.range(start..)?, records, visit)
         }
         fn commit(&mut self) -> Result<(), EngineError> {
             if let Some(w) = self.write.take() {
@@ -290,20 +298,27 @@ mod others {
             let db = self.db;
             Ok(db.get(self.reader()?, key)?.map(|v| v.len()))
         }
-        fn scan(&mut self, start: &[u8], records: usize) -> Result<usize, EngineError> {
+        fn scan(
+            &mut self,
+            start: &[u8],
+            records: usize,
+            visit: &mut dyn FnMut(&[u8], &[u8]),
+        ) -> Result<usize, EngineError> {
             use std::ops::Bound;
             let range = (Bound::Included(start), Bound::Unbounded);
             let db = self.db;
             let mut got = 0;
             if let Some(w) = &self.write {
                 for r in db.range(w, &range)?.take(records) {
-                    r?;
+                    let (k, v) = r?;
+                    visit(k, v);
                     got += 1;
                 }
                 return Ok(got);
             }
             for r in db.range(self.reader()?, &range)?.take(records) {
-                r?;
+                let (k, v) = r?;
+                visit(k, v);
                 got += 1;
             }
             Ok(got)
@@ -375,6 +390,8 @@ mod tests {
         assert!(phases[0].host_bytes.unwrap() >= 300 * 100);
         assert_eq!(phases[2].host_bytes, Some(0));
         assert!(phases[3].run.scanned_records > 0);
+        let e_run = &phases[3].run;
+        assert_eq!(e_run.scanned_value_bytes, e_run.scanned_records * 100);
         // Committed data survives a reopen.
         drop(e);
         let mut e = Store::open_path(&path, opts).unwrap();
@@ -407,13 +424,15 @@ mod tests {
                 "the WAL holds the load"
             );
             assert!(phases[3].run.scanned_records > 0);
+            let e_run = &phases[3].run;
+            assert_eq!(e_run.scanned_value_bytes, e_run.scanned_records * 100);
             assert!(phases[0].disk_bytes > 0);
             // Uncommitted puts are seen by this handle, committed ones survive a reopen,
             // and the uncommitted one does not.
             let key = ycsb::key_name(YcsbConfig::default().key_of(0), 0);
             e.put(b"zz-uncommitted", b"1").unwrap();
             assert_eq!(Engine::get(&mut e, b"zz-uncommitted").unwrap(), Some(1));
-            assert_eq!(e.scan(b"zz-", 10).unwrap(), 1);
+            assert_eq!(e.scan(b"zz-", 10, &mut |_, _| {}).unwrap(), 1);
             drop(e);
             let mut e = Rocks::create(&path, cfg).unwrap();
             assert_eq!(Engine::get(&mut e, key.as_bytes()).unwrap(), Some(100));
@@ -432,7 +451,14 @@ mod tests {
         for e in &mut engines {
             let phases = small_run(e.as_mut(), &[]);
             assert_eq!(phases[2].run.reads_found, 300, "{}", e.name());
-            assert!(phases[3].run.scanned_records > 0, "{}", e.name());
+            let e_run = &phases[3].run;
+            assert!(e_run.scanned_records > 0, "{}", e.name());
+            assert_eq!(
+                e_run.scanned_value_bytes,
+                e_run.scanned_records * 100,
+                "{} lends every value whole",
+                e.name()
+            );
         }
     }
 }

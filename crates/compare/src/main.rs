@@ -126,7 +126,9 @@ fn main() -> Result<()> {
         "records {} × {} B values, {} ops per run phase, commit every {} ops, seed {}; \
          host B/op = bytes handed to the kernel (flashlab: pages its pager wrote, via io_uring; \
          others: /proc/self/io wchar); block B/op = /proc/self/io write_bytes (exact for \
-         O_DIRECT, whole page-cache folios for buffered writes)",
+         O_DIRECT, whole page-cache folios for buffered writes); read B/op = bytes the engine read \
+         from its device by its own count (flashlab's pager; n/a: the OS page cache serves the \
+         others)",
         a.records, a.value_bytes, a.ops, a.commit_every, a.seed
     );
     if a.engines.split(',').any(|e| e.trim() == "rocksdb") {
@@ -140,15 +142,15 @@ fn main() -> Result<()> {
         );
     }
     println!(
-        "| engine   | phase  |      ops/s | mean µs | p50 µs | p99 µs | p99.9 µs | host B/op | block B/op | commits | found/reads | disk MiB |"
+        "| engine   | phase  |      ops/s | mean µs | p50 µs | p99 µs | p99.9 µs | host B/op | block B/op | read B/op | commits | found/reads | disk MiB |"
     );
     println!(
-        "|----------|--------|-----------:|--------:|-------:|-------:|---------:|----------:|-----------:|--------:|------------:|---------:|"
+        "|----------|--------|-----------:|--------:|-------:|-------:|---------:|----------:|-----------:|----------:|--------:|------------:|---------:|"
     );
     for m in &results {
         let p = &m.run;
         println!(
-            "| {:<8} | {:<6} | {:>10.0} | {:>7.1} | {:>6.1} | {:>6.1} | {:>8.0} | {:>9} | {:>10} | {:>7} | {:>11} | {:>8.1} |",
+            "| {:<8} | {:<6} | {:>10.0} | {:>7.1} | {:>6.1} | {:>6.1} | {:>8.0} | {:>9} | {:>10} | {:>9} | {:>7} | {:>11} | {:>8.1} |",
             p.engine,
             p.phase,
             p.ops_per_second(),
@@ -158,6 +160,7 @@ fn main() -> Result<()> {
             p.quantile_us(0.999),
             per_op(m.host_bytes_per_op()),
             per_op(m.block_bytes_per_op()),
+            per_op(p.bytes_read.map(|b| b as f64 / p.ops.max(1) as f64)),
             p.commits,
             format!("{}/{}", p.reads_found, p.reads),
             m.disk_bytes as f64 / (1 << 20) as f64,

@@ -101,6 +101,7 @@ unsafe extern "C" {
     fn rocksdb_iter_seek(i: *mut Iter, key: *const c_char, klen: usize);
     fn rocksdb_iter_valid(i: *const Iter) -> c_uchar;
     fn rocksdb_iter_next(i: *mut Iter);
+    fn rocksdb_iter_key(i: *const Iter, klen: *mut usize) -> *const c_char;
     fn rocksdb_iter_value(i: *const Iter, vlen: *mut usize) -> *const c_char;
     fn rocksdb_iter_get_error(i: *const Iter, err: *mut *mut c_char);
 }
@@ -211,8 +212,14 @@ impl Rocks {
         Ok(Some(len))
     }
 
-    /// Up to `records` values from `start` on, in key order (the batch merged in).
-    fn scan_from(&mut self, start: &[u8], records: usize) -> Result<usize, RocksError> {
+    /// Up to `records` records from `start` on, in key order (the batch merged in), each key
+    /// and value lent to `visit`.
+    fn scan_from(
+        &mut self,
+        start: &[u8],
+        records: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<usize, RocksError> {
         // SAFETY: the iterator is created, used and destroyed here; with a batch, the
         // batch's iterator takes ownership of the base iterator (RocksDB's C API).
         unsafe {
@@ -223,8 +230,15 @@ impl Rocks {
             rocksdb_iter_seek(it, start.as_ptr().cast(), start.len());
             let mut got = 0;
             while got < records && rocksdb_iter_valid(it) != 0 {
-                let mut len = 0usize;
-                rocksdb_iter_value(it, &mut len);
+                let (mut klen, mut vlen) = (0usize, 0usize);
+                let k = rocksdb_iter_key(it, &mut klen);
+                let v = rocksdb_iter_value(it, &mut vlen);
+                // The iterator's key and value stay valid until it moves (RocksDB's C API).
+                let lent = |p: *const c_char, n: usize| match p.is_null() {
+                    true => &[][..],
+                    false => std::slice::from_raw_parts(p.cast::<u8>(), n),
+                };
+                visit(lent(k, klen), lent(v, vlen));
                 got += 1;
                 rocksdb_iter_next(it);
             }
@@ -280,8 +294,13 @@ impl Engine for Rocks {
         unsafe { rocksdb_writebatch_wi_delete(self.batch, key.as_ptr().cast(), key.len()) };
         Ok(())
     }
-    fn scan(&mut self, start: &[u8], records: usize) -> Result<usize, EngineError> {
-        Ok(self.scan_from(start, records)?)
+    fn scan(
+        &mut self,
+        start: &[u8],
+        records: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<usize, EngineError> {
+        Ok(self.scan_from(start, records, visit)?)
     }
     fn commit(&mut self) -> Result<(), EngineError> {
         if !self.pending() {

@@ -27,6 +27,9 @@ pub trait Replacement<K> {
     fn touch_handle(&mut self, key: K, _handle: u32) {
         self.touch(key)
     }
+    /// A hint before the entries of `handles` are touched one by one: bring what those
+    /// touches read into the CPU's cache together (their misses overlap). Changes nothing.
+    fn warm_handles(&self, _handles: &[u32]) {}
     /// `key` left the cache (evicted or dropped).
     fn forget(&mut self, key: K);
     /// The key to evict next among those `evictable` accepts; `None` if there is none.
@@ -75,6 +78,9 @@ impl<K: Copy + Eq + Hash> Replacement<K> for LruPolicy<K> {
     }
     fn touch_handle(&mut self, key: K, handle: u32) {
         self.order.touch_slot(&key, handle);
+    }
+    fn warm_handles(&self, handles: &[u32]) {
+        self.order.warm_slots(handles);
     }
     fn forget(&mut self, key: K) {
         self.order.remove(&key);

@@ -26,6 +26,7 @@
 //! decoded form first (the in-place tree writes through that way).
 
 mod flash_ext;
+mod frame_map;
 mod frames;
 mod meta;
 mod page_buf;

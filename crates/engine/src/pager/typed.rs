@@ -24,6 +24,11 @@ pub trait PageForm: Any {
     fn kind(&self) -> PageKind;
     /// The form of a verified payload of `kind` (what a read of the page finds).
     fn from_payload(kind: PageKind, payload: &[u8]) -> Self;
+    /// The payload bytes the form holds as they are, if it does ([`Pager::warm`] touches
+    /// them; a form decoded into another shape says None).
+    fn payload(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// What the cache keeps of pages just written: the write-through rule.

@@ -55,6 +55,12 @@ impl PageForm for Cached {
             payload: payload.to_vec(),
         }
     }
+    fn payload(&self) -> Option<&[u8]> {
+        match self {
+            Cached::Raw { payload, .. } => Some(payload),
+            Cached::Node(_) => None,
+        }
+    }
 }
 
 impl Store {
@@ -302,7 +308,7 @@ impl Store {
                 Cached::Node(..) => &[],
             })
             .collect();
-        let mut scratch = Vec::new();
+        let mut scratch = Vec::with_capacity(ptr.len as usize);
         let doc = gather_document(&slices, ptr, &mut scratch)
             .map_err(|e| self.kv_err(ptr.page, "document", e))?;
         Ok(f(&doc))

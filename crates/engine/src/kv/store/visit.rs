@@ -1,8 +1,12 @@
 //! A scan that lends each key and value to a visitor: no copy per key. The tree's leaves are
 //! walked in place (keys borrowed from the cached leaf, values from the cached data page) and
 //! merged with the WAL's index and the uncommitted batch, which are borrowed as they are.
-//! Before each leaf is visited, the data pages its entries point at are read in one batch
-//! (`Pager::prefetch`), so a cold scan waits for one read per leaf, not one per key.
+//! Before the entries of a leaf are visited, a window of them — as many as the scan may still
+//! lend, up to the leaf's end — is prepared: the data pages they point at and that are not
+//! cached are read in one batch (`Pager::prefetch`), so a cold scan waits for one read per
+//! window, not one per key; then the cache's frames, forms and the documents' first bytes are
+//! brought into the CPU's cache together (`Pager::warm`), so a warm scan waits for one round
+//! of overlapping memory misses per window, not several misses one after another per key.
 
 use super::wal::WalEntry;
 use super::*;
@@ -12,6 +16,9 @@ use super::*;
 struct Cursor<'r> {
     stack: Vec<(NodeRef, usize)>,
     end: Bound<&'r [u8]>,
+    /// The top leaf's entries below this index are prepared (their documents' pages read
+    /// and warmed); 0 for a leaf just entered.
+    ready: usize,
 }
 
 fn within(key: &[u8], end: Bound<&[u8]>) -> bool {
@@ -33,15 +40,18 @@ fn empty_range(range: (Bound<&[u8]>, Bound<&[u8]>)) -> bool {
 }
 
 impl<'r> Cursor<'r> {
-    /// At the first leaf entry of `start` or after it (empty past `end`).
+    /// At the first leaf entry of `start` or after it (empty past `end`); `want`: how many
+    /// entries the scan may lend at most (the window prepared).
     fn seek(
         store: &mut Store,
         start: Bound<&[u8]>,
         end: Bound<&'r [u8]>,
+        want: usize,
     ) -> Result<Cursor<'r>, EngineError> {
         let mut c = Cursor {
             stack: Vec::new(),
             end,
+            ready: 0,
         };
         let Some(mut ptr) = store.root else {
             return Ok(c);
@@ -59,7 +69,7 @@ impl<'r> Cursor<'r> {
                     (Ok(i), _) | (Err(i), _) => i,
                 };
                 c.stack.push((node, i));
-                c.settle(store, true)?;
+                c.settle(store, want)?;
                 return Ok(c);
             }
             let i = node.child_index(key);
@@ -71,9 +81,9 @@ impl<'r> Cursor<'r> {
     }
 
     /// Move to the first leaf entry at or after the position, descending into the next
-    /// children as leaves run out (each new leaf's data pages read in one batch; `fresh`: the
-    /// top leaf is new too); the stack is emptied past the end bound.
-    fn settle(&mut self, store: &mut Store, mut fresh: bool) -> Result<(), EngineError> {
+    /// children as leaves run out; the stack is emptied past the end bound. An entry outside
+    /// the prepared window starts a new one of up to `want` entries.
+    fn settle(&mut self, store: &mut Store, want: usize) -> Result<(), EngineError> {
         while let Some((node, i)) = self.stack.last_mut() {
             if *i >= node.len() {
                 self.stack.pop();
@@ -82,8 +92,9 @@ impl<'r> Cursor<'r> {
             if node.level() == 0 {
                 if !within(node.key(*i), self.end) {
                     self.stack.clear();
-                } else if fresh {
-                    store.prefetch_docs(node, *i)?;
+                } else if *i >= self.ready {
+                    self.ready = store.prepare_docs(node, *i, want)?;
+                    assert!(self.ready > *i, "the window holds the current entry");
                 }
                 return Ok(());
             }
@@ -91,7 +102,7 @@ impl<'r> Cursor<'r> {
             *i += 1;
             let child = store.node_at(c, Some(level - 1))?;
             self.stack.push((child, 0));
-            fresh = true;
+            self.ready = 0;
             assert!(
                 self.stack.len() <= format::NODE_LEVEL_MAX as usize + 1,
                 "a path no deeper than the deepest level"
@@ -105,7 +116,7 @@ impl<'r> Cursor<'r> {
         self.stack.last().map(|(n, i)| n.key(*i))
     }
 
-    fn step(&mut self, store: &mut Store) -> Result<(), EngineError> {
+    fn step(&mut self, store: &mut Store, want: usize) -> Result<(), EngineError> {
         if let Some((node, i)) = self.stack.last_mut() {
             assert!(
                 node.level() == 0 && *i < node.len(),
@@ -113,7 +124,7 @@ impl<'r> Cursor<'r> {
             );
             *i += 1;
         }
-        self.settle(store, false)
+        self.settle(store, want)
     }
 }
 
@@ -157,7 +168,7 @@ impl Store {
     ) -> Result<usize, EngineError> {
         let mut pend = pending.range::<[u8], _>(range).peekable();
         let mut wals = wal.range::<[u8], _>(range).peekable();
-        let mut tree = Cursor::seek(self, range.0, range.1)?;
+        let mut tree = Cursor::seek(self, range.0, range.1, limit)?;
         let mut seen = 0;
         while seen < limit {
             let pk = pend.peek().map(|(k, _)| k.as_slice());
@@ -165,12 +176,14 @@ impl Store {
             let Some((p, w, t)) = heads(pk, wk, tree.key()) else {
                 break;
             };
+            // What the tree may still lend (the window its next leaf entry prepares).
+            let want = limit - seen;
             // The newest source wins: the batch, then the WAL, then the tree.
             if p {
                 let (k, v) = pend.next().expect("peeked");
                 skip(&mut wals, w);
                 if t {
-                    tree.step(self)?;
+                    tree.step(self, want)?;
                 }
                 if let Some(v) = v {
                     f(k, v);
@@ -179,7 +192,7 @@ impl Store {
             } else if w {
                 let (k, e) = wals.next().expect("peeked");
                 if t {
-                    tree.step(self)?;
+                    tree.step(self, want)?;
                 }
                 if let Some(ptr) = e.doc() {
                     self.doc_value_with(k, ptr, |v| f(k, v))?;
@@ -191,17 +204,27 @@ impl Store {
                 let (k, ptr) = (leaf.key(*i), leaf.doc(*i));
                 self.doc_value_with(k, ptr, |v| f(k, v))?;
                 seen += 1;
-                tree.step(self)?;
+                tree.step(self, want)?;
             }
         }
         Ok(seen)
     }
 
-    /// Read the data pages of leaf `node`'s entries from `from` on in one batch (those not
-    /// cached yet), so the scan's document reads hit the cache.
-    fn prefetch_docs(&mut self, node: &NodeRef, from: usize) -> Result<(), EngineError> {
-        let mut pages: Vec<u64> = Vec::new();
-        for i in from..node.len() {
+    /// Prepare the window of leaf `node`'s entries from `from` on, up to `want` of them (at
+    /// least one): the data pages of their documents read in one batch where not cached, then
+    /// warmed (frames, forms and each document's first byte brought into the CPU's cache
+    /// together). Returns the index past the window.
+    fn prepare_docs(
+        &mut self,
+        node: &NodeRef,
+        from: usize,
+        want: usize,
+    ) -> Result<usize, EngineError> {
+        let to = node.len().min(from.saturating_add(want.max(1)));
+        assert!(from < to, "a window of at least one entry");
+        let mut pages: Vec<u64> = Vec::with_capacity(to - from);
+        let mut spots: Vec<(u64, usize)> = Vec::with_capacity(to - from);
+        for i in from..to {
             let d = node.doc(i);
             let last = d.page.saturating_add(d.pages(self.payload));
             for p in d.page..last {
@@ -209,8 +232,11 @@ impl Store {
                     pages.push(p);
                 }
             }
+            spots.push((d.page, d.offset as usize));
         }
-        self.pager.prefetch(&pages)
+        self.pager.prefetch(&pages)?;
+        self.pager.warm::<Cached>(&spots);
+        Ok(to)
     }
 }
 

@@ -4,7 +4,8 @@
 //!
 //! Model: the driver turns each [`YcsbOp`] into engine calls (read = `get`, update and insert
 //! = `put` of a value made by [`ycsb::fill_value`], read-modify-write = both, scan = `scan` of
-//! up to its record count from its key) and times each operation into an HDR histogram, in
+//! up to its record count from its key, each record's key and value lent to the driver, which
+//! counts the value bytes: every engine hands over each value without copying it) and times each operation into an HDR histogram, in
 //! nanoseconds of the engine's clock: wall time, or the device's virtual time when the engine
 //! runs on a simulated device ([`Engine::simulated_ns`]). A durable `commit` closes every
 //! `commit_every` operations when the group wrote something (a group of reads has nothing to
@@ -40,8 +41,14 @@ pub trait Engine {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), EngineError>;
     /// Remove `key` (durable after `commit`).
     fn delete(&mut self, key: &[u8]) -> Result<(), EngineError>;
-    /// Read up to `records` records in key order from `start` (inclusive); how many were read.
-    fn scan(&mut self, start: &[u8], records: usize) -> Result<usize, EngineError>;
+    /// Read up to `records` records in key order from `start` (inclusive), each key and value
+    /// lent to `visit` (borrowed from the engine: no copy per record); how many were read.
+    fn scan(
+        &mut self,
+        start: &[u8],
+        records: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<usize, EngineError>;
     /// Make every earlier write durable before returning.
     fn commit(&mut self) -> Result<(), EngineError>;
     /// Bytes the engine wrote to its device by its own count (None: it does not count).
@@ -72,6 +79,8 @@ pub struct Phase {
     pub reads_found: u64,
     pub scans: u64,
     pub scanned_records: u64,
+    /// Value bytes the scans lent the driver.
+    pub scanned_value_bytes: u64,
     /// Latency of each operation, ns.
     pub hist: hdrhistogram::Histogram<u64>,
     /// [`Engine::bytes_written`] during the phase.
@@ -138,6 +147,7 @@ pub fn drive(
         reads_found: 0,
         scans: 0,
         scanned_records: 0,
+        scanned_value_bytes: 0,
         hist: hist.clone(),
         bytes_written: None,
         bytes_read: None,
@@ -207,7 +217,12 @@ fn one_op(
         }
         YcsbOp::Scan { records, .. } => {
             p.scans += 1;
-            p.scanned_records += e.scan(name.as_bytes(), records as usize)? as u64;
+            let mut bytes = 0u64;
+            let n = e.scan(name.as_bytes(), records as usize, &mut |_, v| {
+                bytes += v.len() as u64;
+            })?;
+            p.scanned_records += n as u64;
+            p.scanned_value_bytes += bytes;
             Ok(false)
         }
     }
@@ -236,10 +251,15 @@ impl Engine for engine::kv::Store {
     fn delete(&mut self, key: &[u8]) -> Result<(), EngineError> {
         Ok(engine::kv::Store::delete(self, key)?)
     }
-    fn scan(&mut self, start: &[u8], records: usize) -> Result<usize, EngineError> {
+    fn scan(
+        &mut self,
+        start: &[u8],
+        records: usize,
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<usize, EngineError> {
         // Each record lent in place (no copy per key), as the other engines' cursors lend it.
         let range = (Bound::Included(start), Bound::Unbounded);
-        Ok(self.scan_each(range, records, |_, _| {})?)
+        Ok(self.scan_each(range, records, visit)?)
     }
     fn commit(&mut self) -> Result<(), EngineError> {
         engine::kv::Store::commit(self)?;
@@ -320,6 +340,8 @@ mod tests {
         };
         let run = drive(&mut s, "e", ycsb::run(&e).unwrap(), &e, 100, &mut |_| {}).unwrap();
         assert!(run.scans > 0 && run.scanned_records >= run.scans);
+        // Every scanned record lent its whole value (100 bytes each).
+        assert_eq!(run.scanned_value_bytes, run.scanned_records * 100);
         assert_eq!(run.hist.len(), 300);
     }
 
@@ -343,7 +365,12 @@ mod tests {
         fn delete(&mut self, _: &[u8]) -> Result<(), EngineError> {
             Ok(())
         }
-        fn scan(&mut self, _: &[u8], _: usize) -> Result<usize, EngineError> {
+        fn scan(
+            &mut self,
+            _: &[u8],
+            _: usize,
+            _: &mut dyn FnMut(&[u8], &[u8]),
+        ) -> Result<usize, EngineError> {
             Ok(0)
         }
         fn commit(&mut self) -> Result<(), EngineError> {
