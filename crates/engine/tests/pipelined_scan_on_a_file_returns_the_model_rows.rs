@@ -17,7 +17,9 @@ fn file_pool(dir: &std::path::Path, pool_pages: usize) -> Pager {
         queue_depth: 64,
         ..FileOptions::default()
     };
-    let dev = FileDevice::create(&dir.join("scan.dev"), 2048, PB, o).expect("file device");
+    // 8,192 pages (64 MiB, sparse): room for the largest generated table, 6,000 records at
+    // 4 keys per leaf (about 3,100 pages); 2,048 refused some generated cases as `Full`.
+    let dev = FileDevice::create(&dir.join("scan.dev"), 8192, PB, o).expect("file device");
     assert!(dev.pipelines_reads());
     Pager::new(Box::new(dev), pool_pages)
 }
