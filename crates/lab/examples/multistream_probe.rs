@@ -1,14 +1,29 @@
-//! Paper-scale probes of `reproduce multistream` (ignored: minutes of CPU): where the SSD
-//! pools its free and open blocks, per die or for the device, with P5's four policies.
-//! Run: `cargo test --release -p lab --test multistream_probe -- --ignored --nocapture`.
+//! Probes of `reproduce multistream` (minutes of CPU; a measurement, not a test): where the
+//! SSD pools its free and open blocks, per die or for the device, with P5's four policies at
+//! paper scale (`pool`), and file-system chunks per DB file at quick scale (`chunks`).
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks]` (both if none).
 
 use lab::papers::p5_multistream::{run_with, MapSpec, MultistreamRow, Plan};
 use lab::report::Scale;
 use lab::ReproduceOptions;
 use policy::streams::NamedPolicy;
 
-#[test]
-#[ignore]
+fn main() {
+    let which = std::env::args().nth(1);
+    match which.as_deref() {
+        Some("pool") => gc_pool_per_die_against_one_pool_at_paper_scale(),
+        Some("chunks") => chunks_per_file_at_quick_scale(),
+        None => {
+            gc_pool_per_die_against_one_pool_at_paper_scale();
+            chunks_per_file_at_quick_scale();
+        }
+        Some(other) => {
+            eprintln!("multistream_probe: unknown probe {other:?}; use `pool` or `chunks`");
+            std::process::exit(2);
+        }
+    }
+}
+
 fn gc_pool_per_die_against_one_pool_at_paper_scale() {
     let opts = ReproduceOptions {
         scale: Scale::Paper,
@@ -28,8 +43,8 @@ fn gc_pool_per_die_against_one_pool_at_paper_scale() {
         .map(MapSpec::Policy)
         .collect();
         plan.gc_pool = Some(pool);
-        let out = run_with(&opts, &plan).unwrap();
-        let rows: Vec<MultistreamRow> = out.report.rows_as().unwrap();
+        let out = run_with(&opts, &plan).expect("multistream run");
+        let rows: Vec<MultistreamRow> = out.report.rows_as().expect("multistream rows");
         for r in rows {
             println!(
                 "probe pool {pool:?}: {} WAF {:.3} ({:+.1} % vs none)",
@@ -45,8 +60,6 @@ fn gc_pool_per_die_against_one_pool_at_paper_scale() {
 /// pages and its next generation mostly reuses its own freed chunks; at quick scale (128 MiB)
 /// ~13, mostly reused by other files. 8-page chunks give quick scale paper scale's ~104
 /// chunks per file (and 4-page chunks ~208).
-#[test]
-#[ignore]
 fn chunks_per_file_at_quick_scale() {
     let opts = ReproduceOptions::default();
     for chunk in [4u64, 8, 64] {
@@ -62,8 +75,8 @@ fn chunks_per_file_at_quick_scale() {
         .map(MapSpec::Policy)
         .collect();
         plan.fs_chunk_pages = Some(chunk);
-        let out = run_with(&opts, &plan).unwrap();
-        let rows: Vec<MultistreamRow> = out.report.rows_as().unwrap();
+        let out = run_with(&opts, &plan).expect("multistream run");
+        let rows: Vec<MultistreamRow> = out.report.rows_as().expect("multistream rows");
         for r in rows {
             println!(
                 "probe chunk {chunk} pages: {} WAF {:.3} ({:+.1} % vs none)",
@@ -74,7 +87,7 @@ fn chunks_per_file_at_quick_scale() {
         }
         println!(
             "probe chunk {chunk} pages: {}",
-            out.report.notes.last().unwrap()
+            out.report.notes.last().map_or("", String::as_str)
         );
     }
 }
