@@ -31,27 +31,12 @@ fn gc_pool_per_die_against_one_pool_at_paper_scale() {
     };
     // PerDie is what the sizing picks at 1 GiB (the default run).
     for pool in [ssd::GcPool::Device] {
-        let mut plan = Plan::new(&opts);
-        plan.gc_modes = vec![ssd::GcStreamMode::PerStream];
-        plan.policies = [
-            NamedPolicy::NoStreams,
-            NamedPolicy::PerType,
-            NamedPolicy::SimilarMerged,
-            NamedPolicy::DifferentMerged,
-        ]
-        .into_iter()
-        .map(MapSpec::Policy)
-        .collect();
+        let mut plan = four_policies(&opts);
         plan.gc_pool = Some(pool);
         let out = run_with(&opts, &plan).expect("multistream run");
         let rows: Vec<MultistreamRow> = out.report.rows_as().expect("multistream rows");
         for r in rows {
-            println!(
-                "probe pool {pool:?}: {} WAF {:.3} ({:+.1} % vs none)",
-                r.policy,
-                r.waf,
-                -r.waf_reduction_vs_none.unwrap_or(0.0)
-            );
+            print_row(&format!("pool {pool:?}"), &r);
         }
     }
 }
@@ -63,31 +48,41 @@ fn gc_pool_per_die_against_one_pool_at_paper_scale() {
 fn chunks_per_file_at_quick_scale() {
     let opts = ReproduceOptions::default();
     for chunk in [4u64, 8, 64] {
-        let mut plan = Plan::new(&opts);
-        plan.gc_modes = vec![ssd::GcStreamMode::PerStream];
-        plan.policies = [
-            NamedPolicy::NoStreams,
-            NamedPolicy::PerType,
-            NamedPolicy::SimilarMerged,
-            NamedPolicy::DifferentMerged,
-        ]
-        .into_iter()
-        .map(MapSpec::Policy)
-        .collect();
+        let mut plan = four_policies(&opts);
         plan.fs_chunk_pages = Some(chunk);
         let out = run_with(&opts, &plan).expect("multistream run");
         let rows: Vec<MultistreamRow> = out.report.rows_as().expect("multistream rows");
         for r in rows {
-            println!(
-                "probe chunk {chunk} pages: {} WAF {:.3} ({:+.1} % vs none)",
-                r.policy,
-                r.waf,
-                -r.waf_reduction_vs_none.unwrap_or(0.0)
-            );
+            print_row(&format!("chunk {chunk} pages"), &r);
         }
         println!(
             "probe chunk {chunk} pages: {}",
             out.report.notes.last().map_or("", String::as_str)
         );
     }
+}
+
+/// P5's four policies under per-stream GC, the plan both probes vary.
+fn four_policies(opts: &ReproduceOptions) -> Plan {
+    let mut plan = Plan::new(opts);
+    plan.gc_modes = vec![ssd::GcStreamMode::PerStream];
+    plan.policies = [
+        NamedPolicy::NoStreams,
+        NamedPolicy::PerType,
+        NamedPolicy::SimilarMerged,
+        NamedPolicy::DifferentMerged,
+    ]
+    .into_iter()
+    .map(MapSpec::Policy)
+    .collect();
+    plan
+}
+
+fn print_row(probe: &str, r: &MultistreamRow) {
+    println!(
+        "probe {probe}: {} WAF {:.3} ({:+.1} % vs none)",
+        r.policy,
+        r.waf,
+        -r.waf_reduction_vs_none.unwrap_or(0.0)
+    );
 }
