@@ -335,9 +335,11 @@ def interrupted(call: str) -> str:
         import sys, flashlab
         seen = []
         def started(phase, done, total):
-            if not seen:
-                print("running", flush=True)
+            # Recorded before "running" is printed: the parent's SIGINT follows that line, so
+            # the interrupt always finds a report in `seen`, wherever it lands.
             seen.append((phase, done, total))
+            if len(seen) == 1:
+                print("running", flush=True)
         try:
             {call}
         except KeyboardInterrupt:
