@@ -62,6 +62,12 @@ impl LastWrites {
         self.writes
     }
 
+    /// Count a write that names no class and leaves its page's last write as it was (a
+    /// write the caller does not attribute).
+    pub fn skip(&mut self) {
+        self.writes += 1;
+    }
+
     /// Record a write of `lpn` by dense class `class`; returns the page it overwrote.
     #[inline]
     pub fn write(&mut self, lpn: u64, class: u32) -> Option<Death> {

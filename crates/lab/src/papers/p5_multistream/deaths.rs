@@ -12,18 +12,16 @@
 //! Invariant: it sees every page write the runs' devices see, in the same order (it is a
 //! [`StreamAssignment`] on the same replay), and changes nothing (stream 0 for every write).
 
+use policy::streams::lifetime::LastWrites;
 use policy::streams::{DataType, StreamAssignment, WriteClass};
 
 const TYPES: usize = DataType::ALL.len();
-const NEVER: u32 = u32::MAX;
 
-/// Per logical page: its last write's time, file and type (`NEVER`: not written).
-#[derive(Debug, Default)]
+/// Per logical page its last write (time and class: file × type, see [`class_of`]), kept by
+/// the one per-page last-write bookkeeping, [`LastWrites`]; per dead type, the counts.
+#[derive(Debug)]
 pub struct DeathCounter {
-    at: Vec<u64>,
-    file: Vec<u32>,
-    kind: Vec<u8>,
-    writes: u64,
+    last: LastWrites,
     counting: bool,
     /// `[dead type][killer type]`: pages ended by a write of that type.
     pub by_killer: [[u64; TYPES]; TYPES],
@@ -49,13 +47,25 @@ pub struct DeathLine {
     pub lifetime_cv: f64,
 }
 
+/// A write's class for [`LastWrites`]: its file and its type in one dense index.
+fn class_of(c: WriteClass) -> u32 {
+    assert!(
+        c.file < (u32::MAX - 1) / TYPES as u32,
+        "file {} beyond the class space",
+        c.file
+    );
+    c.file * TYPES as u32 + type_index(c.data_type) as u32
+}
+
 impl DeathCounter {
     pub fn new(logical_pages: u64) -> DeathCounter {
         DeathCounter {
-            at: vec![0; logical_pages as usize],
-            file: vec![NEVER; logical_pages as usize],
-            kind: vec![0; logical_pages as usize],
-            ..DeathCounter::default()
+            last: LastWrites::new(logical_pages),
+            counting: false,
+            by_killer: [[0; TYPES]; TYPES],
+            same_file: [0; TYPES],
+            sum: [0.0; TYPES],
+            sum_sq: [0.0; TYPES],
         }
     }
 
@@ -65,26 +75,19 @@ impl DeathCounter {
     }
 
     fn record(&mut self, lpn: u64, class: WriteClass) {
-        let i = lpn as usize;
-        if i >= self.at.len() {
-            self.at.resize(i + 1, 0);
-            self.file.resize(i + 1, NEVER);
-            self.kind.resize(i + 1, 0);
+        let class = class_of(class);
+        let Some(death) = self.last.write(lpn, class) else {
+            return;
+        };
+        if !self.counting {
+            return;
         }
-        let t = self.writes;
-        self.writes += 1;
-        let kind = type_index(class.data_type);
-        if self.counting && self.file[i] != NEVER {
-            let dead = self.kind[i] as usize;
-            self.by_killer[dead][kind] += 1;
-            self.same_file[dead] += u64::from(self.file[i] == class.file);
-            let life = (t - self.at[i]) as f64;
-            self.sum[dead] += life;
-            self.sum_sq[dead] += life * life;
-        }
-        self.at[i] = t;
-        self.file[i] = class.file;
-        self.kind[i] = kind as u8;
+        let (dead, kind) = (death.class as usize % TYPES, class as usize % TYPES);
+        self.by_killer[dead][kind] += 1;
+        self.same_file[dead] += u64::from(death.class / TYPES as u32 == class / TYPES as u32);
+        let life = death.lifetime as f64;
+        self.sum[dead] += life;
+        self.sum_sq[dead] += life * life;
     }
 
     /// One line per type that had a page overwritten while counting.
@@ -121,10 +124,9 @@ fn type_index(t: DataType) -> usize {
 
 impl StreamAssignment for DeathCounter {
     fn stream(&mut self, lpn: u64, class: Option<WriteClass>) -> u16 {
-        if let Some(c) = class {
-            self.record(lpn, c);
-        } else {
-            self.writes += 1;
+        match class {
+            Some(c) => self.record(lpn, c),
+            None => self.last.skip(),
         }
         0
     }
