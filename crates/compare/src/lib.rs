@@ -418,7 +418,11 @@ mod tests {
             let phases = small_run(&mut e, std::slice::from_ref(&path));
             assert_eq!(phases[0].run.commits, 3);
             assert_eq!(phases[2].run.reads_found, 300);
-            assert_eq!(phases[2].host_bytes, Some(0), "C writes nothing");
+            // RocksDB's host bytes are the process's `wchar`, which also counts the test
+            // harness's own lines ("test … ok", ~70 bytes each) written while this test runs
+            // beside the others: C writes no record, so it stays far below one record's 100.
+            let c_bytes = phases[2].host_bytes.expect("wchar is readable here");
+            assert!(c_bytes < 100, "C writes no record: {c_bytes} bytes");
             assert!(
                 phases[0].host_bytes.unwrap() >= 300 * 100,
                 "the WAL holds the load"
