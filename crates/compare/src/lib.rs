@@ -420,9 +420,10 @@ mod tests {
             assert_eq!(phases[2].run.reads_found, 300);
             // RocksDB's host bytes are the process's `wchar`, which also counts the test
             // harness's own lines ("test … ok", ~70 bytes each) written while this test runs
-            // beside the others: C writes no record, so it stays far below one record's 100.
+            // beside the others (at most the other three tests' lines): C writes no record,
+            // so it stays under 10 records' worth, where the load writes 300 (≥ 30,000 bytes).
             let c_bytes = phases[2].host_bytes.expect("wchar is readable here");
-            assert!(c_bytes < 100, "C writes no record: {c_bytes} bytes");
+            assert!(c_bytes < 1_000, "C writes no record: {c_bytes} bytes");
             assert!(
                 phases[0].host_bytes.unwrap() >= 300 * 100,
                 "the WAL holds the load"
