@@ -201,6 +201,7 @@ impl Ssd {
                 done = done.max(self.iface.page_done(slot, t));
             }
         }
+        let done = self.iface.write_acked(done);
         self.finish(at, done)?;
         Ok(done)
     }
@@ -225,6 +226,7 @@ impl Ssd {
             let t = self.write_page(Lpn(lpn.0 + i as u64), stream, PageWrite::tag(tag), slot)?;
             done = done.max(self.iface.page_done(slot, t));
         }
+        let done = self.iface.write_acked(done);
         self.finish(at, done)?;
         Ok(done)
     }
@@ -254,6 +256,7 @@ impl Ssd {
             let t = self.write_page(Lpn(lpn.0 + i as u64), stream, w, slot)?;
             done = done.max(self.iface.page_done(slot, t));
         }
+        let done = self.iface.write_acked(done);
         self.finish(at, done)?;
         Ok(done)
     }

@@ -313,6 +313,38 @@ mod tests {
         assert_eq!(p.last_done(), done);
     }
 
+    /// The controller's write acknowledgement (`t_write_ack_ns`) delays each write's
+    /// completion and holds nothing: at depth 1 every write pays it one after another, while
+    /// writes in flight together overlap it.
+    #[test]
+    fn the_write_acknowledgement_is_paid_in_turn_at_depth_one_and_overlaps_in_flight() {
+        let ack_ns = 60_000;
+        let with_ack = |qd: u32, ack: u64| {
+            let mut cfg = SsdConfig::preset("mlc-sata-2010").expect("preset");
+            (cfg.geometry.channels, cfg.geometry.dies_per_channel) = (4, 1);
+            (cfg.geometry.blocks_per_plane, cfg.geometry.pages_per_block) = (16, 16);
+            (cfg.ftl.op, cfg.timing.write_cache_pages) = (0.7, 64);
+            cfg.timing.t_write_ack_ns = ack;
+            let mut p = HostPort::new(Ssd::new(cfg).expect("small SSD"), qd);
+            (0..4)
+                .map(|l| p.submit(write(l), None).unwrap())
+                .last()
+                .unwrap()
+        };
+        let (one, one_acked) = (with_ack(1, 0), with_ack(1, ack_ns));
+        assert_eq!(
+            one_acked.0 - one.0,
+            4 * ack_ns,
+            "depth 1: {one:?} {one_acked:?}"
+        );
+        let (four, four_acked) = (with_ack(4, 0), with_ack(4, ack_ns));
+        assert_eq!(
+            four_acked.0 - four.0,
+            ack_ns,
+            "depth 4: {four:?} {four_acked:?}"
+        );
+    }
+
     #[test]
     fn replayed_arrivals_count_from_the_first() {
         let mut p = port(4);

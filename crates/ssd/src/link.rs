@@ -6,17 +6,19 @@ use crate::types::SimTime;
 
 /// The device's host interface: the link that carries each request's command and data, and
 /// the controller's DRAM write cache (see [`Timing`]: `host_mb_per_s`,
-/// `t_cmd_ns`, `write_cache_pages`). With none of them (the default) every method returns the
+/// `t_cmd_ns`, `write_cache_pages`, `t_write_ack_ns`). With none of them (the default) every method returns the
 /// time it is given, so devices without them keep their timings exactly.
 ///
 /// Model: the link serves requests one at a time in the order the device sees them, busy
 /// `t_cmd_ns` plus the request's bytes at the link rate; a write crosses it before its pages
 /// are programmed, a read after its pages are sensed. A write page takes a cache slot (freed
-/// when its program ends) once its data is in; the write completes when every page has a slot.
+/// when its program ends) once its data is in; the write completes when every page has a slot,
+/// plus the controller's acknowledgement time (`t_write_ack_ns`, which holds nothing).
 #[derive(Clone, Debug)]
 pub(crate) struct HostInterface {
     link_ps_per_byte: u64,
     t_cmd_ns: u64,
+    t_write_ack_ns: u64,
     link_free_ns: u64,
     cache: Option<HostQueue>,
 }
@@ -32,6 +34,7 @@ impl HostInterface {
                 0
             },
             t_cmd_ns: if on { t.t_cmd_ns } else { 0 },
+            t_write_ack_ns: if t.enabled { t.t_write_ack_ns } else { 0 },
             link_free_ns: 0,
             cache: (t.enabled && t.write_cache_pages > 0)
                 .then(|| HostQueue::new(t.write_cache_pages)),
@@ -57,6 +60,13 @@ impl HostInterface {
     /// When a read whose pages are sensed by `sensed` has its data at the host.
     pub fn read_out(&mut self, sensed: SimTime, bytes: u64) -> SimTime {
         self.link(sensed, bytes)
+    }
+
+    /// When a write whose pages all have their slots (or, without a cache, are programmed)
+    /// by `stored` is acknowledged to the host.
+    #[inline]
+    pub fn write_acked(&self, stored: SimTime) -> SimTime {
+        SimTime(stored.0.saturating_add(self.t_write_ack_ns))
     }
 
     /// Whether the device has a write cache (else [`HostInterface::page_slot`] and
@@ -97,6 +107,17 @@ mod tests {
             .timing;
         (t.host_mb_per_s, t.t_cmd_ns, t.write_cache_pages) = (mb, cmd, cache);
         t
+    }
+
+    #[test]
+    fn a_write_is_acknowledged_its_ack_time_after_it_is_stored() {
+        let mut t = timing(0.0, 0, 4);
+        assert_eq!(HostInterface::new(&t).write_acked(SimTime(70)), SimTime(70));
+        t.t_write_ack_ns = 60_000;
+        let h = HostInterface::new(&t);
+        assert_eq!(h.write_acked(SimTime(70)), SimTime(60_070));
+        t.enabled = false;
+        assert_eq!(HostInterface::new(&t).write_acked(SimTime(70)), SimTime(70));
     }
 
     #[test]

@@ -123,6 +123,14 @@ pub struct Timing {
     /// cache (a page's slot frees when its program ends); 0 (the default): when programmed.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub write_cache_pages: u32,
+    /// The controller's time to acknowledge a write once its data is in (the firmware's
+    /// cache-slot allocation and mapping bookkeeping for the command), ns: every write
+    /// request completes this much after its last page has a cache slot (or, without a
+    /// cache, after its last program). Latency only: it holds neither the link nor a die, so
+    /// requests in flight at once overlap it (a deep queue hides it; a synchronous writer of
+    /// small requests pays it on every one). 0 (the default): none.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub t_write_ack_ns: u64,
     /// A read may suspend the program or erase running on its die (NAND program/erase
     /// suspend): it starts once the die's earlier reads are done, and the suspended operation
     /// ends later by the read's time. Off (the default): a read queues behind every program and

@@ -128,6 +128,13 @@ impl SsdConfig {
                 "at most 10000000000 (10 s per command)",
             ));
         }
+        if t.t_write_ack_ns > MAX_OP_NS {
+            return Err(invalid(
+                "timing.t_write_ack_ns",
+                t.t_write_ack_ns,
+                "at most 10000000000 (10 s per write)",
+            ));
+        }
         if t.write_cache_pages > MAX_QUEUE_DEPTH * 16 {
             return Err(invalid(
                 "timing.write_cache_pages",
