@@ -13,7 +13,7 @@
 
 use super::alloc::{Alloc, FIRST_LOG_PAGE};
 use super::format::{
-    self, data_page_docs, gather_document, gather_node, Cut, DataPages, DbHeader, DocPtr, Document,
+    self, data_page_docs, gather_node, Cut, DataPages, DbHeader, DocPtr, Document,
     KvStats, NodeBuilder, NodeLayout, NodePtr, NodeView, Recovered, Superblock, NO_PAGE,
 };
 use super::{DataType, NamedPolicy};
