@@ -2,8 +2,8 @@
 //! cache against a model under random operations.
 
 use super::*;
-use blockdev::MemDevice;
 use crate::page::PageKind;
+use blockdev::MemDevice;
 use proptest::prelude::*;
 use std::rc::Rc;
 
@@ -339,7 +339,9 @@ fn write_byte(bp: &mut Pager, page: u64, byte: u8, version: u64, keep: Keep) {
 fn a_lent_page_is_never_stale_after_a_rewrite_or_an_eviction() {
     let mut bp = pager(2);
     let read = |bp: &mut Pager, page: u64| {
-        let form = bp.read_page::<Payload>(page, PageKind::KvData, "test").unwrap();
+        let form = bp
+            .read_page::<Payload>(page, PageKind::KvData, "test")
+            .unwrap();
         form.1[0]
     };
     write_byte(&mut bp, 7, 1, 1, Keep::Nothing);
@@ -364,7 +366,10 @@ fn a_lent_page_is_never_stale_after_a_rewrite_or_an_eviction() {
     // Another kind is never lent (the typed read reports it), nor a refused form.
     let index = bp.lend_page(7, PageKind::KvIndex, |p: &Payload| Some(p.1[0]));
     assert_eq!(index, None);
-    assert_eq!(bp.lend_page(7, PageKind::KvData, |_: &Payload| None::<u8>), None);
+    assert_eq!(
+        bp.lend_page(7, PageKind::KvData, |_: &Payload| None::<u8>),
+        None
+    );
 }
 
 #[test]

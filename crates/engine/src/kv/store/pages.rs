@@ -6,7 +6,9 @@ use super::*;
 use crate::pager::{Keep, PageForm, PageWrite};
 use blockdev::WriteHint;
 
-/// A decoded page in the pager's cache.
+/// A decoded page in the pager's cache. The node is inline, not boxed: a lookup follows one
+/// pointer per level (the `Rc`), where a box would add a dependent memory miss per level.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Cached {
     /// An index node, searched in place (its encoded length is what a pointer must say).
     Node(NodeView),
@@ -314,13 +316,15 @@ impl Store {
             // reference count; a miss, or a document that fails its checks, goes the long way
             // (which reads, and reports the damage).
             let mut f = Some(f);
-            let hit = self.pager.lend_page(ptr.page, PageKind::KvData, |c| match c {
-                Cached::Raw { payload, .. } => {
-                    let doc = format::document_in_verified_page(payload, ptr).ok()?;
-                    f.take().map(|f| f(&doc))
-                }
-                Cached::Node(..) => None,
-            });
+            let hit = self
+                .pager
+                .lend_page(ptr.page, PageKind::KvData, |c| match c {
+                    Cached::Raw { payload, .. } => {
+                        let doc = format::document_in_verified_page(payload, ptr).ok()?;
+                        f.take().map(|f| f(&doc))
+                    }
+                    Cached::Node(..) => None,
+                });
             if let Some(r) = hit {
                 return Ok(r);
             }
