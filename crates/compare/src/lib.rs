@@ -41,6 +41,19 @@ fn parse_proc_io(text: &str, field: &str) -> Option<u64> {
         .and_then(|(_, v)| v.trim().parse().ok())
 }
 
+/// The process's CPU time (user + system, every thread), ns; None where the clock is missing.
+pub fn process_cpu_ns() -> Option<u64> {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    let secs = u64::try_from(t.tv_sec).ok()?;
+    let nanos = u64::try_from(t.tv_nsec).ok()?;
+    (rc == 0).then(|| secs * 1_000_000_000 + nanos)
+}
+
 fn delta(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     Some(b?.saturating_sub(a?))
 }
@@ -78,12 +91,21 @@ pub struct Measured {
     pub block_bytes: Option<u64>,
     /// Allocated size of the engine's files after the phase.
     pub disk_bytes: u64,
+    /// CPU time of the whole process during the phase, ns (every thread: an engine's
+    /// background work too); unlike the wall time, it leaves out the time the process waited
+    /// for a CPU on a loaded machine (None: no CPU clock).
+    pub cpu_ns: Option<u64>,
 }
 
 impl Measured {
     pub fn host_bytes_per_op(&self) -> Option<f64> {
         self.host_bytes
             .map(|b| b as f64 / self.run.ops.max(1) as f64)
+    }
+    /// CPU µs per operation (see `cpu_ns`).
+    pub fn cpu_us_per_op(&self) -> Option<f64> {
+        self.cpu_ns
+            .map(|ns| ns as f64 / 1e3 / self.run.ops.max(1) as f64)
     }
     pub fn block_bytes_per_op(&self) -> Option<f64> {
         self.block_bytes
@@ -102,7 +124,9 @@ pub fn measure(
     commit_every: u64,
 ) -> Result<Measured> {
     let (wchar0, wb0) = (proc_io("wchar"), proc_io("write_bytes"));
+    let cpu0 = process_cpu_ns();
     let run = driver::drive(e, phase, ops, cfg, commit_every, &mut |_| {})?;
+    let cpu_ns = delta(cpu0, process_cpu_ns());
     let host_bytes = match run.bytes_written {
         Some(b) => Some(b),
         None => delta(wchar0, proc_io("wchar")),
@@ -112,6 +136,7 @@ pub fn measure(
         host_bytes,
         block_bytes: delta(wb0, proc_io("write_bytes")),
         disk_bytes: allocated_bytes(files),
+        cpu_ns,
     })
 }
 

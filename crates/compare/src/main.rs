@@ -128,7 +128,8 @@ fn main() -> Result<()> {
          others: /proc/self/io wchar); block B/op = /proc/self/io write_bytes (exact for \
          O_DIRECT, whole page-cache folios for buffered writes); read B/op = bytes the engine read \
          from its device by its own count (flashlab's pager; n/a: the OS page cache serves the \
-         others)",
+         others); CPU µs/op = the process's CPU time over the phase per operation (every \
+         thread; free of the time spent waiting for a CPU on a loaded machine)",
         a.records, a.value_bytes, a.ops, a.commit_every, a.seed
     );
     if a.engines.split(',').any(|e| e.trim() == "rocksdb") {
@@ -142,15 +143,15 @@ fn main() -> Result<()> {
         );
     }
     println!(
-        "| engine   | phase  |      ops/s | mean µs | p50 µs | p99 µs | p99.9 µs | host B/op | block B/op | read B/op | commits | found/reads | disk MiB |"
+        "| engine   | phase  |      ops/s | mean µs | p50 µs | p99 µs | p99.9 µs | host B/op | block B/op | read B/op | commits | found/reads | disk MiB | CPU µs/op |"
     );
     println!(
-        "|----------|--------|-----------:|--------:|-------:|-------:|---------:|----------:|-----------:|----------:|--------:|------------:|---------:|"
+        "|----------|--------|-----------:|--------:|-------:|-------:|---------:|----------:|-----------:|----------:|--------:|------------:|---------:|----------:|"
     );
     for m in &results {
         let p = &m.run;
         println!(
-            "| {:<8} | {:<6} | {:>10.0} | {:>7.1} | {:>6.1} | {:>6.1} | {:>8.0} | {:>9} | {:>10} | {:>9} | {:>7} | {:>11} | {:>8.1} |",
+            "| {:<8} | {:<6} | {:>10.0} | {:>7.1} | {:>6.1} | {:>6.1} | {:>8.0} | {:>9} | {:>10} | {:>9} | {:>7} | {:>11} | {:>8.1} | {:>9} |",
             p.engine,
             p.phase,
             p.ops_per_second(),
@@ -164,6 +165,8 @@ fn main() -> Result<()> {
             p.commits,
             format!("{}/{}", p.reads_found, p.reads),
             m.disk_bytes as f64 / (1 << 20) as f64,
+            m.cpu_us_per_op()
+                .map_or("n/a".to_string(), |us| format!("{us:.2}")),
         );
     }
     Ok(())

@@ -592,6 +592,25 @@ impl Pager {
         }
     }
 
+    /// `key`'s decoded form of type `T` lent to `f`, if a frame holds one: a hit that borrows
+    /// the form in place (no pin, no reference count taken or dropped; the borrow ends with
+    /// `f`, before anything can evict or rewrite the frame). Counted and referenced only when
+    /// `f` accepts the form (Some); None: not resident, not a `T`, or refused by `f` — nothing
+    /// counted, the caller takes the loading path.
+    pub(super) fn lend_cached<T: Any, R>(
+        &mut self,
+        key: u64,
+        f: impl FnOnce(&T) -> Option<R>,
+    ) -> Option<R> {
+        let fi = self.frames.map.get(key)?;
+        let fr = &self.frames.slots[fi];
+        assert_eq!(fr.key, key, "a mapped frame holds its key");
+        let r = f(fr.decoded.as_deref()?.downcast_ref::<T>()?)?;
+        self.io.stats.hits += 1;
+        self.frames.referenced(fi);
+        Some(r)
+    }
+
     /// `key`'s decoded form: from the cache, or read from device page `page` and `decode`d
     /// (then kept beside the page image). A page that fails to decode is not kept.
     pub fn load<T: Any>(

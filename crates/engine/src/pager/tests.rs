@@ -2,6 +2,7 @@
 //! cache against a model under random operations.
 
 use super::*;
+use crate::page::PageKind;
 use blockdev::MemDevice;
 use proptest::prelude::*;
 use std::rc::Rc;
@@ -302,4 +303,86 @@ proptest! {
             prop_assert_eq!(buf[0], model[p as usize], "page {}", p);
         }
     }
+}
+
+/// A typed page form for tests: the payload as it is.
+struct Payload(PageKind, Vec<u8>);
+
+impl PageForm for Payload {
+    fn kind(&self) -> PageKind {
+        self.0
+    }
+    fn from_payload(kind: PageKind, payload: &[u8]) -> Payload {
+        Payload(kind, payload.to_vec())
+    }
+}
+
+/// What `lend_page` lends for `page` as a KV data page: its first payload byte.
+fn lent(bp: &mut Pager, page: u64) -> Option<u8> {
+    bp.lend_page(page, PageKind::KvData, |p: &Payload| p.1.first().copied())
+}
+
+/// Write `page` as a KV data page of one repeated byte, version `version`, cached by `keep`.
+fn write_byte(bp: &mut Pager, page: u64, byte: u8, version: u64, keep: Keep) {
+    let w = PageWrite {
+        kind: PageKind::KvData,
+        version,
+        hint: WriteHint::NONE,
+        keep,
+    };
+    let body = [byte; 100];
+    bp.write_pages::<Payload>(&mut Vec::new(), &[(page, &body[..])], w)
+        .unwrap();
+}
+
+#[test]
+fn a_lent_page_is_never_stale_after_a_rewrite_or_an_eviction() {
+    let mut bp = pager(2);
+    let read = |bp: &mut Pager, page: u64| {
+        let form = bp
+            .read_page::<Payload>(page, PageKind::KvData, "test")
+            .unwrap();
+        form.1[0]
+    };
+    write_byte(&mut bp, 7, 1, 1, Keep::Nothing);
+    assert_eq!(lent(&mut bp, 7), None, "not cached: nothing lent");
+    assert_eq!(read(&mut bp, 7), 1);
+    assert_eq!(lent(&mut bp, 7), Some(1));
+    // Rewritten, the cached copy dropped: nothing is lent until it is read again.
+    write_byte(&mut bp, 7, 2, 2, Keep::Nothing);
+    assert_eq!(lent(&mut bp, 7), None);
+    assert_eq!(read(&mut bp, 7), 2);
+    // Rewritten through the cache: the new form at once.
+    write_byte(&mut bp, 7, 3, 3, Keep::Resident);
+    assert_eq!(lent(&mut bp, 7), Some(3));
+    // Evicted by two other pages, rewritten while out: the next read, then lends, see it.
+    write_byte(&mut bp, 8, 8, 4, Keep::Payloads);
+    write_byte(&mut bp, 9, 9, 4, Keep::Payloads);
+    assert!(!bp.contains(7), "evicted");
+    assert_eq!(lent(&mut bp, 7), None);
+    write_byte(&mut bp, 7, 4, 5, Keep::Resident);
+    assert_eq!(read(&mut bp, 7), 4);
+    assert_eq!(lent(&mut bp, 7), Some(4));
+    // Another kind is never lent (the typed read reports it), nor a refused form.
+    let index = bp.lend_page(7, PageKind::KvIndex, |p: &Payload| Some(p.1[0]));
+    assert_eq!(index, None);
+    assert_eq!(
+        bp.lend_page(7, PageKind::KvData, |_: &Payload| None::<u8>),
+        None
+    );
+}
+
+#[test]
+fn a_lend_counts_a_hit_and_refreshes_the_page_for_replacement() {
+    let mut bp = pager(2);
+    write_byte(&mut bp, 1, 1, 1, Keep::Payloads);
+    write_byte(&mut bp, 2, 2, 1, Keep::Payloads);
+    let hits = bp.stats().hits;
+    assert_eq!(lent(&mut bp, 1), Some(1));
+    assert_eq!(bp.stats().hits, hits + 1);
+    assert_eq!(lent(&mut bp, 5), None);
+    assert_eq!(bp.stats().hits, hits + 1, "a page not lent counts nothing");
+    // Page 1 was referenced after page 2: page 2 goes first.
+    write_byte(&mut bp, 3, 3, 1, Keep::Payloads);
+    assert!(bp.contains(1) && !bp.contains(2));
 }

@@ -91,6 +91,23 @@ impl Pager {
         Ok(form)
     }
 
+    /// Page `page`'s cached form of `kind` lent to `f`, if the cache holds one: the hit path of
+    /// [`Pager::read_page`] without its `Rc` (no reference count taken or dropped: a borrow
+    /// that ends with `f`). The kind is checked as `read_page` checks it on a hit. None (nothing
+    /// counted): not cached as a `T` of `kind`, or `f` refused it — the caller then reads the
+    /// page with `read_page`, which loads, verifies and reports.
+    pub fn lend_page<T: PageForm, R>(
+        &mut self,
+        page: u64,
+        kind: PageKind,
+        f: impl FnOnce(&T) -> Option<R>,
+    ) -> Option<R> {
+        self.lend_cached(page, |form: &T| match form.kind() == kind {
+            true => f(form),
+            false => None,
+        })
+    }
+
     /// Page `page` read past the cache (a page read once: recovery, checks) and verified as
     /// [`Pager::read_page`] verifies, but for the version bound: its payload. For the roots
     /// a structure finds by its own protocol (meta slots: their epoch says which is newest),

@@ -339,6 +339,26 @@ pub fn gather_document<'a>(
     ptr: DocPtr,
     scratch: &'a mut Vec<u8>,
 ) -> Result<Document<'a>, Corruption> {
+    gather(pages, ptr, scratch, true)
+}
+
+/// [`gather_document`] over payloads of pages whose seals (crc32c over each whole page) were
+/// verified when they were read: everything is checked but the document's own crc32c (as
+/// [`document_in_verified_page`] does for a document inside one page).
+pub fn gather_verified_document<'a>(
+    pages: &[&'a [u8]],
+    ptr: DocPtr,
+    scratch: &'a mut Vec<u8>,
+) -> Result<Document<'a>, Corruption> {
+    gather(pages, ptr, scratch, false)
+}
+
+fn gather<'a>(
+    pages: &[&'a [u8]],
+    ptr: DocPtr,
+    scratch: &'a mut Vec<u8>,
+    verify_crc: bool,
+) -> Result<Document<'a>, Corruption> {
     let first = *pages
         .first()
         .ok_or(truncated(Structure::Document, 0, ptr.len as u64, 0))?;
@@ -354,7 +374,8 @@ pub fn gather_document<'a>(
         ));
     }
     if start + len <= first.len() {
-        return checked_len(Document::decode(&first[start..start + len]), len, start);
+        let one = &first[start..start + len];
+        return checked_len(Document::decode_checked(one, verify_crc), len, start);
     }
     scratch.clear();
     scratch.extend_from_slice(&first[start..]);
@@ -382,7 +403,7 @@ pub fn gather_document<'a>(
         scratch.extend_from_slice(&page[DATA_PAGE_HEAD_BYTES..DATA_PAGE_HEAD_BYTES + want]);
         assert!(scratch.len() <= len, "gathered no more than the document");
         if scratch.len() == len {
-            return checked_len(Document::decode(scratch), len, start);
+            return checked_len(Document::decode_checked(scratch, verify_crc), len, start);
         }
     }
     Err(truncated(

@@ -13,8 +13,8 @@
 
 use super::alloc::{Alloc, FIRST_LOG_PAGE};
 use super::format::{
-    self, data_page_docs, gather_document, gather_node, Cut, DataPages, DbHeader, DocPtr, Document,
-    KvStats, NodeBuilder, NodeLayout, NodePtr, NodeView, Recovered, Superblock, NO_PAGE,
+    self, data_page_docs, gather_node, Cut, DataPages, DbHeader, DocPtr, Document, KvStats,
+    NodeBuilder, NodeLayout, NodePtr, NodeView, Recovered, Superblock, NO_PAGE,
 };
 use super::{DataType, NamedPolicy};
 use crate::error::{Corruption, EngineError, Fault, Structure};

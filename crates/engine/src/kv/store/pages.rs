@@ -6,7 +6,9 @@ use super::*;
 use crate::pager::{Keep, PageForm, PageWrite};
 use blockdev::WriteHint;
 
-/// A decoded page in the pager's cache.
+/// A decoded page in the pager's cache. The node is inline, not boxed: a lookup follows one
+/// pointer per level (the `Rc`), where a box would add a dependent memory miss per level.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Cached {
     /// An index node, searched in place (its encoded length is what a pointer must say).
     Node(NodeView),
@@ -234,6 +236,30 @@ impl Store {
         }
     }
 
+    /// The node at `ptr` lent to `f` when the cache holds it decoded and it passes the checks
+    /// of `node_at` (one page, its length, its level): a hit that borrows the cached node (no
+    /// reference count). None: take `node_at`, which reads, decodes and reports.
+    pub(super) fn node_hit<R>(
+        &mut self,
+        ptr: NodePtr,
+        level: Option<u8>,
+        f: impl FnOnce(&NodeView) -> R,
+    ) -> Option<R> {
+        if ptr.len as usize > self.payload || ptr.page >= self.alloc.capacity() {
+            return None;
+        }
+        self.pager
+            .lend_page::<Cached, R>(ptr.page, PageKind::KvIndex, |c| match c {
+                Cached::Node(v)
+                    if v.encoded_len() == ptr.len as usize
+                        && level.is_none_or(|l| v.level() == l) =>
+                {
+                    Some(f(v))
+                }
+                _ => None,
+            })
+    }
+
     pub(super) fn node(&mut self, ptr: NodePtr) -> Result<NodeRef, EngineError> {
         let n = ptr.pages(self.payload);
         if n == 1 {
@@ -286,7 +312,23 @@ impl Store {
         let n = ptr.pages(self.payload);
         if n == 1 {
             // The common case: no allocation, the document borrowed from the cached page,
-            // whose seal was checked when it was read or written.
+            // whose seal was checked when it was read or written — on a hit without even a
+            // reference count; a miss, or a document that fails its checks, goes the long way
+            // (which reads, and reports the damage).
+            let mut f = Some(f);
+            let hit = self
+                .pager
+                .lend_page(ptr.page, PageKind::KvData, |c| match c {
+                    Cached::Raw { payload, .. } => {
+                        let doc = format::document_in_verified_page(payload, ptr).ok()?;
+                        f.take().map(|f| f(&doc))
+                    }
+                    Cached::Node(..) => None,
+                });
+            if let Some(r) = hit {
+                return Ok(r);
+            }
+            let f = f.expect("f is taken only by a hit");
             let c = self.raw(ptr.page, PageKind::KvData, "data")?;
             let payload: &[u8] = match &*c {
                 Cached::Raw { payload, .. } => payload,
@@ -309,7 +351,7 @@ impl Store {
             })
             .collect();
         let mut scratch = Vec::with_capacity(ptr.len as usize);
-        let doc = gather_document(&slices, ptr, &mut scratch)
+        let doc = format::gather_verified_document(&slices, ptr, &mut scratch)
             .map_err(|e| self.kv_err(ptr.page, "document", e))?;
         Ok(f(&doc))
     }

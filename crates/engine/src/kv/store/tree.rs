@@ -23,6 +23,9 @@ impl Store {
         Ok(())
     }
 
+    /// The document `key` maps to, in the WAL's index or the tree. Each level is searched
+    /// in the cached node, borrowed (`node_hit`); a node the cache does not hold decoded is
+    /// read and checked by `node_at`, then searched the same way.
     pub(super) fn lookup(&mut self, key: &[u8]) -> Result<Option<DocPtr>, EngineError> {
         if let Some(p) = self.wal_lookup(key) {
             return Ok(p);
@@ -31,14 +34,17 @@ impl Store {
             return Ok(None);
         };
         let mut level = None;
-        loop {
-            let node = self.node_at(ptr, level)?;
-            if node.level() == 0 {
-                return Ok(node.search(key).ok().map(|i| node.doc(i)));
+        for _ in 0..=format::NODE_LEVEL_MAX {
+            let step = match self.node_hit(ptr, level, |node| step(node, key)) {
+                Some(s) => s,
+                None => step(&*self.node_at(ptr, level)?, key),
+            };
+            match step {
+                Step::Doc(doc) => return Ok(doc),
+                Step::Child(child, l) => (ptr, level) = (child, Some(l)),
             }
-            ptr = node.child(node.child_index(key));
-            level = Some(node.level() - 1);
         }
+        unreachable!("node_at refuses a level that does not descend by one")
     }
 
     pub(super) fn apply_tree(
@@ -224,5 +230,20 @@ impl Store {
             out.push((key, NodePtr { page, len }));
         }
         Ok(out)
+    }
+}
+
+/// One level of a lookup: where the search for a key goes from a node.
+enum Step {
+    /// Into this child, at this level.
+    Child(NodePtr, u8),
+    /// The leaf's answer: the key's document, or none.
+    Doc(Option<DocPtr>),
+}
+
+fn step(node: &NodeView, key: &[u8]) -> Step {
+    match node.level() {
+        0 => Step::Doc(node.search(key).ok().map(|i| node.doc(i))),
+        l => Step::Child(node.child(node.child_index(key)), l - 1),
     }
 }

@@ -1,0 +1,87 @@
+//! Point gets (`Store::get`, `Store::get_with`) against a `BTreeMap` model: keys in the
+//! uncommitted batch, in the WAL (not yet flushed into the tree) and in the tree, deletes of
+//! each, values inside one data page and spanning pages, a cache so small that every level of
+//! a lookup is evicted and read again, and a cold reopen.
+
+use engine::kv::{Options, Store};
+use proptest::prelude::*;
+
+mod common;
+use common::{key, mem, variant_opts, Model};
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// Put key, value length, byte.
+    Put(u32, u16, u8),
+    Delete(u32),
+    Get(u32),
+    Commit,
+    FlushWal,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let len = prop_oneof![8 => 0..1300u16, 1 => 1300..9000u16];
+    prop_oneof![
+        10 => (0..600u32, len, any::<u8>()).prop_map(|(k, l, b)| Op::Put(k, l, b)),
+        3 => (0..600u32).prop_map(Op::Delete),
+        8 => (0..700u32).prop_map(Op::Get),
+        2 => Just(Op::Commit),
+        1 => Just(Op::FlushWal),
+    ]
+}
+
+/// `get` and `get_with` of `k` both give the model's value.
+fn check_get(s: &mut Store, m: &Model, k: &[u8]) -> Result<(), TestCaseError> {
+    let want = m.get(k);
+    let got = s.get(k).unwrap();
+    prop_assert_eq!(got.as_ref(), want);
+    let lent = s.get_with(k, |v| (v.len(), v.first().copied())).unwrap();
+    prop_assert_eq!(lent, want.map(|v| (v.len(), v.first().copied())));
+    Ok(())
+}
+
+fn check_all(s: &mut Store, m: &Model) -> Result<(), TestCaseError> {
+    for i in 0..700 {
+        check_get(s, m, &key(i))?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+    #[test]
+    fn every_get_returns_the_models_value(
+        ops in prop::collection::vec(op(), 1..400),
+        variant in 0..3u64,
+        cache_pages in prop_oneof![Just(3usize), Just(24), Just(512)],
+    ) {
+        // A fixed cache (no growth): at 3 pages a lookup's levels evict one another.
+        let opts = Options { cache_pages, cache_max_pages: 0, ..variant_opts(variant) };
+        let mut s = Store::open(mem(8192), opts).unwrap();
+        let mut m = Model::new();
+        for op in ops {
+            match op {
+                Op::Put(k, len, b) => {
+                    let v = vec![b; len as usize];
+                    s.put(&key(k), &v).unwrap();
+                    m.insert(key(k), v);
+                }
+                Op::Delete(k) => {
+                    s.delete(&key(k)).unwrap();
+                    m.remove(&key(k));
+                }
+                Op::Get(k) => check_get(&mut s, &m, &key(k))?,
+                Op::Commit => {
+                    s.commit().unwrap();
+                }
+                Op::FlushWal => s.flush_wal().unwrap(),
+            }
+        }
+        check_all(&mut s, &m)?;
+        // Cold: every lookup read from the device, then again from the cache.
+        s.commit().unwrap();
+        let mut s = Store::open(s.into_device(), opts).unwrap();
+        check_all(&mut s, &m)?;
+        check_all(&mut s, &m)?;
+    }
+}
