@@ -241,7 +241,7 @@ impl<P: VictimPolicy> PageFtl<P> {
         // the valid ones.
         offs.resize(ppb, 0);
         lpns.resize(ppb, 0);
-        let valid = gather_valid(&self.p2l, first, ppb, &mut offs, &mut lpns);
+        let valid = self.p2l.gather(first, ppb, &mut offs, &mut lpns);
         self.slot_stats
             .copied(self.owner[victim as usize], valid as u32);
         // Per block, valid count vs map: the victim's count is its mapped pages.
@@ -457,34 +457,6 @@ impl<P: VictimPolicy> PageFtl<P> {
         }
         Ok(())
     }
-}
-
-/// Branch-free: write the offset and logical page of each of the `ppb` pages from `first` in
-/// `p2l` at the next free slot of `offs` and `lpns`, advancing only past valid ones. Returns
-/// the valid pages (now first in both).
-#[inline]
-fn gather_valid(
-    p2l: &PageMap,
-    first: usize,
-    ppb: usize,
-    offs: &mut [u32],
-    lpns: &mut [u32],
-) -> usize {
-    assert!(
-        offs.len() >= ppb && lpns.len() >= ppb,
-        "gather buffers shorter than a block"
-    );
-    let mut valid = 0;
-    for off in 0..ppb {
-        let lpn = p2l.get(first + off);
-        // SAFETY: `valid <= off < ppb <= offs.len(), lpns.len()` (asserted above).
-        unsafe {
-            *offs.get_unchecked_mut(valid) = off as u32;
-            *lpns.get_unchecked_mut(valid) = lpn;
-        }
-        valid += (lpn != NIL) as usize;
-    }
-    valid
 }
 
 impl<P: VictimPolicy> Ftl for PageFtl<P> {

@@ -79,14 +79,51 @@ impl PageMap {
             self.width == 4 || v < NIL24 || v == NIL,
             "page number {v} in a 3-byte map"
         );
-        let b = v.to_le_bytes();
-        let at = i * self.width;
-        if self.width == 4 {
-            self.bytes[at..at + 4].copy_from_slice(&b);
-        } else {
-            // `v & NIL24`: NIL's low three bytes are NIL24.
-            self.bytes[at..at + 3].copy_from_slice(&b[..3]);
+        let p = self.bytes.as_mut_ptr();
+        // SAFETY: `i < len`, so the entry's `width` bytes from `i * width` lie inside `bytes`;
+        // unaligned stores of plain bytes. (Two fixed-size stores, not a copy of `width`
+        // bytes, which the compiler would make a call to `memcpy`.)
+        unsafe {
+            if self.width == 4 {
+                std::ptr::write_unaligned(p.add(i * 4) as *mut u32, v.to_le());
+            } else {
+                // The low three bytes (NIL's are NIL24): two, then one.
+                let at = p.add(i * 3);
+                std::ptr::write_unaligned(at as *mut u16, (v as u16).to_le());
+                *at.add(2) = (v >> 16) as u8;
+            }
         }
+    }
+
+    /// Branch-free: write the offset and entry of each of the `n` entries from `first` at the
+    /// next free slot of `offs` and `vals`, advancing only past those not [`NIL`]. Returns
+    /// how many were not (now first in both).
+    #[inline]
+    pub fn gather(&self, first: usize, n: usize, offs: &mut [u32], vals: &mut [u32]) -> usize {
+        assert!(
+            first + n <= self.len && offs.len() >= n && vals.len() >= n,
+            "gather of {n} entries from {first}: beyond the map or the buffers"
+        );
+        // The all-ones value of the width is both the mask and the empty entry.
+        let (width, nil) = if self.width == 4 {
+            (4, NIL)
+        } else {
+            (3, NIL24)
+        };
+        let base = self.bytes.as_ptr();
+        let mut found = 0;
+        for off in 0..n {
+            // SAFETY: `first + off < len` (asserted), so the 4-byte load lies inside `bytes`
+            // (see `get`); `found <= off < n <= offs.len(), vals.len()` (asserted above).
+            unsafe {
+                let raw = std::ptr::read_unaligned(base.add((first + off) * width) as *const u32);
+                let v = u32::from_le(raw) & nil;
+                *offs.get_unchecked_mut(found) = off as u32;
+                *vals.get_unchecked_mut(found) = v;
+                found += (v != nil) as usize;
+            }
+        }
+        found
     }
 
     /// Set entries `range` to [`NIL`].
@@ -152,6 +189,18 @@ mod tests {
                 assert_eq!(m.get(i), model[i]);
             }
             assert!(m.iter().eq(model.iter().copied()), "width for {values}");
+            let (mut offs, mut vals) = (vec![0; 100], vec![0; 100]);
+            let n = m.gather(150, 100, &mut offs, &mut vals);
+            let want: Vec<(u32, u32)> = (0..100u32)
+                .map(|o| (o, model[150 + o as usize]))
+                .filter(|&(_, v)| v != NIL)
+                .collect();
+            let got: Vec<(u32, u32)> = offs[..n]
+                .iter()
+                .copied()
+                .zip(vals[..n].iter().copied())
+                .collect();
+            assert_eq!(got, want, "gather at width for {values}");
         }
         assert_eq!(PageMap::new(10, NIL24 as u64).bytes.len(), 31);
         assert_eq!(PageMap::new(10, NIL24 as u64 + 1).bytes.len(), 41);
