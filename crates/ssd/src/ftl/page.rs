@@ -325,7 +325,13 @@ impl<P: VictimPolicy> PageFtl<P> {
             return;
         }
         self.l2p.set(lpn as usize, NIL);
-        // (That P2L maps `old` back to `lpn` is `verify_maps`'s: reading it here would turn
+        self.invalidate(g, old);
+    }
+
+    /// Physical page `old` no longer holds data: clear its P2L entry and count it invalid.
+    #[inline(always)]
+    fn invalidate(&mut self, g: &Layout, old: u32) {
+        // (That P2L maps `old` back to its lpn is `verify_maps`'s: reading it here would turn
         // this store's cache miss into a load the write waits for.)
         self.p2l.set(old as usize, NIL);
         let block = self.per_block.div(old);
@@ -489,7 +495,11 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
                 Err(e) => return Err(e),
             }
         };
-        self.unmap(&g, lpn.0);
+        // The old page goes invalid; `map` below overwrites the L2P entry (no NIL between).
+        let old = self.l2p.get(lpn.0 as usize);
+        if old != NIL {
+            self.invalidate(&g, old);
+        }
         let (ppn, done) = flash.program_next(block, data, now);
         // The page is in the block (its offset from the block's first page is below ppb).
         // Debug only: `program_next` computes it from the block and its asserted write

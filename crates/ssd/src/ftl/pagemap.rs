@@ -29,6 +29,8 @@ pub(crate) struct PageMap {
     len: usize,
     /// 3 or 4.
     width: usize,
+    /// The all-ones value of the width: the mask of an entry, and the empty entry.
+    nil: u32,
 }
 
 impl PageMap {
@@ -43,6 +45,7 @@ impl PageMap {
             bytes: crate::hugevec::filled(len * width + 1, 0xff),
             len,
             width,
+            nil: if width == 4 { NIL } else { NIL24 },
         }
     }
 
@@ -59,12 +62,9 @@ impl PageMap {
         let raw = unsafe {
             std::ptr::read_unaligned(self.bytes.as_ptr().add(i * self.width) as *const u32)
         };
-        let raw = u32::from_le(raw);
-        if self.width == 4 {
-            return raw;
-        }
-        let v = raw & NIL24;
-        if v == NIL24 {
+        // Branch-free at either width (at 4 bytes the mask keeps everything and NIL is NIL).
+        let v = u32::from_le(raw) & self.nil;
+        if v == self.nil {
             NIL
         } else {
             v
@@ -104,12 +104,7 @@ impl PageMap {
             first + n <= self.len && offs.len() >= n && vals.len() >= n,
             "gather of {n} entries from {first}: beyond the map or the buffers"
         );
-        // The all-ones value of the width is both the mask and the empty entry.
-        let (width, nil) = if self.width == 4 {
-            (4, NIL)
-        } else {
-            (3, NIL24)
-        };
+        let (width, nil) = (self.width, self.nil);
         let base = self.bytes.as_ptr();
         let mut found = 0;
         for off in 0..n {
