@@ -565,80 +565,8 @@ fn add_notes(
     }
 }
 
-/// Run the measured phase in intervals of pages and sample WAF and latency after each. The
-/// requests issued, and so every figure, are those of one uninterrupted run: an interval
-/// stops after the request that reaches its page count, and the next resumes the stream.
-type Step<'s> =
-    dyn FnMut(&mut HostDriver, u64, &mut dyn FnMut(u64)) -> Result<crate::host::RunCount> + 's;
-
-fn run_sampled(
-    d: &mut HostDriver,
-    step: &mut Step<'_>,
-    limit: Option<u64>,
-    (before, t0): (ssd::Stats, SimTime),
-    progress: &mut dyn FnMut(&str, u64),
-) -> Result<(crate::host::RunCount, Vec<TimelinePoint>)> {
-    let logical = d.ssd().logical_pages().max(1);
-    let mut every = match limit {
-        Some(l) => l.div_ceil(TIMELINE_POINTS).max(1),
-        None => (logical / 10).max(1),
-    };
-    let mut timeline = Vec::new();
-    let mut done = 0u64;
-    let mut prev_stats = before;
-    let mut prev_latency = d.ssd().latency_ns().clone();
-    let limit_reached = loop {
-        let target = limit.map_or(done + every, |l| l.min(done + every));
-        let c = step(d, target - done, &mut |p| progress("measure", done + p))?;
-        done += c.pages;
-        let stats = d.ssd().stats();
-        let interval = stats.since(&prev_stats);
-        let total = stats.since(&before);
-        let latency = d.ssd().latency_ns();
-        // An untimed run records no latency: nothing to copy (a histogram is ~100 KiB).
-        let (mean, p99, p999, max) = if latency.is_empty() {
-            (0.0, 0.0, 0.0, 0.0)
-        } else {
-            let mut lat = latency.clone();
-            let interval = match lat.subtract(&prev_latency) {
-                Ok(()) if !lat.is_empty() => {
-                    let q = |q: f64| lat.value_at_quantile(q) as f64 / 1e3;
-                    (lat.mean() / 1e3, q(0.99), q(0.999), lat.max() as f64 / 1e3)
-                }
-                _ => (0.0, 0.0, 0.0, 0.0),
-            };
-            prev_latency = latency.clone();
-            interval
-        };
-        prev_stats = stats;
-        timeline.push(TimelinePoint {
-            host_pages_x_capacity: done as f64 / logical as f64,
-            sim_seconds: d.last_done().0.saturating_sub(t0.0) as f64 / 1e9,
-            waf_interval: (interval.host_pages_written > 0).then(|| interval.waf()),
-            waf_cumulative: (total.host_pages_written > 0).then(|| total.waf()),
-            latency_us_mean: mean,
-            latency_us_p99: p99,
-            latency_us_p999: p999,
-            latency_us_max: max,
-        });
-        if limit.is_some_and(|l| done >= l) {
-            break true;
-        }
-        if !c.limit_reached {
-            break false; // the stream ended
-        }
-        if timeline.len() as u64 >= 2 * TIMELINE_POINTS {
-            // A long trace: keep every other sample and widen the interval.
-            timeline = timeline.into_iter().skip(1).step_by(2).collect();
-            every *= 2;
-        }
-    };
-    let count = crate::host::RunCount {
-        pages: done,
-        limit_reached,
-    };
-    Ok((count, timeline))
-}
+mod timeline;
+use timeline::run_sampled;
 
 /// The device `flashlab sim` builds: the config as given, except that a device asked to keep
 /// tags keeps no data (`data = "none"`): sim reads nothing back, so the 8-byte tag per

@@ -39,8 +39,11 @@ impl SsdConfig {
                     FtlKind::Dftl => logical.div_ceil(self.geometry.page_bytes as u64 / 4),
                     _ => 0,
                 };
-                // L2P and P2L 4 B each; per block: state, owner, index record, victim stacks.
-                let maps = (logical + tpages) * 4 + phys * 4 + blocks * 32;
+                // L2P and P2L, 3 or 4 B each (`PageMap`: 3 below 2^24 pages); per block:
+                // state, owner, index record, victim stacks.
+                let entry = |values: u64| crate::ftl::pagemap::entry_bytes(values) as u64;
+                let maps =
+                    (logical + tpages) * entry(phys) + phys * entry(logical + tpages) + blocks * 32;
                 let cmt = match self.ftl.scheme {
                     FtlKind::Dftl => (self.ftl.cmt_entries as u64).min(logical) * CMT_ENTRY_BYTES,
                     _ => 0,

@@ -33,6 +33,7 @@ mod logblock;
 pub mod memory;
 mod merge;
 mod page;
+pub(crate) mod pagemap;
 mod scheme;
 pub(crate) use scheme::{Ftl, HostWrite};
 

@@ -23,6 +23,7 @@
 use super::blocks::{BlockManager, NIL};
 use super::fdp::SlotStats;
 use super::gc::{VictimIndex, VictimPolicy};
+use super::pagemap::PageMap;
 use super::scheme::{Done, Found, Ftl, HostWrite};
 use crate::config::{GcPool, GcStreamMode, SsdConfig};
 use crate::error::{InvariantError, SsdError};
@@ -54,8 +55,9 @@ pub(crate) struct PageFtl<P> {
     streams: u16,
     gc_mode: GcStreamMode,
     gc_min: u32,
-    pub(crate) l2p: Vec<u32>,
-    pub(crate) p2l: Vec<u32>,
+    /// Logical to physical and back, 3 or 4 bytes per entry ([`PageMap`]).
+    pub(crate) l2p: PageMap,
+    pub(crate) p2l: PageMap,
     pub(crate) state: Vec<BlockState>,
     /// Open-block slot that owns each block: a host stream, or `streams + i` for GC stream `i`
     /// (one GC stream, or one per host stream with `gc_stream = "per_stream"`).
@@ -110,8 +112,8 @@ impl<P: VictimPolicy> PageFtl<P> {
             streams,
             gc_mode: cfg.ftl.gc_stream,
             gc_min: cfg.ftl.gc_free_blocks_min,
-            l2p: crate::hugevec::filled(logical as usize, NIL),
-            p2l: crate::hugevec::filled(g.total_pages() as usize, NIL),
+            l2p: PageMap::new(logical as usize, g.total_pages()),
+            p2l: PageMap::new(g.total_pages() as usize, logical),
             state: vec![BlockState::Free; blocks],
             owner: vec![0; blocks],
             blocks: BlockManager::per_die(g, cfg.ftl.open_slots() as usize),
@@ -239,7 +241,7 @@ impl<P: VictimPolicy> PageFtl<P> {
         // the valid ones.
         offs.resize(ppb, 0);
         lpns.resize(ppb, 0);
-        let valid = gather_valid(&self.p2l[first..first + ppb], &mut offs, &mut lpns);
+        let valid = self.p2l.gather(first, ppb, &mut offs, &mut lpns);
         self.slot_stats
             .copied(self.owner[victim as usize], valid as u32);
         // Per block, valid count vs map: the victim's count is its mapped pages.
@@ -250,9 +252,9 @@ impl<P: VictimPolicy> PageFtl<P> {
         );
         let (offs_v, lpns_v) = (&offs[..valid], &lpns[..valid]);
         for &lpn in lpns_v {
-            prefetch(&self.l2p, lpn as usize);
+            self.l2p.prefetch(lpn as usize);
         }
-        self.p2l[first..first + ppb].fill(NIL);
+        self.p2l.clear(first..first + ppb);
         let mut i = 0;
         while i < offs_v.len() {
             let (dst_block, _) = self.open_block(flash, slot, die, t, true)?;
@@ -265,12 +267,9 @@ impl<P: VictimPolicy> PageFtl<P> {
             let dst0 = dst_block as usize * ppb + wp as usize;
             t = flash.copy_run(victim, &offs_v[i..i + n], dst_block, t);
             let run = &lpns_v[i..i + n];
-            for (p2l, (&lpn, ppn)) in self.p2l[dst0..dst0 + n]
-                .iter_mut()
-                .zip(run.iter().zip(dst0 as u32..))
-            {
-                self.l2p[lpn as usize] = ppn;
-                *p2l = lpn;
+            for (&lpn, ppn) in run.iter().zip(dst0 as u32..) {
+                self.l2p.set(lpn as usize, ppn);
+                self.p2l.set(ppn as usize, lpn);
             }
             self.victims.add_valid_n(dst_block, n as u32);
             if let Some(m) = self.gc_moved.as_mut() {
@@ -308,24 +307,33 @@ impl<P: VictimPolicy> PageFtl<P> {
 
     #[inline(always)]
     fn map(&mut self, lpn: u32, ppn: u32, block: u32) {
-        let p2l = &mut self.p2l[ppn as usize];
-        assert_eq!(*p2l, NIL, "physical page {ppn} mapped twice (lpn {lpn})");
-        *p2l = lpn;
-        self.l2p[lpn as usize] = ppn;
+        assert_eq!(
+            self.p2l.get(ppn as usize),
+            NIL,
+            "physical page {ppn} mapped twice (lpn {lpn})"
+        );
+        self.p2l.set(ppn as usize, lpn);
+        self.l2p.set(lpn as usize, ppn);
         self.victims.add_valid(block);
     }
 
     /// Drop the current mapping of `lpn`, if any.
     #[inline(always)]
     fn unmap(&mut self, g: &Layout, lpn: u64) {
-        let old = self.l2p[lpn as usize];
+        let old = self.l2p.get(lpn as usize);
         if old == NIL {
             return;
         }
-        self.l2p[lpn as usize] = NIL;
-        // (That P2L maps `old` back to `lpn` is `verify_maps`'s: reading it here would turn
+        self.l2p.set(lpn as usize, NIL);
+        self.invalidate(g, old);
+    }
+
+    /// Physical page `old` no longer holds data: clear its P2L entry and count it invalid.
+    #[inline(always)]
+    fn invalidate(&mut self, g: &Layout, old: u32) {
+        // (That P2L maps `old` back to its lpn is `verify_maps`'s: reading it here would turn
         // this store's cache miss into a load the write waits for.)
-        self.p2l[old as usize] = NIL;
+        self.p2l.set(old as usize, NIL);
         let block = self.per_block.div(old);
         self.victims
             .invalidate_one(g, self.per_die.div(block), block);
@@ -358,11 +366,15 @@ impl<P: VictimPolicy> PageFtl<P> {
     fn verify_maps(&self, flash: &Flash) -> Result<Vec<u32>, InvariantError> {
         let g = &self.g;
         let mut valid = vec![0u32; self.state.len()];
-        for (ppn, &lpn) in self.p2l.iter().enumerate() {
+        for (ppn, lpn) in self.p2l.iter().enumerate() {
             if lpn == NIL {
                 continue;
             }
-            let l2p = self.l2p.get(lpn as usize).copied().unwrap_or(NIL);
+            let l2p = if (lpn as usize) < self.l2p.len() {
+                self.l2p.get(lpn as usize)
+            } else {
+                NIL
+            };
             if l2p != ppn as u32 {
                 return Err(InvariantError::MapsDisagree {
                     ppn: ppn as u64,
@@ -436,9 +448,9 @@ impl<P: VictimPolicy> PageFtl<P> {
             .map(|&b| (g.ppb - flash.write_pointer(BlockId(b))) as u64)
             .sum();
         let free = pooled + open;
-        let valid = self.l2p.iter().filter(|&&p| p != NIL).count() as u64;
+        let valid = self.l2p.iter().filter(|&p| p != NIL).count() as u64;
         let invalid = (0..g.total_pages())
-            .filter(|&p| flash.programmed(Ppn(p)) && self.p2l[p as usize] == NIL)
+            .filter(|&p| flash.programmed(Ppn(p)) && self.p2l.get(p as usize) == NIL)
             .count() as u64;
         let total = g.total_pages();
         if free + valid + invalid != total {
@@ -451,44 +463,6 @@ impl<P: VictimPolicy> PageFtl<P> {
         }
         Ok(())
     }
-}
-
-/// Branch-free: write every page's offset and logical page at the next free slot of `offs`
-/// and `lpns`, advancing only past valid ones. Returns the valid pages (now first in both).
-#[inline]
-fn gather_valid(p2l: &[u32], offs: &mut [u32], lpns: &mut [u32]) -> usize {
-    assert!(
-        offs.len() >= p2l.len() && lpns.len() >= p2l.len(),
-        "gather buffers shorter than a block"
-    );
-    let mut valid = 0;
-    for (off, &lpn) in p2l.iter().enumerate() {
-        // SAFETY: `valid <= off < p2l.len() <= offs.len(), lpns.len()` (asserted above).
-        unsafe {
-            *offs.get_unchecked_mut(valid) = off as u32;
-            *lpns.get_unchecked_mut(valid) = lpn;
-        }
-        valid += (lpn != NIL) as usize;
-    }
-    valid
-}
-
-/// Ask the CPU to start loading `v[i]`'s cache line (GC updates the L2P entries of all of a
-/// victim's pages; issuing their misses together overlaps them). An index past the end is
-/// harmless: the address is only a hint.
-#[inline(always)]
-fn prefetch(v: &[u32], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `wrapping_add` makes an address without dereferencing it, and a prefetch only
-    // hints the cache: it never faults, reads into the program or changes memory.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(
-            v.as_ptr().wrapping_add(i) as *const i8,
-            std::arch::x86_64::_MM_HINT_T0,
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, i);
 }
 
 impl<P: VictimPolicy> Ftl for PageFtl<P> {
@@ -521,7 +495,11 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
                 Err(e) => return Err(e),
             }
         };
-        self.unmap(&g, lpn.0);
+        // The old page goes invalid; `map` below overwrites the L2P entry (no NIL between).
+        let old = self.l2p.get(lpn.0 as usize);
+        if old != NIL {
+            self.invalidate(&g, old);
+        }
         let (ppn, done) = flash.program_next(block, data, now);
         // The page is in the block (its offset from the block's first page is below ppb).
         // Debug only: `program_next` computes it from the block and its asserted write
@@ -542,7 +520,7 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
             lpn.0,
             self.logical
         );
-        let p = self.l2p[lpn.0 as usize];
+        let p = self.l2p.get(lpn.0 as usize);
         if p == NIL {
             return Ok((now, None));
         }
@@ -561,7 +539,10 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
         Ok(now)
     }
 
-    /// L2P + P2L entries (4 bytes each) and per-block valid count, state and owner.
+    /// L2P + P2L entries (4 bytes each: the tables as a device's FTL would hold them, the
+    /// figure P4's comparison counts) and per-block valid count, state and owner. The
+    /// simulator itself packs entries to 3 bytes below 2^24 pages ([`PageMap`]); its own
+    /// memory is `SsdConfig::memory_bytes_estimate`'s.
     fn mapping_bytes(&self, _flash: &Flash) -> u64 {
         // Per block: victim-index record (prev, next, valid, flag: 16 B), state (1 B), owner (2 B).
         let blocks = self.state.len() as u64;
@@ -570,15 +551,15 @@ impl<P: VictimPolicy> Ftl for PageFtl<P> {
 
     #[inline]
     fn prefetch_write(&self, lpn: Lpn) {
-        prefetch(&self.l2p, lpn.0 as usize);
+        self.l2p.prefetch(lpn.0 as usize);
     }
 
     #[inline]
     fn prefetch_overwrite(&self, lpn: Lpn) {
         // In range (the device checks): the L2P read is a plain load, the P2L one a hint.
-        let old = self.l2p[lpn.0 as usize];
+        let old = self.l2p.get(lpn.0 as usize);
         if old != NIL {
-            prefetch(&self.p2l, old as usize);
+            self.p2l.prefetch(old as usize);
         }
     }
 

@@ -123,9 +123,9 @@ fn page_ftl_with_one_pool_for_the_device_churns_clean_and_its_verify_can_fail() 
 fn page_ftl_verify_fails_on_a_lost_mapping() {
     let (cfg, flash, mut ftl) = churned(FtlKind::Page, PageFtl::<Greedy>::new);
     let l = (0..cfg.logical_pages() as usize)
-        .find(|&l| ftl.l2p[l] != NIL)
+        .find(|&l| ftl.l2p.get(l) != NIL)
         .unwrap();
-    ftl.l2p[l] = NIL;
+    ftl.l2p.set(l, NIL);
     assert!(ftl.verify(&flash).is_err());
 }
 
@@ -208,11 +208,11 @@ fn without_tags_verify_still_sees_a_mapping_to_an_unprogrammed_page() {
     assert!(!flash.has_tags());
     let mut ftl = PageFtl::<Greedy>::new(&cfg, &flash);
     write_all(&mut ftl, &mut flash, [0, 1]);
-    let (old, free) = (ftl.l2p[0], ftl.l2p[1] + 2);
+    let (old, free) = (ftl.l2p.get(0), ftl.l2p.get(1) + 2);
     assert!(!flash.programmed(crate::types::Ppn(free as u64)));
-    ftl.l2p[0] = free;
-    ftl.p2l[old as usize] = NIL;
-    ftl.p2l[free as usize] = 0;
+    ftl.l2p.set(0, free);
+    ftl.p2l.set(old as usize, NIL);
+    ftl.p2l.set(free as usize, 0);
     let e = ftl.verify(&flash).unwrap_err();
     assert!(matches!(e, InvariantError::MappedToDeadPage { .. }), "{e}");
 }
@@ -250,7 +250,7 @@ fn a_physical_page_mapped_twice_panics_on_the_write() {
     let next = flash
         .layout
         .page(b, flash.write_pointer(crate::types::BlockId(b)));
-    ftl.p2l[next as usize] = 5;
+    ftl.p2l.set(next as usize, 5);
     // Stream 0's cursor went on to die 1; two more writes return to die 0's open block.
     write_all(&mut ftl, &mut flash, [1, 2]);
 }
@@ -271,14 +271,14 @@ fn a_victim_whose_count_disagrees_with_its_pages_panics_in_gc() {
         .find(|&b| ftl.victims.contains(b))
         .expect("a closed block");
     for p in g.page(closed, 0)..g.page(closed + 1, 0) {
-        let lpn = ftl.p2l[p as usize];
+        let lpn = ftl.p2l.get(p as usize);
         if lpn != NIL {
             ftl.trim(&mut flash, Lpn(lpn as u64), SimTime::ZERO)
                 .unwrap();
         }
     }
     assert_eq!(ftl.victims.valid(closed), 0);
-    ftl.p2l[g.page(closed, 0) as usize] = 0;
+    ftl.p2l.set(g.page(closed, 0) as usize, 0);
     // Overwrite everything until GC takes that block (no verify in between).
     for l in churn(n).chain(churn(n)).chain(churn(n)) {
         let w = HostWrite {

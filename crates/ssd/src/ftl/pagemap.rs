@@ -1,0 +1,203 @@
+//! A flat table of page numbers (the page FTL's L2P or P2L), packed at 3 bytes per entry when
+//! every number it can hold is below 2^24 - 1, else 4.
+//!
+//! The two maps are most of the simulator's memory (issue 27: under 10 bytes per logical page
+//! at 28 % over-provisioning). A device of fewer than 2^24 - 1 pages (64 GiB of 4 KiB pages)
+//! needs only 24 bits per page number, so its maps take 3 bytes per entry: an entry is read as
+//! a 4-byte unaligned load masked to 24 bits (the table keeps a byte of padding after the last
+//! entry, so the load stays inside it) and written as 3 bytes, with no read. The all-ones
+//! 24-bit value stands for [`NIL`]. Which width a table has is fixed at construction; the
+//! branch on it is the same for every access, so the CPU predicts it.
+
+use super::blocks::NIL;
+
+/// The all-ones entry of a 3-byte table: no page.
+const NIL24: u32 = (1 << 24) - 1;
+
+/// Bytes per entry of a table holding page numbers below `values`: 3 or 4.
+pub(crate) fn entry_bytes(values: u64) -> usize {
+    if values <= NIL24 as u64 {
+        3
+    } else {
+        4
+    }
+}
+
+pub(crate) struct PageMap {
+    /// `len` entries of `width` bytes, little-endian, then one byte of padding.
+    bytes: Vec<u8>,
+    len: usize,
+    /// 3 or 4.
+    width: usize,
+    /// The all-ones value of the width: the mask of an entry, and the empty entry.
+    nil: u32,
+}
+
+impl PageMap {
+    /// `len` entries, all [`NIL`], able to hold any page number below `values`.
+    pub fn new(len: usize, values: u64) -> PageMap {
+        assert!(
+            values <= NIL as u64,
+            "page numbers up to {values} do not fit 32 bits"
+        );
+        let width = entry_bytes(values);
+        PageMap {
+            bytes: crate::hugevec::filled(len * width + 1, 0xff),
+            len,
+            width,
+            nil: if width == 4 { NIL } else { NIL24 },
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Entry `i`, or [`NIL`].
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> u32 {
+        assert!(i < self.len, "page map entry {i} beyond {}", self.len);
+        // SAFETY: `i < len`, so bytes `i * width .. i * width + 4` lie inside `bytes`
+        // (`len * width + 1` long, `width >= 3`); an unaligned read of plain bytes.
+        let raw = unsafe {
+            std::ptr::read_unaligned(self.bytes.as_ptr().add(i * self.width) as *const u32)
+        };
+        // Branch-free at either width (at 4 bytes the mask keeps everything and NIL is NIL).
+        let v = u32::from_le(raw) & self.nil;
+        if v == self.nil {
+            NIL
+        } else {
+            v
+        }
+    }
+
+    /// Set entry `i` to `v` (a page number the table was made for, or [`NIL`]).
+    #[inline(always)]
+    pub fn set(&mut self, i: usize, v: u32) {
+        assert!(i < self.len, "page map entry {i} beyond {}", self.len);
+        debug_assert!(
+            self.width == 4 || v < NIL24 || v == NIL,
+            "page number {v} in a 3-byte map"
+        );
+        let p = self.bytes.as_mut_ptr();
+        // SAFETY: `i < len`, so the entry's `width` bytes from `i * width` lie inside `bytes`;
+        // unaligned stores of plain bytes. (Two fixed-size stores, not a copy of `width`
+        // bytes, which the compiler would make a call to `memcpy`.)
+        unsafe {
+            if self.width == 4 {
+                std::ptr::write_unaligned(p.add(i * 4) as *mut u32, v.to_le());
+            } else {
+                // The low three bytes (NIL's are NIL24): two, then one.
+                let at = p.add(i * 3);
+                std::ptr::write_unaligned(at as *mut u16, (v as u16).to_le());
+                *at.add(2) = (v >> 16) as u8;
+            }
+        }
+    }
+
+    /// Branch-free: write the offset and entry of each of the `n` entries from `first` at the
+    /// next free slot of `offs` and `vals`, advancing only past those not [`NIL`]. Returns
+    /// how many were not (now first in both).
+    #[inline]
+    pub fn gather(&self, first: usize, n: usize, offs: &mut [u32], vals: &mut [u32]) -> usize {
+        assert!(
+            first + n <= self.len && offs.len() >= n && vals.len() >= n,
+            "gather of {n} entries from {first}: beyond the map or the buffers"
+        );
+        let (width, nil) = (self.width, self.nil);
+        let base = self.bytes.as_ptr();
+        let mut found = 0;
+        for off in 0..n {
+            // SAFETY: `first + off < len` (asserted), so the 4-byte load lies inside `bytes`
+            // (see `get`); `found <= off < n <= offs.len(), vals.len()` (asserted above).
+            unsafe {
+                let raw = std::ptr::read_unaligned(base.add((first + off) * width) as *const u32);
+                let v = u32::from_le(raw) & nil;
+                *offs.get_unchecked_mut(found) = off as u32;
+                *vals.get_unchecked_mut(found) = v;
+                found += (v != nil) as usize;
+            }
+        }
+        found
+    }
+
+    /// Set entries `range` to [`NIL`].
+    pub fn clear(&mut self, range: std::ops::Range<usize>) {
+        assert!(
+            range.end <= self.len,
+            "page map range {range:?} beyond {}",
+            self.len
+        );
+        self.bytes[range.start * self.width..range.end * self.width].fill(0xff);
+    }
+
+    /// Every entry in order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len).map(|i| self.get(i))
+    }
+
+    /// Ask the CPU to start loading entry `i`'s cache line (a hint: any `i` is harmless).
+    #[inline(always)]
+    pub fn prefetch(&self, i: usize) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `wrapping_add` makes an address without dereferencing it, and a prefetch
+        // only hints the cache: it never faults, reads into the program or changes memory.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(
+                self.bytes.as_ptr().wrapping_add(i.wrapping_mul(self.width)) as *const i8,
+                std::arch::x86_64::_MM_HINT_T0,
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Against a `Vec<u32>` model, at both widths, with neighbours left alone.
+    #[test]
+    fn a_page_map_is_a_vec_of_page_numbers() {
+        for values in [1000u64, NIL24 as u64, NIL24 as u64 + 1, NIL as u64] {
+            let mut m = PageMap::new(257, values);
+            let mut model = vec![NIL; 257];
+            let top = (values - 1) as u32;
+            let mut x = 12345u64;
+            for step in 0..5000u32 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let i = (x >> 33) as usize % 257;
+                let v = match step % 4 {
+                    0 => NIL,
+                    1 => top,
+                    _ => (x >> 7) as u32 % (top + 1),
+                };
+                m.set(i, v);
+                model[i] = v;
+                if step % 97 == 0 {
+                    m.clear(i / 2..i);
+                    model[i / 2..i].fill(NIL);
+                }
+                assert_eq!(m.get(i), model[i]);
+            }
+            assert!(m.iter().eq(model.iter().copied()), "width for {values}");
+            let (mut offs, mut vals) = (vec![0; 100], vec![0; 100]);
+            let n = m.gather(150, 100, &mut offs, &mut vals);
+            let want: Vec<(u32, u32)> = (0..100u32)
+                .map(|o| (o, model[150 + o as usize]))
+                .filter(|&(_, v)| v != NIL)
+                .collect();
+            let got: Vec<(u32, u32)> = offs[..n]
+                .iter()
+                .copied()
+                .zip(vals[..n].iter().copied())
+                .collect();
+            assert_eq!(got, want, "gather at width for {values}");
+        }
+        assert_eq!(PageMap::new(10, NIL24 as u64).bytes.len(), 31);
+        assert_eq!(PageMap::new(10, NIL24 as u64 + 1).bytes.len(), 41);
+    }
+}
