@@ -85,9 +85,15 @@ impl<D: BlockDevice> SharedDevice<D> {
 
     /// Place the partitions' pages as a file system would, in chunks of `chunk_pages` pages
     /// (1 to 64; see [`Extents`]). Call before making partitions.
-    pub fn with_extents(mut self, chunk_pages: u64) -> SharedDevice<D> {
+    pub fn with_extents(self, chunk_pages: u64) -> SharedDevice<D> {
+        self.with_placement(Extents::new(chunk_pages))
+    }
+
+    /// Place the partitions' pages with `extents` (see [`Extents`] and its goals). Call before
+    /// making partitions.
+    pub fn with_placement(mut self, extents: Extents) -> SharedDevice<D> {
         let shared = Rc::get_mut(&mut self.shared).expect("no partition made yet");
-        shared.extents = Some(RefCell::new(Extents::new(chunk_pages)));
+        shared.extents = Some(RefCell::new(extents));
         self
     }
 

@@ -124,6 +124,8 @@ pub struct Plan {
     /// placed as files of one file system in chunks of `n` pages (ext4's allocator in
     /// miniature: a new file takes the chunks other files' deleted generations freed).
     pub fs_chunk_pages: Option<u64>,
+    /// Where a DB file's chunk is placed first (ext4's goal; see [`blockdev::ChunkGoal`]).
+    pub chunk_goal: blockdev::ChunkGoal,
     /// Index nodes as the stores write them: packed (the shared key prefix once, varint
     /// pointers, as ForestDB's nodes hold short entries; default) or plain.
     pub node_layout: NodeLayout,
@@ -161,6 +163,7 @@ impl Plan {
             compaction_mode: CompactionMode::WholeFile,
             next_fit: true,
             fs_chunk_pages: Some(FS_CHUNK_PAGES),
+            chunk_goal: blockdev::ChunkGoal::OwnShare,
             node_layout: NodeLayout::Packed,
             refill_leaves: true,
             gc_pool: None,
@@ -192,6 +195,7 @@ impl Plan {
             "compaction_mode": self.compaction_mode.name(),
             "next_fit": self.next_fit,
             "fs_chunk_pages": self.fs_chunk_pages,
+            "chunk_goal": self.chunk_goal.name(),
             "node_layout": self.node_layout.name(),
             "refill_leaves": self.refill_leaves,
         })
@@ -468,7 +472,7 @@ fn load(files: &mut Files, ops_per_commit: u32, value_bytes: usize, seed: u64) -
 /// `shared` with the plan's placement of DB files.
 fn placed<D: BlockDevice>(shared: SharedDevice<D>, plan: &Plan) -> SharedDevice<D> {
     match plan.fs_chunk_pages {
-        Some(n) => shared.with_extents(n),
+        Some(n) => shared.with_placement(blockdev::Extents::new(n).with_goal(plan.chunk_goal)),
         None => shared,
     }
 }
