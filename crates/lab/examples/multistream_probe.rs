@@ -47,6 +47,7 @@ fn gc_pool_per_die_against_one_pool_at_paper_scale() {
 fn chunk_goals(scale: Scale) {
     let opts = ReproduceOptions {
         scale,
+        jobs: lab::parallel::Jobs::new(2),
         ..Default::default()
     };
     for goal in [ChunkGoal::OwnShare, ChunkGoal::Directory, ChunkGoal::Lowest] {

@@ -92,6 +92,16 @@ const MAX_HOST_X: f64 = 12.0;
 /// this many pages (256 KiB: an assumption — ext4 allocates a file's delayed writes in
 /// extents of this order; it is also the assumed erase block).
 pub const FS_CHUNK_PAGES: u64 = 64;
+/// One pool of free and open blocks for the device, at every scale. Why: what GC has to
+/// work with is the spare area left after the open blocks and the GC reserve. On the real
+/// PM953 (512 GiB of flash for 480 GB: ~11,100 spare blocks of 6 MiB, assumed 32 dies of
+/// 2 planes) a stream's open block on every die takes (10 slots + 2 reserve) / 346 spare
+/// blocks per die = 3.5 %, and as superblocks (one open superblock of 64 blocks per slot,
+/// 173 spare superblocks) 6.9 %. Scaled to 1 GiB on the same 32 dies (600 spare blocks of
+/// 256 KiB, 18.75 a die), per-die open blocks take (16 + 2) / 18.75 = 96 % and superblocks
+/// (9.4 spare) more than all of it; one pool for the device takes (16 + 2) / 600 = 3 %, the
+/// PM953's share. (Flash timing still charges each block's own die.)
+pub const GC_POOL: ssd::GcPool = ssd::GcPool::Device;
 /// Device streams (P5's PM953 offers several; ours: enough for per-type's 5 and auto's groups).
 pub const DEVICE_STREAMS_DEFAULT: u16 = 8;
 
@@ -133,7 +143,8 @@ pub struct Plan {
     pub refill_leaves: bool,
     /// Where the SSD pools its free blocks and open blocks (`None`: as the preset sized to
     /// the capacity decides: per die where the spare area holds a reserve and every stream's
-    /// open blocks on each die, else one pool for the device).
+    /// open blocks on each die, else one pool for the device). Default: one pool for the
+    /// device ([`GC_POOL`]).
     pub gc_pool: Option<ssd::GcPool>,
 }
 
@@ -166,7 +177,7 @@ impl Plan {
             chunk_goal: blockdev::ChunkGoal::OwnShare,
             node_layout: NodeLayout::Packed,
             refill_leaves: true,
-            gc_pool: None,
+            gc_pool: Some(GC_POOL),
         }
     }
 
@@ -196,6 +207,7 @@ impl Plan {
             "next_fit": self.next_fit,
             "fs_chunk_pages": self.fs_chunk_pages,
             "chunk_goal": self.chunk_goal.name(),
+            "gc_pool": self.gc_pool.map(|p| format!("{p:?}")),
             "node_layout": self.node_layout.name(),
             "refill_leaves": self.refill_leaves,
         })
@@ -991,9 +1003,13 @@ fn pool_note(cfg: &SsdConfig) -> String {
     let dies = u64::from(cfg.dies());
     let spare = cfg.spare_blocks();
     let open = cfg.ftl.open_slots();
+    let taken = |pools: u64| {
+        (open + u64::from(cfg.ftl.gc_free_blocks_min)) as f64 * pools as f64 / spare.max(1) as f64
+            * 100.0
+    };
     match cfg.ftl.gc_pool {
-        ssd::GcPool::PerDie => format!("SSD pools: free and open blocks per die ({dies} dies, {} spare blocks per die; {open} open blocks per die with {} streams and GC {}: {:.0} % of the spare area). Each stream kept open costs every die its blocks, so policies with more streams have less spare to work with; one pool for the device removes that cost", spare / dies.max(1), cfg.ftl.streams, cfg.ftl.gc_stream.name(), (open * dies) as f64 / spare.max(1) as f64 * 100.0),
-        ssd::GcPool::Device => format!("SSD pools: one pool of free and open blocks for the device ({spare} spare blocks; {open} open blocks with {} streams and GC {}: the spare area cannot hold every stream's open blocks on each of the {dies} dies)", cfg.ftl.streams, cfg.ftl.gc_stream.name()),
+        ssd::GcPool::PerDie => format!("SSD pools: free and open blocks per die ({dies} dies, {} spare blocks per die; {open} open blocks per die with {} streams and GC {}, and a GC reserve of {}: {:.0} % of the spare area; the PM953's would take ~3.5 %). Each stream kept open costs every die its blocks, so policies with more streams have less spare to work with; one pool for the device removes that cost", spare / dies.max(1), cfg.ftl.streams, cfg.ftl.gc_stream.name(), cfg.ftl.gc_free_blocks_min, taken(dies)),
+        ssd::GcPool::Device => format!("SSD pools: one pool of free and open blocks for the device ({spare} spare blocks; {open} open blocks with {} streams and GC {}, and a GC reserve of {}: {:.1} % of the spare area, as on the PM953 (~3.5 % with an open block per slot on each of its 32 dies, ~7 % as superblocks); per die on this device's {dies} dies they would take {:.0} %)", cfg.ftl.streams, cfg.ftl.gc_stream.name(), cfg.ftl.gc_free_blocks_min, taken(1), taken(dies)),
     }
 }
 
