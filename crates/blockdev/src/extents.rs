@@ -115,6 +115,17 @@ impl Extents {
         pages.div_ceil(self.chunk_pages) * self.chunk_pages
     }
 
+    /// Add `pages` pages of free space (whole chunks, rounded down) to the pool: space of the
+    /// file system no partition was made from, which any partition may take (ext4's free
+    /// blocks). Returns the pages added.
+    pub fn add_free_space(&mut self, pages: u64) -> u64 {
+        let n = pages / self.chunk_pages;
+        let first = self.chunks;
+        self.free.extend(first..first + n);
+        self.chunks += n;
+        n * self.chunk_pages
+    }
+
     /// Add a partition of `pages` pages; its chunks join the free pool.
     pub fn add_partition(&mut self, pages: u64) {
         let n = pages.div_ceil(self.chunk_pages);
@@ -283,6 +294,20 @@ mod tests {
         o.write(1, 0, 8);
         o.trim(0, 0, 8);
         assert_eq!(o.write(0, 8, 4)[0].dev_page, Some(8), "own share: first free after 1");
+    }
+
+    #[test]
+    fn free_space_is_taken_by_any_partition() {
+        let mut e = Extents::new(4);
+        e.add_partition(4); // chunk 0
+        e.add_partition(8); // chunks 1, 2
+        assert_eq!(e.add_free_space(9), 8, "whole chunks only: 3 and 4");
+        assert_eq!(e.write(1, 0, 8)[0].dev_page, Some(4));
+        assert_eq!(e.write(0, 0, 4)[0].dev_page, Some(0));
+        e.trim(0, 0, 4);
+        // File 0's rewrite takes free space after its goal, not its own chunk back.
+        assert_eq!(e.write(0, 0, 4)[0].dev_page, Some(12));
+        assert_eq!(e.free_chunks(), 2);
     }
 
     #[test]

@@ -127,6 +127,25 @@ impl<D: BlockDevice> SharedDevice<D> {
         Ok(p)
     }
 
+    /// Give `pages` more pages of the device to the file system's free space (with extents:
+    /// whole chunks any partition may take; without: nothing). Returns the pages given.
+    pub fn add_free_space(&mut self, pages: u64) -> Result<u64, DevError> {
+        let capacity_pages = self.shared.dev.borrow().capacity_pages();
+        if self.next_page + pages > capacity_pages {
+            return Err(DevError::OutOfRange {
+                page: self.next_page,
+                pages,
+                capacity_pages,
+            });
+        }
+        let given = match &self.shared.extents {
+            Some(e) => e.borrow_mut().add_free_space(pages),
+            None => 0,
+        };
+        self.next_page += given;
+        Ok(given)
+    }
+
     /// Pages not yet given to a partition.
     pub fn unallocated_pages(&self) -> u64 {
         self.shared.dev.borrow().capacity_pages() - self.next_page

@@ -50,10 +50,17 @@ fn chunk_goals(scale: Scale) {
         jobs: lab::parallel::Jobs::new(2),
         ..Default::default()
     };
-    for goal in [ChunkGoal::OwnShare, ChunkGoal::Directory, ChunkGoal::Lowest] {
+    for (goal, free) in [
+        (ChunkGoal::OwnShare, false),
+        (ChunkGoal::OwnShare, true),
+        (ChunkGoal::Directory, true),
+        (ChunkGoal::Lowest, true),
+    ] {
         let mut plan = four_policies(&opts);
         plan.chunk_goal = goal;
-        run_and_print(&opts, &plan, &format!("goal {} {scale:?}", goal.name()));
+        plan.fs_free_space = free;
+        let probe = format!("goal {} free space {free} {scale:?}", goal.name());
+        run_and_print(&opts, &plan, &probe);
     }
 }
 
