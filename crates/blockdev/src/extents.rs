@@ -278,11 +278,19 @@ mod tests {
         let mut e = Extents::new(4).with_goal(ChunkGoal::Directory);
         e.add_partition(12); // chunks 0, 1, 2
         e.add_partition(12); // chunks 3, 4, 5
-        assert_eq!(e.write(0, 0, 8)[0].dev_page, Some(0), "from the directory's group");
+        assert_eq!(
+            e.write(0, 0, 8)[0].dev_page,
+            Some(0),
+            "from the directory's group"
+        );
         assert_eq!(e.write(1, 0, 4)[0].dev_page, Some(8), "the next free");
-        assert_eq!(e.write(1, 4, 4)[0].dev_page, Some(12), "after its last chunk");
+        assert_eq!(
+            e.write(1, 4, 4)[0].dev_page,
+            Some(12),
+            "after its last chunk"
+        );
         e.trim(0, 0, 8); // file 0's generation deleted: chunks 0, 1 free
-        // File 1's next chunk continues after its chunk 1 (device chunk 3) ...
+                         // File 1's next chunk continues after its chunk 1 (device chunk 3) ...
         assert_eq!(e.write(1, 8, 4)[0].dev_page, Some(16));
         // ... and file 0's new file (its chunk 2, whose chunk 1 is unplaced) starts low.
         assert_eq!(e.write(0, 8, 4)[0].dev_page, Some(0));
@@ -293,7 +301,11 @@ mod tests {
         o.write(0, 0, 8);
         o.write(1, 0, 8);
         o.trim(0, 0, 8);
-        assert_eq!(o.write(0, 8, 4)[0].dev_page, Some(8), "own share: first free after 1");
+        assert_eq!(
+            o.write(0, 8, 4)[0].dev_page,
+            Some(8),
+            "own share: first free after 1"
+        );
     }
 
     #[test]

@@ -983,7 +983,7 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, every min(4,096, keys per file) documents (ForestDB's default 4,096), and with each compaction batch", plan.write_path.name()),
         format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its space, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard)", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0),
         match plan.fs_chunk_pages {
-            Some(n) => format!("Placement: the DB files are files of one file system, not fixed partitions: their pages are placed on the device in chunks of {n} pages ({} KiB, assumed) where ext4's allocator would put them — the first free chunk after the file's last one, else the lowest free — and a chunk whose pages a compaction released goes back to the pool, so a file written after another's old generation was deleted overwrites that generation's LBAs. The drive, which gets no trims, sees each new generation overwrite data of other files written at other times: this is what raises `none`'s WAF from 1.15 (fixed partitions, each file a log wrapping in its own range: blocks die in the order they were written) to P5's range, and what streams then separate (quick scale, seed 1: none 1.152 / 1.377 / 1.613 and per-type -9.8 / -25.4 / -23.2 % with fixed partitions / 16-page / 64-page chunks)", n * PAGE_BYTES as u64 / 1024),
+            Some(n) => format!("Placement: the DB files are files of one file system, not fixed partitions: their pages are placed on the device in chunks of {n} pages ({} KiB, assumed) where ext4's allocator would put them — the first free chunk after the file's last one, else the lowest free — and a chunk whose pages a compaction released goes back to the pool, so a file written after another's old generation was deleted overwrites that generation's LBAs. The drive, which gets no trims, sees each new generation overwrite data of other files written at other times: this is what raises `none`'s WAF from 1.15 (fixed partitions, each file a log wrapping in its own range: blocks die in the order they were written) to P5's range, and what streams then separate (quick scale, seed 1: none 1.152 / 1.377 / 1.613 and per-type -9.8 / -25.4 / -23.2 % with fixed partitions / 16-page / 64-page chunks). {}", n * PAGE_BYTES as u64 / 1024, free_space_note(plan)),
             None => "Placement: each DB file on its fixed partition (a log wrapping in its own range)".into(),
         },
         format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
@@ -1013,6 +1013,16 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         ));
     }
     n
+}
+
+/// Whether the file system's free space is in the chunk pool, and what it changes (measured
+/// with `multistream_probe -- goal`).
+fn free_space_note(plan: &Plan) -> String {
+    let goal = format!("Chunk goal `{}`", plan.chunk_goal.name());
+    if !plan.fs_free_space {
+        return format!("{goal}; the file system is the DB files' space alone (no free space)");
+    }
+    format!("{goal}; the file system spans the whole logical space: the {:.0} % the DB files leave is free space any file's chunk may take (P5: 80 GB of ext4 free space beside 400 GB of files). Measured, seed 1, per-stream GC, one block pool: at 128 MiB it raises none's WAF from 1.719 to 2.128 (per-type -26.9 %, merge-similar -27.7 %, merge-different +6.8 %); at 1 GiB every policy stays at WAF 1.000 with or without it, and with the directory or lowest goals (`multistream_probe -- goal paper`)", (1.0 - FILL) * 100.0)
 }
 
 /// Where this run's SSD pools its free and open blocks, and what the open blocks take of the
