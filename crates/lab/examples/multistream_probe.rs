@@ -1,8 +1,8 @@
 //! Probes of `reproduce multistream` (minutes of CPU; a measurement, not a test): where the
 //! SSD pools its free and open blocks, per die or for the device, with P5's four policies at
-//! paper scale (`pool`), file-system chunks per DB file at quick scale (`chunks`), and where
+//! paper scale (`pool`), file-system chunks per DB file (`chunks`, at the scale given second), and where
 //! the file system places a file's chunks (`goal`, at the scale given second: quick|paper).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks|goal [paper]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]]`.
 
 use blockdev::ChunkGoal;
 use lab::papers::p5_multistream::{run_with, MapSpec, MultistreamRow, Plan};
@@ -18,11 +18,11 @@ fn main() {
     };
     match which.as_deref() {
         Some("pool") => gc_pool_per_die_against_one_pool_at_paper_scale(),
-        Some("chunks") => chunks_per_file_at_quick_scale(),
+        Some("chunks") => chunks_per_file(scale),
         Some("goal") => chunk_goals(scale),
         None => {
             gc_pool_per_die_against_one_pool_at_paper_scale();
-            chunks_per_file_at_quick_scale();
+            chunks_per_file(Scale::Quick);
         }
         Some(other) => {
             eprintln!("multistream_probe: unknown probe {other:?}; use `pool`, `chunks` or `goal`");
@@ -68,12 +68,16 @@ fn chunk_goals(scale: Scale) {
 /// pages and its next generation mostly reuses its own freed chunks; at quick scale (128 MiB)
 /// ~13, mostly reused by other files. 8-page chunks give quick scale paper scale's ~104
 /// chunks per file (and 4-page chunks ~208).
-fn chunks_per_file_at_quick_scale() {
-    let opts = ReproduceOptions::default();
-    for chunk in [4u64, 8, 64] {
+fn chunks_per_file(scale: Scale) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    for chunk in [1u64, 4, 64] {
         let mut plan = four_policies(&opts);
         plan.fs_chunk_pages = Some(chunk);
-        run_and_print(&opts, &plan, &format!("chunk {chunk} pages"));
+        run_and_print(&opts, &plan, &format!("chunk {chunk} pages {scale:?}"));
     }
 }
 

@@ -89,9 +89,14 @@ pub const FLAT_TOLERANCE: f64 = 0.03;
 /// At most this many capacities written by the host in the update phase.
 const MAX_HOST_X: f64 = 12.0;
 /// The DB files are placed as files of one file system (ext4 on P5's drive), in chunks of
-/// this many pages (256 KiB: an assumption — ext4 allocates a file's delayed writes in
-/// extents of this order; it is also the assumed erase block).
-pub const FS_CHUNK_PAGES: u64 = 64;
+/// this many pages: one 4 KiB page, ext4's block, its unit of allocation. Why: ForestDB only
+/// appends to a file, so a page it frees is never written again by that file; the file
+/// system gives the freed block to whichever file appends next, each file's blocks kept
+/// together by the allocator's goal (after the file's last block), not by a coarser unit.
+/// Chunks of 64 pages (256 KiB, the earlier default) kept a file's freed page in a chunk
+/// the same file still held, so at 1 GiB 89–98 % of pages were overwritten by their own
+/// file one lap later and every policy's WAF was 1.000 (`multistream_probe -- chunks paper`).
+pub const FS_CHUNK_PAGES: u64 = 1;
 /// One pool of free and open blocks for the device, at every scale. Why: what GC has to
 /// work with is the spare area left after the open blocks and the GC reserve. On the real
 /// PM953 (512 GiB of flash for 480 GB: ~11,100 spare blocks of 6 MiB, assumed 32 dies of
@@ -983,7 +988,7 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, every min(4,096, keys per file) documents (ForestDB's default 4,096), and with each compaction batch", plan.write_path.name()),
         format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its space, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard)", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0),
         match plan.fs_chunk_pages {
-            Some(n) => format!("Placement: the DB files are files of one file system, not fixed partitions: their pages are placed on the device in chunks of {n} pages ({} KiB, assumed) where ext4's allocator would put them — the first free chunk after the file's last one, else the lowest free — and a chunk whose pages a compaction released goes back to the pool, so a file written after another's old generation was deleted overwrites that generation's LBAs. The drive, which gets no trims, sees each new generation overwrite data of other files written at other times: this is what raises `none`'s WAF from 1.15 (fixed partitions, each file a log wrapping in its own range: blocks die in the order they were written) to P5's range, and what streams then separate (quick scale, seed 1: none 1.152 / 1.377 / 1.613 and per-type -9.8 / -25.4 / -23.2 % with fixed partitions / 16-page / 64-page chunks). {}", n * PAGE_BYTES as u64 / 1024, free_space_note(plan)),
+            Some(n) => format!("Placement: the DB files are files of one file system, not fixed partitions: their pages are placed on the device in chunks of {n} pages ({} KiB; 1 page = ext4's 4 KiB block, its unit of allocation) where ext4's allocator would put them — the first free chunk after the file's last one, else the lowest free — and a chunk whose pages a compaction released goes back to the pool, so a file written after another's old generation was deleted overwrites that generation's LBAs. The drive, which gets no trims, sees each new generation overwrite data of other files written at other times: this is what raises `none`'s WAF from 1.15 (fixed partitions, each file a log wrapping in its own range: blocks die in the order they were written) to P5's range, and what streams then separate (quick scale, seed 1: none 1.152 / 1.377 / 1.613 and per-type -9.8 / -25.4 / -23.2 % with fixed partitions / 16-page / 64-page chunks). {}", n * PAGE_BYTES as u64 / 1024, free_space_note(plan)),
             None => "Placement: each DB file on its fixed partition (a log wrapping in its own range)".into(),
         },
         format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
