@@ -1027,7 +1027,7 @@ fn free_space_note(plan: &Plan) -> String {
     if !plan.fs_free_space {
         return format!("{goal}; the file system is the DB files' space alone (no free space)");
     }
-    format!("{goal}; the file system spans the whole logical space: the {:.0} % the DB files leave is free space any file's chunk may take (P5: 80 GB of ext4 free space beside 400 GB of files). Measured, seed 1, per-stream GC, one block pool: at 128 MiB it raises none's WAF from 1.719 to 2.128 (per-type -26.9 %, merge-similar -27.7 %, merge-different +6.8 %); at 1 GiB every policy stays at WAF 1.000 with or without it, and with the directory or lowest goals (`multistream_probe -- goal paper`)", (1.0 - FILL) * 100.0)
+    format!("{goal}; the file system spans the whole logical space: the {:.0} % the DB files leave is free space any file's chunk may take (P5: 80 GB of ext4 free space beside 400 GB of files). Measured with 64-page chunks, seed 1, per-stream GC, one block pool: at 128 MiB it raises none's WAF from 1.719 to 2.128 (per-type -26.9 %, merge-similar -27.7 %, merge-different +6.8 %); at 1 GiB every policy stays at WAF 1.000 with or without it, and with the directory or lowest goals (`multistream_probe -- goal paper`); with 4 KiB blocks, 1 GiB gives none 1.687, per-type -37.9 % (`-- chunks paper`)", (1.0 - FILL) * 100.0)
 }
 
 /// Where this run's SSD pools its free and open blocks, and what the open blocks take of the
