@@ -12,6 +12,20 @@
 //! the device may not), so a DB file written after another was deleted takes the deleted
 //! file's device pages.
 //!
+//! Where a file's first chunk goes ([`ChunkGoal`]) is a switch:
+//! - [`ChunkGoal::OwnShare`] (default): each partition's goal starts at its own share of the
+//!   space and moves on after every chunk it is given, wherever the partition writes (files in
+//!   separate block groups, each a log wrapping in its region);
+//! - [`ChunkGoal::Directory`]: ext4's goal for a block (`ext4_ext_find_goal`): right after the
+//!   device chunk of the partition chunk before it, when that one is placed (a file extends
+//!   after its last block); else — the start of a new file, e.g. the first block of a
+//!   ForestDB file written by a compaction — the directory's block group, which all files of
+//!   one directory share (their inodes sit in the directory's group, and a file with no
+//!   blocks starts from its inode's group): the lowest chunks of the space. So new files
+//!   fill the holes that other files' deleted generations left, first fit from the bottom;
+//! - [`ChunkGoal::Lowest`]: every chunk first fit from the bottom (a file system so
+//!   fragmented that no file's next block is free after its last one).
+//!
 //! Invariants: a device chunk is mapped by at most one partition chunk, or is free; mapped +
 //! free = all chunks. Deterministic: a function of the sequence of writes and trims.
 
@@ -20,6 +34,29 @@ use std::collections::BTreeSet;
 
 /// Largest chunk (a chunk's live pages are one `u64` mask).
 pub const CHUNK_PAGES_MAX: u64 = 64;
+
+/// Where a partition's chunk is placed first (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ChunkGoal {
+    /// After the chunk last given to the partition; first, the partition's own share.
+    #[default]
+    OwnShare,
+    /// After the device chunk of the partition's previous chunk, else the lowest free chunk
+    /// (the directory's block group, shared by every file).
+    Directory,
+    /// The lowest free chunk, always.
+    Lowest,
+}
+
+impl ChunkGoal {
+    pub fn name(self) -> &'static str {
+        match self {
+            ChunkGoal::OwnShare => "own-share",
+            ChunkGoal::Directory => "directory",
+            ChunkGoal::Lowest => "lowest",
+        }
+    }
+}
 
 /// One partition's chunk map.
 #[derive(Clone, Debug)]
@@ -36,6 +73,7 @@ struct PartMap {
 #[derive(Clone, Debug)]
 pub struct Extents {
     chunk_pages: u64,
+    goal: ChunkGoal,
     /// Device chunks so far given to partitions' space (the pool).
     chunks: u64,
     free: BTreeSet<u64>,
@@ -59,15 +97,33 @@ impl Extents {
         );
         Extents {
             chunk_pages,
+            goal: ChunkGoal::OwnShare,
             chunks: 0,
             free: BTreeSet::new(),
             parts: Vec::new(),
         }
     }
 
+    /// The same placement with `goal` for each chunk's first try.
+    pub fn with_goal(mut self, goal: ChunkGoal) -> Extents {
+        self.goal = goal;
+        self
+    }
+
     /// Pages of device space a partition of `pages` pages takes from the pool.
     pub fn rounded(&self, pages: u64) -> u64 {
         pages.div_ceil(self.chunk_pages) * self.chunk_pages
+    }
+
+    /// Add `pages` pages of free space (whole chunks, rounded down) to the pool: space of the
+    /// file system no partition was made from, which any partition may take (ext4's free
+    /// blocks). Returns the pages added.
+    pub fn add_free_space(&mut self, pages: u64) -> u64 {
+        let n = pages / self.chunk_pages;
+        let first = self.chunks;
+        self.free.extend(first..first + n);
+        self.chunks += n;
+        n * self.chunk_pages
     }
 
     /// Add a partition of `pages` pages; its chunks join the free pool.
@@ -155,9 +211,17 @@ impl Extents {
     /// Place partition `part`'s chunk `c` on the first free device chunk from its goal.
     fn place(&mut self, part: usize, c: usize) -> u64 {
         let m = &mut self.parts[part];
+        let goal = match self.goal {
+            ChunkGoal::OwnShare => m.goal,
+            ChunkGoal::Directory => c
+                .checked_sub(1)
+                .and_then(|prev| m.chunk[prev])
+                .map_or(0, |d| d + 1),
+            ChunkGoal::Lowest => 0,
+        };
         let d = self
             .free
-            .range(m.goal..)
+            .range(goal..)
             .next()
             .or_else(|| self.free.iter().next())
             .copied()
@@ -207,6 +271,55 @@ mod tests {
             "wrapped to the lowest free"
         );
         assert_eq!(e.read(0, 0, 4)[0].dev_page, None, "unplaced reads as zeros");
+    }
+
+    #[test]
+    fn with_the_directory_goal_a_new_file_fills_the_lowest_hole() {
+        let mut e = Extents::new(4).with_goal(ChunkGoal::Directory);
+        e.add_partition(12); // chunks 0, 1, 2
+        e.add_partition(12); // chunks 3, 4, 5
+        assert_eq!(
+            e.write(0, 0, 8)[0].dev_page,
+            Some(0),
+            "from the directory's group"
+        );
+        assert_eq!(e.write(1, 0, 4)[0].dev_page, Some(8), "the next free");
+        assert_eq!(
+            e.write(1, 4, 4)[0].dev_page,
+            Some(12),
+            "after its last chunk"
+        );
+        e.trim(0, 0, 8); // file 0's generation deleted: chunks 0, 1 free
+                         // File 1's next chunk continues after its chunk 1 (device chunk 3) ...
+        assert_eq!(e.write(1, 8, 4)[0].dev_page, Some(16));
+        // ... and file 0's new file (its chunk 2, whose chunk 1 is unplaced) starts low.
+        assert_eq!(e.write(0, 8, 4)[0].dev_page, Some(0));
+        // Under its own goal, file 0 would have gone on after its last chunk (device chunk 2).
+        let mut o = Extents::new(4);
+        o.add_partition(12);
+        o.add_partition(12);
+        o.write(0, 0, 8);
+        o.write(1, 0, 8);
+        o.trim(0, 0, 8);
+        assert_eq!(
+            o.write(0, 8, 4)[0].dev_page,
+            Some(8),
+            "own share: first free after 1"
+        );
+    }
+
+    #[test]
+    fn free_space_is_taken_by_any_partition() {
+        let mut e = Extents::new(4);
+        e.add_partition(4); // chunk 0
+        e.add_partition(8); // chunks 1, 2
+        assert_eq!(e.add_free_space(9), 8, "whole chunks only: 3 and 4");
+        assert_eq!(e.write(1, 0, 8)[0].dev_page, Some(4));
+        assert_eq!(e.write(0, 0, 4)[0].dev_page, Some(0));
+        e.trim(0, 0, 4);
+        // File 0's rewrite takes free space after its goal, not its own chunk back.
+        assert_eq!(e.write(0, 0, 4)[0].dev_page, Some(12));
+        assert_eq!(e.free_chunks(), 2);
     }
 
     #[test]

@@ -30,7 +30,7 @@ use policy::streams::{DataType, WriteClass};
 
 pub use crash::{CrashDevice, CrashHandle};
 pub use error::DevError;
-pub use extents::{Extents, Segment};
+pub use extents::{ChunkGoal, Extents, Segment};
 pub use file::{FileDevice, FileOptions, WriteLife};
 pub use hdd::{HddConfig, HddModel};
 pub use lock::Lock;

@@ -85,9 +85,15 @@ impl<D: BlockDevice> SharedDevice<D> {
 
     /// Place the partitions' pages as a file system would, in chunks of `chunk_pages` pages
     /// (1 to 64; see [`Extents`]). Call before making partitions.
-    pub fn with_extents(mut self, chunk_pages: u64) -> SharedDevice<D> {
+    pub fn with_extents(self, chunk_pages: u64) -> SharedDevice<D> {
+        self.with_placement(Extents::new(chunk_pages))
+    }
+
+    /// Place the partitions' pages with `extents` (see [`Extents`] and its goals). Call before
+    /// making partitions.
+    pub fn with_placement(mut self, extents: Extents) -> SharedDevice<D> {
         let shared = Rc::get_mut(&mut self.shared).expect("no partition made yet");
-        shared.extents = Some(RefCell::new(Extents::new(chunk_pages)));
+        shared.extents = Some(RefCell::new(extents));
         self
     }
 
@@ -119,6 +125,25 @@ impl<D: BlockDevice> SharedDevice<D> {
         self.next_page += taken;
         self.parts += 1;
         Ok(p)
+    }
+
+    /// Give `pages` more pages of the device to the file system's free space (with extents:
+    /// whole chunks any partition may take; without: nothing). Returns the pages given.
+    pub fn add_free_space(&mut self, pages: u64) -> Result<u64, DevError> {
+        let capacity_pages = self.shared.dev.borrow().capacity_pages();
+        if self.next_page + pages > capacity_pages {
+            return Err(DevError::OutOfRange {
+                page: self.next_page,
+                pages,
+                capacity_pages,
+            });
+        }
+        let given = match &self.shared.extents {
+            Some(e) => e.borrow_mut().add_free_space(pages),
+            None => 0,
+        };
+        self.next_page += given;
+        Ok(given)
     }
 
     /// Pages not yet given to a partition.

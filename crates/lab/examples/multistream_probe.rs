@@ -1,8 +1,10 @@
 //! Probes of `reproduce multistream` (minutes of CPU; a measurement, not a test): where the
 //! SSD pools its free and open blocks, per die or for the device, with P5's four policies at
-//! paper scale (`pool`), and file-system chunks per DB file at quick scale (`chunks`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks]` (both if none).
+//! paper scale (`pool`), file-system chunks per DB file (`chunks`, at the scale given second), and where
+//! the file system places a file's chunks (`goal`, at the scale given second: quick|paper).
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]]`.
 
+use blockdev::ChunkGoal;
 use lab::papers::p5_multistream::{run_with, MapSpec, MultistreamRow, Plan};
 use lab::report::Scale;
 use lab::ReproduceOptions;
@@ -10,15 +12,20 @@ use policy::streams::NamedPolicy;
 
 fn main() {
     let which = std::env::args().nth(1);
+    let scale = match std::env::args().nth(2).as_deref() {
+        Some("paper") => Scale::Paper,
+        _ => Scale::Quick,
+    };
     match which.as_deref() {
         Some("pool") => gc_pool_per_die_against_one_pool_at_paper_scale(),
-        Some("chunks") => chunks_per_file_at_quick_scale(),
+        Some("chunks") => chunks_per_file(scale),
+        Some("goal") => chunk_goals(scale),
         None => {
             gc_pool_per_die_against_one_pool_at_paper_scale();
-            chunks_per_file_at_quick_scale();
+            chunks_per_file(Scale::Quick);
         }
         Some(other) => {
-            eprintln!("multistream_probe: unknown probe {other:?}; use `pool` or `chunks`");
+            eprintln!("multistream_probe: unknown probe {other:?}; use `pool`, `chunks` or `goal`");
             std::process::exit(2);
         }
     }
@@ -29,15 +36,31 @@ fn gc_pool_per_die_against_one_pool_at_paper_scale() {
         scale: Scale::Paper,
         ..Default::default()
     };
-    // PerDie is what the sizing picks at 1 GiB (the default run).
-    for pool in [ssd::GcPool::Device] {
+    for pool in [ssd::GcPool::PerDie, ssd::GcPool::Device] {
         let mut plan = four_policies(&opts);
         plan.gc_pool = Some(pool);
-        let out = run_with(&opts, &plan).expect("multistream run");
-        let rows: Vec<MultistreamRow> = out.report.rows_as().expect("multistream rows");
-        for r in rows {
-            print_row(&format!("pool {pool:?}"), &r);
-        }
+        run_and_print(&opts, &plan, &format!("pool {pool:?}"));
+    }
+}
+
+/// Each file-system goal (where a file's chunk is placed first), on the default pool.
+fn chunk_goals(scale: Scale) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    for (goal, free) in [
+        (ChunkGoal::OwnShare, false),
+        (ChunkGoal::OwnShare, true),
+        (ChunkGoal::Directory, true),
+        (ChunkGoal::Lowest, true),
+    ] {
+        let mut plan = four_policies(&opts);
+        plan.chunk_goal = goal;
+        plan.fs_free_space = free;
+        let probe = format!("goal {} free space {free} {scale:?}", goal.name());
+        run_and_print(&opts, &plan, &probe);
     }
 }
 
@@ -45,24 +68,37 @@ fn gc_pool_per_die_against_one_pool_at_paper_scale() {
 /// pages and its next generation mostly reuses its own freed chunks; at quick scale (128 MiB)
 /// ~13, mostly reused by other files. 8-page chunks give quick scale paper scale's ~104
 /// chunks per file (and 4-page chunks ~208).
-fn chunks_per_file_at_quick_scale() {
-    let opts = ReproduceOptions::default();
-    for chunk in [4u64, 8, 64] {
+fn chunks_per_file(scale: Scale) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    for chunk in [1u64, 4, 64] {
         let mut plan = four_policies(&opts);
         plan.fs_chunk_pages = Some(chunk);
-        let out = run_with(&opts, &plan).expect("multistream run");
-        let rows: Vec<MultistreamRow> = out.report.rows_as().expect("multistream rows");
-        for r in rows {
-            print_row(&format!("chunk {chunk} pages"), &r);
-        }
-        println!(
-            "probe chunk {chunk} pages: {}",
-            out.report.notes.last().map_or("", String::as_str)
-        );
+        run_and_print(&opts, &plan, &format!("chunk {chunk} pages {scale:?}"));
     }
 }
 
-/// P5's four policies under per-stream GC, the plan both probes vary.
+fn run_and_print(opts: &ReproduceOptions, plan: &Plan, probe: &str) {
+    let out = run_with(opts, plan).expect("multistream run");
+    let rows: Vec<MultistreamRow> = out.report.rows_as().expect("multistream rows");
+    for r in rows {
+        print_row(probe, &r);
+    }
+    let deaths = out
+        .report
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("What ends a page"))
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" | ");
+    println!("probe {probe}: {deaths}");
+}
+
+/// P5's four policies under per-stream GC, the plan every probe varies.
 fn four_policies(opts: &ReproduceOptions) -> Plan {
     let mut plan = Plan::new(opts);
     plan.gc_modes = vec![ssd::GcStreamMode::PerStream];
@@ -80,9 +116,10 @@ fn four_policies(opts: &ReproduceOptions) -> Plan {
 
 fn print_row(probe: &str, r: &MultistreamRow) {
     println!(
-        "probe {probe}: {} WAF {:.3} ({:+.1} % vs none)",
+        "probe {probe}: {} WAF {:.3} ({:+.1} % vs none) flat {}",
         r.policy,
         r.waf,
-        -r.waf_reduction_vs_none.unwrap_or(0.0)
+        -r.waf_reduction_vs_none.unwrap_or(0.0),
+        r.waf_flat
     );
 }

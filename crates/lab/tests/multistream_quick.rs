@@ -24,6 +24,13 @@ fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
     let out = run_with(&opts, &plan).unwrap();
     let r = &out.report;
     assert_eq!(r.experiment, "multistream");
+    // One block pool for the device and the file system's free space in the chunk pool.
+    assert_eq!(r.config["gc_pool"], "Device", "{}", r.config);
+    assert_eq!(r.config["fs_free_space"], true);
+    assert!(r
+        .notes
+        .iter()
+        .any(|n| n.contains("of the spare area, as on the PM953")));
     let rows: Vec<MultistreamRow> = r.rows_as().unwrap();
     let names: Vec<&str> = rows.iter().map(|r| r.policy.as_str()).collect();
     assert_eq!(

@@ -63,7 +63,7 @@ pub fn claims(report: &Report) -> Vec<Claim> {
     // What our rows measured, for the notes: the `none` WAF and the GC copies behind it.
     let why = format!(
         "ours without streams has WAF {:.3}: our DB files are compacted whole and placed in \
-         256 KiB chunks as ext4 would; in our store only the superblock is short-lived (header, \
+         4 KiB blocks as ext4 would; in our store only the superblock is short-lived (header, \
          index and data live alike: config.lifetime), so the gain of separating types is that of \
          isolating the superblock, and merging it with the data (merge-different) gains nothing",
         waf("none").unwrap_or(f64::NAN)

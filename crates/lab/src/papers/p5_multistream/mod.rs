@@ -89,9 +89,24 @@ pub const FLAT_TOLERANCE: f64 = 0.03;
 /// At most this many capacities written by the host in the update phase.
 const MAX_HOST_X: f64 = 12.0;
 /// The DB files are placed as files of one file system (ext4 on P5's drive), in chunks of
-/// this many pages (256 KiB: an assumption — ext4 allocates a file's delayed writes in
-/// extents of this order; it is also the assumed erase block).
-pub const FS_CHUNK_PAGES: u64 = 64;
+/// this many pages: one 4 KiB page, ext4's block, its unit of allocation. Why: ForestDB only
+/// appends to a file, so a page it frees is never written again by that file; the file
+/// system gives the freed block to whichever file appends next, each file's blocks kept
+/// together by the allocator's goal (after the file's last block), not by a coarser unit.
+/// Chunks of 64 pages (256 KiB, the earlier default) kept a file's freed page in a chunk
+/// the same file still held, so at 1 GiB 89–98 % of pages were overwritten by their own
+/// file one lap later and every policy's WAF was 1.000 (`multistream_probe -- chunks paper`).
+pub const FS_CHUNK_PAGES: u64 = 1;
+/// One pool of free and open blocks for the device, at every scale. Why: what GC has to
+/// work with is the spare area left after the open blocks and the GC reserve. On the real
+/// PM953 (512 GiB of flash for 480 GB: ~11,100 spare blocks of 6 MiB, assumed 32 dies of
+/// 2 planes) a stream's open block on every die takes (10 slots + 2 reserve) / 346 spare
+/// blocks per die = 3.5 %, and as superblocks (one open superblock of 64 blocks per slot,
+/// 173 spare superblocks) 6.9 %. Scaled to 1 GiB on the same 32 dies (600 spare blocks of
+/// 256 KiB, 18.75 a die), per-die open blocks take (16 + 2) / 18.75 = 96 % and superblocks
+/// (9.4 spare) more than all of it; one pool for the device takes (16 + 2) / 600 = 3 %, the
+/// PM953's share. (Flash timing still charges each block's own die.)
+pub const GC_POOL: ssd::GcPool = ssd::GcPool::Device;
 /// Device streams (P5's PM953 offers several; ours: enough for per-type's 5 and auto's groups).
 pub const DEVICE_STREAMS_DEFAULT: u16 = 8;
 
@@ -124,6 +139,12 @@ pub struct Plan {
     /// placed as files of one file system in chunks of `n` pages (ext4's allocator in
     /// miniature: a new file takes the chunks other files' deleted generations freed).
     pub fs_chunk_pages: Option<u64>,
+    /// Where a DB file's chunk is placed first (ext4's goal; see [`blockdev::ChunkGoal`]).
+    pub chunk_goal: blockdev::ChunkGoal,
+    /// The file system spans the whole logical space: the ~17 % the DB files leave is free
+    /// space any file's chunk may take, as P5's 80 GB of ext4 free space (with placement in
+    /// chunks only; off: the file system is the partitions' space alone).
+    pub fs_free_space: bool,
     /// Index nodes as the stores write them: packed (the shared key prefix once, varint
     /// pointers, as ForestDB's nodes hold short entries; default) or plain.
     pub node_layout: NodeLayout,
@@ -131,7 +152,8 @@ pub struct Plan {
     pub refill_leaves: bool,
     /// Where the SSD pools its free blocks and open blocks (`None`: as the preset sized to
     /// the capacity decides: per die where the spare area holds a reserve and every stream's
-    /// open blocks on each die, else one pool for the device).
+    /// open blocks on each die, else one pool for the device). Default: one pool for the
+    /// device ([`GC_POOL`]).
     pub gc_pool: Option<ssd::GcPool>,
 }
 
@@ -161,9 +183,11 @@ impl Plan {
             compaction_mode: CompactionMode::WholeFile,
             next_fit: true,
             fs_chunk_pages: Some(FS_CHUNK_PAGES),
+            chunk_goal: blockdev::ChunkGoal::OwnShare,
+            fs_free_space: true,
             node_layout: NodeLayout::Packed,
             refill_leaves: true,
-            gc_pool: None,
+            gc_pool: Some(GC_POOL),
         }
     }
 
@@ -192,6 +216,9 @@ impl Plan {
             "compaction_mode": self.compaction_mode.name(),
             "next_fit": self.next_fit,
             "fs_chunk_pages": self.fs_chunk_pages,
+            "chunk_goal": self.chunk_goal.name(),
+            "fs_free_space": self.fs_free_space,
+            "gc_pool": self.gc_pool.map(|p| format!("{p:?}")),
             "node_layout": self.node_layout.name(),
             "refill_leaves": self.refill_leaves,
         })
@@ -431,6 +458,7 @@ fn open_files<D: BlockDevice + 'static>(
             Store::open(wrap(f as usize, part), opts).with_context(|| format!("DB file {f}"))?;
         stores.push(s);
     }
+    add_free_space(shared, plan)?;
     Ok(Files {
         stores,
         keys_per_file,
@@ -444,9 +472,20 @@ fn partitions<D: BlockDevice>(
     plan: &Plan,
 ) -> Result<Vec<Partition<D>>> {
     let pages = file_pages(plan, shared.device().capacity_pages());
-    (0..plan.files)
+    let parts = (0..plan.files)
         .map(|_| Ok(shared.partition(pages)?))
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    add_free_space(shared, plan)?;
+    Ok(parts)
+}
+
+/// With `plan.fs_free_space`, the logical space the DB files do not fill joins the file
+/// system's free chunks (ext4's free blocks, which any file may take).
+fn add_free_space<D: BlockDevice>(shared: &mut SharedDevice<D>, plan: &Plan) -> Result<()> {
+    if plan.fs_free_space {
+        shared.add_free_space(shared.unallocated_pages())?;
+    }
+    Ok(())
 }
 
 fn load(files: &mut Files, ops_per_commit: u32, value_bytes: usize, seed: u64) -> Result<()> {
@@ -468,7 +507,7 @@ fn load(files: &mut Files, ops_per_commit: u32, value_bytes: usize, seed: u64) -
 /// `shared` with the plan's placement of DB files.
 fn placed<D: BlockDevice>(shared: SharedDevice<D>, plan: &Plan) -> SharedDevice<D> {
     match plan.fs_chunk_pages {
-        Some(n) => shared.with_extents(n),
+        Some(n) => shared.with_placement(blockdev::Extents::new(n).with_goal(plan.chunk_goal)),
         None => shared,
     }
 }
@@ -949,7 +988,7 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, every min(4,096, keys per file) documents (ForestDB's default 4,096), and with each compaction batch", plan.write_path.name()),
         format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its space, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard)", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0),
         match plan.fs_chunk_pages {
-            Some(n) => format!("Placement: the DB files are files of one file system, not fixed partitions: their pages are placed on the device in chunks of {n} pages ({} KiB, assumed) where ext4's allocator would put them — the first free chunk after the file's last one, else the lowest free — and a chunk whose pages a compaction released goes back to the pool, so a file written after another's old generation was deleted overwrites that generation's LBAs. The drive, which gets no trims, sees each new generation overwrite data of other files written at other times: this is what raises `none`'s WAF from 1.15 (fixed partitions, each file a log wrapping in its own range: blocks die in the order they were written) to P5's range, and what streams then separate (quick scale, seed 1: none 1.152 / 1.377 / 1.613 and per-type -9.8 / -25.4 / -23.2 % with fixed partitions / 16-page / 64-page chunks)", n * PAGE_BYTES as u64 / 1024),
+            Some(n) => format!("Placement: the DB files are files of one file system, not fixed partitions: their pages are placed on the device in chunks of {n} pages ({} KiB; 1 page = ext4's 4 KiB block, its unit of allocation) where ext4's allocator would put them — the first free chunk after the file's last one, else the lowest free — and a chunk whose pages a compaction released goes back to the pool, so a file written after another's old generation was deleted overwrites that generation's LBAs. The drive, which gets no trims, sees each new generation overwrite data of other files written at other times: this is what raises `none`'s WAF from 1.15 (fixed partitions, each file a log wrapping in its own range: blocks die in the order they were written) to P5's range, and what streams then separate (quick scale, seed 1: none 1.152 / 1.377 / 1.613 and per-type -9.8 / -25.4 / -23.2 % with fixed partitions / 16-page / 64-page chunks). {}", n * PAGE_BYTES as u64 / 1024, free_space_note(plan)),
             None => "Placement: each DB file on its fixed partition (a log wrapping in its own range)".into(),
         },
         format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
@@ -981,15 +1020,29 @@ fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
     n
 }
 
+/// Whether the file system's free space is in the chunk pool, and what it changes (measured
+/// with `multistream_probe -- goal`).
+fn free_space_note(plan: &Plan) -> String {
+    let goal = format!("Chunk goal `{}`", plan.chunk_goal.name());
+    if !plan.fs_free_space {
+        return format!("{goal}; the file system is the DB files' space alone (no free space)");
+    }
+    format!("{goal}; the file system spans the whole logical space: the {:.0} % the DB files leave is free space any file's chunk may take (P5: 80 GB of ext4 free space beside 400 GB of files). Measured with 64-page chunks, seed 1, per-stream GC, one block pool: at 128 MiB it raises none's WAF from 1.719 to 2.128 (per-type -26.9 %, merge-similar -27.7 %, merge-different +6.8 %); at 1 GiB every policy stays at WAF 1.000 with or without it, and with the directory or lowest goals (`multistream_probe -- goal paper`); with 4 KiB blocks, 1 GiB gives none 1.687, per-type -37.9 % (`-- chunks paper`)", (1.0 - FILL) * 100.0)
+}
+
 /// Where this run's SSD pools its free and open blocks, and what the open blocks take of the
 /// spare area (the sizing's choice for the capacity).
 fn pool_note(cfg: &SsdConfig) -> String {
     let dies = u64::from(cfg.dies());
     let spare = cfg.spare_blocks();
     let open = cfg.ftl.open_slots();
+    let taken = |pools: u64| {
+        (open + u64::from(cfg.ftl.gc_free_blocks_min)) as f64 * pools as f64 / spare.max(1) as f64
+            * 100.0
+    };
     match cfg.ftl.gc_pool {
-        ssd::GcPool::PerDie => format!("SSD pools: free and open blocks per die ({dies} dies, {} spare blocks per die; {open} open blocks per die with {} streams and GC {}: {:.0} % of the spare area). Each stream kept open costs every die its blocks, so policies with more streams have less spare to work with; one pool for the device removes that cost", spare / dies.max(1), cfg.ftl.streams, cfg.ftl.gc_stream.name(), (open * dies) as f64 / spare.max(1) as f64 * 100.0),
-        ssd::GcPool::Device => format!("SSD pools: one pool of free and open blocks for the device ({spare} spare blocks; {open} open blocks with {} streams and GC {}: the spare area cannot hold every stream's open blocks on each of the {dies} dies)", cfg.ftl.streams, cfg.ftl.gc_stream.name()),
+        ssd::GcPool::PerDie => format!("SSD pools: free and open blocks per die ({dies} dies, {} spare blocks per die; {open} open blocks per die with {} streams and GC {}, and a GC reserve of {}: {:.0} % of the spare area; the PM953's would take ~3.5 %). Each stream kept open costs every die its blocks, so policies with more streams have less spare to work with; one pool for the device removes that cost", spare / dies.max(1), cfg.ftl.streams, cfg.ftl.gc_stream.name(), cfg.ftl.gc_free_blocks_min, taken(dies)),
+        ssd::GcPool::Device => format!("SSD pools: one pool of free and open blocks for the device ({spare} spare blocks; {open} open blocks with {} streams and GC {}, and a GC reserve of {}: {:.1} % of the spare area, as on the PM953 (~3.5 % with an open block per slot on each of its 32 dies, ~7 % as superblocks); per die on this device's {dies} dies they would take {:.0} %)", cfg.ftl.streams, cfg.ftl.gc_stream.name(), cfg.ftl.gc_free_blocks_min, taken(1), taken(dies)),
     }
 }
 
