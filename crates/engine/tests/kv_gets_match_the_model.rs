@@ -7,26 +7,22 @@ use engine::kv::{Options, Store};
 use proptest::prelude::*;
 
 mod common;
-use common::{key, mem, variant_opts, Model};
+use common::{apply, key, mem, variant_opts, Model, Write};
 
 #[derive(Clone, Debug)]
 enum Op {
-    /// Put key, value length, byte.
-    Put(u32, u16, u8),
-    Delete(u32),
+    Write(Write),
     Get(u32),
-    Commit,
-    FlushWal,
 }
 
 fn op() -> impl Strategy<Value = Op> {
     let len = prop_oneof![8 => 0..1300u16, 1 => 1300..9000u16];
     prop_oneof![
-        10 => (0..600u32, len, any::<u8>()).prop_map(|(k, l, b)| Op::Put(k, l, b)),
-        3 => (0..600u32).prop_map(Op::Delete),
+        10 => (0..600u32, len, any::<u8>()).prop_map(|(k, l, b)| Op::Write(Write::Put(k, l, b))),
+        3 => (0..600u32).prop_map(|k| Op::Write(Write::Delete(k))),
         8 => (0..700u32).prop_map(Op::Get),
-        2 => Just(Op::Commit),
-        1 => Just(Op::FlushWal),
+        2 => Just(Op::Write(Write::Commit)),
+        1 => Just(Op::Write(Write::FlushWal)),
     ]
 }
 
@@ -61,20 +57,8 @@ proptest! {
         let mut m = Model::new();
         for op in ops {
             match op {
-                Op::Put(k, len, b) => {
-                    let v = vec![b; len as usize];
-                    s.put(&key(k), &v).unwrap();
-                    m.insert(key(k), v);
-                }
-                Op::Delete(k) => {
-                    s.delete(&key(k)).unwrap();
-                    m.remove(&key(k));
-                }
+                Op::Write(w) => apply(&mut s, &mut m, &w),
                 Op::Get(k) => check_get(&mut s, &m, &key(k))?,
-                Op::Commit => {
-                    s.commit().unwrap();
-                }
-                Op::FlushWal => s.flush_wal().unwrap(),
             }
         }
         check_all(&mut s, &m)?;

@@ -8,27 +8,24 @@ use proptest::prelude::*;
 use std::ops::Bound;
 
 mod common;
-use common::{key, mem, variant_opts, Model};
+use common::{apply, key, mem, variant_opts, Model, Write};
 
 #[derive(Clone, Debug)]
 enum Op {
-    /// Put key, value length, byte.
-    Put(u32, u16, u8),
-    Delete(u32),
+    Write(Write),
     /// Start (shape, key), end (shape, key), limit; shapes: 0 included, 1 excluded, 2 none.
     Scan((u8, u32), (u8, u32), usize),
-    Commit,
-    FlushWal,
 }
 
 fn op() -> impl Strategy<Value = Op> {
     let bound = || (0..3u8, 0..1500u32);
     prop_oneof![
-        10 => (0..1500u32, 0..1200u16, any::<u8>()).prop_map(|(k, l, b)| Op::Put(k, l, b)),
-        3 => (0..1500u32).prop_map(Op::Delete),
+        10 => (0..1500u32, 0..1200u16, any::<u8>())
+            .prop_map(|(k, l, b)| Op::Write(Write::Put(k, l, b))),
+        3 => (0..1500u32).prop_map(|k| Op::Write(Write::Delete(k))),
         4 => (bound(), bound(), 0..260usize).prop_map(|(s, e, n)| Op::Scan(s, e, n)),
-        2 => Just(Op::Commit),
-        1 => Just(Op::FlushWal),
+        2 => Just(Op::Write(Write::Commit)),
+        1 => Just(Op::Write(Write::FlushWal)),
     ]
 }
 
@@ -104,24 +101,10 @@ proptest! {
         let mut m = Model::new();
         for op in ops {
             match op {
-                Op::Put(k, len, b) => {
-                    let v = vec![b; len as usize];
-                    s.put(&key(k), &v).unwrap();
-                    m.insert(key(k), v);
-                }
-                Op::Delete(k) => {
-                    s.delete(&key(k)).unwrap();
-                    m.remove(&key(k));
-                }
+                Op::Write(w) => apply(&mut s, &mut m, &w),
                 Op::Scan((ss, sk), (es, ek), limit) => {
                     let (lo, hi) = (key(sk), key(ek));
                     check_scan(&mut s, &m, (bound(ss, &lo), bound(es, &hi)), limit)?;
-                }
-                Op::Commit => {
-                    s.commit().unwrap();
-                }
-                Op::FlushWal => {
-                    s.flush_wal().unwrap();
                 }
             }
         }

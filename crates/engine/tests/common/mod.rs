@@ -94,3 +94,32 @@ pub fn header(commit_seq: u64) -> DbHeader {
         },
     }
 }
+
+/// A write the model tests apply to the store and to the model alike.
+#[derive(Clone, Debug)]
+pub enum Write {
+    /// Put key, value length, byte.
+    Put(u32, u16, u8),
+    Delete(u32),
+    Commit,
+    FlushWal,
+}
+
+/// Apply `w` to `s` and to `m`.
+pub fn apply(s: &mut Store, m: &mut Model, w: &Write) {
+    match *w {
+        Write::Put(k, len, b) => {
+            let v = vec![b; len as usize];
+            s.put(&key(k), &v).unwrap();
+            m.insert(key(k), v);
+        }
+        Write::Delete(k) => {
+            s.delete(&key(k)).unwrap();
+            m.remove(&key(k));
+        }
+        Write::Commit => {
+            s.commit().unwrap();
+        }
+        Write::FlushWal => s.flush_wal().unwrap(),
+    }
+}
