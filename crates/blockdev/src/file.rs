@@ -772,6 +772,10 @@ impl BlockDevice for FileDevice {
     fn read(&mut self, page: PageNo, buf: &mut [u8]) -> Result<(), DevError> {
         self.check_usable()?;
         let pages = check_extent(page, buf.len(), self.page_bytes, self.capacity_pages)?;
+        if self.stream_busy() {
+            // Counted where it is issued.
+            return self.stream_read_now(page, buf);
+        }
         self.pread(page, buf)?;
         self.stats.read_ios += 1;
         self.stats.pages_read += pages;

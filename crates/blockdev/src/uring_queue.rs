@@ -56,7 +56,12 @@ enum Dest {
 
 /// The queue's state: what each slot holds, free slots, counts and the first error.
 pub(crate) struct Queue {
+    /// `depth` slots, then one more for a stream's priority read ([`FileDevice::read`] while
+    /// the stream runs), never in `free`.
     slots: Vec<Option<(Dest, usize)>>,
+    depth: usize,
+    /// The priority read's result, once it completed.
+    priority_done: Option<Result<(), DevError>>,
     free: Vec<usize>,
     in_flight: usize,
     done: u64,
@@ -67,7 +72,9 @@ pub(crate) struct Queue {
 impl Queue {
     fn new(depth: usize) -> Queue {
         Queue {
-            slots: (0..depth).map(|_| None).collect(),
+            slots: (0..=depth).map(|_| None).collect(),
+            depth,
+            priority_done: None,
             free: (0..depth).rev().collect(),
             in_flight: 0,
             done: 0,
@@ -148,6 +155,11 @@ impl FileDevice {
             return;
         }
         let slot = q.free.pop().expect("a free slot");
+        self.issue_in(q, slot, r);
+    }
+
+    /// Push read `r` (its extent checked) into slot `slot` of `q`.
+    fn issue_in(&mut self, q: &mut Queue, slot: usize, r: QueuedRead) {
         let (ptr, dest) = match r.into {
             Target::Caller(p) if aligned(p) => (p, Dest::Direct),
             Target::Caller(p) => (
@@ -225,6 +237,13 @@ impl FileDevice {
         }
         for &(slot, res) in &reaped {
             let (dest, len) = q.slots[slot].take().expect("a completion of a slot in use");
+            if slot == q.depth {
+                let r = self.check_completion(res, len);
+                self.deliver(slot, dest, len, r.is_ok());
+                q.priority_done = Some(r);
+                q.in_flight -= 1;
+                continue;
+            }
             let ok = match self.check_completion(res, len) {
                 Ok(()) => true,
                 Err(e) => {
@@ -290,6 +309,34 @@ impl FileDevice {
         };
         while q.in_flight > 0 && self.reap(&mut q, true) {}
         self.stream.queue = Some(q);
+    }
+
+    /// Whether the stream has reads pending or in flight.
+    pub(crate) fn stream_busy(&self) -> bool {
+        self.stream.queue.as_ref().is_some_and(|q| q.in_flight > 0)
+            || !self.stream.pending.is_empty()
+    }
+
+    /// Read `page` into `buf` (its extent checked) past the stream's waiting reads while they
+    /// run: one read more than the stream's depth, issued at once, the stream's queue kept
+    /// full while it is awaited (an index page a scan needs now, while its heap reads run
+    /// ahead). A synchronous read instead would wait behind the reads in flight with none
+    /// issued meanwhile: the queue would drain.
+    pub(crate) fn stream_read_now(&mut self, page: PageNo, buf: &mut [u8]) -> Result<(), DevError> {
+        let mut q = self.stream.queue.take().expect("a busy stream has a queue");
+        let (slot, len) = (q.depth, buf.len());
+        let into = Target::Caller(buf.as_mut_ptr());
+        q.priority_done = None;
+        self.issue_in(&mut q, slot, QueuedRead { page, len, into });
+        while q.priority_done.is_none() {
+            self.stream_issue(&mut q);
+            if !self.reap(&mut q, true) {
+                break;
+            }
+        }
+        let r = q.priority_done.take();
+        self.stream.queue = Some(q);
+        r.unwrap_or_else(|| self.check_usable())
     }
 
     /// Issue pending stream reads into the free slots of `q` (none after an error).
@@ -382,7 +429,12 @@ impl ReadStream for FileDevice {
             }
             // O_DIRECT cannot read into it: read it now, past the queue (no ring, no slot).
             Ok(()) if !aligned(buf.as_mut_ptr()) => {
-                if let Err(e) = self.read(page, &mut buf) {
+                let len = buf.len();
+                let r = check_extent(page, len, self.page_bytes, self.capacity_pages)
+                    .and_then(|_| self.pread(page, &mut buf));
+                self.stats.read_ios += 1;
+                self.stats.pages_read += (len / self.page_bytes) as u64;
+                if let Err(e) = r {
                     q.first_err.get_or_insert(e);
                 }
                 self.stream.finished.push((ticket, buf));
@@ -638,6 +690,10 @@ mod tests {
         for p in 0..20 {
             dev.read_start(p, PageBuf::zeroed(PB), 4);
         }
+        // A read while the stream runs jumps its queue (the stream's queue kept full).
+        let mut b = vec![0u8; PB];
+        dev.read(60, &mut b).unwrap();
+        assert!(b == page_image(60));
         // A synchronous batch and a queued read rate share the ring with the stream.
         let got = pipelined(&mut dev, &[30, 31, 32], 2, true).unwrap();
         assert!(got[2] == page_image(32));
