@@ -102,6 +102,12 @@ pub(crate) struct Stream {
     next_ticket: u64,
 }
 
+// SAFETY: between calls a stream's queue holds only `Dest::Owned` reads (buffers it owns); a
+// caller's raw pointer (the priority read of `stream_read_now`) lives in it only within that
+// call, which returns once the read is reaped. Moving the stream to another thread moves owned
+// buffers and the ring's bookkeeping, like the device's own bounce buffers.
+unsafe impl Send for Stream {}
+
 impl Stream {
     /// Whether a read with a ticket below `until` is pending or in flight.
     fn outstanding_below(&self, q: &Queue, until: u64) -> bool {
