@@ -196,11 +196,44 @@ impl FileDevice {
         // first reaps the stream's; else the device is poisoned (bounce and stream buffers:
         // leaked with the ring) or the process aborts (a caller's buffer in flight). The fd
         // lives as long as the device.
-        unsafe { ring.submission().push(&e).expect("a slot fits the ring") };
+        let mut pushed = unsafe { ring.submission().push(&e) }.is_ok();
+        for _ in 0..MAX_ENTER_FAILURES {
+            if pushed {
+                break;
+            }
+            // The submission ring holds as many entries as the queue has slots, and a stream's
+            // priority read is one more: submit those waiting first (a failure shows as a
+            // full ring again).
+            let _ = ring.submit();
+            // SAFETY: as above.
+            pushed = unsafe { ring.submission().push(&e) }.is_ok();
+        }
+        if !pushed {
+            self.not_issued(q, slot, dest);
+            return;
+        }
         q.slots[slot] = Some((dest, r.len));
         q.in_flight += 1;
         self.stats.read_ios += 1;
         self.stats.pages_read += (r.len / self.page_bytes) as u64;
+    }
+
+    /// A read that found no room in the submission ring: an error, its slot free again, a
+    /// stream read's buffer back to the stream.
+    fn not_issued(&mut self, q: &mut Queue, slot: usize, dest: Dest) {
+        let err = || {
+            let why = std::io::Error::other("the submission ring stayed full");
+            io_err(&self.path, "io_uring_enter", why)
+        };
+        if let Dest::Owned { ticket, buf } = dest {
+            self.stream.finished.push((ticket, buf));
+        }
+        if slot == q.depth {
+            q.priority_done = Some(Err(err()));
+        } else {
+            q.first_err.get_or_insert_with(err);
+            q.free.push(slot);
+        }
     }
 
     /// Enter the kernel (submit, and when `wait` wait for one completion) and finish every
@@ -334,11 +367,12 @@ impl FileDevice {
         let into = Target::Caller(buf.as_mut_ptr());
         q.priority_done = None;
         self.issue_in(&mut q, slot, QueuedRead { page, len, into });
-        while q.priority_done.is_none() {
+        // Submitted alone first: the stream's free slots may then fill the submission ring
+        // (as many entries as slots) after it.
+        let mut live = self.reap(&mut q, false);
+        while live && q.priority_done.is_none() {
             self.stream_issue(&mut q);
-            if !self.reap(&mut q, true) {
-                break;
-            }
+            live = self.reap(&mut q, true);
         }
         let r = q.priority_done.take();
         self.stream.queue = Some(q);
@@ -709,6 +743,38 @@ mod tests {
         assert_eq!(out.len(), 20);
         for (t, b) in &out {
             assert!(b[..] == page_image(t - first)[..], "ticket {t}");
+        }
+    }
+
+    /// A queue as deep as the ring, every slot's read waiting for submission, and the
+    /// stream's priority read one more: the waiting ones are submitted to make room, and
+    /// every read lands in its own buffer.
+    #[test]
+    fn one_read_more_than_the_ring_holds_is_submitted_after_making_room() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let mut dev = device(dir.path());
+        dev.ring().unwrap();
+        let mut q = Queue::new(64);
+        let mut bufs: Vec<super::super::AlignedBuf> =
+            (0..65).map(|_| super::super::AlignedBuf::new(PB)).collect();
+        for (i, b) in bufs.iter_mut().enumerate() {
+            let into = Target::Caller(b.slice(PB).as_mut_ptr());
+            let r = QueuedRead {
+                page: i as u64,
+                len: PB,
+                into,
+            };
+            match i {
+                64 => dev.issue_in(&mut q, 64, r),
+                _ => dev.issue(&mut q, r),
+            }
+        }
+        while q.in_flight > 0 {
+            assert!(dev.reap(&mut q, true));
+        }
+        assert!(q.first_err.is_none() && matches!(q.priority_done, Some(Ok(()))));
+        for (i, b) in bufs.iter_mut().enumerate() {
+            assert!(b.slice(PB)[..] == page_image(i as u64)[..], "page {i}");
         }
     }
 
