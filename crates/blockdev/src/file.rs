@@ -370,14 +370,18 @@ pub struct FileDevice {
     life_unsupported: bool,
     /// What the file's device offers for placement (detected at open).
     placement: PlacementSupport,
+    /// Reads kept in flight across calls ([`crate::ReadStream`]).
+    stream: uring_queue::Stream,
 }
 
 impl Drop for FileDevice {
     fn drop(&mut self) {
+        self.stream_settle();
         if self.poisoned.is_some() {
             // The kernel may still write these buffers: leak them, and the ring, rather than
             // free memory it can reach.
             std::mem::forget(std::mem::take(&mut self.bounce));
+            std::mem::forget(std::mem::take(&mut self.stream));
             std::mem::forget(self.ring.take());
         }
     }
@@ -479,6 +483,7 @@ impl FileDevice {
             life_set: None,
             life_unsupported: false,
             placement: PlacementSupport::default(),
+            stream: uring_queue::Stream::default(),
         };
         dev.placement = dev.detect_placement();
         // Some file systems accept O_DIRECT at open and refuse it at the first I/O.
@@ -526,6 +531,8 @@ impl FileDevice {
 
     /// Submit one wave (at most `queue_depth` I/Os) and wait for all of it.
     fn wave(&mut self, batch: &mut [Io<'_>]) -> Result<(), DevError> {
+        // The ring's completions are this wave's alone.
+        self.stream_settle();
         // A poisoned device's bounce buffers may still be in the kernel's hands: never stage.
         self.check_usable()?;
         let fd = types::Fd(self.file.as_raw_fd());
@@ -765,6 +772,10 @@ impl BlockDevice for FileDevice {
     fn read(&mut self, page: PageNo, buf: &mut [u8]) -> Result<(), DevError> {
         self.check_usable()?;
         let pages = check_extent(page, buf.len(), self.page_bytes, self.capacity_pages)?;
+        if self.stream_busy() {
+            // Counted where it is issued.
+            return self.stream_read_now(page, buf);
+        }
         self.pread(page, buf)?;
         self.stats.read_ios += 1;
         self.stats.pages_read += pages;
@@ -825,6 +836,9 @@ impl BlockDevice for FileDevice {
     }
     fn pipelines_reads(&self) -> bool {
         true
+    }
+    fn read_stream(&mut self) -> Option<&mut dyn crate::ReadStream> {
+        Some(self)
     }
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError> {
         self.check_writable("trim")?;

@@ -22,6 +22,7 @@ mod file;
 mod hdd;
 mod lock;
 mod mem;
+mod page_buf;
 mod partition;
 pub mod placement;
 mod sim;
@@ -35,9 +36,33 @@ pub use file::{FileDevice, FileOptions, WriteLife};
 pub use hdd::{HddConfig, HddModel};
 pub use lock::Lock;
 pub use mem::MemDevice;
+pub use page_buf::PageBuf;
 pub use partition::{Partition, SharedDevice};
 pub use placement::PlacementSupport;
 pub use sim::SimDevice;
+
+/// Reads kept in flight across calls, so a caller can start the next reads before it uses the
+/// ones done and the device's queue never drains between them (a file through io_uring: fio's
+/// `--iodepth` over a whole scan). Each read owns its buffer ([`PageBuf`]) while in flight and
+/// hands it back when finished, so no borrow outlives a call.
+///
+/// Contract: tickets count up by one per [`ReadStream::read_start`] over the device's life;
+/// reads are issued in ticket order, at most `depth` in flight. After the first error no read
+/// is issued any more: [`ReadStream::read_finish`] then waits for those in flight, hands back
+/// EVERY buffer it holds (of any ticket) and returns that error. Other I/O on the device first
+/// waits for the reads in flight (it shares their queue); their results are kept.
+pub trait ReadStream {
+    /// Start reading `page` into `buf` (whole pages, as [`BlockDevice::read`]); the read is
+    /// issued at once if fewer than `depth` are in flight, else as earlier ones complete.
+    /// Returns its ticket. An error (e.g. a page out of range) shows at `read_finish`.
+    fn read_start(&mut self, page: PageNo, buf: PageBuf, depth: usize) -> u64;
+    /// Take the completions that arrived and issue the reads waiting for their turn; never
+    /// waits for the device.
+    fn read_poll(&mut self);
+    /// Wait until every read with a ticket below `until` completed and hand their buffers to
+    /// `out` as (ticket, buffer), in ticket order (see the trait's contract for errors).
+    fn read_finish(&mut self, until: u64, out: &mut Vec<(u64, PageBuf)>) -> Result<(), DevError>;
+}
 
 /// Page number on a block device (in units of the device's `page_bytes`).
 pub type PageNo = u64;
@@ -186,6 +211,11 @@ pub trait BlockDevice {
     /// simulated devices, whose queues do not outlive a batch).
     fn pipelines_reads(&self) -> bool {
         false
+    }
+    /// Reads that stay in flight past the call that started them ([`ReadStream`]), on a device
+    /// whose queue outlives a call (a file through io_uring); `None` (the default) elsewhere.
+    fn read_stream(&mut self) -> Option<&mut dyn ReadStream> {
+        None
     }
     /// Tell the device `pages` pages from `page` no longer hold data.
     fn trim(&mut self, page: PageNo, pages: u64) -> Result<(), DevError>;

@@ -1,31 +1,48 @@
 //! The read queue a [`FileDevice`] keeps full: up to `depth` reads in flight through io_uring,
 //! a new one issued as each completes and completions taken in the order they arrive (fio's
-//! `--iodepth=N --rw=randread --direct=1 --ioengine=io_uring`). One queue serves both users:
-//! [`BlockDevice::read_queued`] (a read rate: data dropped in bounce buffers) and
+//! `--iodepth=N --rw=randread --direct=1 --ioengine=io_uring`). One queue serves three users:
+//! [`BlockDevice::read_queued`] (a read rate: data dropped in bounce buffers),
 //! [`BlockDevice::read_pipelined`] (the caller's buffers: read straight into them when they
-//! are aligned for O_DIRECT, else through a bounce buffer and one copy).
+//! are aligned for O_DIRECT, else through a bounce buffer and one copy), both returning only
+//! once their queue drained, and the device's [`ReadStream`], whose queue outlives the call
+//! that started its reads (each read owns its [`PageBuf`] while in flight): a scan starts the
+//! next window's reads before it produces this window's rows, so the queue never drains
+//! between windows.
 //!
-//! Invariants: a slot's bounce buffer, and a caller's buffer read into directly, are never
-//! touched or freed while its read is in flight; the queue returns only once every read it
-//! issued is reaped. If `io_uring_enter` fails `MAX_ENTER_FAILURES` times in a row the queue
-//! cannot be drained: with only bounce buffers in flight the device is poisoned (it leaks them
-//! and the ring on drop); with a caller's buffer in flight the process aborts, since returning
+//! Invariants: a slot's bounce buffer, a caller's buffer read into directly and a stream
+//! read's own buffer are never touched or freed while its read is in flight; `read_queued` and
+//! `read_pipelined` return only once every read they issued is reaped. Every other use of the
+//! ring (these two, `submit`) first waits for the stream's reads in flight ([`Stream`]'s
+//! results are kept), so no completion is taken by the wrong owner. If `io_uring_enter` fails
+//! `MAX_ENTER_FAILURES` times in a row the queue cannot be drained: with only the device's own
+//! buffers in flight (bounce buffers, a stream's) the device is poisoned (it leaks them and
+//! the ring on drop); with a caller's buffer in flight the process aborts, since returning
 //! would hand memory the kernel may still write back to the caller.
 
 use super::{io_err, stage, FileDevice, ALIGN, MAX_ENTER_FAILURES};
-use crate::{check_extent, BlockDevice, DevError, PageNo};
+use crate::{check_extent, BlockDevice, DevError, PageBuf, PageNo, ReadStream};
 use io_uring::{opcode, types};
+use std::collections::VecDeque;
 use std::os::unix::io::AsRawFd;
 
-/// One read for the queue: `len` bytes from `page` into `buf` (`None`: dropped).
+/// One read for the queue: `len` bytes from `page` into `into`.
 pub(crate) struct QueuedRead {
     pub page: PageNo,
     pub len: usize,
-    pub buf: Option<*mut u8>,
+    pub into: Target,
+}
+
+/// Where a queued read's bytes go.
+pub(crate) enum Target {
+    /// Nowhere (a read rate).
+    Discard,
+    /// The caller's buffer, borrowed for the whole queue run.
+    Caller(*mut u8),
+    /// A stream read's own buffer (aligned), handed back when the read is finished.
+    Owned { ticket: u64, buf: PageBuf },
 }
 
 /// Where a slot's read lands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Dest {
     /// The slot's bounce buffer, then dropped.
     Discard,
@@ -33,11 +50,18 @@ enum Dest {
     Copy(*mut u8),
     /// Straight into the caller's aligned buffer.
     Direct,
+    /// Straight into a stream read's own buffer, then into the stream's finished reads.
+    Owned { ticket: u64, buf: PageBuf },
 }
 
 /// The queue's state: what each slot holds, free slots, counts and the first error.
-struct Queue {
+pub(crate) struct Queue {
+    /// `depth` slots, then one more for a stream's priority read ([`FileDevice::read`] while
+    /// the stream runs), never in `free`.
     slots: Vec<Option<(Dest, usize)>>,
+    depth: usize,
+    /// The priority read's result, once it completed.
+    priority_done: Option<Result<(), DevError>>,
     free: Vec<usize>,
     in_flight: usize,
     done: u64,
@@ -48,7 +72,9 @@ struct Queue {
 impl Queue {
     fn new(depth: usize) -> Queue {
         Queue {
-            slots: vec![None; depth],
+            slots: (0..=depth).map(|_| None).collect(),
+            depth,
+            priority_done: None,
             free: (0..depth).rev().collect(),
             in_flight: 0,
             done: 0,
@@ -64,6 +90,35 @@ fn aligned(ptr: *mut u8) -> bool {
     (ptr as usize).is_multiple_of(ALIGN)
 }
 
+/// The device's [`ReadStream`]: reads started and not yet handed back. `queue` exists while
+/// any is pending or in flight (its depth is the first `read_start`'s since it was empty).
+#[derive(Default)]
+pub(crate) struct Stream {
+    queue: Option<Queue>,
+    /// Started, waiting for a free slot (in ticket order).
+    pending: VecDeque<(u64, PageNo, PageBuf)>,
+    /// Done (or never issued after an error), waiting for `read_finish`.
+    finished: Vec<(u64, PageBuf)>,
+    next_ticket: u64,
+}
+
+// SAFETY: between calls a stream's queue holds only `Dest::Owned` reads (buffers it owns); a
+// caller's raw pointer (the priority read of `stream_read_now`) lives in it only within that
+// call, which returns once the read is reaped. Moving the stream to another thread moves owned
+// buffers and the ring's bookkeeping, like the device's own bounce buffers.
+unsafe impl Send for Stream {}
+
+impl Stream {
+    /// Whether a read with a ticket below `until` is pending or in flight.
+    fn outstanding_below(&self, q: &Queue, until: u64) -> bool {
+        self.pending.front().is_some_and(|r| r.0 < until)
+            || q.slots
+                .iter()
+                .flatten()
+                .any(|(d, _)| matches!(d, Dest::Owned { ticket, .. } if *ticket < until))
+    }
+}
+
 impl FileDevice {
     /// Issue the reads `next` yields, keeping up to `depth` in flight (at most the ring's
     /// `queue_depth`); no read is issued after the first error. Returns the reads done.
@@ -72,6 +127,7 @@ impl FileDevice {
         depth: usize,
         next: &mut dyn FnMut() -> Option<QueuedRead>,
     ) -> Result<u64, DevError> {
+        self.stream_settle();
         self.check_usable()?;
         self.ring()?;
         let depth = depth.clamp(1, self.opts.queue_depth.max(1) as usize);
@@ -84,7 +140,7 @@ impl FileDevice {
                     None => exhausted = true,
                 }
             }
-            if q.in_flight == 0 || !self.reap(&mut q) {
+            if q.in_flight == 0 || !self.reap(&mut q, true) {
                 break;
             }
         }
@@ -98,75 +154,143 @@ impl FileDevice {
     /// Push read `r` into a free slot of `q`.
     fn issue(&mut self, q: &mut Queue, r: QueuedRead) {
         if let Err(e) = check_extent(r.page, r.len, self.page_bytes, self.capacity_pages) {
-            q.first_err = Some(e);
+            q.first_err.get_or_insert(e);
+            if let Target::Owned { ticket, buf } = r.into {
+                self.stream.finished.push((ticket, buf));
+            }
             return;
         }
         let slot = q.free.pop().expect("a free slot");
-        let (ptr, dest) = match r.buf {
-            Some(p) if aligned(p) => (p, Dest::Direct),
-            Some(p) => (
+        self.issue_in(q, slot, r);
+    }
+
+    /// Push read `r` (its extent checked) into slot `slot` of `q`.
+    fn issue_in(&mut self, q: &mut Queue, slot: usize, r: QueuedRead) {
+        let (ptr, dest) = match r.into {
+            Target::Caller(p) if aligned(p) => (p, Dest::Direct),
+            Target::Caller(p) => (
                 stage(&mut self.bounce, slot, r.len).as_mut_ptr(),
                 Dest::Copy(p),
             ),
-            None => (
+            Target::Discard => (
                 stage(&mut self.bounce, slot, r.len).as_mut_ptr(),
                 Dest::Discard,
             ),
+            Target::Owned { ticket, mut buf } => {
+                assert!(
+                    aligned(buf.as_mut_ptr()),
+                    "a stream read's buffer is aligned"
+                );
+                (buf.as_mut_ptr(), Dest::Owned { ticket, buf })
+            }
         };
         let e = opcode::Read::new(types::Fd(self.file.as_raw_fd()), ptr, r.len as u32)
             .offset(r.page * self.page_bytes as u64)
             .build()
             .user_data(slot as u64);
         let ring = self.ring.as_mut().expect("the queue's ring");
-        // SAFETY: the read's buffer (bounce buffer `slot`, or the caller's, borrowed for the
-        // whole `run_queue`) is neither touched nor freed while it is in flight: `run_queue`
-        // returns only once every read is reaped, or after poisoning the device (bounce
-        // buffers only: leaked with the ring) or aborting (a caller's buffer in flight). The
-        // fd lives as long as the device.
-        unsafe { ring.submission().push(&e).expect("a slot fits the ring") };
+        // SAFETY: the read's buffer (bounce buffer `slot`, the caller's, borrowed for the
+        // whole `run_queue`, or a stream read's own, held in its slot) is neither touched nor
+        // freed while it is in flight: `run_queue` returns only once every read is reaped, a
+        // stream's slot gives its buffer back only when reaped, and every other use of the ring
+        // first reaps the stream's; else the device is poisoned (bounce and stream buffers:
+        // leaked with the ring) or the process aborts (a caller's buffer in flight). The fd
+        // lives as long as the device.
+        let mut pushed = unsafe { ring.submission().push(&e) }.is_ok();
+        for _ in 0..MAX_ENTER_FAILURES {
+            if pushed {
+                break;
+            }
+            // The submission ring holds as many entries as the queue has slots, and a stream's
+            // priority read is one more: submit those waiting first (a failure shows as a
+            // full ring again).
+            let _ = ring.submit();
+            // SAFETY: as above.
+            pushed = unsafe { ring.submission().push(&e) }.is_ok();
+        }
+        if !pushed {
+            self.not_issued(q, slot, dest);
+            return;
+        }
         q.slots[slot] = Some((dest, r.len));
         q.in_flight += 1;
         self.stats.read_ios += 1;
         self.stats.pages_read += (r.len / self.page_bytes) as u64;
     }
 
-    /// Enter the kernel (submit, wait for one completion) and finish every read completed;
-    /// false once the queue cannot be drained (the device is then poisoned).
-    fn reap(&mut self, q: &mut Queue) -> bool {
+    /// A read that found no room in the submission ring: an error, its slot free again, a
+    /// stream read's buffer back to the stream.
+    fn not_issued(&mut self, q: &mut Queue, slot: usize, dest: Dest) {
+        let err = || {
+            let why = std::io::Error::other("the submission ring stayed full");
+            io_err(&self.path, "io_uring_enter", why)
+        };
+        if let Dest::Owned { ticket, buf } = dest {
+            self.stream.finished.push((ticket, buf));
+        }
+        if slot == q.depth {
+            q.priority_done = Some(Err(err()));
+        } else {
+            q.first_err.get_or_insert_with(err);
+            q.free.push(slot);
+        }
+    }
+
+    /// Enter the kernel (submit, and when `wait` wait for one completion) and finish every
+    /// read completed; without `wait` and nothing to submit, no system call (completions are
+    /// read from the shared ring). False once the queue cannot be drained (the device is then
+    /// poisoned).
+    fn reap(&mut self, q: &mut Queue, wait: bool) -> bool {
         let ring = self.ring.as_mut().expect("the queue's ring");
-        let reverse = self.enter_faults.reverse_completions;
-        let want = if reverse { q.in_flight } else { 1 };
-        match self.enter_faults.apply(|| ring.submit_and_wait(want)) {
-            Ok(_) => q.failures_in_row = 0,
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => {}
-            Err(e) => {
-                q.failures_in_row += 1;
-                let reason = e.to_string();
-                q.first_err
-                    .get_or_insert(io_err(&self.path, "io_uring_enter", e));
-                if q.failures_in_row >= MAX_ENTER_FAILURES {
-                    self.give_up(q, &reason);
-                    return false;
+        if wait || !ring.submission().is_empty() {
+            let reverse = self.enter_faults.reverse_completions;
+            let want = match (wait, reverse) {
+                (false, _) => 0,
+                (true, true) => q.in_flight,
+                (true, false) => 1,
+            };
+            match self.enter_faults.apply(|| ring.submit_and_wait(want)) {
+                Ok(_) => q.failures_in_row = 0,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => {}
+                Err(e) => {
+                    q.failures_in_row += 1;
+                    let reason = e.to_string();
+                    q.first_err
+                        .get_or_insert(io_err(&self.path, "io_uring_enter", e));
+                    if q.failures_in_row >= MAX_ENTER_FAILURES {
+                        self.give_up(q, &reason);
+                        return false;
+                    }
                 }
             }
         }
+        let ring = self.ring.as_mut().expect("the queue's ring");
         let mut reaped = std::mem::take(&mut self.done);
         reaped.clear();
         reaped.extend(
             ring.completion()
                 .map(|c| (c.user_data() as usize, c.result())),
         );
-        if reverse {
+        if self.enter_faults.reverse_completions {
             reaped.reverse();
         }
         for &(slot, res) in &reaped {
             let (dest, len) = q.slots[slot].take().expect("a completion of a slot in use");
-            match self.check_completion(res, len) {
-                Ok(()) => self.deliver(slot, dest, len),
+            if slot == q.depth {
+                let r = self.check_completion(res, len);
+                self.deliver(slot, dest, len, r.is_ok());
+                q.priority_done = Some(r);
+                q.in_flight -= 1;
+                continue;
+            }
+            let ok = match self.check_completion(res, len) {
+                Ok(()) => true,
                 Err(e) => {
                     q.first_err.get_or_insert(e);
+                    false
                 }
-            }
+            };
+            self.deliver(slot, dest, len, ok);
             q.free.push(slot);
             q.in_flight -= 1;
             q.done += 1;
@@ -175,13 +299,18 @@ impl FileDevice {
         true
     }
 
-    /// A completed read's bytes to where they go.
-    fn deliver(&mut self, slot: usize, dest: Dest, len: usize) {
-        if let Dest::Copy(p) = dest {
-            let b = stage(&mut self.bounce, slot, len);
-            // SAFETY: `p` is the caller's buffer of `len` bytes, borrowed mutably for the
-            // whole `run_queue` and not aliased by the bounce buffer.
-            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, len) };
+    /// A completed read's bytes to where they go (`ok`: the read transferred them all); a
+    /// stream read's buffer goes back to the stream either way.
+    fn deliver(&mut self, slot: usize, dest: Dest, len: usize, ok: bool) {
+        match dest {
+            Dest::Copy(p) if ok => {
+                let b = stage(&mut self.bounce, slot, len);
+                // SAFETY: `p` is the caller's buffer of `len` bytes, borrowed mutably for the
+                // whole `run_queue` and not aliased by the bounce buffer.
+                unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), p, len) };
+            }
+            Dest::Owned { ticket, buf } => self.stream.finished.push((ticket, buf)),
+            _ => {}
         }
     }
 
@@ -192,7 +321,11 @@ impl FileDevice {
             "{} queued reads in flight; io_uring_enter failed {} times in a row: {reason}",
             q.in_flight, q.failures_in_row
         );
-        if q.slots.iter().flatten().any(|(d, _)| *d == Dest::Direct) {
+        if q.slots
+            .iter()
+            .flatten()
+            .any(|(d, _)| matches!(d, Dest::Direct))
+        {
             eprintln!(
                 "{}: {msg}; the kernel may still write the caller's buffers: aborting",
                 self.path.display()
@@ -200,6 +333,180 @@ impl FileDevice {
             std::process::abort();
         }
         self.poisoned = Some(msg);
+    }
+}
+
+impl FileDevice {
+    /// Wait for the stream's reads in flight (their results kept for `read_finish`; those
+    /// pending stay pending): any other use of the ring comes after them.
+    pub(crate) fn stream_settle(&mut self) {
+        if self.poisoned.is_some() {
+            return;
+        }
+        let Some(mut q) = self.stream.queue.take() else {
+            return;
+        };
+        while q.in_flight > 0 && self.reap(&mut q, true) {}
+        self.stream.queue = Some(q);
+    }
+
+    /// Whether the stream has reads pending or in flight.
+    pub(crate) fn stream_busy(&self) -> bool {
+        self.stream.queue.as_ref().is_some_and(|q| q.in_flight > 0)
+            || !self.stream.pending.is_empty()
+    }
+
+    /// Read `page` into `buf` (its extent checked) past the stream's waiting reads while they
+    /// run: one read more than the stream's depth, issued at once, the stream's queue kept
+    /// full while it is awaited (an index page a scan needs now, while its heap reads run
+    /// ahead). A synchronous read instead would wait behind the reads in flight with none
+    /// issued meanwhile: the queue would drain.
+    pub(crate) fn stream_read_now(&mut self, page: PageNo, buf: &mut [u8]) -> Result<(), DevError> {
+        let mut q = self.stream.queue.take().expect("a busy stream has a queue");
+        let (slot, len) = (q.depth, buf.len());
+        let into = Target::Caller(buf.as_mut_ptr());
+        q.priority_done = None;
+        self.issue_in(&mut q, slot, QueuedRead { page, len, into });
+        // Submitted alone first: the stream's free slots may then fill the submission ring
+        // (as many entries as slots) after it.
+        let mut live = self.reap(&mut q, false);
+        while live && q.priority_done.is_none() {
+            self.stream_issue(&mut q);
+            live = self.reap(&mut q, true);
+        }
+        let r = q.priority_done.take();
+        self.stream.queue = Some(q);
+        r.unwrap_or_else(|| self.check_usable())
+    }
+
+    /// Issue pending stream reads into the free slots of `q` (none after an error).
+    fn stream_issue(&mut self, q: &mut Queue) -> bool {
+        let mut issued = false;
+        while q.first_err.is_none() && !q.free.is_empty() {
+            let Some((ticket, page, buf)) = self.stream.pending.pop_front() else {
+                break;
+            };
+            let len = buf.len();
+            let into = Target::Owned { ticket, buf };
+            self.issue(q, QueuedRead { page, len, into });
+            issued = true;
+        }
+        issued
+    }
+
+    /// Take the completions that arrived, issue what waits and submit it, never waiting.
+    fn stream_pump(&mut self) {
+        let Some(mut q) = self.stream.queue.take() else {
+            return;
+        };
+        if self.poisoned.is_none() && self.reap(&mut q, false) && self.stream_issue(&mut q) {
+            self.reap(&mut q, false);
+        }
+        self.stream.queue = Some(q);
+    }
+
+    /// The finished reads below `until` to `out` in ticket order; after an error (kept in the
+    /// queue, or a poisoned device) every buffer the stream still holds and the error. The
+    /// queue is dropped once nothing is pending or in flight (a poisoned one is leaked: the
+    /// kernel may still write its buffers).
+    fn stream_hand_back(
+        &mut self,
+        until: u64,
+        out: &mut Vec<(u64, PageBuf)>,
+    ) -> Result<(), DevError> {
+        let st = &mut self.stream;
+        let err = st.queue.as_mut().and_then(|q| q.first_err.take());
+        let err = err.or_else(|| {
+            self.poisoned
+                .as_ref()
+                .map(|_| self.check_usable().unwrap_err())
+        });
+        let st = &mut self.stream;
+        let start = out.len();
+        if err.is_some() {
+            out.extend(st.pending.drain(..).map(|(t, _, b)| (t, b)));
+            out.append(&mut st.finished);
+        } else {
+            let mut i = 0;
+            while i < st.finished.len() {
+                if st.finished[i].0 < until {
+                    out.push(st.finished.swap_remove(i));
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        out[start..].sort_unstable_by_key(|r| r.0);
+        let idle = st
+            .queue
+            .as_ref()
+            .is_some_and(|q| q.in_flight == 0 && st.pending.is_empty());
+        if idle || err.is_some() {
+            match st.queue.take() {
+                Some(q) if q.in_flight > 0 => std::mem::forget(q),
+                _ => {}
+            }
+        }
+        err.map_or(Ok(()), Err)
+    }
+}
+
+impl ReadStream for FileDevice {
+    fn read_start(&mut self, page: PageNo, mut buf: PageBuf, depth: usize) -> u64 {
+        let ticket = self.stream.next_ticket;
+        self.stream.next_ticket += 1;
+        let depth = depth.clamp(1, self.opts.queue_depth.max(1) as usize);
+        let mut q = self
+            .stream
+            .queue
+            .take()
+            .unwrap_or_else(|| Queue::new(depth));
+        let usable = self.check_usable().and_then(|_| self.ring().map(|_| ()));
+        match usable {
+            Err(e) => {
+                q.first_err.get_or_insert(e);
+                self.stream.finished.push((ticket, buf));
+            }
+            // O_DIRECT cannot read into it: read it now, past the queue (no ring, no slot).
+            Ok(()) if !aligned(buf.as_mut_ptr()) => {
+                let len = buf.len();
+                let r = check_extent(page, len, self.page_bytes, self.capacity_pages)
+                    .and_then(|_| self.pread(page, &mut buf));
+                self.stats.read_ios += 1;
+                self.stats.pages_read += (len / self.page_bytes) as u64;
+                if let Err(e) = r {
+                    q.first_err.get_or_insert(e);
+                }
+                self.stream.finished.push((ticket, buf));
+            }
+            Ok(()) if q.first_err.is_some() => self.stream.finished.push((ticket, buf)),
+            Ok(()) => self.stream.pending.push_back((ticket, page, buf)),
+        }
+        self.stream.queue = Some(q);
+        self.stream_pump();
+        ticket
+    }
+
+    fn read_poll(&mut self) {
+        self.stream_pump();
+    }
+
+    fn read_finish(&mut self, until: u64, out: &mut Vec<(u64, PageBuf)>) -> Result<(), DevError> {
+        while let Some(mut q) = self.stream.queue.take() {
+            self.stream_issue(&mut q);
+            let failed = q.first_err.is_some() || self.poisoned.is_some();
+            let wait = if failed {
+                q.in_flight > 0 && self.poisoned.is_none()
+            } else {
+                self.stream.outstanding_below(&q, until)
+            };
+            let progressed = wait && self.reap(&mut q, true);
+            self.stream.queue = Some(q);
+            if !progressed {
+                break;
+            }
+        }
+        self.stream_hand_back(until, out)
     }
 }
 
@@ -212,7 +519,7 @@ pub(crate) fn read_pipelined(
     let mut it = reads.iter_mut().map(|(page, buf)| QueuedRead {
         page: *page,
         len: buf.len(),
-        buf: Some(buf.as_mut_ptr()),
+        into: Target::Caller(buf.as_mut_ptr()),
     });
     dev.run_queue(depth, &mut || it.next()).map(|_| ())
 }
@@ -228,7 +535,7 @@ pub(crate) fn read_queued(
         pages.next().map(|page| QueuedRead {
             page,
             len,
-            buf: None,
+            into: Target::Discard,
         })
     })
 }
@@ -322,6 +629,152 @@ mod tests {
             for (b, &p) in got.iter().zip(&pages) {
                 prop_assert!(b == &page_image(p), "page {}", p);
             }
+        }
+    }
+
+    /// Stream reads of `pages` at `depth`, finished in the `cuts` (ticket counts, ascending)
+    /// and then to the end; each page's bytes in start order.
+    fn streamed(
+        dev: &mut FileDevice,
+        pages: &[u64],
+        depth: usize,
+        cuts: &[usize],
+    ) -> Result<Vec<Vec<u8>>, (DevError, usize)> {
+        let first = dev.stream.next_ticket;
+        let mut out = Vec::new();
+        let mut cuts = cuts.iter().map(|&c| first + c as u64).peekable();
+        for (i, &p) in pages.iter().enumerate() {
+            let t = dev.read_start(p, PageBuf::zeroed(PB), depth);
+            assert_eq!(t, first + i as u64, "tickets count up");
+            while let Some(c) = cuts.next_if(|&c| c <= t) {
+                dev.read_finish(c, &mut out).map_err(|e| (e, out.len()))?;
+            }
+            if i % 3 == 0 {
+                dev.read_poll();
+            }
+        }
+        dev.read_finish(u64::MAX, &mut out)
+            .map_err(|e| (e, out.len()))?;
+        let tickets: Vec<u64> = out.iter().map(|r| r.0).collect();
+        let want: Vec<u64> = (first..first + pages.len() as u64).collect();
+        assert_eq!(
+            tickets, want,
+            "every read handed back once, in ticket order"
+        );
+        Ok(out.into_iter().map(|(_, b)| b.to_vec()).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Reads kept in flight across calls return exactly what synchronous reads return,
+        /// however the calls that finish them cut the stream, at any depth and completion
+        /// order; the queue is empty after each run.
+        #[test]
+        fn streamed_reads_return_what_synchronous_reads_return(
+            pages in proptest::collection::vec(0..PAGES, 0..150),
+            depth in 1usize..80,
+            cuts in proptest::collection::btree_set(0usize..150, 0..6),
+            reverse in any::<bool>(),
+        ) {
+            let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+            let mut dev = device(dir.path());
+            dev.enter_faults.reverse_completions = reverse;
+            let cuts: Vec<usize> = cuts.into_iter().collect();
+            for _ in 0..2 {
+                let before = dev.stats().read_ios;
+                let got = streamed(&mut dev, &pages, depth, &cuts).unwrap();
+                prop_assert_eq!(dev.stats().read_ios - before, pages.len() as u64);
+                prop_assert!(dev.stream.queue.is_none() && dev.stream.finished.is_empty());
+                prop_assert_eq!(&got, &synchronous(&mut dev, &pages));
+            }
+        }
+    }
+
+    #[test]
+    fn a_stream_error_mid_way_is_named_drains_the_queue_and_hands_every_buffer_back() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let mut dev = device(dir.path());
+        let pages: Vec<u64> = (1..40).chain([PAGES]).chain(41..80).collect();
+        let (e, handed_back) = streamed(&mut dev, &pages, 8, &[10]).unwrap_err();
+        assert!(
+            matches!(e, DevError::OutOfRange { page: PAGES, .. }),
+            "{e:?}"
+        );
+        assert_eq!(handed_back, pages.len(), "every buffer comes back");
+        assert!(dev.stream.queue.is_none(), "the queue drained");
+        dev.enter_faults.after_submit = 1;
+        let (e, handed_back) = streamed(&mut dev, &[5, 6, 7, 8, 9], 4, &[]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                DevError::Io {
+                    op: "io_uring_enter",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(handed_back, 5);
+        let got = streamed(&mut dev, &[9, 10, 11], 2, &[1]).expect("usable after an error");
+        assert!(got
+            .iter()
+            .zip([9, 10, 11])
+            .all(|(b, p)| b == &page_image(p)));
+    }
+
+    #[test]
+    fn other_io_waits_for_the_streams_reads_and_keeps_their_results() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let mut dev = device(dir.path());
+        let first = dev.stream.next_ticket;
+        for p in 0..20 {
+            dev.read_start(p, PageBuf::zeroed(PB), 4);
+        }
+        // A read while the stream runs jumps its queue (the stream's queue kept full).
+        let mut b = vec![0u8; PB];
+        dev.read(60, &mut b).unwrap();
+        assert!(b == page_image(60));
+        // A synchronous batch and a queued read rate share the ring with the stream.
+        let got = pipelined(&mut dev, &[30, 31, 32], 2, true).unwrap();
+        assert!(got[2] == page_image(32));
+        assert_eq!(dev.read_queued(&mut (40..50u64), 3).unwrap(), 10);
+        let mut out = Vec::new();
+        dev.read_finish(first + 20, &mut out).unwrap();
+        assert_eq!(out.len(), 20);
+        for (t, b) in &out {
+            assert!(b[..] == page_image(t - first)[..], "ticket {t}");
+        }
+    }
+
+    /// A queue as deep as the ring, every slot's read waiting for submission, and the
+    /// stream's priority read one more: the waiting ones are submitted to make room, and
+    /// every read lands in its own buffer.
+    #[test]
+    fn one_read_more_than_the_ring_holds_is_submitted_after_making_room() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let mut dev = device(dir.path());
+        dev.ring().unwrap();
+        let mut q = Queue::new(64);
+        let mut bufs: Vec<super::super::AlignedBuf> =
+            (0..65).map(|_| super::super::AlignedBuf::new(PB)).collect();
+        for (i, b) in bufs.iter_mut().enumerate() {
+            let into = Target::Caller(b.slice(PB).as_mut_ptr());
+            let r = QueuedRead {
+                page: i as u64,
+                len: PB,
+                into,
+            };
+            match i {
+                64 => dev.issue_in(&mut q, 64, r),
+                _ => dev.issue(&mut q, r),
+            }
+        }
+        while q.in_flight > 0 {
+            assert!(dev.reap(&mut q, true));
+        }
+        assert!(q.first_err.is_none() && matches!(q.priority_done, Some(Ok(()))));
+        for (i, b) in bufs.iter_mut().enumerate() {
+            assert!(b.slice(PB)[..] == page_image(i as u64)[..], "page {i}");
         }
     }
 

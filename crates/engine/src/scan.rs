@@ -10,9 +10,11 @@
 //!   ids), pin their pages with one `fetch_many_queued` (all misses submitted at once:
 //!   overlapping dies/channels on the simulated SSD), produce the rows, unpin; repeat (P2's
 //!   method, n = 50; P2 takes exactly 50 ids, so its waves shrink by the pages already cached —
-//!   ours keep `n` reads in flight). On a file (io_uring) the window is `8n` missed pages (at
-//!   most half the cache) read with `n` kept in flight, a new read issued as each completes,
-//!   straight into the frames: fio's `--iodepth=n`, no wait for each batch's slowest read.
+//!   ours keep `n` reads in flight). On a file (io_uring) the reads outlive a batch: batches'
+//!   reads are started ahead ([`Pager::fetch_ahead`]) up to `8n` missed pages (at most half the
+//!   cache) beyond the batch whose rows are being produced, `n` kept in flight, a new read
+//!   issued as each completes, straight into the frames; the queue never drains between
+//!   batches: fio's `--iodepth=n` over the whole scan.
 //! - `Sorted(n)`: as batched, but each batch's pages are de-duplicated and read in ascending
 //!   order (a bitmap-heap-scan flavour): fewer reads when records share pages, and an elevator
 //!   order that helps disks.
@@ -152,7 +154,11 @@ fn record(pool: &Pager, f: FrameId, key: u64, rid: RecordId) -> Result<(u64, u64
     Ok((k, id))
 }
 
-/// Produce a batch's rows from its pinned frames (`frame_of(i)` for entry i), then unpin all.
+/// Rows produced between two looks at the reads running ahead ([`Pager::poll_reads`]).
+const ROWS_PER_POLL: usize = 8;
+
+/// Produce a batch's rows from its pinned frames (`frame_of(i)` for entry i), then unpin all;
+/// every [`ROWS_PER_POLL`] rows the reads running ahead are polled (none run: a no-op).
 fn emit(
     pool: &mut Pager,
     batch: &[(u64, RecordId)],
@@ -162,6 +168,9 @@ fn emit(
 ) -> Result<(), EngineError> {
     let mut r = Ok(());
     for (i, &(k, rid)) in batch.iter().enumerate() {
+        if i % ROWS_PER_POLL == ROWS_PER_POLL - 1 {
+            pool.poll_reads();
+        }
         match record(pool, frame_of(i), k, rid) {
             Ok(row) => out.push(row),
             Err(e) => {
@@ -210,6 +219,13 @@ pub fn range_scan(
                 out.push(r?);
             }
         }
+        ScanMode::Batched(n) if pool.pipelines_reads() => {
+            let r = batched_ahead(pool, &mut cur, n.max(1), &mut out);
+            if r.is_err() {
+                pool.cancel_reads();
+            }
+            r?;
+        }
         ScanMode::Batched(n) => {
             let (n, window) = (n.max(1), window_misses(pool, n.max(1)));
             loop {
@@ -238,6 +254,43 @@ pub fn range_scan(
         ScanMode::Adaptive { max } => adaptive(pool, &mut cur, max.max(1), &mut out)?,
     }
     Ok(out)
+}
+
+/// The batched scan with reads running ahead: batches of `n` missed pages, their reads started
+/// up to [`window_misses`] missed pages beyond the batch whose rows are being produced.
+fn batched_ahead(
+    pool: &mut Pager,
+    cur: &mut LeafCursor,
+    n: usize,
+    out: &mut Vec<(u64, u64)>,
+) -> Result<(), EngineError> {
+    let ahead_misses = window_misses(pool, n);
+    // Batches started and not yet produced, with the misses each started.
+    let mut started: std::collections::VecDeque<(Vec<(u64, RecordId)>, usize)> = Default::default();
+    let (mut misses_ahead, mut exhausted) = (0, false);
+    loop {
+        while !exhausted && misses_ahead < ahead_misses {
+            let batch = cur.take_misses(pool, n)?;
+            exhausted = batch.is_empty();
+            if exhausted {
+                break;
+            }
+            let pages: Vec<u64> = batch.iter().map(|e| e.1.page).collect();
+            let m0 = pool.stats().misses;
+            pool.fetch_ahead(&pages, n)?;
+            let m = (pool.stats().misses - m0) as usize;
+            misses_ahead += m;
+            started.push_back((batch, m));
+        }
+        let Some((batch, m)) = started.pop_front() else {
+            break;
+        };
+        let frames = pool.fetch_next()?.expect("a window per batch started");
+        misses_ahead -= m;
+        emit(pool, &batch, &frames, |i| frames[i], out)?;
+    }
+    assert_eq!(pool.windows_ahead(), 0, "every window started was produced");
+    Ok(())
 }
 
 fn adaptive(

@@ -17,11 +17,15 @@
 //! Invariants: a key is in at most one frame; pinned frames are never evicted; the policy
 //! tracks exactly the resident frames that were released at least once.
 
+#[path = "read_ahead.rs"]
+mod read_ahead;
+
 use super::frame_map::FrameMap;
-use super::page_buf::PageBuf;
 use super::{Device, PageForm, Pager};
 use crate::error::EngineError;
+use blockdev::PageBuf;
 use policy::{BufferPolicy, LogId, Placement, Replacement, Source};
+pub(super) use read_ahead::ReadAhead;
 use std::any::Any;
 use std::collections::HashMap;
 use std::rc::Rc;

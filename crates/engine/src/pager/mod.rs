@@ -29,7 +29,6 @@ mod flash_ext;
 mod frame_map;
 mod frames;
 mod meta;
-mod page_buf;
 mod run;
 mod typed;
 
@@ -164,6 +163,8 @@ pub struct Pager {
     /// declared ([`Pager::limit_versions`]), raised by every version this pager writes
     /// (u64::MAX, no limit, until a structure declares one).
     version_max: u64,
+    /// Windows of reads started ahead of their use ([`Pager::fetch_ahead`]).
+    ahead: frames::ReadAhead,
 }
 
 impl Pager {
@@ -240,6 +241,7 @@ impl Pager {
             frames: frames::Frames::new(capacity_pages, policy),
             ext,
             version_max: u64::MAX,
+            ahead: frames::ReadAhead::default(),
         }
     }
 
@@ -294,7 +296,8 @@ impl Pager {
         self.io.dev.now_ns()
     }
     /// The device back; dirty frames not yet flushed are dropped (as a power cut would).
-    pub fn into_device(self) -> Box<dyn BlockDevice> {
+    pub fn into_device(mut self) -> Box<dyn BlockDevice> {
+        self.cancel_reads();
         self.io.dev
     }
     pub fn stats(&self) -> PagerStats {

@@ -1,5 +1,7 @@
-//! A frame's page image in memory aligned for direct I/O, so a device that reads into callers'
-//! buffers without a bounce copy (a file through io_uring, O_DIRECT) reads straight into it.
+//! A page image in memory aligned for direct I/O, owned: the pager's frames hold one each, and a
+//! device that reads into callers' buffers without a bounce copy (a file through io_uring,
+//! O_DIRECT) reads straight into it; a [`crate::ReadStream`] holds it while its read is in
+//! flight, so no borrow has to outlive the call that started the read.
 //!
 //! Invariant: a non-empty image is `len` initialized bytes, allocated alone at
 //! [`PageBuf::align_of`]`(len)` (4096 for whole 4 KiB blocks, else 512): no byte more than the
@@ -10,7 +12,7 @@ use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
 /// A page image: `len` bytes, aligned (empty: no allocation).
-pub(super) struct PageBuf {
+pub struct PageBuf {
     ptr: NonNull<u8>,
     len: usize,
 }
@@ -31,7 +33,7 @@ impl PageBuf {
     }
 
     /// `len` zero bytes.
-    pub(super) fn zeroed(len: usize) -> PageBuf {
+    pub fn zeroed(len: usize) -> PageBuf {
         if len == 0 {
             return PageBuf::default();
         }
@@ -44,7 +46,7 @@ impl PageBuf {
     }
 
     /// Make this `len` bytes long (a new zeroed image when the length changes).
-    pub(super) fn resize(&mut self, len: usize) {
+    pub fn resize(&mut self, len: usize) {
         if self.len != len {
             *self = PageBuf::zeroed(len);
         }
