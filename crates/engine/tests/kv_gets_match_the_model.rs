@@ -7,7 +7,7 @@ use engine::kv::{Options, Store};
 use proptest::prelude::*;
 
 mod common;
-use common::{apply, key, mem, variant_opts, Model, Write};
+use common::{apply, key, mem, small_opts, variant_opts, Model, Write};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -68,4 +68,41 @@ proptest! {
         check_all(&mut s, &m)?;
         check_all(&mut s, &m)?;
     }
+}
+
+/// Lookups and page reads of `get(k)`, and its value's length.
+fn counted_get(s: &mut Store, k: &[u8]) -> (u64, u64, Option<usize>) {
+    let before = s.pager().stats();
+    let got = s.get(k).unwrap().map(|v| v.len());
+    let after = s.pager().stats();
+    let lookups = (after.hits + after.misses) - (before.hits + before.misses);
+    (lookups, after.pages_read - before.pages_read, got)
+}
+
+/// A document spanning pages is looked up once per page whether its pages are cached, read,
+/// or some of each (a get that found only some pages cached and started over would count
+/// them twice), and a warm get reads nothing.
+#[test]
+fn a_spanning_get_looks_up_each_page_once() {
+    let opts = Options {
+        cache_pages: 512,
+        cache_max_pages: 0,
+        ..small_opts()
+    };
+    let mut s = Store::open(mem(8192), opts).unwrap();
+    s.put(b"big", &[2; 9000]).unwrap();
+    s.put(b"small", &[1; 100]).unwrap();
+    s.commit().unwrap();
+    let mut s = Store::open(s.into_device(), opts).unwrap();
+    // The small document shares a page with the big one: the big one's get is then part
+    // hit, part miss.
+    assert_eq!(counted_get(&mut s, b"small").2, Some(100));
+    let (cold_lookups, cold_reads, got) = counted_get(&mut s, b"big");
+    assert_eq!(got, Some(9000));
+    assert!(cold_reads >= 2, "the big document's other pages read");
+    let (warm_lookups, warm_reads, got) = counted_get(&mut s, b"big");
+    assert_eq!(got, Some(9000));
+    assert_eq!(warm_reads, 0, "a warm get reads nothing");
+    assert_eq!(cold_lookups, warm_lookups, "each page looked up once");
+    assert!(warm_lookups >= 4, "three data pages and the index");
 }

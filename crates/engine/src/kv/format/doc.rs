@@ -342,17 +342,6 @@ pub fn gather_document<'a>(
     gather(pages, ptr, scratch, true)
 }
 
-/// [`gather_document`] over payloads of pages whose seals (crc32c over each whole page) were
-/// verified when they were read: everything is checked but the document's own crc32c (as
-/// [`document_in_verified_page`] does for a document inside one page).
-pub fn gather_verified_document<'a>(
-    pages: &[&'a [u8]],
-    ptr: DocPtr,
-    scratch: &'a mut Vec<u8>,
-) -> Result<Document<'a>, Corruption> {
-    gather(pages, ptr, scratch, false)
-}
-
 fn gather<'a>(
     pages: &[&'a [u8]],
     ptr: DocPtr,
@@ -377,41 +366,111 @@ fn gather<'a>(
         let one = &first[start..start + len];
         return checked_len(Document::decode_checked(one, verify_crc), len, start);
     }
-    scratch.clear();
-    scratch.extend_from_slice(&first[start..]);
-    for (i, page) in pages.iter().enumerate().skip(1) {
-        let base = (i * first.len()) as u64;
-        if page.len() != first.len() {
+    let mut g = DocGather::start(first, ptr, scratch)?;
+    for page in &pages[1..] {
+        if g.done(scratch) {
+            break;
+        }
+        g.take(page, scratch)?;
+    }
+    g.document(scratch, verify_crc)
+}
+
+/// A document spanning pages, gathered one page at a time into a caller's buffer (the first
+/// page, then each continuation in order), so the pages need not be held at once: a reader
+/// can copy each from wherever it lies. Every call takes the same buffer, which holds the
+/// document's bytes so far. Each continuation page must announce the bytes it continues
+/// (`cont_bytes`), so a stale page is not mistaken for the rest of a document.
+#[derive(Clone, Copy, Debug)]
+pub struct DocGather {
+    ptr: DocPtr,
+    /// The payload length of the first page (every page of a document has it).
+    page_len: usize,
+    /// Pages taken so far.
+    pages: usize,
+}
+
+impl DocGather {
+    /// Start with the payload of the document's first page (`ptr.page`): its bytes from the
+    /// document's offset go to `buf` (cleared first).
+    pub fn start(first: &[u8], ptr: DocPtr, buf: &mut Vec<u8>) -> Result<DocGather, Corruption> {
+        let (start, len) = (ptr.offset as usize, ptr.len as usize);
+        if start < DATA_PAGE_HEAD_BYTES || start >= first.len() {
+            return Err(field_at(
+                Structure::DocPointer,
+                "offset",
+                0,
+                format!("{DATA_PAGE_HEAD_BYTES}..{}", first.len()),
+                start.to_string(),
+            ));
+        }
+        buf.clear();
+        buf.extend_from_slice(&first[start..first.len().min(start.saturating_add(len))]);
+        assert!(buf.len() <= len, "gathered no more than the document");
+        Ok(DocGather {
+            ptr,
+            page_len: first.len(),
+            pages: 1,
+        })
+    }
+
+    /// Whether `buf` holds the whole document.
+    pub fn done(&self, buf: &[u8]) -> bool {
+        assert!(buf.len() <= self.ptr.len as usize, "the gathering buffer");
+        buf.len() == self.ptr.len as usize
+    }
+
+    /// Take the payload of the next page: its continuation of the document goes to `buf`.
+    pub fn take(&mut self, page: &[u8], buf: &mut Vec<u8>) -> Result<(), Corruption> {
+        let len = self.ptr.len as usize;
+        assert!(!self.done(buf), "a page taken only while bytes are missing");
+        let base = (self.pages * self.page_len) as u64;
+        if page.len() != self.page_len {
             return Err(truncated(
                 Structure::DataPage,
                 base,
-                first.len() as u64,
+                self.page_len as u64,
                 page.len() as u64,
             ));
         }
-        let want = (len - scratch.len()).min(page.len() - DATA_PAGE_HEAD_BYTES);
+        let want = (len - buf.len()).min(page.len() - DATA_PAGE_HEAD_BYTES);
         let cont = data_page_cont(page).map_err(|e| e.rebase(base))?;
         if cont != want {
             return Err(field_at(
                 Structure::DataPage,
                 "cont_bytes",
                 base,
-                format!("{want} (the rest of the document at offset {start})"),
+                format!(
+                    "{want} (the rest of the document at offset {})",
+                    self.ptr.offset
+                ),
                 cont.to_string(),
             ));
         }
-        scratch.extend_from_slice(&page[DATA_PAGE_HEAD_BYTES..DATA_PAGE_HEAD_BYTES + want]);
-        assert!(scratch.len() <= len, "gathered no more than the document");
-        if scratch.len() == len {
-            return checked_len(Document::decode_checked(scratch, verify_crc), len, start);
-        }
+        buf.extend_from_slice(&page[DATA_PAGE_HEAD_BYTES..DATA_PAGE_HEAD_BYTES + want]);
+        self.pages += 1;
+        assert!(buf.len() <= len, "gathered no more than the document");
+        Ok(())
     }
-    Err(truncated(
-        Structure::Document,
-        start as u64,
-        len as u64,
-        scratch.len() as u64,
-    ))
+
+    /// The document gathered in `buf` (its crc checked if `verify_crc`: pages not verified
+    /// by a seal), or the damage: bytes missing, or a document that does not decode.
+    pub fn document<'b>(
+        &self,
+        buf: &'b [u8],
+        verify_crc: bool,
+    ) -> Result<Document<'b>, Corruption> {
+        let (start, len) = (self.ptr.offset as usize, self.ptr.len as usize);
+        if !self.done(buf) {
+            return Err(truncated(
+                Structure::Document,
+                start as u64,
+                len as u64,
+                buf.len() as u64,
+            ));
+        }
+        checked_len(Document::decode_checked(buf, verify_crc), len, start)
+    }
 }
 
 fn checked_len(

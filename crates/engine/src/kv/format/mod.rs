@@ -31,8 +31,8 @@ mod wal;
 
 pub use builder::{Cut, NodeBuilder};
 pub use doc::{
-    data_page_cont, data_page_docs, document_in_verified_page, gather_document,
-    gather_verified_document, DataPages, DocHead, DocPtr, DocStart, Document,
+    data_page_cont, data_page_docs, document_in_verified_page, gather_document, DataPages,
+    DocGather, DocHead, DocPtr, DocStart, Document,
 };
 pub use meta::{recover, DbHeader, KvStats, PagesByType, Recovered, Superblock};
 pub use node::{gather_node, Node, NodePtr, NodeView};

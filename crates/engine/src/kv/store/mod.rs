@@ -218,6 +218,8 @@ pub struct Store {
     /// Staging buffer of a commit's page images (data pages, then index pages), kept from
     /// commit to commit.
     page_buf: Vec<u8>,
+    /// The buffer a spanning document is gathered into on a get, kept from get to get.
+    doc_buf: Vec<u8>,
     /// When to compact and which pages to clean.
     policy: Box<dyn CompactionPolicy>,
     /// The superblock's two slots (pages 0 and 1), by the pager's slot protocol.
@@ -325,6 +327,7 @@ impl Store {
             compaction_batches: 0,
             trims: std::collections::VecDeque::new(),
             page_buf: Vec::new(),
+            doc_buf: Vec::new(),
             slots: MetaSlots::new(0, 0, "KV superblock"),
             wal: wal::Wal::default(),
             wal_force: false,
@@ -532,6 +535,9 @@ impl Store {
 /// The data-page staging buffer is kept between commits up to this size (a commit of the
 /// usual thousand 1-KiB documents stages about 1 MiB).
 const PAGE_BUF_KEEP_BYTES: usize = 16 << 20;
+
+/// The document buffer is kept between gets up to this capacity (a huge document's is freed).
+const DOC_BUF_KEEP_BYTES: usize = 64 << 10;
 
 /// A key and its value.
 pub type KeyValue = (Vec<u8>, Vec<u8>);

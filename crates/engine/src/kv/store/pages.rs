@@ -5,6 +5,7 @@
 use super::*;
 use crate::pager::{Keep, PageForm, PageWrite};
 use blockdev::WriteHint;
+use format::DocGather;
 
 /// A decoded page in the pager's cache. The node is inline, not boxed: a lookup follows one
 /// pointer per level (the `Rc`), where a box would add a dependent memory miss per level.
@@ -338,22 +339,52 @@ impl Store {
                 .map_err(|e| self.kv_err(ptr.page, "document", e))?;
             return Ok(f(&doc));
         }
-        let mut pages = Vec::with_capacity(n as usize);
-        for p in ptr.page..ptr.page.saturating_add(n) {
-            pages.push(self.raw(p, PageKind::KvData, "data")?);
+        // A spanning document: gathered into the store's buffer (kept from get to get), one
+        // page at a time, each page's bytes copied from its cached frame in place.
+        let mut buf = std::mem::take(&mut self.doc_buf);
+        let r = self.gather_doc(ptr, n, &mut buf).map(|doc| f(&doc));
+        if buf.capacity() <= DOC_BUF_KEEP_BYTES {
+            self.doc_buf = buf;
         }
-        assert_eq!(pages.len() as u64, n, "every page of the document read");
-        let slices: Vec<&[u8]> = pages
-            .iter()
-            .map(|c| match &**c {
-                Cached::Raw { payload, .. } => payload.as_slice(),
-                Cached::Node(..) => &[],
-            })
-            .collect();
-        let mut scratch = Vec::with_capacity(ptr.len as usize);
-        let doc = format::gather_verified_document(&slices, ptr, &mut scratch)
-            .map_err(|e| self.kv_err(ptr.page, "document", e))?;
-        Ok(f(&doc))
+        r
+    }
+
+    /// The document at `ptr`, which spans `n` pages, gathered into `buf`: each page lent by
+    /// the cache where it holds it (no reference count, no list of pages), else read (verified,
+    /// cached; one pager lookup a page either way). Checked as `format::gather_document`
+    /// checks: continuation lengths, the document's decoding and length (the seals were
+    /// checked when the pages were read or written).
+    fn gather_doc<'b>(
+        &mut self,
+        ptr: DocPtr,
+        n: u64,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<Document<'b>, EngineError> {
+        assert!(n > 1, "a spanning document touches pages after its first");
+        let mut g: Option<DocGather> = None;
+        for p in ptr.page..ptr.page.saturating_add(n) {
+            if g.is_some_and(|g| g.done(buf)) {
+                break;
+            }
+            let lent = match p < self.alloc.capacity() {
+                true => self.pager.lend_page(p, PageKind::KvData, |c| match c {
+                    Cached::Raw { payload, .. } => Some(gather_step(g, payload, ptr, buf)),
+                    Cached::Node(..) => None,
+                }),
+                false => None,
+            };
+            let stepped = match lent {
+                Some(r) => r,
+                None => {
+                    let c = self.raw(p, PageKind::KvData, "data")?;
+                    gather_step(g, raw_payload(&c), ptr, buf)
+                }
+            };
+            g = Some(stepped.map_err(|e| self.kv_err(ptr.page, "document", e))?);
+        }
+        let g = g.expect("a document's first page is taken");
+        g.document(buf, false)
+            .map_err(|e| self.kv_err(ptr.page, "document", e))
     }
 
     /// The document at `ptr`, checked to carry `key`: its value.
@@ -435,6 +466,27 @@ impl Store {
             }
         }
         Ok(())
+    }
+}
+
+/// A spanning document's gathering after the payload of its next page (`g` None: its first).
+fn gather_step(
+    g: Option<DocGather>,
+    payload: &[u8],
+    ptr: DocPtr,
+    buf: &mut Vec<u8>,
+) -> Result<DocGather, Corruption> {
+    match g {
+        None => DocGather::start(payload, ptr, buf),
+        Some(mut g) => g.take(payload, buf).map(|()| g),
+    }
+}
+
+/// The payload of a cached data page (an index node's form holds none of a data page's).
+fn raw_payload(c: &Cached) -> &[u8] {
+    match c {
+        Cached::Raw { payload, .. } => payload,
+        Cached::Node(..) => &[],
     }
 }
 
