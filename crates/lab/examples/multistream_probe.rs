@@ -91,7 +91,7 @@ fn run_and_print(opts: &ReproduceOptions, plan: &Plan, probe: &str) {
         .report
         .notes
         .iter()
-        .filter(|n| n.starts_with("What ends a page"))
+        .filter(|n| n.starts_with("What ends a page") || n.starts_with("Age at release"))
         .cloned()
         .collect::<Vec<_>>()
         .join(" | ");

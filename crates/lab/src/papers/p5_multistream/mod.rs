@@ -34,6 +34,7 @@
 pub mod claims;
 pub mod deaths;
 pub mod figures;
+pub mod release;
 mod tables;
 pub mod tape;
 
@@ -718,7 +719,20 @@ fn run_one(
 /// threads), in the plan's order (GC mode, then policy). The oracle's recording pass is made
 /// once, by the first oracle run to need it (the others wait for it). Prints a `partial:`
 /// line as each run finishes (a cut run keeps what it printed).
-fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<(Vec<Run>, Vec<deaths::DeathLine>)> {
+/// The config's `age_at_release`: per type, pages released and their mean age (page writes).
+fn config_release(config: &mut serde_json::Value, lines: &[release::ReleaseLine]) {
+    config["age_at_release"] = lines
+        .iter()
+        .map(|l| {
+            json!({"data_type": l.data_type.name(), "released": l.released, "rewritten_share": l.rewritten_share, "mean_age_writes": l.mean_age_writes})
+        })
+        .collect();
+}
+
+/// Each run, what ends each type's pages on the device, and their age at release.
+type AllRuns = (Vec<Run>, Vec<deaths::DeathLine>, Vec<release::ReleaseLine>);
+
+fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<AllRuns> {
     let mut tasks = Vec::new();
     for (g, &gc) in plan.gc_modes.iter().enumerate() {
         for (i, p) in plan.policies.iter().enumerate() {
@@ -752,11 +766,14 @@ fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<(Vec<Run>, Vec<deaths
         ));
         Ok::<Run, anyhow::Error>(r)
     })?;
-    let lines = match tape.get() {
-        Some(Ok(t)) => death_lines(plan, t)?,
-        _ => Vec::new(),
+    let (lines, released) = match tape.get() {
+        Some(Ok(t)) => (
+            death_lines(plan, t)?,
+            release::release_lines(t.load(), t.updates()),
+        ),
+        _ => (Vec::new(), Vec::new()),
     };
-    Ok((runs, lines))
+    Ok((runs, lines, released))
 }
 
 /// Each policy's gap to the oracle (per GC mode), and the oracle's lifetime groups.
@@ -819,7 +836,7 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
         // A bad map file fails here, before any run.
         p.build(plan.files, plan.device_streams)?;
     }
-    let (runs, death) = run_all(opts, plan)?;
+    let (runs, death, released) = run_all(opts, plan)?;
     let lifetimes = runs.iter().find_map(|r| r.lifetimes.clone());
     let lrows = lifetimes.as_ref().map(lifetime_rows).unwrap_or_default();
     let rows = rows(&runs, plan);
@@ -832,6 +849,14 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
     report.notes = notes(plan, &runs);
     if !death.is_empty() {
         report.notes.push(deaths::note(&death));
+    }
+    if !released.is_empty() {
+        let life: Vec<_> = death
+            .iter()
+            .map(|d| (d.data_type, d.mean_lifetime_writes))
+            .collect();
+        report.notes.push(release::note(&released, &life));
+        config_release(&mut report.config, &released);
     }
     report.series = series(&runs, plan, lifetimes.as_ref());
     let tables = vec![
