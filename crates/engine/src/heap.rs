@@ -79,6 +79,20 @@ fn fill_record(out: &mut [u8], key: u64, id: u64) {
 
 /// Parse record `slot` of a heap page read from `page_no`: (key, id).
 pub fn read_record(buf: &[u8], page_no: u64, slot: u16) -> Result<(u64, u64), EngineError> {
+    check_page(buf, page_no)?.record(buf, page_no, slot)
+}
+
+/// A heap page image whose seal (checksum, magic, version), kind and record count were
+/// checked by [`check_page`]: its records are read without checking the page again, as long
+/// as the image is unchanged (the pager keeps it beside the frame's image; see
+/// [`crate::Pager::checked_form`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckedHeapPage {
+    count: u16,
+}
+
+/// Check a heap page read from `page_no`: seal, kind, and a payload that holds its records.
+pub fn check_page(buf: &[u8], page_no: u64) -> Result<CheckedHeapPage, EngineError> {
     let h = page::open_kind(buf, page_no, PageKind::Heap, "heap")?;
     let bad = |what: Fault| EngineError::corrupt(Structure::HeapPage, page_no, what);
     let p = page::payload(buf, &h);
@@ -99,12 +113,24 @@ pub fn read_record(buf: &[u8], page_no: u64, slot: u16) -> Result<(u64, u64), En
             found: p.len() as u64,
         }));
     }
-    if slot >= count {
-        return Err(bad(Fault::Slot { slot, count }));
+    Ok(CheckedHeapPage { count })
+}
+
+impl CheckedHeapPage {
+    /// Record `slot` of the image this check was made on (`buf`, read from `page_no`).
+    pub fn record(&self, buf: &[u8], page_no: u64, slot: u16) -> Result<(u64, u64), EngineError> {
+        if slot >= self.count {
+            let fault = Fault::Slot {
+                slot,
+                count: self.count,
+            };
+            return Err(EngineError::corrupt(Structure::HeapPage, page_no, fault));
+        }
+        let at = HEADER_BYTES + 2 + slot as usize * RECORD_BYTES;
+        let r = &buf[at..][..RECORD_BYTES];
+        let w = |i: usize| u64::from_le_bytes(r[i..i + 8].try_into().expect("8 bytes"));
+        Ok((w(0), w(8)))
     }
-    let r = &p[2 + slot as usize * RECORD_BYTES..][..RECORD_BYTES];
-    let w = |i: usize| u64::from_le_bytes(r[i..i + 8].try_into().expect("8 bytes"));
-    Ok((w(0), w(8)))
 }
 
 /// Pages written per device call while loading.

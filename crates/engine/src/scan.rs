@@ -27,11 +27,13 @@
 //! sorted beat sync roughly by the device's effective queue depth; sorted wins further when
 //! many qualifying records share pages (high selectivity) or on a disk; sync is as good only
 //! when every page is already cached. Adaptive avoids picking a batch size per device.
-//! Pins are always released, also when a batch fails (the error is returned).
+//! Pins are always released, also when a batch fails (the error is returned). Every mode
+//! checks a heap page (crc, kind, record count) once per read of it, not once per row: the
+//! check is kept beside the frame's image ([`Pager::checked_form`]) until the image changes.
 
 use crate::btree::node::{Node, NO_NODE};
 use crate::error::{EngineError, Fault, Structure};
-use crate::heap::{read_record, Database, RecordId};
+use crate::heap::{check_page, Database, RecordId};
 use crate::pager::{FrameId, Pager};
 use std::rc::Rc;
 
@@ -138,8 +140,15 @@ impl LeafCursor {
 }
 
 /// Read one record from a pinned frame and check it is the one the index promised.
-fn record(pool: &Pager, f: FrameId, key: u64, rid: RecordId) -> Result<(u64, u64), EngineError> {
-    let (k, id) = read_record(pool.data(f), rid.page, rid.slot)?;
+/// The page is checked once per read of it, not once per row ([`Pager::checked_form`]).
+fn record(
+    pool: &mut Pager,
+    f: FrameId,
+    key: u64,
+    rid: RecordId,
+) -> Result<(u64, u64), EngineError> {
+    let (page, buf) = pool.checked_form(f, |b| check_page(b, rid.page))?;
+    let (k, id) = page.record(buf, rid.page, rid.slot)?;
     if k != key {
         return Err(EngineError::corrupt(
             Structure::HeapPage,

@@ -6,7 +6,7 @@
 use blockdev::{BlockDevice, FileDevice, FileOptions};
 use engine::heap::load;
 use engine::scan::{range_scan, ScanMode};
-use engine::Pager;
+use engine::{Fault, Pager, Structure};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -137,5 +137,70 @@ fn a_corrupt_page_mid_scan_is_named_and_the_reads_ahead_are_drained() {
     pool.clear().unwrap();
     let e = range_scan(&mut pool, &db, 0, u64::MAX, ScanMode::Batched(16)).unwrap_err();
     assert!(matches!(e, engine::EngineError::Corrupt(_)), "{e:?}");
+    assert_eq!((pool.pinned_count(), pool.windows_ahead()), (0, 0));
+}
+
+/// A page is checked once per read of it, not once per use: the check runs at the image's
+/// first use, not again on later uses or hits; it runs again once the image is rewritten or
+/// read anew; a failed check is kept nowhere (every use fails).
+#[test]
+fn a_page_is_checked_once_per_read_and_again_after_its_image_changes() {
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let mut pool = file_pool(dir.path(), 100);
+    load(&mut pool, 2_000, 64, 9).unwrap();
+    pool.clear().unwrap();
+    let checks = std::cell::Cell::new(0);
+    let use_page = |pool: &mut Pager, f| {
+        let (form, _) = pool
+            .checked_form(f, |b| {
+                checks.set(checks.get() + 1);
+                engine::heap::check_page(b, 3)
+            })
+            .unwrap();
+        *form
+    };
+    let f = pool.fetch(3).unwrap();
+    let form = use_page(&mut pool, f);
+    assert_eq!(use_page(&mut pool, f), form);
+    pool.unpin(f);
+    let f = pool.fetch(3).unwrap();
+    use_page(&mut pool, f);
+    assert_eq!(checks.get(), 1, "checked at the first use only");
+    pool.data_mut(f)[0] ^= 0; // rewritten in place (the same bytes): checked anew
+    use_page(&mut pool, f);
+    assert_eq!(checks.get(), 2);
+    pool.unpin(f);
+    pool.clear().unwrap();
+    let f = pool.fetch(3).unwrap();
+    use_page(&mut pool, f);
+    assert_eq!(checks.get(), 3, "a page read anew is checked anew");
+    for _ in 0..2 {
+        let refused = engine::EngineError::corrupt(Structure::HeapPage, 3, Fault::Blank);
+        let e = pool.checked_form(f, |_| Err::<u8, _>(refused));
+        assert!(e.is_err(), "a failed check is not kept");
+    }
+    pool.unpin(f);
+}
+
+/// Checksums stay real: a cached, already checked heap page whose image is damaged in place
+/// fails the next scan that reads it, and the error names that page.
+#[test]
+fn a_page_damaged_after_its_check_is_named_by_the_next_scan() {
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let mut pool = file_pool(dir.path(), 4000);
+    let db = load(&mut pool, 20_000, 64, 9).unwrap();
+    pool.clear().unwrap();
+    let all = range_scan(&mut pool, &db, 0, u64::MAX, ScanMode::Batched(16)).unwrap();
+    assert_eq!(all.len(), 20_000);
+    let bad = db.heap_pages / 2;
+    assert!(pool.contains(bad), "the whole heap is cached");
+    let f = pool.fetch(bad).unwrap();
+    pool.data_mut(f)[engine::page::HEADER_BYTES + 100] ^= 0xff;
+    pool.unpin(f);
+    let e = range_scan(&mut pool, &db, 0, u64::MAX, ScanMode::Batched(16)).unwrap_err();
+    match e {
+        engine::EngineError::Corrupt(c) => assert_eq!(c.page, Some(bad), "{c:?}"),
+        e => panic!("{e:?}"),
+    }
     assert_eq!((pool.pinned_count(), pool.windows_ahead()), (0, 0));
 }

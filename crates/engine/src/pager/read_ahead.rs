@@ -12,6 +12,10 @@
 //! Without a stream (a simulated device) or with a flash extension, `fetch_ahead` reads the
 //! window at once ([`Pager::fetch_many_queued`]).
 //!
+//! A page read is checked once, not once per use: [`Pager::checked_form`] keeps the result
+//! of a caller's check (a heap page's seal and record count) as the frame's decoded form,
+//! which the frame drops whenever its image changes or leaves (rewritten, evicted, reused).
+//!
 //! Invariants: `reading` lists exactly the frames whose reads are started and not finished,
 //! in ticket order; after an error no window remains, every frame of a failed read is freed
 //! and unmapped, and every other pin a window took is released.
@@ -19,7 +23,9 @@
 use super::{FrameId, Pager};
 use crate::error::EngineError;
 use blockdev::PageBuf;
+use std::any::Any;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 /// The windows started and not yet handed back.
 #[derive(Default)]
@@ -121,6 +127,27 @@ impl Pager {
                 s.read_poll();
             }
         }
+    }
+
+    /// Pinned frame `f`'s image with what `check` found in it: `check` runs on the image's
+    /// first use only; its result is kept as the frame's decoded form until the image changes
+    /// or leaves, so a page read is checked (its crc computed) once, however many rows are
+    /// read from it. A failed check keeps nothing (every use fails the same way).
+    pub fn checked_form<T: Any>(
+        &mut self,
+        f: FrameId,
+        check: impl FnOnce(&[u8]) -> Result<T, EngineError>,
+    ) -> Result<(&T, &[u8]), EngineError> {
+        let fr = &mut self.frames.slots[f];
+        assert!(fr.pins > 0, "frame {f} read while unpinned");
+        assert!(fr.image, "frame {f} (key {}) holds no page image", fr.key);
+        if !fr.decoded.as_deref().is_some_and(|d| d.is::<T>()) {
+            let form = check(&fr.data)?;
+            fr.decoded = Some(Rc::new(form));
+        }
+        let fr = &self.frames.slots[f];
+        let form = fr.decoded.as_deref().and_then(|d| d.downcast_ref::<T>());
+        Ok((form.expect("the form checked above"), &fr.data))
     }
 
     /// Windows started and not yet handed back.
