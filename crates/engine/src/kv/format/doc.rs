@@ -353,15 +353,7 @@ fn gather<'a>(
         .ok_or(truncated(Structure::Document, 0, ptr.len as u64, 0))?;
     let start = ptr.offset as usize;
     let len = ptr.len as usize;
-    if start < DATA_PAGE_HEAD_BYTES || start >= first.len() {
-        return Err(field_at(
-            Structure::DocPointer,
-            "offset",
-            0,
-            format!("{DATA_PAGE_HEAD_BYTES}..{}", first.len()),
-            start.to_string(),
-        ));
-    }
+    check_doc_offset(first, start)?;
     if start + len <= first.len() {
         let one = &first[start..start + len];
         return checked_len(Document::decode_checked(one, verify_crc), len, start);
@@ -374,6 +366,20 @@ fn gather<'a>(
         g.take(page, scratch)?;
     }
     g.document(scratch, verify_crc)
+}
+
+/// A document's offset must lie in its first page's payload, past the data page head.
+fn check_doc_offset(first: &[u8], start: usize) -> Result<(), Corruption> {
+    if start < DATA_PAGE_HEAD_BYTES || start >= first.len() {
+        return Err(field_at(
+            Structure::DocPointer,
+            "offset",
+            0,
+            format!("{DATA_PAGE_HEAD_BYTES}..{}", first.len()),
+            start.to_string(),
+        ));
+    }
+    Ok(())
 }
 
 /// A document spanning pages, gathered one page at a time into a caller's buffer (the first
@@ -395,15 +401,7 @@ impl DocGather {
     /// document's offset go to `buf` (cleared first).
     pub fn start(first: &[u8], ptr: DocPtr, buf: &mut Vec<u8>) -> Result<DocGather, Corruption> {
         let (start, len) = (ptr.offset as usize, ptr.len as usize);
-        if start < DATA_PAGE_HEAD_BYTES || start >= first.len() {
-            return Err(field_at(
-                Structure::DocPointer,
-                "offset",
-                0,
-                format!("{DATA_PAGE_HEAD_BYTES}..{}", first.len()),
-                start.to_string(),
-            ));
-        }
+        check_doc_offset(first, start)?;
         buf.clear();
         buf.extend_from_slice(&first[start..first.len().min(start.saturating_add(len))]);
         assert!(buf.len() <= len, "gathered no more than the document");
