@@ -17,6 +17,6 @@ mod store;
 pub use format::NodeLayout;
 pub use policy::streams::{DataType, NamedPolicy};
 pub use store::{
-    Choice, CompactionMode, CompactionPolicy, Damage, Options, PageUse, Scan, Space, StaleShare,
-    Store, StoreStat, WriteBatch, WritePath, WAL_FLUSH_DOCS_DEFAULT,
+    Choice, CompactionMode, CompactionPolicy, Damage, Options, PageUse, RetiredHeaders, Scan,
+    Space, StaleShare, Store, StoreStat, WriteBatch, WritePath, WAL_FLUSH_DOCS_DEFAULT,
 };

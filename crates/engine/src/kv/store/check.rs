@@ -43,6 +43,7 @@ impl Store {
             self.check_node(r, None, None, &mut damage, &mut keys, &mut data_pages)?;
         }
         self.check_wal(&mut damage, &mut data_pages);
+        self.check_held(&mut damage)?;
         for p in data_pages {
             match self.raw(p, PageKind::KvData, "data") {
                 Ok(c) => {

@@ -187,6 +187,10 @@ impl Store {
         self.write_header_page(hp, &h, flushed)?;
         self.publish_superblock(seq, hp)?;
         self.wal_retire_header(self.header_page, flushed);
+        if kind.pass_done {
+            // The new generation's header is durable: the old one's held headers die with it.
+            self.release_held_headers();
+        }
         self.header_page = hp;
         self.commit_seq = seq;
         let freed = self.alloc.commit_done();

@@ -29,6 +29,7 @@ use std::rc::Rc;
 mod check;
 mod commit;
 mod compaction;
+mod held;
 mod pages;
 mod recover;
 mod scan;
@@ -39,6 +40,7 @@ mod whole_file;
 
 use commit::CommitKind;
 pub use compaction::{Choice, CompactionPolicy, PageUse, Space, StaleShare};
+pub use held::RetiredHeaders;
 use pages::{Cached, NodeRef};
 pub use scan::Scan;
 pub use wal::{WritePath, WAL_FLUSH_DOCS_DEFAULT};
@@ -98,6 +100,11 @@ pub struct Options {
     /// fuller leaves mean fewer of them for the next flush of random keys to rewrite.
     /// ForestDB's mode uses it.
     pub refill_leaves: bool,
+    /// What happens to a retired DB header page: held in the file until the compaction pass
+    /// that ends its generation, then trimmed with it (ForestDB's: headers are appended and
+    /// die with their file), or reused by the allocator at the next commit. Default `auto`:
+    /// held on path `wal`, reused on `cow`.
+    pub retired_headers: RetiredHeaders,
     /// Make an empty store on a blank device (false: a blank device is an error, and opening
     /// writes nothing — for `check`, `stat`).
     pub create: bool,
@@ -122,6 +129,7 @@ impl Default for Options {
             next_fit: false,
             node_layout: NodeLayout::Plain,
             refill_leaves: false,
+            retired_headers: RetiredHeaders::Auto,
             create: true,
         }
     }
@@ -183,6 +191,9 @@ pub struct StoreStat {
     pub wal_entries: u64,
     pub wal_tombstones: u64,
     pub wal_live_bytes: u64,
+    /// Retired header pages held until their generation's compaction
+    /// (`Options::retired_headers`).
+    pub held_header_pages: u64,
 }
 
 /// One problem `check` found.
@@ -230,6 +241,9 @@ pub struct Store {
     wal_force: bool,
     /// The next commit is a whole-file compaction (every live document rewritten).
     whole_file_pass: bool,
+    /// Retired header pages held until the compaction pass that ends their generation
+    /// (`Options::retired_headers`; each holds one reference).
+    held_headers: Vec<u64>,
 }
 
 impl Store {
@@ -332,6 +346,7 @@ impl Store {
             wal: wal::Wal::default(),
             wal_force: false,
             whole_file_pass: false,
+            held_headers: Vec::new(),
             policy: Box::new(StaleShare::new(
                 opts.compact_threshold,
                 opts.compact_min_bytes,
@@ -499,8 +514,9 @@ impl Store {
         in_use.data = self.alloc.data_pages();
         in_use.index = in_use.index.saturating_sub(in_use.data);
         if self.header_page != NO_PAGE {
-            in_use.header = 1;
-            in_use.index = in_use.index.saturating_sub(1);
+            // The newest header, the WAL chain's and the held ones.
+            in_use.header = 1 + self.wal_headers().len() as u64 + self.held_header_pages();
+            in_use.index = in_use.index.saturating_sub(in_use.header);
         }
         assert!(
             in_use.data + in_use.index + in_use.header <= self.alloc.end(),
@@ -524,6 +540,7 @@ impl Store {
             wal_entries: self.wal_entries(),
             wal_tombstones: self.wal_tombstones(),
             wal_live_bytes: self.wal_live_bytes(),
+            held_header_pages: self.held_header_pages(),
         }
     }
 

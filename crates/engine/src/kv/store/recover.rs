@@ -92,6 +92,7 @@ impl Store {
                         self.ref_tree(r, None)?;
                     }
                     self.wal_replay()?;
+                    self.hold_generation_headers()?;
                     self.alloc.rebuild_free();
                     assert!(
                         self.alloc.refs(self.header_page) >= 1,

@@ -199,7 +199,7 @@ impl Store {
             self.alloc.drop_ref(d.page, d.pages(self.payload));
         }
         for h in wal.headers {
-            self.alloc.drop_ref(h, 1);
+            self.retire_header_page(h);
         }
         let ops: Vec<(Vec<u8>, Option<DocPtr>)> = ops.into_iter().collect();
         self.apply_tree(&ops)?;
@@ -238,8 +238,13 @@ impl Store {
         if self.wal_on() && !flushed {
             self.wal.headers.push(old);
         } else {
-            self.alloc.drop_ref(old, 1);
+            self.retire_header_page(old);
         }
+    }
+
+    /// Header pages the WAL chain reaches (the commits since the last flush but the newest).
+    pub(super) fn wal_headers(&self) -> &[u64] {
+        &self.wal.headers
     }
 
     /// Commit what is pending and flush the WAL into the index in the same commit (ForestDB's

@@ -45,7 +45,9 @@ use crate::papers;
 use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Steps, Table};
 use anyhow::{Context, Result};
 use blockdev::{BlockDevice, MemDevice, Partition, SharedDevice, SimDevice};
-use engine::kv::{CompactionMode, NodeLayout, Options, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT};
+use engine::kv::{
+    CompactionMode, NodeLayout, Options, RetiredHeaders, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT,
+};
 use policy::streams::{
     ClassStreams, DataType, DeathRecorder, LifetimeReport, NamedPolicy, OracleStreams, StreamMap,
     StreamMapError,
@@ -155,6 +157,11 @@ pub struct Plan {
     pub node_layout: NodeLayout,
     /// The leaves a WAL flush rewrites side by side cut again as one filled run (default on).
     pub refill_leaves: bool,
+    /// Retired DB header pages held in their file until the whole-file compaction that ends
+    /// their generation, then trimmed with it (ForestDB never overwrites a header: it dies
+    /// with its file; default), or given back to the store's allocator untrimmed at the next
+    /// commit (the file then writes the page again itself one lap later: `reuse`).
+    pub retired_headers: RetiredHeaders,
     /// Where the SSD pools its free blocks and open blocks (`None`: as the preset sized to
     /// the capacity decides: per die where the spare area holds a reserve and every stream's
     /// open blocks on each die, else one pool for the device). Default: one pool for the
@@ -192,6 +199,7 @@ impl Plan {
             fs_free_space: true,
             node_layout: NodeLayout::Packed,
             refill_leaves: true,
+            retired_headers: RetiredHeaders::Hold,
             gc_pool: Some(GC_POOL),
         }
     }
@@ -226,6 +234,7 @@ impl Plan {
             "gc_pool": self.gc_pool.map(|p| format!("{p:?}")),
             "node_layout": self.node_layout.name(),
             "refill_leaves": self.refill_leaves,
+            "retired_headers": self.retired_headers.name(),
         })
     }
 }
@@ -421,6 +430,7 @@ fn store_options(plan: &Plan, file_pages: u64, keys_per_file: u64) -> Options {
         next_fit: plan.next_fit,
         node_layout: plan.node_layout,
         refill_leaves: plan.refill_leaves,
+        retired_headers: plan.retired_headers,
         ..Options::default()
     }
 }
