@@ -1,10 +1,13 @@
 //! Probes of `reproduce multistream` (minutes of CPU; a measurement, not a test): where the
 //! SSD pools its free and open blocks, per die or for the device, with P5's four policies at
 //! paper scale (`pool`), file-system chunks per DB file (`chunks`, at the scale given second), and where
-//! the file system places a file's chunks (`goal`, at the scale given second: quick|paper).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]]`.
+//! the file system places a file's chunks (`goal`, at the scale given second: quick|paper),
+//! and what the store does with retired DB headers and how it estimates the stale share
+//! (`headers`, at the scale given second).
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]]`.
 
 use blockdev::ChunkGoal;
+use engine::kv::{RetiredHeaders, StaleEstimate};
 use lab::papers::p5_multistream::{run_with, MapSpec, MultistreamRow, Plan};
 use lab::report::Scale;
 use lab::ReproduceOptions;
@@ -20,12 +23,13 @@ fn main() {
         Some("pool") => gc_pool_per_die_against_one_pool_at_paper_scale(),
         Some("chunks") => chunks_per_file(scale),
         Some("goal") => chunk_goals(scale),
+        Some("headers") => headers_and_stale_estimate(scale),
         None => {
             gc_pool_per_die_against_one_pool_at_paper_scale();
             chunks_per_file(Scale::Quick);
         }
         Some(other) => {
-            eprintln!("multistream_probe: unknown probe {other:?}; use `pool`, `chunks` or `goal`");
+            eprintln!("multistream_probe: unknown probe {other:?}; use `pool`, `chunks`, `goal` or `headers`");
             std::process::exit(2);
         }
     }
@@ -61,6 +65,28 @@ fn chunk_goals(scale: Scale) {
         plan.fs_free_space = free;
         let probe = format!("goal {} free space {free} {scale:?}", goal.name());
         run_and_print(&opts, &plan, &probe);
+    }
+}
+
+/// Retired headers reused or held to their generation's compaction, by each stale estimate.
+fn headers_and_stale_estimate(scale: Scale) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    for retired in [RetiredHeaders::Reuse, RetiredHeaders::Hold] {
+        for estimate in StaleEstimate::ALL {
+            let mut plan = four_policies(&opts);
+            plan.retired_headers = retired;
+            plan.stale_estimate = estimate;
+            let probe = format!(
+                "headers {} estimate {} {scale:?}",
+                retired.name(),
+                estimate.name()
+            );
+            run_and_print(&opts, &plan, &probe);
+        }
     }
 }
 

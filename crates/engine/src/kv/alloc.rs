@@ -27,6 +27,8 @@ pub struct Alloc {
     capacity: u64,
     released: Vec<u64>,
     data_pages: u64,
+    /// Pages referenced now (of every kind).
+    pages_in_use: u64,
     /// Next fit (an append-only log that wraps, ForestDB's file): allocate from here on.
     /// `None`: first fit.
     cursor: Option<u64>,
@@ -45,6 +47,7 @@ impl Alloc {
             capacity,
             released: Vec::new(),
             data_pages: 0,
+            pages_in_use: 0,
             cursor: None,
         }
         .checked()
@@ -99,6 +102,10 @@ impl Alloc {
     /// Data pages referenced now.
     pub fn data_pages(&self) -> u64 {
         self.data_pages
+    }
+    /// Pages referenced now, of every kind (data, index, headers).
+    pub fn pages_in_use(&self) -> u64 {
+        self.pages_in_use
     }
     /// Pages an allocation can take now (free extents and the room above the mark).
     pub fn free_pages(&self) -> u64 {
@@ -264,13 +271,14 @@ impl Alloc {
             }
             if *r == 0 {
                 self.data[p as usize] = data;
+                self.pages_in_use += 1;
             }
             assert!(*r < u32::MAX, "reference count of page {p} overflows");
             *r += 1;
         }
         assert!(
-            self.data_pages <= self.capacity,
-            "more data pages than pages"
+            self.data_pages <= self.pages_in_use && self.pages_in_use <= self.capacity,
+            "more data pages than pages in use, or than pages"
         );
     }
 
@@ -285,6 +293,8 @@ impl Alloc {
             }
             *r -= 1;
             if *r == 0 {
+                assert!(self.pages_in_use > 0, "page {p} released, none in use");
+                self.pages_in_use -= 1;
                 if self.data[p as usize] {
                     assert!(self.data_pages > 0, "data page {p} released, none counted");
                     self.data_pages -= 1;
@@ -389,6 +399,8 @@ impl Alloc {
             *lengths.entry(n).or_insert(0u64) += 1;
         }
         assert_eq!(lengths, self.lengths);
+        let in_use = self.refs.iter().filter(|&&r| r > 0).count() as u64;
+        assert_eq!(self.pages_in_use, in_use, "pages in use");
     }
 }
 

@@ -18,5 +18,6 @@ pub use format::NodeLayout;
 pub use policy::streams::{DataType, NamedPolicy};
 pub use store::{
     Choice, CompactionMode, CompactionPolicy, Damage, Options, PageUse, RetiredHeaders, Scan,
-    Space, StaleShare, Store, StoreStat, WriteBatch, WritePath, WAL_FLUSH_DOCS_DEFAULT,
+    Space, StaleEstimate, StaleShare, Store, StoreStat, WriteBatch, WritePath,
+    WAL_FLUSH_DOCS_DEFAULT,
 };

@@ -17,6 +17,7 @@ impl Store {
     pub(super) fn commit_with_batch(&mut self) -> Result<u64, EngineError> {
         let ops: Vec<PendingOp> = std::mem::take(&mut self.pending).into_iter().collect();
         let before = self.commit_seq;
+        self.commit_start_pages = self.log_pages_written();
         let r = self.commit_ops_and_batch(ops);
         if r.is_err() {
             self.broken = true;
@@ -190,6 +191,8 @@ impl Store {
         if kind.pass_done {
             // The new generation's header is durable: the old one's held headers die with it.
             self.release_held_headers();
+            // The new generation's file holds what this commit wrote.
+            self.generation_start_pages = self.commit_start_pages;
         }
         self.header_page = hp;
         self.commit_seq = seq;

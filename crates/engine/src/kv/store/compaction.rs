@@ -11,7 +11,7 @@
 //! copies included) are left alone, so a pass ends even under endless updates.
 
 use super::Cached;
-use super::{CommitKind, PendingOp, Store};
+use super::{CommitKind, PendingOp, StaleEstimate, Store};
 use crate::error::EngineError;
 use crate::kv::alloc::FIRST_LOG_PAGE;
 use crate::kv::format::{self, data_page_docs, DocPtr};
@@ -126,9 +126,13 @@ impl Store {
             self.alloc.free_pages() <= self.alloc.capacity(),
             "free pages are pages"
         );
+        let (live_bytes, stale_bytes) = match self.opts.stale_estimate {
+            StaleEstimate::DataPages => (self.stats.live_bytes, self.stale_bytes()),
+            StaleEstimate::FileSize => self.file_size_estimate(),
+        };
         Space {
-            live_bytes: self.stats.live_bytes,
-            stale_bytes: self.stale_bytes(),
+            live_bytes,
+            stale_bytes,
             free_pages: self.alloc.free_pages(),
             capacity_pages: self.alloc.capacity(),
         }

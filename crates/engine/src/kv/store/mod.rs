@@ -29,6 +29,7 @@ use std::rc::Rc;
 mod check;
 mod commit;
 mod compaction;
+mod estimate;
 mod held;
 mod pages;
 mod recover;
@@ -40,6 +41,7 @@ mod whole_file;
 
 use commit::CommitKind;
 pub use compaction::{Choice, CompactionPolicy, PageUse, Space, StaleShare};
+pub use estimate::StaleEstimate;
 pub use held::RetiredHeaders;
 use pages::{Cached, NodeRef};
 pub use scan::Scan;
@@ -105,6 +107,11 @@ pub struct Options {
     /// die with their file), or reused by the allocator at the next commit. Default `auto`:
     /// held on path `wal`, reused on `cow`.
     pub retired_headers: RetiredHeaders,
+    /// How the stale share `compact_threshold` is compared with is estimated: document bytes
+    /// on the data pages in use (ours, the default), or ForestDB's file size less its active
+    /// data (every page written since the generation began counts; `estimate.rs` cites the
+    /// source).
+    pub stale_estimate: StaleEstimate,
     /// Make an empty store on a blank device (false: a blank device is an error, and opening
     /// writes nothing — for `check`, `stat`).
     pub create: bool,
@@ -130,6 +137,7 @@ impl Default for Options {
             node_layout: NodeLayout::Plain,
             refill_leaves: false,
             retired_headers: RetiredHeaders::Auto,
+            stale_estimate: StaleEstimate::DataPages,
             create: true,
         }
     }
@@ -244,6 +252,12 @@ pub struct Store {
     /// Retired header pages held until the compaction pass that ends their generation
     /// (`Options::retired_headers`; each holds one reference).
     held_headers: Vec<u64>,
+    /// Header, index and data pages written before the current generation began
+    /// (`Options::stale_estimate = FileSize`: the generation's file size is what was written
+    /// since).
+    generation_start_pages: u64,
+    /// The same count when the commit being built began.
+    commit_start_pages: u64,
 }
 
 impl Store {
@@ -347,12 +361,15 @@ impl Store {
             wal_force: false,
             whole_file_pass: false,
             held_headers: Vec::new(),
+            generation_start_pages: 0,
+            commit_start_pages: 0,
             policy: Box::new(StaleShare::new(
                 opts.compact_threshold,
                 opts.compact_min_bytes,
             )),
         };
         s.recover()?;
+        s.start_generation_at_open();
         s.wal_next_fit();
         s.fit_cache();
         assert!(s.alloc.end() <= capacity, "the log ends inside the device");

@@ -46,7 +46,8 @@ use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Step
 use anyhow::{Context, Result};
 use blockdev::{BlockDevice, MemDevice, Partition, SharedDevice, SimDevice};
 use engine::kv::{
-    CompactionMode, NodeLayout, Options, RetiredHeaders, Store, WritePath, WAL_FLUSH_DOCS_DEFAULT,
+    CompactionMode, NodeLayout, Options, RetiredHeaders, StaleEstimate, Store, WritePath,
+    WAL_FLUSH_DOCS_DEFAULT,
 };
 use policy::streams::{
     ClassStreams, DataType, DeathRecorder, LifetimeReport, NamedPolicy, OracleStreams, StreamMap,
@@ -162,6 +163,11 @@ pub struct Plan {
     /// with its file; default), or given back to the store's allocator untrimmed at the next
     /// commit (the file then writes the page again itself one lap later: `reuse`).
     pub retired_headers: RetiredHeaders,
+    /// The stale share that starts a compaction, estimated as ForestDB's auto-compaction does
+    /// (file size less the active data: every page written since the generation began, stale
+    /// index nodes and headers too; `engine::kv::StaleEstimate` cites the source) or as ours
+    /// (stale document bytes on the data pages in use).
+    pub stale_estimate: StaleEstimate,
     /// Where the SSD pools its free blocks and open blocks (`None`: as the preset sized to
     /// the capacity decides: per die where the spare area holds a reserve and every stream's
     /// open blocks on each die, else one pool for the device). Default: one pool for the
@@ -200,6 +206,7 @@ impl Plan {
             node_layout: NodeLayout::Packed,
             refill_leaves: true,
             retired_headers: RetiredHeaders::Hold,
+            stale_estimate: StaleEstimate::DataPages,
             gc_pool: Some(GC_POOL),
         }
     }
@@ -235,6 +242,7 @@ impl Plan {
             "node_layout": self.node_layout.name(),
             "refill_leaves": self.refill_leaves,
             "retired_headers": self.retired_headers.name(),
+            "stale_estimate": self.stale_estimate.name(),
         })
     }
 }
@@ -431,6 +439,7 @@ fn store_options(plan: &Plan, file_pages: u64, keys_per_file: u64) -> Options {
         node_layout: plan.node_layout,
         refill_leaves: plan.refill_leaves,
         retired_headers: plan.retired_headers,
+        stale_estimate: plan.stale_estimate,
         ..Options::default()
     }
 }
