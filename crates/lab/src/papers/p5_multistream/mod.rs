@@ -206,7 +206,7 @@ impl Plan {
             node_layout: NodeLayout::Packed,
             refill_leaves: true,
             retired_headers: RetiredHeaders::Hold,
-            stale_estimate: StaleEstimate::DataPages,
+            stale_estimate: StaleEstimate::FileSize,
             gc_pool: Some(GC_POOL),
         }
     }
@@ -875,6 +875,7 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
             .map(|d| (d.data_type, d.mean_lifetime_writes))
             .collect();
         report.notes.push(release::note(&released, &life));
+        report.notes.extend(release::order_note(&released, &life));
         config_release(&mut report.config, &released);
     }
     report.series = series(&runs, plan, lifetimes.as_ref());
