@@ -205,35 +205,58 @@ fn round(
     let qd50_before = rig.fio(PAPER_BATCH, batched_s)?;
     let batched = rig.scan(&mut pool, ScanMode::Batched(PAPER_BATCH))?;
     let mut dev = pool.into_device();
-    let ios = batched.pages_read;
-    let flashlab_iops_qd50 = queued_iops(dev.as_mut(), rig.db.heap_pages, ios, &mut rig.rng)?;
+    let (heap, ios) = (rig.db.heap_pages, batched.pages_read);
+    let flashlab_iops_qd50 = queued_iops(dev.as_mut(), heap, ios, &mut rig.rng)?;
     let pool = Pager::new(dev, rig.frames);
     let qd50_after = rig.fio(PAPER_BATCH, batched.seconds)?;
-    let fio_iops_qd1 = (qd1_before + qd1_after) / 2.0;
-    let fio_iops_qd50 = (qd50_before + qd50_after) / 2.0;
-    let speedup = sync.seconds / batched.seconds.max(1e-12);
-    let fio_ratio = fio_iops_qd50 / fio_iops_qd1.max(1e-12);
-    let pair = FioPair {
-        sync_seconds: sync.seconds,
-        batched_seconds: batched.seconds,
-        speedup,
-        fio_iops_qd1,
-        fio_iops_qd50,
-        fio_iops_qd1_before: qd1_before,
-        fio_iops_qd1_after: qd1_after,
-        fio_iops_qd50_before: qd50_before,
-        fio_iops_qd50_after: qd50_after,
-        fio_ratio,
-        share_of_fio: speedup / fio_ratio.max(1e-12),
-        sync_over_fio_qd1: sync.pages_read as f64
-            / sync.seconds.max(1e-12)
-            / fio_iops_qd1.max(1e-12),
-        batched_over_fio_qd50: ios as f64 / batched.seconds.max(1e-12) / fio_iops_qd50.max(1e-12),
-        flashlab_iops_qd50,
-        flashlab_over_fio_qd50: flashlab_iops_qd50 / fio_iops_qd50.max(1e-12),
-        load_avg_1min,
+    let fio = Bracketed {
+        qd1: (qd1_before, qd1_after),
+        qd50: (qd50_before, qd50_after),
     };
+    let pair = FioPair::of(&sync, &batched, fio, flashlab_iops_qd50, load_avg_1min);
     Ok((pool, pair))
+}
+
+/// fio's IOPS (before, after) around each phase of a round.
+#[derive(Clone, Copy, Debug)]
+struct Bracketed {
+    qd1: (f64, f64),
+    qd50: (f64, f64),
+}
+
+impl FioPair {
+    /// A round's figures: each scan set against the mean of the fio runs around it.
+    fn of(
+        sync: &super::Query,
+        batched: &super::Query,
+        fio: Bracketed,
+        flashlab_iops_qd50: f64,
+        load_avg_1min: f64,
+    ) -> FioPair {
+        let fio_iops_qd1 = (fio.qd1.0 + fio.qd1.1) / 2.0;
+        let fio_iops_qd50 = (fio.qd50.0 + fio.qd50.1) / 2.0;
+        let speedup = sync.seconds / batched.seconds.max(1e-12);
+        let fio_ratio = fio_iops_qd50 / fio_iops_qd1.max(1e-12);
+        let pages_per_s = |q: &super::Query| q.pages_read as f64 / q.seconds.max(1e-12);
+        FioPair {
+            sync_seconds: sync.seconds,
+            batched_seconds: batched.seconds,
+            speedup,
+            fio_iops_qd1,
+            fio_iops_qd50,
+            fio_iops_qd1_before: fio.qd1.0,
+            fio_iops_qd1_after: fio.qd1.1,
+            fio_iops_qd50_before: fio.qd50.0,
+            fio_iops_qd50_after: fio.qd50.1,
+            fio_ratio,
+            share_of_fio: speedup / fio_ratio.max(1e-12),
+            sync_over_fio_qd1: pages_per_s(sync) / fio_iops_qd1.max(1e-12),
+            batched_over_fio_qd50: pages_per_s(batched) / fio_iops_qd50.max(1e-12),
+            flashlab_iops_qd50,
+            flashlab_over_fio_qd50: flashlab_iops_qd50 / fio_iops_qd50.max(1e-12),
+            load_avg_1min,
+        }
+    }
 }
 
 /// IOPS of `ios` random heap-page reads kept 50 in flight on `dev`.
@@ -346,6 +369,35 @@ pub fn table(pairs: &[FioPair]) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each scan is set against the mean of the fio runs before and after it; the share is
+    /// the speedup over fio's ratio of those means.
+    #[test]
+    fn a_round_sets_each_scan_against_the_mean_of_the_fio_runs_around_it() {
+        let q = |mode, seconds, pages_read| super::super::Query {
+            device: DeviceKind::File,
+            mode,
+            selectivity: 0.2,
+            seconds,
+            rows: 0,
+            pages_read,
+        };
+        let sync = q(ScanMode::Sync, 2.0, 20_000);
+        let batched = q(ScanMode::Batched(PAPER_BATCH), 0.5, 20_000);
+        let fio = Bracketed {
+            qd1: (8_000.0, 12_000.0),
+            qd50: (30_000.0, 50_000.0),
+        };
+        let p = FioPair::of(&sync, &batched, fio, 44_000.0, 3.0);
+        assert_eq!((p.fio_iops_qd1, p.fio_iops_qd50), (10_000.0, 40_000.0));
+        assert_eq!((p.speedup, p.fio_ratio, p.share_of_fio), (4.0, 4.0, 1.0));
+        assert_eq!((p.sync_over_fio_qd1, p.batched_over_fio_qd50), (1.0, 1.0));
+        assert_eq!(p.flashlab_over_fio_qd50, 1.1);
+        assert_eq!(
+            (p.fio_iops_qd1_before, p.fio_iops_qd50_after),
+            (8_000.0, 50_000.0)
+        );
+    }
 
     #[test]
     fn spread_gives_median_and_range_and_fio_runs_as_long_as_the_scan() {
