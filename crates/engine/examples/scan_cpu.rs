@@ -23,6 +23,26 @@ fn cpu_us() -> f64 {
         / 1e3
 }
 
+/// Reads completed and milliseconds spent reading, summed over the machine's disks
+/// (`/proc/diskstats`; zeros where there is none): their quotient is the mean time a read spent
+/// in the device's queue and service, which grows with the reads in flight there.
+fn disk_reads() -> (f64, f64) {
+    let s = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+    s.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let whole =
+                f.get(2)?.starts_with("vd") && !f[2].ends_with(|c: char| c.is_ascii_digit());
+            whole.then(|| {
+                Some((
+                    f.get(3)?.parse::<f64>().ok()?,
+                    f.get(6)?.parse::<f64>().ok()?,
+                ))
+            })?
+        })
+        .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let dir = std::path::PathBuf::from(args.next().ok_or("usage: scan_cpu DIR [ROUNDS]")?);
@@ -46,15 +66,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             cpu_us(),
             Instant::now(),
         );
+        let d0 = disk_reads();
         range_scan(&mut pool, &db, lo, hi, ScanMode::Batched(50))?;
+        let d1 = disk_reads();
+        let (dr, dms) = (d1.0 - d0.0, d1.1 - d0.1);
         let pages = (pool.stats().misses - m0) as f64;
         let (cpu, wall) = (cpu_us() - c0, w0.elapsed().as_secs_f64() * 1e6);
         let in_reads_us = (pool.stats().read_ns - r0) as f64 / 1e3;
         println!(
-            "scan  {pages:6} pages  wall {:5.1} us/page  cpu {:5.2} us/page  in reads {:4.1} % of wall",
+            "scan  {pages:6} pages  wall {:5.1} us/page  cpu {:5.2} us/page  in reads {:4.1} % of wall  disk {:.3} ms/read  in flight {:.1}",
             wall / pages,
             cpu / pages,
-            100.0 * in_reads_us / wall
+            100.0 * in_reads_us / wall,
+            dms / dr.max(1.0),
+            dms * 1e3 / wall
         );
         if scans_only {
             continue;
@@ -68,12 +93,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             x % heap
         });
         let (c0, w0) = (cpu_us(), Instant::now());
+        let d0 = disk_reads();
         dev.read_queued(&mut it, 50)?;
+        let d1 = disk_reads();
+        let (dr, dms) = (d1.0 - d0.0, d1.1 - d0.1);
         let (cpu, wall) = (cpu_us() - c0, w0.elapsed().as_secs_f64() * 1e6);
         println!(
-            "queue {pages:6} pages  wall {:5.1} us/page  cpu {:5.2} us/page",
+            "queue {pages:6} pages  wall {:5.1} us/page  cpu {:5.2} us/page                      disk {:.3} ms/read  in flight {:.1}",
             wall / pages,
-            cpu / pages
+            cpu / pages,
+            dms / dr.max(1.0),
+            dms * 1e3 / wall
         );
         pool = Pager::new(dev, 320_000_000 / 64 / PB);
     }

@@ -55,16 +55,16 @@ pub fn measure(file: &Path, page_bytes: usize, span_bytes: u64, depth: usize) ->
     })
 }
 
-/// fio's IOPS of one run of `seconds` at QD `qd` (random `page_bytes` reads over the first
-/// `span_bytes` of `file`), or why there is none.
+/// fio's IOPS of one run of `ms` milliseconds at QD `qd` (random `page_bytes` reads over the
+/// first `span_bytes` of `file`), or why there is none.
 pub fn iops(
     file: &Path,
     page_bytes: usize,
     span_bytes: u64,
     qd: usize,
-    seconds: u32,
+    ms: u32,
 ) -> Result<f64, FioOutcome> {
-    let (ios, s) = run_for(file, page_bytes, span_bytes, qd, seconds.max(1))?;
+    let (ios, s) = run_for(file, page_bytes, span_bytes, qd, ms.max(1))?;
     Ok(ios as f64 / s.max(1e-9))
 }
 
@@ -75,16 +75,16 @@ fn run(
     span_bytes: u64,
     qd: usize,
 ) -> Result<(u64, f64), FioOutcome> {
-    run_for(file, page_bytes, span_bytes, qd, RUN_SECONDS)
+    run_for(file, page_bytes, span_bytes, qd, RUN_SECONDS * 1000)
 }
 
-/// One fio run of `seconds`: (reads, seconds).
+/// One fio run of `ms` milliseconds: (reads, seconds).
 fn run_for(
     file: &Path,
     page_bytes: usize,
     span_bytes: u64,
     qd: usize,
-    seconds: u32,
+    ms: u32,
 ) -> Result<(u64, f64), FioOutcome> {
     let span = span_bytes - span_bytes % page_bytes as u64;
     let out = Command::new("fio")
@@ -95,7 +95,7 @@ fn run_for(
         .arg(format!("--bs={page_bytes}"))
         .args(["--direct=1", "--ioengine=io_uring", "--time_based"])
         .arg(format!("--iodepth={qd}"))
-        .arg(format!("--runtime={seconds}"))
+        .arg(format!("--runtime={ms}ms"))
         .arg("--output-format=json")
         .output();
     let out = match out {

@@ -1,9 +1,12 @@
-//! Paired rounds on a real file: the sync and batched(50) scans at 20 % each followed at once
-//! by fio on the same file at the matching depth (QD1 after sync, QD50 after batched), and
-//! flashlab's own QD50 reads (`read_queued`) beside fio's, round after round (A B A B). A
-//! shared machine's disk rate drifts by more than the effect measured, so each round's share
-//! of fio's ratio is computed from figures taken seconds apart, and the report gives the
-//! median and range over rounds instead of one pairing of a scan with a distant fio run.
+//! Paired rounds on a real file: the sync and batched(50) scans at 20 % each bracketed by fio
+//! on the same file at the matching depth (fio QD1, sync, fio QD1; fio QD50, batched,
+//! flashlab's own QD50 reads (`read_queued`), fio QD50), round after round. A shared machine's
+//! disk rate drifts by more than the effect measured, so each scan is set against the mean of
+//! the two fio runs around it (a drift that is linear over the phase cancels), each round's
+//! share of fio's ratio is computed from figures taken seconds apart, and the report gives the
+//! median and range over rounds instead of one pairing of a scan with a distant fio run. How
+//! far the two fio runs around a scan differ is the noise floor of any one comparison; the
+//! report gives it.
 
 use super::{fio, timed_scan, FILE_NAME, PAGE_BYTES, PAPER_BATCH};
 use crate::devices::DeviceKind;
@@ -26,8 +29,16 @@ pub struct FioPair {
     pub batched_seconds: f64,
     /// sync / batched seconds.
     pub speedup: f64,
+    /// fio's QD1 IOPS: the mean of the runs right before and right after the sync scan.
     pub fio_iops_qd1: f64,
+    /// fio's QD50 IOPS: the mean of the runs right before the batched scan and right after
+    /// flashlab's own QD50 reads.
     pub fio_iops_qd50: f64,
+    /// The bracketing runs (before / after): their quotient is the drift over the phase.
+    pub fio_iops_qd1_before: f64,
+    pub fio_iops_qd1_after: f64,
+    pub fio_iops_qd50_before: f64,
+    pub fio_iops_qd50_after: f64,
     /// fio's QD50 / QD1 IOPS.
     pub fio_ratio: f64,
     /// `speedup` / `fio_ratio`.
@@ -59,6 +70,10 @@ pub struct FioShare {
     pub verdict: &'static str,
     pub load_avg_1min_min: f64,
     pub load_avg_1min_max: f64,
+    /// Median over rounds and phases of |after / before − 1| of the two fio runs around a
+    /// scan: how much the same fio run moves within seconds on this machine (the noise floor
+    /// of one round's comparison).
+    pub fio_drift_median: f64,
 }
 
 /// Share of fio's ratio the real-file target asks of batched(50) at 20 %.
@@ -82,6 +97,7 @@ pub fn fio_share(pairs: &[FioPair]) -> FioShare {
         verdict,
         load_avg_1min_min: load_min,
         load_avg_1min_max: load_max,
+        fio_drift_median: fio_drift_median(pairs),
     }
 }
 
@@ -93,9 +109,55 @@ fn load_avg_1min() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// fio's runtime for a phase that took `seconds`: as long, within 1..=10 s.
-fn fio_seconds(seconds: f64) -> u32 {
-    seconds.ceil().clamp(1.0, 10.0) as u32
+/// fio's runtime in milliseconds for a phase that took `seconds`: as long, within 0.5-10 s.
+fn fio_ms(seconds: f64) -> u32 {
+    (seconds * 1000.0).round().clamp(500.0, 10_000.0) as u32
+}
+
+/// |after / before − 1| of both phases' bracketing fio runs, over every round: the median.
+fn fio_drift_median(pairs: &[FioPair]) -> f64 {
+    let mut v: Vec<f64> = pairs
+        .iter()
+        .flat_map(|p| {
+            [
+                (p.fio_iops_qd1_after, p.fio_iops_qd1_before),
+                (p.fio_iops_qd50_after, p.fio_iops_qd50_before),
+            ]
+        })
+        .map(|(a, b)| (a / b.max(1e-12) - 1.0).abs())
+        .collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// The file device's pool and what a round needs beside it.
+struct Rig<'a> {
+    frames: usize,
+    db: &'a Database,
+    file: std::path::PathBuf,
+    range: (u64, u64),
+    rng: ChaCha8Rng,
+}
+
+impl Rig<'_> {
+    /// fio's IOPS at `qd` for as long as a phase of `seconds`.
+    fn fio(&self, qd: usize, seconds: f64) -> Result<f64> {
+        let span = self.db.heap_pages * PAGE_BYTES as u64;
+        fio::iops(&self.file, PAGE_BYTES, span, qd, fio_ms(seconds)).map_err(|o| match o {
+            fio::FioOutcome::NotInstalled => anyhow!("fio is not installed"),
+            fio::FioOutcome::Failed(why) => anyhow!("fio failed: {why}"),
+            fio::FioOutcome::Measured(_) => anyhow!("fio: unexpected outcome"),
+        })
+    }
+
+    /// The scan in `mode` at 20 % on a cold pool.
+    fn scan(&self, pool: &mut Pager, mode: ScanMode) -> Result<super::Query> {
+        timed_scan(pool, self.db, DeviceKind::File, self.range, mode, 0.20)
+    }
 }
 
 /// `rounds` paired rounds on the file device under `pool` (scans over `range`; `frames` is
@@ -109,57 +171,92 @@ pub fn run(
     rounds: usize,
     seed: u64,
 ) -> Result<(Pager, Vec<FioPair>)> {
-    let file = dir.join(FILE_NAME);
-    let span = db.heap_pages * PAGE_BYTES as u64;
-    let fio_at = |qd: usize, seconds: f64| {
-        fio::iops(&file, PAGE_BYTES, span, qd, fio_seconds(seconds)).map_err(|o| match o {
-            fio::FioOutcome::NotInstalled => anyhow!("fio is not installed"),
-            fio::FioOutcome::Failed(why) => anyhow!("fio failed: {why}"),
-            fio::FioOutcome::Measured(_) => anyhow!("fio: unexpected outcome"),
-        })
+    let mut rig = Rig {
+        frames,
+        db,
+        file: dir.join(FILE_NAME),
+        range,
+        rng: ChaCha8Rng::seed_from_u64(seed),
     };
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut out = Vec::with_capacity(rounds);
+    let mut out: Vec<FioPair> = Vec::with_capacity(rounds);
     for _ in 0..rounds {
-        let load_avg_1min = load_avg_1min();
-        let f = DeviceKind::File;
-        let sync = timed_scan(&mut pool, db, f, range, ScanMode::Sync, 0.20)?;
-        let fio_iops_qd1 = fio_at(1, sync.seconds)?;
-        let batched = timed_scan(
-            &mut pool,
-            db,
-            f,
-            range,
-            ScanMode::Batched(PAPER_BATCH),
-            0.20,
-        )?;
-        let mut dev = pool.into_device();
-        let ios = batched.pages_read;
-        let flashlab_iops_qd50 = queued_iops(dev.as_mut(), db.heap_pages, ios, &mut rng)?;
-        pool = Pager::new(dev, frames);
-        let fio_iops_qd50 = fio_at(PAPER_BATCH, batched.seconds)?;
+        // The first fio run of a phase lasts as long as that phase took the round before.
+        let (sync_s, batched_s) = out
+            .last()
+            .map_or((1.0, 1.0), |p| (p.sync_seconds, p.batched_seconds));
+        let (next, pair) = round(pool, &mut rig, sync_s, batched_s)?;
+        pool = next;
+        out.push(pair);
+    }
+    Ok((pool, out))
+}
+
+/// One round: fio QD1, sync, fio QD1; fio QD50, batched, flashlab QD50, fio QD50.
+fn round(
+    mut pool: Pager,
+    rig: &mut Rig<'_>,
+    sync_s: f64,
+    batched_s: f64,
+) -> Result<(Pager, FioPair)> {
+    let load_avg_1min = load_avg_1min();
+    let qd1_before = rig.fio(1, sync_s)?;
+    let sync = rig.scan(&mut pool, ScanMode::Sync)?;
+    let qd1_after = rig.fio(1, sync.seconds)?;
+    let qd50_before = rig.fio(PAPER_BATCH, batched_s)?;
+    let batched = rig.scan(&mut pool, ScanMode::Batched(PAPER_BATCH))?;
+    let mut dev = pool.into_device();
+    let (heap, ios) = (rig.db.heap_pages, batched.pages_read);
+    let flashlab_iops_qd50 = queued_iops(dev.as_mut(), heap, ios, &mut rig.rng)?;
+    let pool = Pager::new(dev, rig.frames);
+    let qd50_after = rig.fio(PAPER_BATCH, batched.seconds)?;
+    let fio = Bracketed {
+        qd1: (qd1_before, qd1_after),
+        qd50: (qd50_before, qd50_after),
+    };
+    let pair = FioPair::of(&sync, &batched, fio, flashlab_iops_qd50, load_avg_1min);
+    Ok((pool, pair))
+}
+
+/// fio's IOPS (before, after) around each phase of a round.
+#[derive(Clone, Copy, Debug)]
+struct Bracketed {
+    qd1: (f64, f64),
+    qd50: (f64, f64),
+}
+
+impl FioPair {
+    /// A round's figures: each scan set against the mean of the fio runs around it.
+    fn of(
+        sync: &super::Query,
+        batched: &super::Query,
+        fio: Bracketed,
+        flashlab_iops_qd50: f64,
+        load_avg_1min: f64,
+    ) -> FioPair {
+        let fio_iops_qd1 = (fio.qd1.0 + fio.qd1.1) / 2.0;
+        let fio_iops_qd50 = (fio.qd50.0 + fio.qd50.1) / 2.0;
         let speedup = sync.seconds / batched.seconds.max(1e-12);
         let fio_ratio = fio_iops_qd50 / fio_iops_qd1.max(1e-12);
-        out.push(FioPair {
+        let pages_per_s = |q: &super::Query| q.pages_read as f64 / q.seconds.max(1e-12);
+        FioPair {
             sync_seconds: sync.seconds,
             batched_seconds: batched.seconds,
             speedup,
             fio_iops_qd1,
             fio_iops_qd50,
+            fio_iops_qd1_before: fio.qd1.0,
+            fio_iops_qd1_after: fio.qd1.1,
+            fio_iops_qd50_before: fio.qd50.0,
+            fio_iops_qd50_after: fio.qd50.1,
             fio_ratio,
             share_of_fio: speedup / fio_ratio.max(1e-12),
-            sync_over_fio_qd1: sync.pages_read as f64
-                / sync.seconds.max(1e-12)
-                / fio_iops_qd1.max(1e-12),
-            batched_over_fio_qd50: ios as f64
-                / batched.seconds.max(1e-12)
-                / fio_iops_qd50.max(1e-12),
+            sync_over_fio_qd1: pages_per_s(sync) / fio_iops_qd1.max(1e-12),
+            batched_over_fio_qd50: pages_per_s(batched) / fio_iops_qd50.max(1e-12),
             flashlab_iops_qd50,
             flashlab_over_fio_qd50: flashlab_iops_qd50 / fio_iops_qd50.max(1e-12),
             load_avg_1min,
-        });
+        }
     }
-    Ok((pool, out))
 }
 
 /// IOPS of `ios` random heap-page reads kept 50 in flight on `dev`.
@@ -197,7 +294,7 @@ pub fn spread(pairs: &[FioPair], f: impl Fn(&FioPair) -> f64) -> (f64, f64, f64)
 /// One row per round, then the medians.
 pub fn table(pairs: &[FioPair]) -> Table {
     let mut t = Table::new(
-        format!("Real file, paired rounds: batched({PAPER_BATCH}) vs sync at 20 % beside fio's QD{PAPER_BATCH}/QD1, each taken right after its scan"),
+        format!("Real file, paired rounds: batched({PAPER_BATCH}) vs sync at 20 % beside fio's QD{PAPER_BATCH}/QD1, each the mean of fio runs right before and right after its scan"),
         &["round", "load", "sync s", "batched s", "speedup", "fio QD1", "fio QD50", "fio ratio", "share of fio", "sync / fio QD1", "batched / fio QD50", "flashlab QD50", "flashlab / fio QD50"],
     );
     for (i, p) in pairs.iter().enumerate() {
@@ -247,8 +344,24 @@ pub fn table(pairs: &[FioPair]) -> Table {
             100.0 * own_hi
         ),
     ]);
+    t.push(vec![
+        "fio drift".into(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        format!("{:.0} %", 100.0 * fio_drift_median(pairs)),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    ]);
     t.define("load = the machine's 1-minute load average as the round began (2 cores: timings under load stretch with it)");
-    t.define("each round: the sync scan at 20 % (cold pool), fio at QD1 for as long (1-10 s), the batched(50) scan (cold pool), flashlab's own 50-deep random reads (as many as the scan read), fio at QD50 for as long as the scan; fio = io_uring, O_DIRECT, randread over the heap's pages of the same file");
+    t.define("each round: fio at QD1, the sync scan at 20 % (cold pool), fio at QD1 again; fio at QD50, the batched(50) scan (cold pool), flashlab's own 50-deep random reads (as many as the scan read), fio at QD50 again; each fio run as long as its phase took (0.5-10 s; the first run of a phase: as long as the round before, 1 s in round 1); fio QD1 / QD50 = the mean of the two runs around the scan; fio = io_uring, O_DIRECT, randread over the heap's pages of the same file");
+    t.define("fio drift = |after / before - 1| of the two fio runs around a scan (both phases, median over rounds): how far one fio run moves within seconds here, the noise floor of one round's comparison");
     t.define("speedup = sync s / batched s; fio ratio = fio QD50 / fio QD1 IOPS; share of fio = speedup / fio ratio = (batched / fio QD50) / (sync / fio QD1), sync and batched being the pages each scan read per second (above 100 % when the sync scan ran slower than fio's QD1 reads); flashlab / fio QD50 = flashlab's 50-deep IOPS over fio's taken right after; median row: median (min-max) over rounds");
     t
 }
@@ -256,6 +369,35 @@ pub fn table(pairs: &[FioPair]) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each scan is set against the mean of the fio runs before and after it; the share is
+    /// the speedup over fio's ratio of those means.
+    #[test]
+    fn a_round_sets_each_scan_against_the_mean_of_the_fio_runs_around_it() {
+        let q = |mode, seconds, pages_read| super::super::Query {
+            device: DeviceKind::File,
+            mode,
+            selectivity: 0.2,
+            seconds,
+            rows: 0,
+            pages_read,
+        };
+        let sync = q(ScanMode::Sync, 2.0, 20_000);
+        let batched = q(ScanMode::Batched(PAPER_BATCH), 0.5, 20_000);
+        let fio = Bracketed {
+            qd1: (8_000.0, 12_000.0),
+            qd50: (30_000.0, 50_000.0),
+        };
+        let p = FioPair::of(&sync, &batched, fio, 44_000.0, 3.0);
+        assert_eq!((p.fio_iops_qd1, p.fio_iops_qd50), (10_000.0, 40_000.0));
+        assert_eq!((p.speedup, p.fio_ratio, p.share_of_fio), (4.0, 4.0, 1.0));
+        assert_eq!((p.sync_over_fio_qd1, p.batched_over_fio_qd50), (1.0, 1.0));
+        assert_eq!(p.flashlab_over_fio_qd50, 1.1);
+        assert_eq!(
+            (p.fio_iops_qd1_before, p.fio_iops_qd50_after),
+            (8_000.0, 50_000.0)
+        );
+    }
 
     #[test]
     fn spread_gives_median_and_range_and_fio_runs_as_long_as_the_scan() {
@@ -265,6 +407,10 @@ mod tests {
             speedup: 1.0,
             fio_iops_qd1: 1.0,
             fio_iops_qd50: 1.0,
+            fio_iops_qd1_before: 1.0,
+            fio_iops_qd1_after: 1.0 + s,
+            fio_iops_qd50_before: 2.0,
+            fio_iops_qd50_after: 2.0,
             fio_ratio: 1.0,
             share_of_fio: s,
             sync_over_fio_qd1: 1.0,
@@ -278,11 +424,16 @@ mod tests {
         assert_eq!(spread(&pairs[..2], |p| p.share_of_fio).0, 0.8);
         assert!(spread(&[], |p| p.share_of_fio).0.is_nan());
         assert_eq!(
-            (fio_seconds(0.2), fio_seconds(2.3), fio_seconds(99.0)),
-            (1, 3, 10)
+            (fio_ms(0.2), fio_ms(2.3456), fio_ms(99.0)),
+            (500, 2346, 10_000)
         );
+        // Drifts: QD1 0.9, 0.7, 0.8 and QD50 0, 0, 0: the median of six.
+        assert!((fio_drift_median(&pairs) - 0.35).abs() < 1e-12);
+        assert!((fio_share(&pairs).fio_drift_median - 0.35).abs() < 1e-12);
+        assert!(fio_drift_median(&[]).is_nan());
         let t = table(&pairs).to_string();
         assert!(t.contains("80 % (70-90)"), "{t}");
+        assert!(t.contains("fio drift") && t.contains("35 %"), "{t}");
         let v = fio_share(&pairs);
         assert_eq!((v.verdict, v.rounds, v.share_median), ("missed", 3, 0.8));
         assert_eq!((v.load_avg_1min_min, v.load_avg_1min_max), (1.4, 1.8));
