@@ -29,7 +29,7 @@ pub(super) struct Probe {
 /// and a probe of its counters for the experiment; `None` if `page_bytes` is not such a multiple.
 pub(super) fn metered(dev: SimDevice, page_bytes: usize) -> Option<(Metered, Probe)> {
     let flash_bytes = dev.page_bytes();
-    if page_bytes == 0 || page_bytes % flash_bytes != 0 {
+    if page_bytes == 0 || !page_bytes.is_multiple_of(flash_bytes) {
         return None;
     }
     let split = (page_bytes / flash_bytes) as u64;
@@ -79,11 +79,11 @@ impl BlockDevice for Metered {
             .map(|io| match io {
                 Io::Read { page, buf } => Io::Read {
                     page: *page * split,
-                    buf: &mut **buf,
+                    buf,
                 },
                 Io::Write { page, buf, hint } => Io::Write {
                     page: *page * split,
-                    buf: &**buf,
+                    buf,
                     hint: *hint,
                 },
             })

@@ -6,7 +6,8 @@
 //! {64, 128, 256} x (in-place B-tree; AS B-tree with write buffer MS in {1, 8, 16, 32}) —
 //! P1's Tables 2-4; an LRU node cache of 0..80 nodes (F = 256, MS = 32) — Tables 5-6; file
 //! sizes — Table 7. Devices: `file` (a real file, O_DIRECT, wall-clock seconds, CPU included),
-//! `sim` (the simulated SSD with 8 KiB pages, simulated seconds of device time), or `all`.
+//! `sim` (the simulated SSD as its preset has it, an 8 KiB node on as many of its flash pages as
+//! it takes, simulated seconds of device time), or `all`.
 //! The in-place B-tree runs write-through as P1's does (every modified node written in place
 //! at once). BFTL (`engine::btree::Bftl`) runs the F sweep and the cache sweep. On `sim`, the
 //! B-tree and AS (largest buffer) at F = 256 also run on the same drive with FIFO reads (the
@@ -518,7 +519,7 @@ fn tables(ms: &[Measured], p: &Plan, sim_preset: &str) -> Vec<Table> {
             ]);
         }
     }
-    let sim = format!("device: file = a real file (O_DIRECT, wall-clock seconds, CPU included); sim = simulated SSD, preset {sim_preset} with 8 KiB pages (simulated device seconds)");
+    let sim = format!("device: file = a real file (O_DIRECT, wall-clock seconds, CPU included); sim = simulated SSD, preset {sim_preset} with its own flash pages, an 8 KiB node written and read in one request (simulated device seconds)");
     t.define("F = keys per node (fan-out); MS = the AS B-tree's write buffer in nodes (0: in-place B-tree or BFTL, no buffer)");
     t.define("(FIFO reads) = the read-priority switch's baseline: the same drive with reads served in arrival order on each die, behind queued programs, copies and erases");
     t.define("read s / write s = device time of the inserts' reads / writes; buf hit % = inserts served by the write buffer; file MB = index file size");
@@ -531,7 +532,7 @@ fn tables(ms: &[Measured], p: &Plan, sim_preset: &str) -> Vec<Table> {
 fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
     let mut n = vec![
         format!("scale: {} preloaded keys, {} timed inserts and {} timed searches (P1: 400,000 / 100,000 / 100,000)", p.preload, p.measured, p.measured),
-        format!("AS B-tree: segments of {} MB, sliding window of {} segments; in-place B-tree write-through (P1's), one 8 KiB node per device page", p.segment_bytes >> 20, p.window),
+        format!("AS B-tree: segments of {} MB, sliding window of {} segments; in-place B-tree write-through (P1's), one 8 KiB node per device page (on sim, the preset's flash pages it spans, in one request)", p.segment_bytes >> 20, p.window),
         "BFTL: one sector = one 8 KiB device page, reservation buffer of F index units (P1 §4), packed into sectors by BFTL's commit policy (one node's units in one sector, first-fit decreasing), compaction past C = 3 sectors; sectors are never reclaimed (file grows, as P1 saw)".into(),
         "file device: O_DIRECT through io_uring-capable FileDevice; seconds are wall time including CPU; read/write seconds are time inside device calls".into(),
         format!("sim device: aged before the trees are made (filled once, then {}x its capacity of random one-page writes), so the in-place tree's random overwrites pay GC; the device's write cache acknowledges writes, and a read on a die busy with destaging or GC waits (reads interleaved with writes, P1 §3.2): with read priority (p1-ssd) only for the program, copy or erase running there, with FIFO reads for all the work queued before it", AGING.random_writes_x),
