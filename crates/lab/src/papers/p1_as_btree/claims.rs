@@ -320,6 +320,7 @@ mod tests {
             insert_waf: 1.0,
             insert_gc_pages_copied: 0,
             insert_erases: 0,
+            search_node_reads: 0,
         }
     }
 

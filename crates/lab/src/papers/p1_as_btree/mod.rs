@@ -404,6 +404,9 @@ pub struct BTreeRow {
     pub insert_gc_pages_copied: u64,
     #[serde(default)]
     pub insert_erases: u64,
+    /// Node (or sector) reads of the timed searches that went to the device.
+    #[serde(default)]
+    pub search_node_reads: u64,
 }
 
 fn to_row(m: &Measured, p: &Plan) -> BTreeRow {
@@ -445,6 +448,7 @@ fn to_row(m: &Measured, p: &Plan) -> BTreeRow {
         insert_waf: m.insert_flash.map_or(0.0, |f| f.waf()),
         insert_gc_pages_copied: m.insert_flash.map_or(0, |f| f.gc_pages_copied),
         insert_erases: m.insert_flash.map_or(0, |f| f.erases),
+        search_node_reads: m.search.node_reads,
     }
 }
 
