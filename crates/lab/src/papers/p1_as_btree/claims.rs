@@ -317,6 +317,10 @@ mod tests {
             cache_hit_ratio: 0.0,
             read_scheduling: "priority".into(),
             reads_fifo_comparison: false,
+            insert_waf: 1.0,
+            insert_gc_pages_copied: 0,
+            insert_erases: 0,
+            search_node_reads: 0,
         }
     }
 
