@@ -27,6 +27,18 @@ const SUB_BUCKET_MASK: u64 = SUB_BUCKETS - 1;
 /// `64 - unit magnitude (0: lowest value 1) - half magnitude - 1`.
 const LEADING_ZERO_BASE: u32 = 64 - HALF_MAGNITUDE - 1;
 
+/// Counts of the histogram (hdrhistogram's `distinct_values`): half a bucket of sub-buckets per
+/// bucket needed to cover [`LATENCY_HIGHEST_NS`], and one more (bucket 0 is whole).
+pub(crate) const COUNTS_LEN: usize = {
+    let mut buckets = 1;
+    let mut untrackable = SUB_BUCKETS;
+    while untrackable <= LATENCY_HIGHEST_NS {
+        untrackable <<= 1;
+        buckets += 1;
+    }
+    (buckets + 1) * (SUB_BUCKETS as usize >> 1)
+};
+
 /// The histogram's bucket index of `ns` (any value; may be past the last index).
 #[inline(always)]
 fn index_of(ns: u64) -> usize {
@@ -56,8 +68,9 @@ pub(crate) struct LatencyCounts {
 }
 
 impl LatencyCounts {
+    /// No counts (zeroed memory: its pages become resident only as latencies land in them).
     pub fn new() -> LatencyCounts {
-        let len = latency_histogram().distinct_values();
+        let len = COUNTS_LEN;
         let last = index_of(LATENCY_HIGHEST_NS);
         assert!(
             last < len && index_of(1) == 1 && lowest_value_of(last) <= LATENCY_HIGHEST_NS,
@@ -95,7 +108,8 @@ impl LatencyCounts {
 
     pub fn reset(&mut self) {
         if self.recorded > 0 {
-            self.counts.fill(0);
+            // Fresh zeroed memory rather than a fill: pages no latency reaches stay untouched.
+            self.counts = vec![0; COUNTS_LEN];
             self.recorded = 0;
         }
     }
@@ -151,6 +165,12 @@ mod tests {
         v.extend([u64::MAX / 2, u64::MAX - 1]);
         v.retain(|&ns| ns >= 1);
         v
+    }
+
+    #[test]
+    fn counts_have_the_histograms_length() {
+        assert_eq!(COUNTS_LEN, latency_histogram().distinct_values());
+        assert!(index_of(LATENCY_HIGHEST_NS) < COUNTS_LEN);
     }
 
     #[test]

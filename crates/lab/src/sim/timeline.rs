@@ -19,8 +19,9 @@ pub(super) type Step<'s> =
 
 /// Latency of each interval, taken from the device; see the module comment.
 struct LatencySampler {
-    /// Everything recorded before the phase's last sample.
-    total: Histogram<u64>,
+    /// Everything recorded before the phase's last sample (None: nothing yet, so an untimed
+    /// run never builds a histogram: its ~270 KiB would count in the run's memory).
+    total: Option<Histogram<u64>>,
 }
 
 /// Mean, p99, p999 and max of an interval's latencies, microseconds (zeros: none).
@@ -30,7 +31,7 @@ impl LatencySampler {
     /// Start sampling: what the device recorded so far moves to the total.
     fn new(ssd: &mut Ssd) -> LatencySampler {
         LatencySampler {
-            total: ssd.take_latency_ns(),
+            total: (!ssd.latency_is_empty()).then(|| ssd.take_latency_ns()),
         }
     }
 
@@ -42,16 +43,21 @@ impl LatencySampler {
         let lat = ssd.take_latency_ns();
         let q = |q: f64| lat.value_at_quantile(q) as f64 / 1e3;
         let us = (lat.mean() / 1e3, q(0.99), q(0.999), lat.max() as f64 / 1e3);
-        self.total
-            .add(&lat)
-            .expect("histograms made with the same bounds add");
+        match self.total.as_mut() {
+            Some(total) => total
+                .add(&lat)
+                .expect("histograms made with the same bounds add"),
+            None => self.total = Some(lat),
+        }
         us
     }
 
     /// Give the device its whole histogram back (with anything recorded after the last
     /// sample).
     fn finish(self, ssd: &mut Ssd) {
-        ssd.add_latency_ns(&self.total);
+        if let Some(total) = &self.total {
+            ssd.add_latency_ns(total);
+        }
     }
 }
 
