@@ -120,9 +120,17 @@ impl LatencyCounts {
         if self.recorded == 0 {
             return h;
         }
-        for (i, &n) in self.counts.iter().enumerate().filter(|(_, &n)| n > 0) {
-            h.record_n(lowest_value_of(i), n)
-                .expect("a bucket's lowest value lies in the histogram");
+        // Most buckets are empty: skip them 16 at a time (an OR of 16 counts is a few vector
+        // instructions), then record each non-empty one at its lowest value.
+        const RUN: usize = 16;
+        for (r, run) in self.counts.chunks(RUN).enumerate() {
+            if run.iter().fold(0, |any, &n| any | n) == 0 {
+                continue;
+            }
+            for (j, &n) in run.iter().enumerate().filter(|(_, &n)| n > 0) {
+                h.record_n(lowest_value_of(r * RUN + j), n)
+                    .expect("a bucket's lowest value lies in the histogram");
+            }
         }
         assert_eq!(h.len(), self.recorded, "latencies counted vs histogram");
         h
