@@ -108,8 +108,9 @@ impl LatencyCounts {
 
     pub fn reset(&mut self) {
         if self.recorded > 0 {
-            // Fresh zeroed memory rather than a fill: pages no latency reaches stay untouched.
-            self.counts = vec![0; COUNTS_LEN];
+            // In place (a fresh zeroed vector measured ~400 KiB more at peak in a timed run:
+            // the allocator zeroes it in heap memory, and the old one stays resident there).
+            self.counts.fill(0);
             self.recorded = 0;
         }
     }
