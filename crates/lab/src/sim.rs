@@ -638,13 +638,12 @@ fn summarize(
     let s = d.ssd().stats().since(&before);
     let cfg = d.ssd().config();
     let sim_s = d.last_done().0.saturating_sub(t0.0) as f64 / 1e9;
-    let h = d.ssd().latency_ns();
+    // Built only where a latency was recorded (an untimed run's would be ~270 KiB of zeros
+    // counted in its memory).
+    let h = (!d.ssd().latency_is_empty()).then(|| d.ssd().latency_ns());
     let us = |q: f64| {
-        if h.is_empty() {
-            0.0
-        } else {
-            h.value_at_quantile(q) as f64 / 1e3
-        }
+        h.as_ref()
+            .map_or(0.0, |h| h.value_at_quantile(q) as f64 / 1e3)
     };
     let erase_counts = d.ssd().flash().erase_counts();
     let per_s = |x: f64, t: f64| if t > 0.0 { x / t } else { 0.0 };
@@ -708,12 +707,8 @@ fn summarize(
             p50: us(0.5),
             p99: us(0.99),
             p999: us(0.999),
-            mean: if h.is_empty() { 0.0 } else { h.mean() / 1e3 },
-            max: if h.is_empty() {
-                0.0
-            } else {
-                h.max() as f64 / 1e3
-            },
+            mean: h.as_ref().map_or(0.0, |h| h.mean() / 1e3),
+            max: h.as_ref().map_or(0.0, |h| h.max() as f64 / 1e3),
         },
         wall_seconds: wall_s,
         precondition_wall_seconds: pre_wall,

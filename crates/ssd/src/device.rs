@@ -5,8 +5,8 @@ use crate::config::{Aging, SsdConfig};
 use crate::error::{ConfigError, InvariantError, SsdError};
 use crate::flash::{Flash, TAG_EMPTY};
 use crate::ftl::{self, Ftl, HostWrite};
+use crate::latency::LatencyCounts;
 use crate::link::HostInterface;
-use crate::stats::latency_histogram;
 use crate::stats::Stats;
 use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
 use hdrhistogram::Histogram;
@@ -33,7 +33,8 @@ pub struct Ssd {
     /// No trim yet: writes can skip clearing `trimmed` bits (a hot-path saving).
     any_trimmed: bool,
     next_tag: u64,
-    latency_ns: Histogram<u64>,
+    /// Per-request latency counts (a histogram's buckets; see [`Ssd::latency_ns`]).
+    latency_ns: LatencyCounts,
     /// Host pages written per stream (indexed by `StreamId`, `ftl.streams` long): one add per
     /// accepted write request.
     host_pages_by_stream: Vec<u64>,
@@ -58,7 +59,7 @@ impl Ssd {
             trimmed: vec![0; words],
             any_trimmed: false,
             next_tag: 0,
-            latency_ns: latency_histogram(),
+            latency_ns: LatencyCounts::new(),
             host_pages_by_stream: vec![0; streams],
             iface: HostInterface::new(&cfg.timing),
             cfg,
@@ -137,15 +138,27 @@ impl Ssd {
     pub fn mapping_bytes(&self) -> u64 {
         self.ftl.mapping_bytes(&self.flash)
     }
-    /// Per-request latency (issue to completion, ns) of every host request so far.
-    pub fn latency_ns(&self) -> &Histogram<u64> {
-        &self.latency_ns
+    /// Per-request latency (issue to completion, ns) of every host request since the last
+    /// reset or take, as a histogram built now from the device's counts (a scan of ~270 KiB:
+    /// ask once per report, not per request).
+    pub fn latency_ns(&self) -> Histogram<u64> {
+        self.latency_ns.histogram()
     }
-    /// Exchange the latency histogram with `other` (same bounds): a sampler takes the
-    /// requests recorded since its last sample, with no copy of the ~200 KiB of counts, and
-    /// gives back an empty one to record into.
-    pub fn swap_latency_ns(&mut self, other: &mut Histogram<u64>) {
-        std::mem::swap(&mut self.latency_ns, other);
+    /// No request latency recorded since the last reset or take.
+    pub fn latency_is_empty(&self) -> bool {
+        self.latency_ns.is_empty()
+    }
+    /// [`Ssd::latency_ns`], and clear the device's counts: a sampler takes the requests
+    /// recorded since its last sample.
+    pub fn take_latency_ns(&mut self) -> Histogram<u64> {
+        let h = self.latency_ns.histogram();
+        self.latency_ns.reset();
+        h
+    }
+    /// Count the latencies of `h` (a histogram [`Ssd::latency_ns`] gave) as the device's own:
+    /// a sampler gives back what it took.
+    pub fn add_latency_ns(&mut self, h: &Histogram<u64>) {
+        self.latency_ns.add(h);
     }
     pub fn reset_latency(&mut self) {
         self.latency_ns.reset();
@@ -501,7 +514,7 @@ impl Ssd {
         // Untimed runs have no latency to record (every request takes zero time).
         if self.flash.timing_enabled() {
             let ns = done.0.saturating_sub(at.0).max(1);
-            self.latency_ns.saturating_record(ns);
+            self.latency_ns.record(ns);
         }
         Ok(())
     }

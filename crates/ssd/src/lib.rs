@@ -33,6 +33,7 @@ pub mod flash;
 pub mod ftl;
 pub mod host;
 mod hugevec;
+mod latency;
 mod link;
 mod live;
 mod queue;

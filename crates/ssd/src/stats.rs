@@ -56,12 +56,19 @@ impl Stats {
     }
 }
 
-/// Per-request latencies from 1 ns to an hour, 3 significant digits.
+/// The highest latency the histogram tracks: an hour.
+pub(crate) const LATENCY_HIGHEST_NS: u64 = 3_600_000_000_000;
+/// Significant decimal digits of the latency histogram.
+pub(crate) const LATENCY_SIGFIG: u8 = 3;
+
+/// Per-request latencies from 1 ns to an hour, 3 significant digits (the device counts them
+/// in these buckets itself: `crate::latency`).
 pub(crate) fn latency_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("static histogram bounds are valid")
+    Histogram::new_with_bounds(1, LATENCY_HIGHEST_NS, LATENCY_SIGFIG)
+        .expect("static histogram bounds are valid")
 }
 
 /// Bytes the latency histogram's counters take.
 pub(crate) fn latency_histogram_bytes() -> u64 {
-    latency_histogram().distinct_values() as u64 * 8
+    crate::latency::COUNTS_LEN as u64 * 8
 }

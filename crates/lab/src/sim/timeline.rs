@@ -1,13 +1,11 @@
 //! The measured phase's timeline: WAF and latency sampled after each interval of host pages
 //! (`SimResult::timeline`).
 //!
-//! Each interval's latencies are taken from the device by exchanging its histogram for an
-//! empty one ([`ssd::Ssd::swap_latency_ns`]) rather than by copying the device's histogram
-//! and subtracting the previous copy: a histogram is ~200 KiB of counts, and two copies per
-//! sample were most of what sampling cost a short timed run. The sampler keeps the phase's
-//! total and gives it back at the end, so the device's histogram then holds exactly the
-//! counts it would have recorded unsampled (hdrhistogram adds bucket by bucket: the same
-//! counts, min, max, mean and quantiles).
+//! Each interval's latencies are taken from the device ([`ssd::Ssd::take_latency_ns`], which
+//! clears the device's counts), added to the phase's total, and the total is given back at the
+//! end ([`ssd::Ssd::add_latency_ns`]): the device then holds exactly the counts it would have
+//! recorded unsampled (counts add bucket by bucket: the same counts, min, max, mean and
+//! quantiles).
 
 use super::{TimelinePoint, TIMELINE_POINTS};
 use crate::host::{HostDriver, RunCount};
@@ -21,10 +19,9 @@ pub(super) type Step<'s> =
 
 /// Latency of each interval, taken from the device; see the module comment.
 struct LatencySampler {
-    /// Everything recorded before the phase's last sample.
-    total: Histogram<u64>,
-    /// Empty between samples: the device records into its twin.
-    spare: Histogram<u64>,
+    /// Everything recorded before the phase's last sample (None: nothing yet, so an untimed
+    /// run never builds a histogram: its ~270 KiB would count in the run's memory).
+    total: Option<Histogram<u64>>,
 }
 
 /// Mean, p99, p999 and max of an interval's latencies, microseconds (zeros: none).
@@ -33,38 +30,34 @@ type LatencyUs = (f64, f64, f64, f64);
 impl LatencySampler {
     /// Start sampling: what the device recorded so far moves to the total.
     fn new(ssd: &mut Ssd) -> LatencySampler {
-        let mut total = Histogram::new_from(ssd.latency_ns());
-        ssd.swap_latency_ns(&mut total);
         LatencySampler {
-            spare: Histogram::new_from(&total),
-            total,
+            total: (!ssd.latency_is_empty()).then(|| ssd.take_latency_ns()),
         }
     }
 
     /// The interval since the last sample (an untimed run records none: nothing to do).
     fn sample(&mut self, ssd: &mut Ssd) -> LatencyUs {
-        if ssd.latency_ns().is_empty() {
+        if ssd.latency_is_empty() {
             return (0.0, 0.0, 0.0, 0.0);
         }
-        ssd.swap_latency_ns(&mut self.spare);
-        let lat = &self.spare;
+        let lat = ssd.take_latency_ns();
         let q = |q: f64| lat.value_at_quantile(q) as f64 / 1e3;
         let us = (lat.mean() / 1e3, q(0.99), q(0.999), lat.max() as f64 / 1e3);
-        self.total
-            .add(lat)
-            .expect("histograms made with the same bounds add");
-        self.spare.reset();
+        match self.total.as_mut() {
+            Some(total) => total
+                .add(&lat)
+                .expect("histograms made with the same bounds add"),
+            None => self.total = Some(lat),
+        }
         us
     }
 
     /// Give the device its whole histogram back (with anything recorded after the last
     /// sample).
-    fn finish(mut self, ssd: &mut Ssd) {
-        ssd.swap_latency_ns(&mut self.spare);
-        self.total
-            .add(&self.spare)
-            .expect("histograms made with the same bounds add");
-        ssd.swap_latency_ns(&mut self.total);
+    fn finish(self, ssd: &mut Ssd) {
+        if let Some(total) = &self.total {
+            ssd.add_latency_ns(total);
+        }
     }
 }
 

@@ -29,8 +29,9 @@ const TRANSLATION_TAG: u64 = u64::MAX - 1;
 /// Most rounds of "fix the moved pages' mappings, which may run GC again" after one write.
 const AFTER_GC_ROUNDS_MAX: u32 = 64;
 
-pub(crate) struct Dftl<P> {
-    pub(crate) inner: PageFtl<P>,
+/// `L` and `R`: the inner page FTL's map entry widths (see [`PageFtl`]).
+pub(crate) struct Dftl<P, const L: usize = 3, const R: usize = 3> {
+    pub(crate) inner: PageFtl<P, L, R>,
     host_pages: u64,
     per_tpage: u64,
     capacity: usize,
@@ -60,13 +61,24 @@ fn runaway_work_per_access(ppb: u32) -> u64 {
     2 * ppb as u64
 }
 
-impl<P: VictimPolicy> Dftl<P> {
-    pub fn new(cfg: &SsdConfig, flash: &Flash) -> Dftl<P> {
+/// Mappings one translation page holds (4 bytes each).
+fn per_tpage(cfg: &SsdConfig) -> u64 {
+    let per_tpage = (cfg.geometry.page_bytes / 4) as u64;
+    assert!(per_tpage >= 1, "a translation page holds a mapping");
+    per_tpage
+}
+
+/// Logical pages DFTL's inner page FTL maps: the host's, then the translation pages.
+pub(crate) fn mapped_pages(cfg: &SsdConfig) -> u64 {
+    let host_pages = cfg.logical_pages();
+    host_pages + host_pages.div_ceil(per_tpage(cfg))
+}
+
+impl<P: VictimPolicy, const L: usize, const R: usize> Dftl<P, L, R> {
+    pub fn new(cfg: &SsdConfig, flash: &Flash) -> Dftl<P, L, R> {
         let host_pages = cfg.logical_pages();
-        let per_tpage = (cfg.geometry.page_bytes / 4) as u64;
-        assert!(per_tpage >= 1, "a translation page holds a mapping");
-        let tpages = host_pages.div_ceil(per_tpage);
-        let mut inner = PageFtl::with_logical_pages(cfg, flash, host_pages + tpages);
+        let per_tpage = per_tpage(cfg);
+        let mut inner = PageFtl::with_logical_pages(cfg, flash, mapped_pages(cfg));
         inner.gc_moved = Some(Vec::new());
         Dftl {
             inner,
@@ -243,7 +255,7 @@ fn work(flash: &Flash) -> u64 {
     flash.stats.translation_writes + flash.stats.gc_pages_copied
 }
 
-impl<P: VictimPolicy> Ftl for Dftl<P> {
+impl<P: VictimPolicy, const L: usize, const R: usize> Ftl for Dftl<P, L, R> {
     fn logical_pages(&self) -> u64 {
         self.host_pages
     }

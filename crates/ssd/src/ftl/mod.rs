@@ -83,28 +83,45 @@ fn build_scheme(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
     }
 }
 
-/// A page-mapped scheme, built for any GC victim policy.
+/// A page-mapped scheme, built for any GC victim policy and map entry widths.
 trait PageMapped {
-    fn build<P: VictimPolicy + 'static>(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl>;
+    /// Logical pages the scheme's page FTL maps (the values its P2L holds).
+    fn mapped_pages(cfg: &SsdConfig) -> u64;
+    fn build<P: VictimPolicy + 'static, const L: usize, const R: usize>(
+        cfg: &SsdConfig,
+        flash: &Flash,
+    ) -> Box<dyn Ftl>;
 }
 struct Page;
 impl PageMapped for Page {
-    fn build<P: VictimPolicy + 'static>(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
-        Box::new(PageFtl::<P>::new(cfg, flash))
+    fn mapped_pages(cfg: &SsdConfig) -> u64 {
+        cfg.logical_pages()
+    }
+    fn build<P: VictimPolicy + 'static, const L: usize, const R: usize>(
+        cfg: &SsdConfig,
+        flash: &Flash,
+    ) -> Box<dyn Ftl> {
+        Box::new(PageFtl::<P, L, R>::new(cfg, flash))
     }
 }
 /// A page FTL over FDP's reclaim-unit layout (`flash` is built from
 /// [`crate::config::fdp::flash_config`]), with the host's logical space of `cfg`.
 struct FdpPage;
 impl PageMapped for FdpPage {
-    fn build<P: VictimPolicy + 'static>(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
+    fn mapped_pages(cfg: &SsdConfig) -> u64 {
+        cfg.logical_pages()
+    }
+    fn build<P: VictimPolicy + 'static, const L: usize, const R: usize>(
+        cfg: &SsdConfig,
+        flash: &Flash,
+    ) -> Box<dyn Ftl> {
         let unit = crate::config::fdp::flash_config(cfg);
         assert_eq!(
             flash.layout,
             crate::flash::Layout::new(&unit),
             "FDP's RU layout"
         );
-        Box::new(PageFtl::<P>::with_logical_pages(
+        Box::new(PageFtl::<P, L, R>::with_logical_pages(
             &unit,
             flash,
             cfg.logical_pages(),
@@ -113,15 +130,37 @@ impl PageMapped for FdpPage {
 }
 struct DftlOf;
 impl PageMapped for DftlOf {
-    fn build<P: VictimPolicy + 'static>(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
-        Box::new(Dftl::<P>::new(cfg, flash))
+    fn mapped_pages(cfg: &SsdConfig) -> u64 {
+        dftl::mapped_pages(cfg)
+    }
+    fn build<P: VictimPolicy + 'static, const L: usize, const R: usize>(
+        cfg: &SsdConfig,
+        flash: &Flash,
+    ) -> Box<dyn Ftl> {
+        Box::new(Dftl::<P, L, R>::new(cfg, flash))
     }
 }
 
 fn page_mapped<S: PageMapped>(cfg: &SsdConfig, flash: &Flash) -> Box<dyn Ftl> {
     match cfg.ftl.gc_policy {
-        GcPolicy::Greedy => S::build::<Greedy>(cfg, flash),
-        GcPolicy::Fifo => S::build::<Fifo>(cfg, flash),
-        GcPolicy::CostBenefit => S::build::<CostBenefit>(cfg, flash),
+        GcPolicy::Greedy => with_widths::<S, Greedy>(cfg, flash),
+        GcPolicy::Fifo => with_widths::<S, Fifo>(cfg, flash),
+        GcPolicy::CostBenefit => with_widths::<S, CostBenefit>(cfg, flash),
+    }
+}
+
+/// Build `S` with the narrowest map entries its page numbers fit ([`pagemap::entry_bytes`]):
+/// L2P entries hold physical pages, P2L entries the pages `S` maps (fewer, so never wider).
+fn with_widths<S: PageMapped, P: VictimPolicy + 'static>(
+    cfg: &SsdConfig,
+    flash: &Flash,
+) -> Box<dyn Ftl> {
+    let l2p = pagemap::entry_bytes(flash.layout.total_pages());
+    let p2l = pagemap::entry_bytes(S::mapped_pages(cfg));
+    match (l2p, p2l) {
+        (3, 3) => S::build::<P, 3, 3>(cfg, flash),
+        (4, 3) => S::build::<P, 4, 3>(cfg, flash),
+        (4, 4) => S::build::<P, 4, 4>(cfg, flash),
+        widths => unreachable!("map entry widths {widths:?}: P2L entries never exceed L2P's"),
     }
 }

@@ -47,7 +47,9 @@ impl BlockState {
     }
 }
 
-pub(crate) struct PageFtl<P> {
+/// `L` and `R`: bytes per entry of the L2P and P2L maps ([`PageMap`]; 3 or 4, chosen once
+/// in `ftl::build`).
+pub(crate) struct PageFtl<P, const L: usize = 3, const R: usize = 3> {
     /// The layout the pools, open blocks and GC see: the flash's, or (`gc_pool = "device"`)
     /// the whole device as one die. Pages and blocks keep their flash numbers either way.
     g: Layout,
@@ -56,8 +58,8 @@ pub(crate) struct PageFtl<P> {
     gc_mode: GcStreamMode,
     gc_min: u32,
     /// Logical to physical and back, 3 or 4 bytes per entry ([`PageMap`]).
-    pub(crate) l2p: PageMap,
-    pub(crate) p2l: PageMap,
+    pub(crate) l2p: PageMap<L>,
+    pub(crate) p2l: PageMap<R>,
     pub(crate) state: Vec<BlockState>,
     /// Open-block slot that owns each block: a host stream, or `streams + i` for GC stream `i`
     /// (one GC stream, or one per host stream with `gc_stream = "per_stream"`).
@@ -79,14 +81,14 @@ pub(crate) struct PageFtl<P> {
     slot_stats: SlotStats,
 }
 
-impl<P: VictimPolicy> PageFtl<P> {
-    pub fn new(cfg: &SsdConfig, flash: &Flash) -> PageFtl<P> {
+impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
+    pub fn new(cfg: &SsdConfig, flash: &Flash) -> PageFtl<P, L, R> {
         PageFtl::with_logical_pages(cfg, flash, cfg.logical_pages())
     }
 
     /// A page-mapping FTL over `logical` pages (DFTL adds its translation pages after the
     /// host's logical space).
-    pub fn with_logical_pages(cfg: &SsdConfig, flash: &Flash, logical: u64) -> PageFtl<P> {
+    pub fn with_logical_pages(cfg: &SsdConfig, flash: &Flash, logical: u64) -> PageFtl<P, L, R> {
         let g = &match cfg.ftl.gc_pool {
             GcPool::PerDie => flash.layout,
             GcPool::Device => Layout {
@@ -465,7 +467,7 @@ impl<P: VictimPolicy> PageFtl<P> {
     }
 }
 
-impl<P: VictimPolicy> Ftl for PageFtl<P> {
+impl<P: VictimPolicy, const L: usize, const R: usize> Ftl for PageFtl<P, L, R> {
     fn logical_pages(&self) -> u64 {
         self.logical
     }

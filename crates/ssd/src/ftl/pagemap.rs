@@ -6,8 +6,10 @@
 //! needs only 24 bits per page number, so its maps take 3 bytes per entry: an entry is read as
 //! a 4-byte unaligned load masked to 24 bits (the table keeps a byte of padding after the last
 //! entry, so the load stays inside it) and written as 3 bytes, with no read. The all-ones
-//! 24-bit value stands for [`NIL`]. Which width a table has is fixed at construction; the
-//! branch on it is the same for every access, so the CPU predicts it.
+//! 24-bit value stands for [`NIL`]. The width is the type's const parameter `W` (3 or 4),
+//! chosen once where the FTL is built ([`entry_bytes`]): an entry's address is `i * W` with
+//! `W` a constant (a shift and an add, not a multiply by a loaded width), and its mask and
+//! empty value are constants too.
 
 use super::blocks::NIL;
 
@@ -23,29 +25,31 @@ pub(crate) fn entry_bytes(values: u64) -> usize {
     }
 }
 
-pub(crate) struct PageMap {
-    /// `len` entries of `width` bytes, little-endian, then one byte of padding.
+/// A table of `W`-byte entries (`W` 3 or 4).
+pub(crate) struct PageMap<const W: usize> {
+    /// `len` entries of `W` bytes, little-endian, then one byte of padding.
     bytes: Vec<u8>,
     len: usize,
-    /// 3 or 4.
-    width: usize,
-    /// The all-ones value of the width: the mask of an entry, and the empty entry.
-    nil: u32,
 }
 
-impl PageMap {
-    /// `len` entries, all [`NIL`], able to hold any page number below `values`.
-    pub fn new(len: usize, values: u64) -> PageMap {
+impl<const W: usize> PageMap<W> {
+    /// The all-ones value of the width: the mask of an entry, and the empty entry.
+    const NIL_W: u32 = match W {
+        3 => NIL24,
+        4 => NIL,
+        _ => panic!("a page map entry is 3 or 4 bytes"),
+    };
+
+    /// `len` entries, all [`NIL`], able to hold any page number below `values` (which `W`
+    /// bytes must hold: `W` at least [`entry_bytes`] of `values`).
+    pub fn new(len: usize, values: u64) -> PageMap<W> {
         assert!(
-            values <= NIL as u64,
-            "page numbers up to {values} do not fit 32 bits"
+            values <= Self::NIL_W as u64 && W >= entry_bytes(values),
+            "page numbers up to {values} do not fit {W} bytes"
         );
-        let width = entry_bytes(values);
         PageMap {
-            bytes: crate::hugevec::filled(len * width + 1, 0xff),
+            bytes: crate::hugevec::filled(len * W + 1, 0xff),
             len,
-            width,
-            nil: if width == 4 { NIL } else { NIL24 },
         }
     }
 
@@ -57,14 +61,12 @@ impl PageMap {
     #[inline(always)]
     pub fn get(&self, i: usize) -> u32 {
         assert!(i < self.len, "page map entry {i} beyond {}", self.len);
-        // SAFETY: `i < len`, so bytes `i * width .. i * width + 4` lie inside `bytes`
-        // (`len * width + 1` long, `width >= 3`); an unaligned read of plain bytes.
-        let raw = unsafe {
-            std::ptr::read_unaligned(self.bytes.as_ptr().add(i * self.width) as *const u32)
-        };
+        // SAFETY: `i < len`, so bytes `i * W .. i * W + 4` lie inside `bytes`
+        // (`len * W + 1` long, `W >= 3`); an unaligned read of plain bytes.
+        let raw = unsafe { std::ptr::read_unaligned(self.bytes.as_ptr().add(i * W) as *const u32) };
         // Branch-free at either width (at 4 bytes the mask keeps everything and NIL is NIL).
-        let v = u32::from_le(raw) & self.nil;
-        if v == self.nil {
+        let v = u32::from_le(raw) & Self::NIL_W;
+        if v == Self::NIL_W {
             NIL
         } else {
             v
@@ -76,15 +78,15 @@ impl PageMap {
     pub fn set(&mut self, i: usize, v: u32) {
         assert!(i < self.len, "page map entry {i} beyond {}", self.len);
         debug_assert!(
-            self.width == 4 || v < NIL24 || v == NIL,
+            W == 4 || v < NIL24 || v == NIL,
             "page number {v} in a 3-byte map"
         );
         let p = self.bytes.as_mut_ptr();
-        // SAFETY: `i < len`, so the entry's `width` bytes from `i * width` lie inside `bytes`;
+        // SAFETY: `i < len`, so the entry's `W` bytes from `i * W` lie inside `bytes`;
         // unaligned stores of plain bytes. (Two fixed-size stores, not a copy of `width`
         // bytes, which the compiler would make a call to `memcpy`.)
         unsafe {
-            if self.width == 4 {
+            if W == 4 {
                 std::ptr::write_unaligned(p.add(i * 4) as *mut u32, v.to_le());
             } else {
                 // The low three bytes (NIL's are NIL24): two, then one.
@@ -104,18 +106,17 @@ impl PageMap {
             first + n <= self.len && offs.len() >= n && vals.len() >= n,
             "gather of {n} entries from {first}: beyond the map or the buffers"
         );
-        let (width, nil) = (self.width, self.nil);
         let base = self.bytes.as_ptr();
         let mut found = 0;
         for off in 0..n {
             // SAFETY: `first + off < len` (asserted), so the 4-byte load lies inside `bytes`
             // (see `get`); `found <= off < n <= offs.len(), vals.len()` (asserted above).
             unsafe {
-                let raw = std::ptr::read_unaligned(base.add((first + off) * width) as *const u32);
-                let v = u32::from_le(raw) & nil;
+                let raw = std::ptr::read_unaligned(base.add((first + off) * W) as *const u32);
+                let v = u32::from_le(raw) & Self::NIL_W;
                 *offs.get_unchecked_mut(found) = off as u32;
                 *vals.get_unchecked_mut(found) = v;
-                found += (v != nil) as usize;
+                found += (v != Self::NIL_W) as usize;
             }
         }
         found
@@ -128,7 +129,7 @@ impl PageMap {
             "page map range {range:?} beyond {}",
             self.len
         );
-        self.bytes[range.start * self.width..range.end * self.width].fill(0xff);
+        self.bytes[range.start * W..range.end * W].fill(0xff);
     }
 
     /// Every entry in order.
@@ -144,7 +145,7 @@ impl PageMap {
         // only hints the cache: it never faults, reads into the program or changes memory.
         unsafe {
             std::arch::x86_64::_mm_prefetch(
-                self.bytes.as_ptr().wrapping_add(i.wrapping_mul(self.width)) as *const i8,
+                self.bytes.as_ptr().wrapping_add(i.wrapping_mul(W)) as *const i8,
                 std::arch::x86_64::_MM_HINT_T0,
             );
         }
@@ -157,47 +158,61 @@ impl PageMap {
 mod tests {
     use super::*;
 
-    /// Against a `Vec<u32>` model, at both widths, with neighbours left alone.
+    /// Against a `Vec<u32>` model, at width `W`, with neighbours left alone.
+    fn matches_the_model<const W: usize>(values: u64) {
+        let mut m = PageMap::<W>::new(257, values);
+        let mut model = vec![NIL; 257];
+        let top = (values - 1) as u32;
+        let mut x = 12345u64;
+        for step in 0..5000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let i = (x >> 33) as usize % 257;
+            let v = match step % 4 {
+                0 => NIL,
+                1 => top,
+                _ => (x >> 7) as u32 % (top + 1),
+            };
+            m.set(i, v);
+            model[i] = v;
+            if step % 97 == 0 {
+                m.clear(i / 2..i);
+                model[i / 2..i].fill(NIL);
+            }
+            assert_eq!(m.get(i), model[i]);
+        }
+        assert!(m.iter().eq(model.iter().copied()), "{W} bytes for {values}");
+        let (mut offs, mut vals) = (vec![0; 100], vec![0; 100]);
+        let n = m.gather(150, 100, &mut offs, &mut vals);
+        let want: Vec<(u32, u32)> = (0..100u32)
+            .map(|o| (o, model[150 + o as usize]))
+            .filter(|&(_, v)| v != NIL)
+            .collect();
+        let got: Vec<(u32, u32)> = offs[..n]
+            .iter()
+            .copied()
+            .zip(vals[..n].iter().copied())
+            .collect();
+        assert_eq!(got, want, "gather at {W} bytes for {values}");
+    }
+
     #[test]
     fn a_page_map_is_a_vec_of_page_numbers() {
-        for values in [1000u64, NIL24 as u64, NIL24 as u64 + 1, NIL as u64] {
-            let mut m = PageMap::new(257, values);
-            let mut model = vec![NIL; 257];
-            let top = (values - 1) as u32;
-            let mut x = 12345u64;
-            for step in 0..5000u32 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let i = (x >> 33) as usize % 257;
-                let v = match step % 4 {
-                    0 => NIL,
-                    1 => top,
-                    _ => (x >> 7) as u32 % (top + 1),
-                };
-                m.set(i, v);
-                model[i] = v;
-                if step % 97 == 0 {
-                    m.clear(i / 2..i);
-                    model[i / 2..i].fill(NIL);
-                }
-                assert_eq!(m.get(i), model[i]);
-            }
-            assert!(m.iter().eq(model.iter().copied()), "width for {values}");
-            let (mut offs, mut vals) = (vec![0; 100], vec![0; 100]);
-            let n = m.gather(150, 100, &mut offs, &mut vals);
-            let want: Vec<(u32, u32)> = (0..100u32)
-                .map(|o| (o, model[150 + o as usize]))
-                .filter(|&(_, v)| v != NIL)
-                .collect();
-            let got: Vec<(u32, u32)> = offs[..n]
-                .iter()
-                .copied()
-                .zip(vals[..n].iter().copied())
-                .collect();
-            assert_eq!(got, want, "gather at width for {values}");
-        }
-        assert_eq!(PageMap::new(10, NIL24 as u64).bytes.len(), 31);
-        assert_eq!(PageMap::new(10, NIL24 as u64 + 1).bytes.len(), 41);
+        matches_the_model::<3>(1000);
+        matches_the_model::<3>(NIL24 as u64);
+        matches_the_model::<4>(1000);
+        matches_the_model::<4>(NIL24 as u64 + 1);
+        matches_the_model::<4>(NIL as u64);
+        assert_eq!(entry_bytes(NIL24 as u64), 3);
+        assert_eq!(entry_bytes(NIL24 as u64 + 1), 4);
+        assert_eq!(PageMap::<3>::new(10, NIL24 as u64).bytes.len(), 31);
+        assert_eq!(PageMap::<4>::new(10, NIL24 as u64 + 1).bytes.len(), 41);
+    }
+
+    #[test]
+    #[should_panic(expected = "do not fit 3 bytes")]
+    fn a_3_byte_map_refuses_page_numbers_past_24_bits() {
+        PageMap::<3>::new(10, NIL24 as u64 + 1);
     }
 }
