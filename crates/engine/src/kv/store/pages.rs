@@ -315,7 +315,11 @@ impl Store {
 
     /// Data page `page`'s payload handed to `f`: lent from the cache, or read, verified and
     /// cached as its image alone (no decoded copy). A page past the device is an error.
-    fn read_data<R>(&mut self, page: u64, f: impl FnOnce(&[u8]) -> R) -> Result<R, EngineError> {
+    pub(super) fn read_data<R>(
+        &mut self,
+        page: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, EngineError> {
         if page >= self.alloc.capacity() {
             return Err(EngineError::corrupt(
                 Structure::of_kind(PageKind::KvData),
