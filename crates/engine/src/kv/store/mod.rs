@@ -57,7 +57,7 @@ pub struct Options {
     pub cache_pages: usize,
     /// The cache grows with the store, to hold every page in use, up to this many pages
     /// (as an OS page cache would hold a buffered file; a cached data page costs its image, an
-    /// index node its decoded form, about its size again). At most `cache_pages`: a fixed cache.
+    /// index node its bytes and 16 bytes per key). At most `cache_pages`: a fixed cache.
     pub cache_max_pages: usize,
     /// Compact when stale / (live + stale) data bytes pass this (0..1; 1 = never).
     pub compact_threshold: f64,
