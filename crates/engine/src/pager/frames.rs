@@ -17,12 +17,15 @@
 //! Invariants: a key is in at most one frame; pinned frames are never evicted; the policy
 //! tracks exactly the resident frames that were released at least once.
 
+#[path = "images.rs"]
+mod images;
 #[path = "read_ahead.rs"]
 mod read_ahead;
 
 use super::frame_map::FrameMap;
 use super::{Device, PageForm, Pager};
 use crate::error::EngineError;
+use crate::page::{PageKind, HEADER_BYTES};
 use blockdev::PageBuf;
 use policy::{BufferPolicy, LogId, Placement, Replacement, Source};
 pub(super) use read_ahead::ReadAhead;
@@ -38,22 +41,31 @@ const NO_PAGE: u64 = u64::MAX;
 const NO_HANDLE: u32 = u32::MAX;
 
 /// Laid out for a hit: the fields a cached lookup reads come first, in the frame's first
-/// cache line (frames are cache-line aligned), the image's fields after.
+/// cache line (frames are cache-line aligned) — the key, the decoded form, the image's
+/// buffer and whether the image is checked — so a hit on a form or on a checked image waits
+/// for this one line before the bytes it serves; the write-back fields after.
 #[repr(C, align(64))]
 struct Frame {
-    decoded: Option<Rc<dyn Any>>,
     key: u64,
+    decoded: Option<Rc<dyn Any>>,
+    /// The page image (allocated on first use, aligned for direct reads; valid while `image`).
+    data: PageBuf,
     pins: u32,
     /// The policy's handle to the key's entry, if it gives one (`NO_HANDLE`: touch by key).
     handle: u32,
+    /// The payload's length in bytes when `checked`.
+    payload_len: u32,
+    /// The image passed the typed layer's checks as a page of this kind (seal, page number,
+    /// version; `typed.rs`) — read and verified, or sealed by this pager — so its payload is
+    /// served as it lies ([`Pager::lend_payload`]). Cleared whenever the image changes or
+    /// leaves.
+    checked: Option<PageKind>,
     /// The policy tracks this key (the frame was released at least once).
     admitted: bool,
     image: bool,
     dirty: bool,
     /// The device page the image was read from and is written back to.
     page: u64,
-    /// The page image (allocated on first use, aligned for direct reads; valid while `image`).
-    data: PageBuf,
     /// Where the image was read from (the policy admits flash read-backs to its `Am`).
     source: Source,
 }
@@ -214,6 +226,7 @@ impl Pager {
         assert!(fr.image, "frame {f} (key {}) holds no page image", fr.key);
         fr.dirty = true;
         fr.decoded = None;
+        fr.checked = None;
         if let Some(ext) = self.ext.as_mut() {
             // Never a copy while resident (a miss takes it), but a rewrite must not leave one.
             ext.invalidate(fr.page, 1);
@@ -252,6 +265,8 @@ impl Pager {
                     data: PageBuf::default(),
                     image: false,
                     decoded: None,
+                    checked: None,
+                    payload_len: 0,
                     pins: 0,
                     dirty: false,
                     admitted: false,
@@ -264,7 +279,7 @@ impl Pager {
         let s = &mut fr.slots[f];
         (s.key, s.page, s.pins, s.dirty, s.image, s.admitted) = (key, page, 1, false, false, false);
         s.handle = NO_HANDLE;
-        s.decoded = None;
+        (s.decoded, s.checked) = (None, None);
         s.source = Source::Disk;
         if s.data.len() != self.page_bytes && page != NO_PAGE {
             s.data.resize(self.page_bytes);
@@ -294,7 +309,7 @@ impl Pager {
                 ext.put(log, fr.page, &fr.data);
             }
         }
-        fr.decoded = None;
+        (fr.decoded, fr.checked) = (None, None);
         (fr.image, fr.admitted, fr.handle) = (false, false, NO_HANDLE);
         self.frames.policy.get().forget(key);
         self.frames.map.remove(key);
@@ -418,7 +433,8 @@ impl Pager {
 
     /// Bring what the lookups of `spots` — (page, byte offset in its payload) — will read
     /// into the CPU's cache, all at once: each resident page's frame, its decoded form and the
-    /// payload's 64 bytes from the offset (a document's head and key). Each stage is a loop of
+    /// payload's 64 bytes from the offset (a document's head and key), from the checked image
+    /// where the frame holds one. Each stage is a loop of
     /// loads independent of one another, so their cache misses overlap, where one lookup after
     /// another waits for each miss in turn (frame, then form, then payload; the replacement
     /// policy warms the entries its touches read). A hint: no
@@ -453,8 +469,13 @@ impl Pager {
                 }
             }
             for &(f, at) in found {
-                let form = fr.slots[f].decoded.as_ref();
-                if let Some(b) = form.and_then(|d| d.downcast_ref::<T>()?.payload()) {
+                let s = &fr.slots[f];
+                let image = s
+                    .checked
+                    .is_some()
+                    .then(|| &s.data[HEADER_BYTES..HEADER_BYTES + s.payload_len as usize]);
+                let form = || s.decoded.as_ref()?.downcast_ref::<T>()?.payload();
+                if let Some(b) = image.or_else(form) {
                     let last = b.len().saturating_sub(1);
                     for i in [at.min(last), at.saturating_add(63).min(last)] {
                         sum = sum.wrapping_add(u64::from(b.get(i).copied().unwrap_or(0)));
@@ -670,7 +691,7 @@ impl Pager {
             let fr = &mut self.frames.slots[f];
             assert!(!fr.dirty, "key {key} kept over a dirty page image");
             fr.decoded = Some(value);
-            fr.image = false;
+            (fr.image, fr.checked) = (false, None);
             self.frames.referenced(f);
             return Ok(());
         }
@@ -695,7 +716,7 @@ impl Pager {
         let fr = &mut self.frames.slots[f];
         assert_eq!(fr.pins, 0, "key {key} discarded while pinned");
         assert!(!fr.dirty, "key {key} discarded over a dirty page image");
-        fr.decoded = None;
+        (fr.decoded, fr.checked) = (None, None);
         (fr.image, fr.admitted, fr.handle) = (false, false, NO_HANDLE);
         self.frames.policy.get().forget(key);
         self.frames.map.remove(key);

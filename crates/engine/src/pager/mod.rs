@@ -14,7 +14,9 @@
 //! - writes contiguous runs of pages ([`RunWriter`]: log tails, bulk loads);
 //! - keeps double-buffered roots ([`MetaSlots`]);
 //! - holds the page contract for typed pages ([`Pager::read_page`], [`Pager::write_pages`]):
-//!   sealing, verified reads (seal, kind, page number) and the cache's write-through rule.
+//!   sealing, verified reads (seal, kind, page number) and the cache's write-through rule;
+//!   a payload read as it lies in its frame's checked image ([`Pager::read_payload`],
+//!   [`Pager::lend_payload`]: no decoded copy).
 //!
 //! The page format (header, crc32c, format version) is [`crate::page`]; `docs/format.md`
 //! draws every structure's layout.

@@ -315,6 +315,9 @@ impl PageForm for Payload {
     fn from_payload(kind: PageKind, payload: &[u8]) -> Payload {
         Payload(kind, payload.to_vec())
     }
+    fn payload(&self) -> Option<&[u8]> {
+        Some(&self.1)
+    }
 }
 
 /// What `lend_page` lends for `page` as a KV data page: its first payload byte.
@@ -385,4 +388,81 @@ fn a_lend_counts_a_hit_and_refreshes_the_page_for_replacement() {
     // Page 1 was referenced after page 2: page 2 goes first.
     write_byte(&mut bp, 3, 3, 1, Keep::Payloads);
     assert!(bp.contains(1) && !bp.contains(2));
+}
+
+/// What `lend_payload` lends for `page` as a KV data page: its first payload byte.
+fn lent_payload(bp: &mut Pager, page: u64) -> Option<u8> {
+    bp.lend_payload::<Payload, u8>(page, PageKind::KvData, |p| p.first().copied())
+}
+
+/// `page` read as a KV data page through `read_payload`: its first payload byte.
+fn read_payload(bp: &mut Pager, page: u64) -> Result<u8, EngineError> {
+    bp.read_payload::<Payload, u8>(page, PageKind::KvData, "test", |p| p[0])
+}
+
+#[test]
+fn a_checked_image_serves_its_payload_and_is_never_stale() {
+    let mut bp = pager(2);
+    write_byte(&mut bp, 7, 1, 1, Keep::Images);
+    let hits = bp.stats().hits;
+    assert_eq!(lent_payload(&mut bp, 7), Some(1), "served from the image");
+    assert_eq!(bp.stats().hits, hits + 1, "a lend counts a hit");
+    assert_eq!(lent(&mut bp, 7), None, "no decoded copy is kept");
+    let index = bp.lend_payload::<Payload, u8>(7, PageKind::KvIndex, |p| Some(p[0]));
+    assert_eq!(index, None, "checked as another kind: not lent");
+    // Rewritten past the cache: nothing lent; read again, verified, kept as an image.
+    write_byte(&mut bp, 7, 2, 2, Keep::Nothing);
+    assert_eq!(lent_payload(&mut bp, 7), None);
+    let reads = bp.stats().pages_read;
+    assert_eq!(read_payload(&mut bp, 7).unwrap(), 2);
+    assert_eq!(bp.stats().pages_read, reads + 1);
+    assert_eq!(lent_payload(&mut bp, 7), Some(2));
+    assert_eq!(lent(&mut bp, 7), None, "read as its image alone");
+    write_byte(&mut bp, 7, 3, 3, Keep::Images);
+    assert_eq!(lent_payload(&mut bp, 7), Some(3));
+    // Evicted by two other pages: read back from the device.
+    write_byte(&mut bp, 8, 8, 4, Keep::Images);
+    write_byte(&mut bp, 9, 9, 4, Keep::Images);
+    assert!(!bp.contains(7), "evicted");
+    assert_eq!(lent_payload(&mut bp, 7), None);
+    assert_eq!(read_payload(&mut bp, 7).unwrap(), 3);
+    // Changed in place: the mark goes with the change, and the next read checks the image.
+    let f = bp.fetch(7).unwrap();
+    bp.data_mut(f)[crate::page::HEADER_BYTES] = 0xAB;
+    bp.unpin(f);
+    assert_eq!(
+        lent_payload(&mut bp, 7),
+        None,
+        "a changed image is not lent"
+    );
+    assert!(
+        read_payload(&mut bp, 7).is_err(),
+        "its seal no longer holds"
+    );
+}
+
+#[test]
+fn read_payload_keeps_no_page_that_fails_its_checks() {
+    let mut bp = pager(4);
+    // Page 5 holds raw bytes, no seal.
+    assert!(read_payload(&mut bp, 5).is_err());
+    assert!(!bp.contains(5), "a page that fails its checks is not kept");
+    // Page 6 sealed as an index page: not a data page.
+    let w = PageWrite {
+        kind: PageKind::KvIndex,
+        version: 1,
+        hint: WriteHint::NONE,
+        keep: Keep::Nothing,
+    };
+    bp.write_pages::<Payload>(&mut Vec::new(), &[(6, &[6u8; 10][..])], w)
+        .unwrap();
+    assert!(read_payload(&mut bp, 6).is_err());
+    assert!(!bp.contains(6));
+    let misses = bp.stats().misses;
+    let r = bp.read_payload::<Payload, u8>(6, PageKind::KvIndex, "test", |p| p[0]);
+    assert_eq!(r.unwrap(), 6);
+    assert_eq!(bp.stats().misses, misses + 1, "a read counts a miss");
+    // A form kept decoded (newer than any image) is served through it.
+    write_byte(&mut bp, 6, 7, 2, Keep::Resident);
+    assert_eq!(read_payload(&mut bp, 6).unwrap(), 7);
 }

@@ -41,6 +41,9 @@ pub enum Keep {
     /// Nothing: cached copies are dropped, the caller keeps the forms it wants (index nodes,
     /// kept decoded, so rebuilding them from the image would cost a crc and a copy).
     Nothing,
+    /// Every page's sealed image, checked as written (the pages read next, served from the
+    /// image itself: [`Pager::lend_payload`]); a decoded form a frame held is dropped.
+    Images,
 }
 
 /// How [`Pager::write_pages`] seals and places pages.
@@ -108,6 +111,64 @@ impl Pager {
         })
     }
 
+    /// Page `page`'s verified payload of `kind` lent to `f` where the cache holds it: from the
+    /// frame's checked image as it lies (no decoded copy: [`Keep::Images`], or a page
+    /// [`Pager::read_payload`] read), else from a cached form `T` of `kind` that holds its
+    /// payload ([`PageForm::payload`]). A hit (counted, referenced) when `f` accepts it; None
+    /// (nothing counted): not cached so, or refused — then `read_payload` reads and reports.
+    pub fn lend_payload<T: PageForm, R>(
+        &mut self,
+        page: u64,
+        kind: PageKind,
+        f: impl FnOnce(&[u8]) -> Option<R>,
+    ) -> Option<R> {
+        let mut f = Some(f);
+        if let Some(r) = self.lend_image(page, kind, |p| f.take()?(p)) {
+            return Some(r);
+        }
+        let f = f?;
+        self.lend_page(page, kind, |form: &T| f(form.payload()?))
+    }
+
+    /// Page `page`'s verified payload of `kind` (`what` names it in errors) handed to `f`:
+    /// lent where the cache holds it ([`Pager::lend_payload`]); else from its image, checked
+    /// as [`Pager::read_page`] checks a page (seal, kind, page number, version) and kept
+    /// checked — a page read from the device is cached as its image alone, with no decoded
+    /// copy. A frame that holds only a decoded form (newer than any image) is read through
+    /// `read_page`.
+    pub fn read_payload<T: PageForm, R>(
+        &mut self,
+        page: u64,
+        kind: PageKind,
+        what: &'static str,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, EngineError> {
+        let mut f = Some(f);
+        if let Some(r) = self.lend_payload::<T, R>(page, kind, |p| Some(f.take()?(p))) {
+            return Ok(r);
+        }
+        let f = f.expect("f is taken only by a hit");
+        if !self.image_or_absent(page) {
+            let form = self.read_page::<T>(page, kind, what)?;
+            let Some(payload) = form.payload() else {
+                let fault = Fault::Kind {
+                    expected: what,
+                    found: form.kind(),
+                };
+                let c = Corruption::new(Structure::of_kind(kind), fault).on_page(page);
+                return Err(c.into());
+            };
+            return Ok(f(payload));
+        }
+        let version_max = self.version_max;
+        let fi = self.pin_checked_image(page, kind, |img| {
+            verified_header(img, page, kind, what, version_max).map(|h| h.len as usize)
+        })?;
+        let r = f(self.checked_payload(fi));
+        self.unpin(fi);
+        Ok(r)
+    }
+
     /// Page `page` read past the cache (a page read once: recovery, checks) and verified as
     /// [`Pager::read_page`] verifies, but for the version bound: its payload. For the roots
     /// a structure finds by its own protocol (meta slots: their epoch says which is newest),
@@ -172,25 +233,33 @@ impl Pager {
         if !ios.is_empty() {
             self.write_runs_hinted(&ios, w.hint)?;
         }
-        self.write_through::<T>(items, room, w)
+        self.write_through::<T>(items, &buf[..at], w)
     }
 
-    /// The cache after `items` were written: the write-through rule, in one place.
+    /// The cache after `items` were written, sealed in `sealed` (their pages in order): the
+    /// write-through rule, in one place.
     fn write_through<T: PageForm>(
         &mut self,
         items: &[(u64, &[u8])],
-        room: usize,
+        sealed: &[u8],
         w: PageWrite,
     ) -> Result<(), EngineError> {
+        let (pb, room) = (self.page_bytes, page::payload_capacity(self.page_bytes));
         assert!(room > 0, "a page holds a payload");
+        let mut images = sealed.chunks_exact(pb);
         for &(first, body) in items {
             for (i, chunk) in body.chunks(room).enumerate() {
                 let p = first + i as u64;
+                let img = images.next().expect("a sealed page per chunk");
                 let keep = match w.keep {
                     Keep::Payloads => true,
                     Keep::Resident => self.contains(p),
                     Keep::Nothing => {
                         self.discard(p);
+                        false
+                    }
+                    Keep::Images => {
+                        self.keep_image(p, img, w.kind, chunk.len())?;
                         false
                     }
                 };
@@ -199,6 +268,10 @@ impl Pager {
                 }
             }
         }
+        assert!(
+            images.next().is_none(),
+            "every sealed page cached by the rule"
+        );
         Ok(())
     }
 }

@@ -10,12 +10,10 @@
 //! by at most one batch while a pass runs. Documents written after a pass began (its own
 //! copies included) are left alone, so a pass ends even under endless updates.
 
-use super::Cached;
 use super::{CommitKind, PendingOp, StaleEstimate, Store};
 use crate::error::EngineError;
 use crate::kv::alloc::FIRST_LOG_PAGE;
 use crate::kv::format::{self, data_page_docs, DocPtr};
-use crate::page::PageKind;
 
 /// What a compaction policy sees of the store when it chooses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,35 +269,39 @@ impl Store {
         p: u64,
         start_doc_seq: u64,
     ) -> Result<Option<LiveDocs>, EngineError> {
-        let c = self.raw(p, PageKind::KvData, "data")?;
-        let Cached::Raw { payload, .. } = &*c else {
+        // The page's payload lent (from its checked image: no decoded copy is made).
+        let read = self.read_data(p, |payload| {
+            let docs = data_page_docs(payload)?;
+            let Some(last) = docs.last() else {
+                return Ok(None); // only the rest of a document begun earlier
+            };
+            if docs[0].head.seq > start_doc_seq {
+                return Ok(None);
+            }
+            let used = last.offset as usize + last.head.encoded_len();
+            let full = !last.complete || used + format::DOC_HEAD_BYTES > payload.len();
+            // (where, its key when the key lies on this page)
+            let found: Vec<(DocPtr, Option<Vec<u8>>)> = docs
+                .iter()
+                .filter(|d| !d.head.tombstone)
+                .map(|d| {
+                    let at = d.offset as usize + format::DOC_HEAD_BYTES;
+                    let key = payload.get(at..at + d.head.key_len).map(<[u8]>::to_vec);
+                    let ptr = DocPtr {
+                        page: p,
+                        offset: d.offset,
+                        len: d.head.encoded_len() as u32,
+                    };
+                    (ptr, key)
+                })
+                .collect();
+            Ok(Some((docs.len(), full, found)))
+        })?;
+        let Some((docs, full, found)) =
+            read.map_err(|e: crate::error::Corruption| self.kv_err(p, "data page", e))?
+        else {
             return Ok(None);
         };
-        let docs = data_page_docs(payload).map_err(|e| self.kv_err(p, "data page", e))?;
-        let Some(last) = docs.last() else {
-            return Ok(None); // only the rest of a document begun earlier
-        };
-        if docs[0].head.seq > start_doc_seq {
-            return Ok(None);
-        }
-        let used = last.offset as usize + last.head.encoded_len();
-        let full = !last.complete || used + format::DOC_HEAD_BYTES > payload.len();
-        // (where, its key when the key lies on this page)
-        let found: Vec<(DocPtr, Option<Vec<u8>>)> = docs
-            .iter()
-            .filter(|d| !d.head.tombstone)
-            .map(|d| {
-                let at = d.offset as usize + format::DOC_HEAD_BYTES;
-                let key = payload.get(at..at + d.head.key_len).map(<[u8]>::to_vec);
-                let ptr = DocPtr {
-                    page: p,
-                    offset: d.offset,
-                    len: d.head.encoded_len() as u32,
-                };
-                (ptr, key)
-            })
-            .collect();
-        drop(c);
         let found_docs = found.len();
         let mut live = Vec::with_capacity(found.len());
         for (ptr, key) in found {
@@ -322,7 +324,7 @@ impl Store {
             "live documents are among those found"
         );
         let page_use = PageUse {
-            docs: docs.len(),
+            docs,
             live_docs: live.len(),
             full,
         };

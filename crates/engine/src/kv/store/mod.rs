@@ -60,8 +60,8 @@ pub struct Options {
     /// Pages the pager caches (at first; see `cache_max_pages`).
     pub cache_pages: usize,
     /// The cache grows with the store, to hold every page in use, up to this many pages
-    /// (as an OS page cache would hold a buffered file; each cached page costs about twice its
-    /// size: the image and its payload). At most `cache_pages`: a fixed cache.
+    /// (as an OS page cache would hold a buffered file; a cached data page costs its image, an
+    /// index node its bytes and 16 bytes per key). At most `cache_pages`: a fixed cache.
     pub cache_max_pages: usize,
     /// Compact when stale / (live + stale) data bytes pass this (0..1; 1 = never).
     pub compact_threshold: f64,

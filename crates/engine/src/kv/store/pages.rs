@@ -303,6 +303,38 @@ impl Store {
         Ok(NodeRef::new(view))
     }
 
+    /// Data page `page`'s payload lent to `f` where the cache holds it (its checked image as
+    /// it lies, or a decoded copy; see [`Pager::lend_payload`]): a hit when `f` accepts it.
+    fn lend_data<R>(&mut self, page: u64, f: impl FnOnce(&[u8]) -> Option<R>) -> Option<R> {
+        if page >= self.alloc.capacity() {
+            return None;
+        }
+        self.pager
+            .lend_payload::<Cached, R>(page, PageKind::KvData, f)
+    }
+
+    /// Data page `page`'s payload handed to `f`: lent from the cache, or read, verified and
+    /// cached as its image alone (no decoded copy). A page past the device is an error.
+    pub(super) fn read_data<R>(
+        &mut self,
+        page: u64,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, EngineError> {
+        if page >= self.alloc.capacity() {
+            return Err(EngineError::corrupt(
+                Structure::of_kind(PageKind::KvData),
+                page,
+                Fault::OutOfRange {
+                    what: "page of a pointer",
+                    limit: self.alloc.capacity(),
+                    found: page,
+                },
+            ));
+        }
+        self.pager
+            .read_payload::<Cached, R>(page, PageKind::KvData, "data", f)
+    }
+
     /// The document at `ptr`, handed to `f` (borrowed from the cached pages where it lies in
     /// one; checked: page seals, continuation lengths, the document's crc).
     pub(super) fn with_doc<R>(
@@ -312,32 +344,23 @@ impl Store {
     ) -> Result<R, EngineError> {
         let n = ptr.pages(self.payload);
         if n == 1 {
-            // The common case: no allocation, the document borrowed from the cached page,
-            // whose seal was checked when it was read or written — on a hit without even a
-            // reference count; a miss, or a document that fails its checks, goes the long way
-            // (which reads, and reports the damage).
+            // The common case: no allocation, the document borrowed from the cached page
+            // image, whose seal was checked when it was read or written — on a hit without
+            // even a reference count or a decoded copy to go through; a miss, or a document
+            // that fails its checks, goes the long way (which reads, and reports the damage).
             let mut f = Some(f);
-            let hit = self
-                .pager
-                .lend_page(ptr.page, PageKind::KvData, |c| match c {
-                    Cached::Raw { payload, .. } => {
-                        let doc = format::document_in_verified_page(payload, ptr).ok()?;
-                        f.take().map(|f| f(&doc))
-                    }
-                    Cached::Node(..) => None,
-                });
+            let hit = self.lend_data(ptr.page, |payload| {
+                let doc = format::document_in_verified_page(payload, ptr).ok()?;
+                f.take().map(|f| f(&doc))
+            });
             if let Some(r) = hit {
                 return Ok(r);
             }
             let f = f.expect("f is taken only by a hit");
-            let c = self.raw(ptr.page, PageKind::KvData, "data")?;
-            let payload: &[u8] = match &*c {
-                Cached::Raw { payload, .. } => payload,
-                Cached::Node(..) => &[],
-            };
-            let doc = format::document_in_verified_page(payload, ptr)
-                .map_err(|e| self.kv_err(ptr.page, "document", e))?;
-            return Ok(f(&doc));
+            let doc = self.read_data(ptr.page, |payload| {
+                format::document_in_verified_page(payload, ptr).map(|doc| f(&doc))
+            })?;
+            return doc.map_err(|e| self.kv_err(ptr.page, "document", e));
         }
         // A spanning document: gathered into the store's buffer (kept from get to get), one
         // page at a time, each page's bytes copied from its cached frame in place.
@@ -366,19 +389,10 @@ impl Store {
             if g.is_some_and(|g| g.done(buf)) {
                 break;
             }
-            let lent = match p < self.alloc.capacity() {
-                true => self.pager.lend_page(p, PageKind::KvData, |c| match c {
-                    Cached::Raw { payload, .. } => Some(gather_step(g, payload, ptr, buf)),
-                    Cached::Node(..) => None,
-                }),
-                false => None,
-            };
+            let lent = self.lend_data(p, |payload| Some(gather_step(g, payload, ptr, buf)));
             let stepped = match lent {
                 Some(r) => r,
-                None => {
-                    let c = self.raw(p, PageKind::KvData, "data")?;
-                    gather_step(g, raw_payload(&c), ptr, buf)
-                }
+                None => self.read_data(p, |payload| gather_step(g, payload, ptr, buf))?,
             };
             g = Some(stepped.map_err(|e| self.kv_err(ptr.page, "document", e))?);
         }
@@ -431,10 +445,12 @@ impl Store {
     }
 
     /// Write data-page payloads to pages `base..`; the pager caches every one of them (the
-    /// pages read next). Cached copies, not the builder's pages: the cached copies are
-    /// allocated together and the builder's pages freed together, which glibc's malloc serves
-    /// much faster than long-lived pages allocated in between a commit's short-lived buffers
-    /// (measured: moving them cost ~20 % more CPU in the update phase).
+    /// pages read next) as its sealed image, checked as written, which gets serve as it lies.
+    /// Copies into the frames' page buffers, not the builder's pages: the frames' buffers are
+    /// reused from frame to frame, and the builder's pages are freed together, which glibc's
+    /// malloc serves much faster than long-lived pages allocated in between a commit's
+    /// short-lived buffers (measured: keeping the builder's pages cost ~20 % more CPU in the
+    /// update phase).
     pub(super) fn write_data_run(
         &mut self,
         base: u64,
@@ -447,7 +463,7 @@ impl Store {
             .zip(pages)
             .map(|(p, b)| (p, b.as_slice()))
             .collect();
-        self.write_typed(&items, DataType::Data, Keep::Payloads)
+        self.write_typed(&items, DataType::Data, Keep::Images)
     }
 
     /// Write the commit's staged index nodes (consecutive ones as one I/O); the nodes of one
@@ -479,14 +495,6 @@ fn gather_step(
     match g {
         None => DocGather::start(payload, ptr, buf),
         Some(mut g) => g.take(payload, buf).map(|()| g),
-    }
-}
-
-/// The payload of a cached data page (an index node's form holds none of a data page's).
-fn raw_payload(c: &Cached) -> &[u8] {
-    match c {
-        Cached::Raw { payload, .. } => payload,
-        Cached::Node(..) => &[],
     }
 }
 
