@@ -53,7 +53,7 @@ pub enum SsdError {
     },
     #[error("simulated time overflows 2^64 ns for a request issued at {at_ns} ns; the slowest timing field is `{field}`: lower it or shorten the run")]
     TimeOverflow { at_ns: u64, field: &'static str },
-    #[error("DFTL garbage collection cannot keep up (a livelock): the translation-page updates of the pages GC moves trigger more GC than it frees (the {cmt_entries}-entry CMT caches too few of the mappings GC moves, each update of an uncached one rewrites one of {translation_pages} translation pages); raise --cmt-entries (the cached moves need no rewrite) or the over-provisioning")]
+    #[error("DFTL garbage collection cannot keep up (a livelock): the translation-page updates of the pages GC moves trigger more GC than it frees (the {cmt_entries}-entry CMT caches too few of the mappings GC moves, each update of an uncached one rewrites one of {translation_pages} translation pages); raise --cmt-entries or `ftl.cmt_entries` in the config (the cached moves need no rewrite), or the over-provisioning")]
     GcCannotKeepUp {
         cmt_entries: usize,
         translation_pages: u64,
