@@ -106,3 +106,83 @@ fn a_spanning_get_looks_up_each_page_once() {
     assert_eq!(cold_lookups, warm_lookups, "each page looked up once");
     assert!(warm_lookups >= 4, "three data pages and the index");
 }
+
+/// A key long enough that a few thousand of them make an index of three levels or more (a
+/// lookup then follows handles from the root and from inner nodes to their children's cached
+/// nodes, `kv/store/kids.rs`).
+fn long_key(i: u32) -> Vec<u8> {
+    format!("{i:05}{}", "k".repeat(190)).into_bytes()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    /// Gets through child handles give the model's value while commits rewrite root-to-leaf
+    /// paths and reuse the pages they released (a handle taken before must never serve the
+    /// node a page held earlier), and with a cache small enough to evict the nodes handles
+    /// lead to (they are read again through the pager).
+    #[test]
+    fn gets_through_child_handles_match_the_model(
+        ops in prop::collection::vec((0..2500u32, 0..8u8, any::<u8>()), 1..1200),
+        variant in 0..3u64,
+        cache_pages in prop_oneof![Just(6usize), Just(64), Just(4096)],
+    ) {
+        let opts = Options { cache_pages, cache_max_pages: 0, ..variant_opts(variant) };
+        let mut s = Store::open(mem(16384), opts).unwrap();
+        let mut m = Model::new();
+        for i in 0..2500 {
+            s.put(&long_key(i), &[i as u8; 20]).unwrap();
+            m.insert(long_key(i), vec![i as u8; 20]);
+        }
+        s.commit().unwrap();
+        for (k, what, b) in ops {
+            let key = long_key(k);
+            match what {
+                0 => {
+                    s.put(&key, &[b; 40]).unwrap();
+                    m.insert(key, vec![b; 40]);
+                }
+                1 => {
+                    s.delete(&key).unwrap();
+                    m.remove(&key);
+                }
+                2 => {
+                    s.commit().unwrap();
+                }
+                _ => check_get(&mut s, &m, &key)?,
+            }
+        }
+        s.commit().unwrap();
+        for i in (0..2500).step_by(7) {
+            check_get(&mut s, &m, &long_key(i))?;
+        }
+    }
+}
+
+/// A get through child handles looks up (and the pager counts) the same pages as the get that
+/// took them, cold or warm: the replacement policy sees the same hits.
+#[test]
+fn gets_through_child_handles_count_every_level() {
+    let opts = Options {
+        cache_pages: 4096,
+        cache_max_pages: 0,
+        ..small_opts()
+    };
+    let mut s = Store::open(mem(16384), opts).unwrap();
+    for i in 0..3000 {
+        s.put(&long_key(i), &[7; 20]).unwrap();
+    }
+    s.commit().unwrap();
+    let mut s = Store::open(s.into_device(), opts).unwrap();
+    let k = long_key(1234);
+    let (cold_lookups, cold_reads, got) = counted_get(&mut s, &k);
+    assert_eq!(got, Some(20));
+    // Opening walked the index (its nodes are cached, no handle taken yet): the data page read.
+    assert!(cold_reads >= 1, "the data page read");
+    let (taken, warm_reads, _) = counted_get(&mut s, &k);
+    let (through, _, got) = counted_get(&mut s, &k);
+    assert_eq!(got, Some(20));
+    assert_eq!(warm_reads, 0, "a warm get reads nothing");
+    assert_eq!(cold_lookups, taken, "each page looked up once");
+    assert_eq!(taken, through, "a handle's hit is counted");
+    assert!(through >= 4, "three index levels and the data page");
+}

@@ -636,6 +636,22 @@ impl Pager {
         Some(r)
     }
 
+    /// A hit on `key` that the caller served from a decoded form of it it holds (a handle it
+    /// kept to the form the cache lent it): counted and referenced as [`Pager::lend_cached`]
+    /// counts and references its hits, so the replacement policy sees the same hits in the
+    /// same order. A key no longer resident counts nothing (its form was evicted; the caller
+    /// holds it from before).
+    pub fn touch(&mut self, key: u64) {
+        if let Some(fi) = self.frames.map.get(key) {
+            assert_eq!(
+                self.frames.slots[fi].key, key,
+                "a mapped frame holds its key"
+            );
+            self.io.stats.hits += 1;
+            self.frames.referenced(fi);
+        }
+    }
+
     /// `key`'s decoded form: from the cache, or read from device page `page` and `decode`d
     /// (then kept beside the page image). A page that fails to decode is not kept.
     pub fn load<T: Any>(

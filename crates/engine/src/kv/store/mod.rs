@@ -31,6 +31,7 @@ mod commit;
 mod compaction;
 mod estimate;
 mod held;
+mod kids;
 mod pages;
 mod recover;
 mod scan;

@@ -2,6 +2,7 @@
 //! the cache's write-through rule per page type, and verified reads of sealed pages, index
 //! nodes and documents.
 
+use super::kids::Kids;
 use super::*;
 use crate::pager::{Keep, PageForm, PageWrite};
 use blockdev::WriteHint;
@@ -11,8 +12,9 @@ use format::DocGather;
 /// pointer per level (the `Rc`), where a box would add a dependent memory miss per level.
 #[allow(clippy::large_enum_variant)]
 pub(super) enum Cached {
-    /// An index node, searched in place (its encoded length is what a pointer must say).
-    Node(NodeView),
+    /// An index node, searched in place (its encoded length is what a pointer must say), and
+    /// its handles to its children's cached nodes (`kids`; an inner node's).
+    Node(NodeView, Kids),
     Raw {
         kind: PageKind,
         payload: Vec<u8>,
@@ -30,7 +32,25 @@ impl NodeRef {
             view.encoded_len() >= format::NODE_MIN_BYTES,
             "a node view is a whole node"
         );
-        NodeRef(Rc::new(Cached::Node(view)))
+        NodeRef(Rc::new(Cached::Node(view, Kids::default())))
+    }
+
+    /// An index node the cache holds (`c` must be one).
+    pub(super) fn of(c: Rc<Cached>) -> NodeRef {
+        assert!(
+            matches!(*c, Cached::Node(..)),
+            "a NodeRef holds an index node"
+        );
+        NodeRef(c)
+    }
+
+    /// The node's handles to its children's cached nodes.
+    pub(super) fn kids(&self) -> &Kids {
+        match &*self.0 {
+            Cached::Node(_, k) => k,
+            // Every NodeRef is made of a `Cached::Node` (`new`, `of`, `Store::node`).
+            Cached::Raw { .. } => unreachable!("a NodeRef holds an index node"),
+        }
     }
 }
 
@@ -38,7 +58,7 @@ impl std::ops::Deref for NodeRef {
     type Target = NodeView;
     fn deref(&self) -> &NodeView {
         match &*self.0 {
-            Cached::Node(v) => v,
+            Cached::Node(v, _) => v,
             // Every NodeRef is made of a `Cached::Node` (`new`, `Store::node`).
             Cached::Raw { .. } => unreachable!("a NodeRef holds an index node"),
         }
@@ -48,7 +68,7 @@ impl std::ops::Deref for NodeRef {
 impl PageForm for Cached {
     fn kind(&self) -> PageKind {
         match self {
-            Cached::Node(_) => PageKind::KvIndex,
+            Cached::Node(..) => PageKind::KvIndex,
             Cached::Raw { kind, .. } => *kind,
         }
     }
@@ -61,7 +81,7 @@ impl PageForm for Cached {
     fn payload(&self) -> Option<&[u8]> {
         match self {
             Cached::Raw { payload, .. } => Some(payload),
-            Cached::Node(_) => None,
+            Cached::Node(..) => None,
         }
     }
 }
@@ -237,36 +257,12 @@ impl Store {
         }
     }
 
-    /// The node at `ptr` lent to `f` when the cache holds it decoded and it passes the checks
-    /// of `node_at` (one page, its length, its level): a hit that borrows the cached node (no
-    /// reference count). None: take `node_at`, which reads, decodes and reports.
-    pub(super) fn node_hit<R>(
-        &mut self,
-        ptr: NodePtr,
-        level: Option<u8>,
-        f: impl FnOnce(&NodeView) -> R,
-    ) -> Option<R> {
-        if ptr.len as usize > self.payload || ptr.page >= self.alloc.capacity() {
-            return None;
-        }
-        self.pager
-            .lend_page::<Cached, R>(ptr.page, PageKind::KvIndex, |c| match c {
-                Cached::Node(v)
-                    if v.encoded_len() == ptr.len as usize
-                        && level.is_none_or(|l| v.level() == l) =>
-                {
-                    Some(f(v))
-                }
-                _ => None,
-            })
-    }
-
     pub(super) fn node(&mut self, ptr: NodePtr) -> Result<NodeRef, EngineError> {
         let n = ptr.pages(self.payload);
         if n == 1 {
             let c = self.raw(ptr.page, PageKind::KvIndex, "index node")?;
             let node = match &*c {
-                Cached::Node(_) => NodeRef(c),
+                Cached::Node(..) => NodeRef(c),
                 Cached::Raw { payload, .. } => {
                     let view = gather_node(&[payload], ptr)
                         .map_err(|e| self.kv_err(ptr.page, "index node", e))?;
@@ -294,7 +290,7 @@ impl Store {
         for p in ptr.page..ptr.page + n {
             match &*self.raw(p, PageKind::KvIndex, "index node")? {
                 Cached::Raw { payload, .. } => pages.push(payload.clone()),
-                Cached::Node(node) => pages.push(node.bytes().to_vec()),
+                Cached::Node(node, _) => pages.push(node.bytes().to_vec()),
             }
         }
         assert_eq!(pages.len() as u64, n, "every page of the node read");

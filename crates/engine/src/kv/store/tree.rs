@@ -23,26 +23,46 @@ impl Store {
         Ok(())
     }
 
-    /// The document `key` maps to, in the WAL's index or the tree. Each level is searched
-    /// in the cached node, borrowed (`node_hit`); a node the cache does not hold decoded is
-    /// read and checked by `node_at`, then searched the same way.
+    /// The document `key` maps to, in the WAL's index or the tree. The root comes from the
+    /// pager; each level below from its parent's handle to the child's cached node where it
+    /// holds one (`kids`: no key-to-frame lookup on the way down), else from the pager
+    /// (`node_at`: read and checked if not cached), and the parent then takes a handle to it.
+    /// The pages reached through handles are touched in the pager at the end, in the order
+    /// they were reached (before any read, so the policy sees what it saw without handles):
+    /// their cache misses overlap the search instead of lying on its path.
     pub(super) fn lookup(&mut self, key: &[u8]) -> Result<Option<DocPtr>, EngineError> {
         if let Some(p) = self.wal_lookup(key) {
             return Ok(p);
         }
-        let Some(mut ptr) = self.root else {
+        let Some(root) = self.root else {
             return Ok(None);
         };
-        let mut level = None;
+        let mut node = self.node_at(root, None)?;
+        let mut touches = Touches::default();
         for _ in 0..=format::NODE_LEVEL_MAX {
-            let step = match self.node_hit(ptr, level, |node| step(node, key)) {
-                Some(s) => s,
-                None => step(&*self.node_at(ptr, level)?, key),
-            };
-            match step {
-                Step::Doc(doc) => return Ok(doc),
-                Step::Child(child, l) => (ptr, level) = (child, Some(l)),
+            let level = node.level();
+            if level == 0 {
+                let doc = node.search(key).ok().map(|i| node.doc(i));
+                touches.apply(&mut self.pager);
+                return Ok(doc);
             }
+            let i = node.child_index(key);
+            let ptr = node.child(i);
+            node = match node.kids().get(i) {
+                Some(c) if is_node_at(&c, ptr, level - 1) => {
+                    touches.push(ptr.page);
+                    NodeRef::of(c)
+                }
+                _ => {
+                    touches.apply(&mut self.pager);
+                    let child = self.node_at(ptr, Some(level - 1))?;
+                    // A node of several pages is gathered anew at every read (not cached).
+                    if ptr.pages(self.payload) == 1 {
+                        node.kids().set(i, node.len(), &child.0);
+                    }
+                    child
+                }
+            };
         }
         unreachable!("node_at refuses a level that does not descend by one")
     }
@@ -233,17 +253,45 @@ impl Store {
     }
 }
 
-/// One level of a lookup: where the search for a key goes from a node.
-enum Step {
-    /// Into this child, at this level.
-    Child(NodePtr, u8),
-    /// The leaf's answer: the key's document, or none.
-    Doc(Option<DocPtr>),
+/// Whether the cached node `c`, taken through a handle, is the node `ptr` names at `level`
+/// (the checks `node_at` makes of a cached node: its length and its level).
+fn is_node_at(c: &Cached, ptr: NodePtr, level: u8) -> bool {
+    match c {
+        Cached::Node(v, _) => v.encoded_len() == ptr.len as usize && v.level() == level,
+        Cached::Raw { .. } => false,
+    }
 }
 
-fn step(node: &NodeView, key: &[u8]) -> Step {
-    match node.level() {
-        0 => Step::Doc(node.search(key).ok().map(|i| node.doc(i))),
-        l => Step::Child(node.child(node.child_index(key)), l - 1),
+/// Pages a lookup reached through handles, to touch in the pager in that order.
+struct Touches {
+    pages: [u64; format::NODE_LEVEL_MAX as usize + 1],
+    len: usize,
+}
+
+impl Default for Touches {
+    fn default() -> Touches {
+        Touches {
+            pages: [0; format::NODE_LEVEL_MAX as usize + 1],
+            len: 0,
+        }
+    }
+}
+
+impl Touches {
+    fn push(&mut self, page: u64) {
+        assert!(
+            self.len < self.pages.len(),
+            "a lookup descends at most every level"
+        );
+        self.pages[self.len] = page;
+        self.len += 1;
+    }
+
+    /// Touch every page pushed, in order, and forget them.
+    fn apply(&mut self, pager: &mut Pager) {
+        for &p in &self.pages[..self.len] {
+            pager.touch(p);
+        }
+        self.len = 0;
     }
 }
