@@ -29,7 +29,7 @@ pub fn claims(report: &Report) -> Vec<Claim> {
     let rows: Vec<BTreeRow> = report.rows_as().unwrap_or_default();
     let rows: Vec<BTreeRow> = rows
         .into_iter()
-        .filter(|r| !r.reads_fifo_comparison)
+        .filter(|r| !r.reads_fifo_comparison && !r.bftl_compaction_comparison)
         .collect();
     crate::claim::per_device(&rows, |r| r.device.to_string(), of_device)
 }
@@ -317,6 +317,12 @@ mod tests {
             cache_hit_ratio: 0.0,
             read_scheduling: "priority".into(),
             reads_fifo_comparison: false,
+            bftl_compaction: if tree == "bftl" {
+                "in_commit".into()
+            } else {
+                String::new()
+            },
+            bftl_compaction_comparison: false,
             insert_waf: 1.0,
             insert_gc_pages_copied: 0,
             insert_erases: 0,
@@ -337,6 +343,22 @@ mod tests {
             (r.read_scheduling, r.reads_fifo_comparison) = ("fifo".into(), true);
             with.insert(0, r);
         }
+        let judged = |rows: &[BTreeRow]| serde_json::to_string(&claims(&report(rows))).unwrap();
+        assert_eq!(judged(&base), judged(&with));
+    }
+
+    /// BFTL's compaction comparison row (the mode P1 did not run) is not judged either.
+    #[test]
+    fn bftl_compaction_comparison_rows_do_not_change_the_claims() {
+        let base = vec![
+            row("in_place", 0, 0, 78.0, 56.0),
+            row("bftl", 0, 0, 143.0, 88.0),
+        ];
+        let mut with = base.clone();
+        let mut r = row("bftl", 0, 0, 900.0, 900.0);
+        r.bftl_sectors_per_node = 2.35;
+        (r.bftl_compaction, r.bftl_compaction_comparison) = ("after_commit".into(), true);
+        with.insert(0, r);
         let judged = |rows: &[BTreeRow]| serde_json::to_string(&claims(&report(rows))).unwrap();
         assert_eq!(judged(&base), judged(&with));
     }
