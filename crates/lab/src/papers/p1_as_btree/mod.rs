@@ -981,6 +981,7 @@ mod tests {
                     ms,
                     cache: 0,
                     reads_fifo,
+                    bftl_compaction: P1_COMPACTION,
                 };
                 let dev = open_device(device, &case, &p, &opts, dir.path(), i).unwrap();
                 run_case(device, case, &p, dev, 1).unwrap()
