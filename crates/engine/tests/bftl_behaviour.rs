@@ -1,11 +1,12 @@
 //! BFTL's mechanisms, observed through its public API on a RAM device: units wait in the
 //! reservation buffer (no device write until it fills or the tree commits); a node never
-//! spans more than C sectors when read (compaction past C); sectors are appended and never
+//! spans more than C sectors when read (compaction past C), nor more than C - 1 when the
+//! commit does the compaction (P1's 1.5 sectors per node at C = 3); sectors are appended and never
 //! reclaimed (the file only grows); node reads count sectors; a damaged sector is reported
 //! as corruption, never returned as data.
 
 use blockdev::{BlockDevice, ClockKind, DevError, DevStats, Io, MemDevice, PageNo, WriteHint};
-use engine::btree::{BTreeConfig, Bftl, BftlConfig, Packing};
+use engine::btree::{BTreeConfig, Bftl, BftlConfig, Compaction, Packing};
 use engine::{EngineError, OrderedIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -291,5 +292,92 @@ fn lookups_are_counted_by_level_and_list_length_and_sum_to_the_sectors_read() {
     assert!(
         h.iter().all(|l| l[1..].iter().sum::<u64>() > 0),
         "root, inner and leaf: {h:?}"
+    );
+}
+
+/// The longest sector list any lookup read (0 when none read a sector), from the lookups'
+/// histogram by level and list length; lists of 4 or more share the last bin.
+fn longest_list_read(t: &Bftl) -> usize {
+    let h = t.stats().loads_by_level_list_len;
+    (1..h[0].len())
+        .rev()
+        .find(|&n| h.iter().any(|level| level[n] > 0))
+        .unwrap_or(0)
+}
+
+/// P1's experiment in small (F = 64, a reservation buffer of F units, random inserts then
+/// searches of inserted keys) under `compaction` with C = `c`; returns the tree.
+fn p1_like(compaction: Compaction, c: usize, n: usize) -> Bftl {
+    let mut t = tree(BftlConfig {
+        compaction,
+        ..cfg(64, 0, 64, c)
+    });
+    let ks = keys(n, 9);
+    for &k in &ks {
+        t.insert(k, k).expect("insert");
+    }
+    t.commit().expect("commit");
+    for &k in ks.iter().step_by(5) {
+        assert_eq!(t.get(k).expect("get"), Some(k));
+    }
+    t
+}
+
+/// With the compaction in the commit, C counts the sector the commit writes: no lookup, while
+/// inserting or searching, reads a list of C sectors, and the mean is near C / 2 (P1: C = 3,
+/// 1.49). The same check run on the compaction after the commit must fail — it is the check
+/// broken on purpose: that mode leaves lists of C sectors at rest, which lookups read.
+#[test]
+fn compaction_in_the_commit_keeps_every_list_read_below_c() {
+    for c in 2..=4 {
+        let t = p1_like(Compaction::InCommit, c, 20_000);
+        let longest = longest_list_read(&t);
+        assert!(
+            (1..c).contains(&longest),
+            "C = {c}: a lookup read {longest} sectors"
+        );
+        let mean = t.sectors_per_node_read();
+        assert!(
+            mean <= (c - 1) as f64,
+            "C = {c}: {mean:.2} sectors per node"
+        );
+        let after = p1_like(Compaction::AfterCommit, c, 20_000);
+        assert_eq!(
+            longest_list_read(&after),
+            c,
+            "C = {c}: the check must catch lists of C sectors after the commit"
+        );
+        assert!(after.sectors_per_node_read() > mean, "C = {c}");
+    }
+    let p1 = p1_like(Compaction::InCommit, 3, 20_000).sectors_per_node_read();
+    assert!((1.2..=1.8).contains(&p1), "C = 3: {p1:.2} (P1: 1.49)");
+}
+
+/// The compaction in the commit writes each compacted node whole in the commit's own sectors:
+/// nothing is left in the reservation buffer for a later commit, so right after a commit a
+/// search reads only sectors (the buffer is empty), and the file still only grows.
+#[test]
+fn compaction_in_the_commit_leaves_the_buffer_empty_and_the_contents_whole() {
+    let mut t = tree(BftlConfig {
+        compaction: Compaction::InCommit,
+        ..cfg(16, 0, 16, 2)
+    });
+    let ks = keys(3_000, 10);
+    for (i, &k) in ks.iter().enumerate() {
+        t.insert(k, i as u64).expect("insert");
+    }
+    t.commit().expect("commit");
+    let writes = t.stats().node_writes;
+    let mut want = std::collections::BTreeMap::new();
+    for (i, &k) in ks.iter().enumerate() {
+        want.insert(k, i as u64);
+    }
+    let all: Vec<(u64, u64)> = want.into_iter().collect();
+    assert_eq!(t.range(0, u64::MAX).expect("range"), all);
+    t.commit().expect("commit");
+    assert_eq!(
+        t.stats().node_writes,
+        writes,
+        "nothing waited in the buffer"
     );
 }

@@ -13,7 +13,12 @@
 //! ([`Packing`]): BFTL's commit policy keeps one node's units in one sector (first-fit
 //! decreasing over the nodes' groups), so a node gains one sector per commit; packing in
 //! node order regardless of sector ends splits a node's group across two sectors whenever it
-//! straddles one, which lengthens its list (and every read of it) by one. Sectors are never reclaimed (as in P1's measurement, where BFTL's
+//! straddles one, which lengthens its list (and every read of it) by one. When the
+//! compaction runs is a switch too ([`Compaction`]): after a commit, on lists that grew past
+//! C (their content re-enters the reservation buffer, so lists at rest hold 1..=C sectors),
+//! or inside the commit, on nodes the commit would give their C-th sector (their whole
+//! content is packed as their group, so C counts the sector being written and lists at rest
+//! hold 1..C-1 sectors). Sectors are never reclaimed (as in P1's measurement, where BFTL's
 //! file grows largest). The pager's cache holds decoded nodes under their id (`cache_nodes`
 //! of them). Not crash-safe: the NTT
 //! and the root live in RAM only (P1 does not recover BFTL either).
@@ -39,6 +44,26 @@ pub struct BftlConfig {
     pub compact_threshold: usize,
     /// How a commit packs the buffered units into sectors.
     pub packing: Packing,
+    /// When a node's list is compacted (what C bounds).
+    pub compaction: Compaction,
+}
+
+/// When the NTT compaction shortens a node's sector list, and so what C bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Compaction {
+    /// After each commit: a node whose list now holds more than C sectors is rebuilt (its C + 1
+    /// sectors read) and its content re-enters the reservation buffer, written by a later
+    /// commit. Lists at rest hold 1..=C sectors; a lookup reads up to C, (C + 1) / 2 on average
+    /// when a node's commits come evenly.
+    #[default]
+    AfterCommit,
+    /// Inside the commit (the commit policy does the compaction): a node to which this commit
+    /// would give its C-th sector is rebuilt (its C - 1 sectors read) and its whole content,
+    /// the buffered units applied, is packed as its group in place of those units; its old
+    /// sectors leave its list. C counts the sector being written, so lists at rest hold
+    /// 1..C-1 sectors (when a node's content fits one sector) and a lookup reads C / 2 on
+    /// average: P1 §4 ("C = 3 ... 1 to 3 reads per node, 1.5 on average"; measured 1.49).
+    InCommit,
 }
 
 /// How a commit of the reservation buffer packs index units into sectors.
@@ -61,6 +86,7 @@ impl Default for BftlConfig {
             reservation_units: 256,
             compact_threshold: 3,
             packing: Packing::ByNode,
+            compaction: Compaction::AfterCommit,
         }
     }
 }
@@ -273,6 +299,9 @@ impl Bftl {
     /// `packing` says, written to fresh sectors in order; the NTT gains each sector for every
     /// node with a unit in it.
     fn commit_units(&mut self) -> Result<(), EngineError> {
+        if self.cfg.compaction == Compaction::InCommit {
+            self.compact_in_commit()?;
+        }
         let mut units = std::mem::take(&mut self.reservation);
         units.sort_by_key(|u| u.node);
         let sectors = match self.cfg.packing {
@@ -318,7 +347,33 @@ impl Bftl {
         let long: Vec<u64> = (0..self.ntt.len() as u64)
             .filter(|&n| self.ntt[n as usize].len() > c)
             .collect();
-        for id in long {
+        self.compact(long)
+    }
+
+    /// [`Compaction::InCommit`]: nodes with units in the buffer whose list already holds
+    /// C - 1 sectors (the commit would write their C-th) are rebuilt now, and their whole
+    /// content replaces their buffered units, so the commit leaves each on one fresh list.
+    fn compact_in_commit(&mut self) -> Result<(), EngineError> {
+        let c = self.cfg.compact_threshold;
+        let mut due: Vec<u64> = self
+            .reservation
+            .iter()
+            .map(|u| u.node)
+            .filter(|&n| {
+                self.ntt
+                    .get(n as usize)
+                    .is_some_and(|l| !l.is_empty() && l.len() + 1 >= c)
+            })
+            .collect();
+        due.sort_unstable();
+        due.dedup();
+        self.compact(due)
+    }
+
+    /// Rebuild each node (its sectors and buffered units), drop its list, and put its whole
+    /// content in the reservation buffer in place of its buffered units.
+    fn compact(&mut self, ids: Vec<u64>) -> Result<(), EngineError> {
+        for id in ids {
             let node = self.rebuild(id, true)?;
             self.ntt[id as usize].clear();
             self.reservation.retain(|u| u.node != id);

@@ -57,7 +57,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
     let all: Vec<BTreeRow> = typed(&r.rows);
     let all: Vec<BTreeRow> = all
         .into_iter()
-        .filter(|q| !q.reads_fifo_comparison)
+        .filter(|q| !q.reads_fifo_comparison && !q.bftl_compaction_comparison)
         .collect();
     let paper: Vec<PaperRow> = typed(&r.paper);
     let mut devices: Vec<Option<DeviceKind>> = distinct(all.iter().map(|q| q.device))
