@@ -27,6 +27,13 @@ pub enum DevError {
         pages: u64,
         capacity_pages: u64,
     },
+    #[error("write of {pages} pages at page {page} needs {needed_chunks} free chunks of the file system, which has {free_chunks} (file system full: give the files less live data or more space)")]
+    NoSpace {
+        page: u64,
+        pages: u64,
+        needed_chunks: u64,
+        free_chunks: u64,
+    },
     #[error("buffer of {len} bytes is not a whole number of {page_bytes}-byte pages")]
     Misaligned { len: usize, page_bytes: usize },
     #[error("simulated SSD: {0}")]

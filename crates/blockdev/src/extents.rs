@@ -128,15 +128,35 @@ impl Extents {
 
     /// Add a partition of `pages` pages; its chunks join the free pool.
     pub fn add_partition(&mut self, pages: u64) {
+        self.add_file(pages, pages);
+    }
+
+    /// Add a partition whose address space is `pages` pages but which brings only
+    /// `pool_pages` pages (whole chunks, rounded up) to the free pool: a file of a shared file
+    /// system, which may grow past its share while others are smaller (ext4 sets no size per
+    /// file; the pool is the only limit). Its goal starts at the first chunk it brought.
+    pub fn add_file(&mut self, pages: u64, pool_pages: u64) {
         let n = pages.div_ceil(self.chunk_pages);
+        let pooled = pool_pages.div_ceil(self.chunk_pages);
         let first = self.chunks;
-        self.free.extend(first..first + n);
-        self.chunks += n;
+        self.free.extend(first..first + pooled);
+        self.chunks += pooled;
         self.parts.push(PartMap {
             chunk: vec![None; n as usize],
             live: vec![0; n as usize],
             goal: first,
         });
+    }
+
+    /// Chunks a write of `pages` pages at partition page `page` would newly place.
+    pub fn unplaced_chunks(&self, part: usize, page: PageNo, pages: u64) -> u64 {
+        if pages == 0 {
+            return 0;
+        }
+        let cp = self.chunk_pages;
+        let m = &self.parts[part];
+        let (first, last) = ((page / cp) as usize, ((page + pages - 1) / cp) as usize);
+        m.chunk[first..=last].iter().filter(|c| c.is_none()).count() as u64
     }
 
     /// Segments of a write of `pages` pages at partition page `page`, placing free chunks.
@@ -225,7 +245,7 @@ impl Extents {
             .next()
             .or_else(|| self.free.iter().next())
             .copied()
-            .expect("a partition never holds more chunks than it was given");
+            .expect("a write is refused before it needs more chunks than are free");
         self.free.remove(&d);
         m.chunk[c] = Some(d);
         m.goal = d + 1;
@@ -235,6 +255,11 @@ impl Extents {
     /// Free device chunks.
     pub fn free_chunks(&self) -> u64 {
         self.free.len() as u64
+    }
+
+    /// Device pages placed (held by a partition's live or not yet trimmed pages' chunks).
+    pub fn placed_pages(&self) -> u64 {
+        (self.chunks - self.free_chunks()) * self.chunk_pages
     }
 }
 

@@ -127,6 +127,42 @@ impl<D: BlockDevice> SharedDevice<D> {
         Ok(p)
     }
 
+    /// A DB file of a shared file system: an address space of `pages` pages that brings
+    /// `pool_pages` pages of the device to the free pool (with extents only). Unlike a
+    /// partition, a file may hold more than it brought while other files hold less; a write
+    /// that needs more chunks than the pool has free fails with [`DevError::NoSpace`] (ext4's
+    /// ENOSPC). Why: ForestDB's files share one file system, so the space a file being
+    /// compacted needs for its new generation comes from the pool, not from a reserve of its own.
+    pub fn file(&mut self, pages: u64, pool_pages: u64) -> Result<Partition<D>, DevError> {
+        let capacity_pages = self.shared.dev.borrow().capacity_pages();
+        let Some(e) = &self.shared.extents else {
+            return Err(DevError::Config {
+                field: "file",
+                value: format!("{pages} pages"),
+                reason: "a file needs file-system placement (extents)".into(),
+            });
+        };
+        let taken = e.borrow().rounded(pool_pages);
+        if pages == 0 || pages < pool_pages || self.next_page + taken > capacity_pages {
+            return Err(DevError::OutOfRange {
+                page: self.next_page,
+                pages: pool_pages,
+                capacity_pages,
+            });
+        }
+        e.borrow_mut().add_file(pages, pool_pages);
+        let p = Partition {
+            shared: self.shared.clone(),
+            index: self.parts,
+            first_page: self.next_page,
+            pages,
+            stats: DevStats::default(),
+        };
+        self.next_page += taken;
+        self.parts += 1;
+        Ok(p)
+    }
+
     /// Give `pages` more pages of the device to the file system's free space (with extents:
     /// whole chunks any partition may take; without: nothing). Returns the pages given.
     pub fn add_free_space(&mut self, pages: u64) -> Result<u64, DevError> {
@@ -144,6 +180,15 @@ impl<D: BlockDevice> SharedDevice<D> {
         };
         self.next_page += given;
         Ok(given)
+    }
+
+    /// Device pages the partitions hold through the file system's placement (`None` without
+    /// extents: fixed ranges).
+    pub fn placed_pages(&self) -> Option<u64> {
+        self.shared
+            .extents
+            .as_ref()
+            .map(|e| e.borrow().placed_pages())
     }
 
     /// Pages not yet given to a partition.
@@ -197,6 +242,25 @@ impl<D: BlockDevice> Partition<D> {
                 dev_page: Some(self.first_page + page),
             }],
         }
+    }
+
+    /// Refuse a write that needs more chunks than the file system has free.
+    fn check_space(&self, page: PageNo, pages: u64) -> Result<(), DevError> {
+        let Some(e) = &self.shared.extents else {
+            return Ok(());
+        };
+        let e = e.borrow();
+        let (needed_chunks, free_chunks) =
+            (e.unplaced_chunks(self.index, page, pages), e.free_chunks());
+        if needed_chunks > free_chunks {
+            return Err(DevError::NoSpace {
+                page,
+                pages,
+                needed_chunks,
+                free_chunks,
+            });
+        }
+        Ok(())
     }
 
     /// The device writes of `pages` pages at partition page `page`: runs of equal hints, the
@@ -266,6 +330,7 @@ impl<D: BlockDevice> BlockDevice for Partition<D> {
     }
     fn write(&mut self, page: PageNo, buf: &[u8], hint: WriteHint) -> Result<(), DevError> {
         let pages = self.check(page, buf.len())?;
+        self.check_space(page, pages)?;
         self.stats.write_ios += 1;
         self.stats.pages_written += pages;
         let pb = self.page_bytes();
@@ -288,7 +353,11 @@ impl<D: BlockDevice> BlockDevice for Partition<D> {
                 Io::Read { page, buf } => (*page, buf.len()),
                 Io::Write { page, buf, .. } => (*page, buf.len()),
             };
-            let pages = match self.check(page, len) {
+            let checked = self.check(page, len).and_then(|n| match io {
+                Io::Write { .. } => self.check_space(page, n).map(|()| n),
+                Io::Read { .. } => Ok(n),
+            });
+            let pages = match checked {
                 Ok(n) => n,
                 Err(e) => {
                     refused.get_or_insert(e);

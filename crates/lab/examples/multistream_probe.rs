@@ -8,7 +8,7 @@
 
 use blockdev::ChunkGoal;
 use engine::kv::{RetiredHeaders, StaleEstimate};
-use lab::papers::p5_multistream::{run_with, MapSpec, MultistreamRow, Plan};
+use lab::papers::p5_multistream::{run_with, DbFiles, MapSpec, MultistreamRow, Plan};
 use lab::report::Scale;
 use lab::ReproduceOptions;
 use policy::streams::NamedPolicy;
@@ -24,6 +24,7 @@ fn main() {
         Some("chunks") => chunks_per_file(scale),
         Some("goal") => chunk_goals(scale),
         Some("headers") => headers_and_stale_estimate(scale),
+        Some("space") => shared_file_system(scale, std::env::args().nth(3)),
         None => {
             gc_pool_per_die_against_one_pool_at_paper_scale();
             chunks_per_file(Scale::Quick);
@@ -65,6 +66,34 @@ fn chunk_goals(scale: Scale) {
         plan.fs_free_space = free;
         let probe = format!("goal {} free space {free} {scale:?}", goal.name());
         run_and_print(&opts, &plan, &probe);
+    }
+}
+
+/// DB files as partitions of their share, or as files of one shared file system at growing
+/// live shares (how full the file system is; `space [quick|paper] [live share]` runs one).
+fn shared_file_system(scale: Scale, live: Option<String>) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let cases: Vec<(DbFiles, f64)> = match live.and_then(|l| l.parse::<f64>().ok()) {
+        Some(l) => vec![(DbFiles::Shared { space_x: 4 }, l)],
+        None => vec![
+            (DbFiles::Partitions, 0.25),
+            (DbFiles::Shared { space_x: 4 }, 0.25),
+            (DbFiles::Shared { space_x: 4 }, 0.5),
+        ],
+    };
+    for (files, live) in cases {
+        let mut plan = four_policies(&opts);
+        plan.db_files = files;
+        plan.live_share = live;
+        run_and_print(
+            &opts,
+            &plan,
+            &format!("files {} live {live} {scale:?}", files.name()),
+        );
     }
 }
 
@@ -117,7 +146,11 @@ fn run_and_print(opts: &ReproduceOptions, plan: &Plan, probe: &str) {
         .report
         .notes
         .iter()
-        .filter(|n| n.starts_with("What ends a page") || n.starts_with("Age at release"))
+        .filter(|n| {
+            n.starts_with("What ends a page")
+                || n.starts_with("Age at release")
+                || n.starts_with("File system held")
+        })
         .cloned()
         .collect::<Vec<_>>()
         .join(" | ");

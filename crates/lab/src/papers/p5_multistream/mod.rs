@@ -147,6 +147,8 @@ pub struct Plan {
     /// placed as files of one file system in chunks of `n` pages (ext4's allocator in
     /// miniature: a new file takes the chunks other files' deleted generations freed).
     pub fs_chunk_pages: Option<u64>,
+    /// How much of the file system the DB files fill (see [`DbFiles`]).
+    pub db_files: DbFiles,
     /// Where a DB file's chunk is placed first (ext4's goal; see [`blockdev::ChunkGoal`]).
     pub chunk_goal: blockdev::ChunkGoal,
     /// The file system spans the whole logical space: the ~17 % the DB files leave is free
@@ -202,6 +204,7 @@ impl Plan {
             next_fit: true,
             fs_chunk_pages: Some(FS_CHUNK_PAGES),
             chunk_goal: blockdev::ChunkGoal::OwnShare,
+            db_files: DbFiles::Partitions,
             fs_free_space: true,
             node_layout: NodeLayout::Packed,
             refill_leaves: true,
@@ -237,12 +240,50 @@ impl Plan {
             "next_fit": self.next_fit,
             "fs_chunk_pages": self.fs_chunk_pages,
             "chunk_goal": self.chunk_goal.name(),
+            "db_files": self.db_files.name(),
             "fs_free_space": self.fs_free_space,
             "gc_pool": self.gc_pool.map(|p| format!("{p:?}")),
             "node_layout": self.node_layout.name(),
             "refill_leaves": self.refill_leaves,
             "retired_headers": self.retired_headers.name(),
             "stale_estimate": self.stale_estimate.name(),
+        })
+    }
+}
+
+/// What bounds a DB file's size on the file system.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DbFiles {
+    /// Each file a partition of its share of the space (`FILL` / files): it must hold its old
+    /// and new generation and the growth between compactions itself, so its live documents
+    /// stay at `live_share` of it (0.25; at 0.30 a file runs out of its partition) and the
+    /// files fill ~30 % of the file system: the freed pages wait long for a writer.
+    Partitions,
+    /// Each file a file of one shared file system (ext4 on P5's drive): an address space of
+    /// `space_x` times its share, bounded only by the pool of free chunks, so one file's new
+    /// generation takes space other files are not using. Live documents are `live_share` of
+    /// its share, as with partitions. Why: P5's 32 files share one ext4 and hold 400 GB of its
+    /// 480 GB, so a block a deleted file freed is taken again soon.
+    Shared { space_x: u32 },
+}
+
+impl DbFiles {
+    pub fn name(self) -> String {
+        match self {
+            DbFiles::Partitions => "partitions".to_string(),
+            DbFiles::Shared { space_x } => format!("shared (address space {space_x}x its share)"),
+        }
+    }
+
+    /// The DB file's partition of `shared`: `pages` pages its share of the space.
+    fn make<D: BlockDevice>(
+        self,
+        shared: &mut SharedDevice<D>,
+        pages: u64,
+    ) -> Result<Partition<D>> {
+        Ok(match self {
+            DbFiles::Partitions => shared.partition(pages)?,
+            DbFiles::Shared { space_x } => shared.file(pages * u64::from(space_x), pages)?,
         })
     }
 }
@@ -476,7 +517,7 @@ fn open_files<D: BlockDevice + 'static>(
         .max(1.0) as u64;
     let mut stores = Vec::with_capacity(plan.files as usize);
     for f in 0..plan.files {
-        let part = shared.partition(file_pages)?;
+        let part = plan.db_files.make(shared, file_pages)?;
         let opts = store_options(plan, file_pages, keys_per_file);
         let s =
             Store::open(wrap(f as usize, part), opts).with_context(|| format!("DB file {f}"))?;
@@ -497,7 +538,7 @@ fn partitions<D: BlockDevice>(
 ) -> Result<Vec<Partition<D>>> {
     let pages = file_pages(plan, shared.device().capacity_pages());
     let parts = (0..plan.files)
-        .map(|_| Ok(shared.partition(pages)?))
+        .map(|_| plan.db_files.make(shared, pages))
         .collect::<Result<Vec<_>>>()?;
     add_free_space(shared, plan)?;
     Ok(parts)
@@ -633,7 +674,7 @@ fn oracle_placement(plan: &Plan, tape: &Tape) -> Result<OracleStreams> {
 
 /// What ends each type's pages over the recorded update phase ([`deaths`]): the tape replayed
 /// on a RAM device through the same placement.
-fn death_lines(plan: &Plan, tape: &Tape) -> Result<Vec<deaths::DeathLine>> {
+fn death_lines(plan: &Plan, tape: &Tape) -> Result<(Vec<deaths::DeathLine>, FsFill)> {
     let logical_pages = device_config(plan, plan.gc_modes[0])?.logical_pages();
     let mem = MemDevice::new(PAGE_BYTES, logical_pages);
     let counter = Rc::new(RefCell::new(deaths::DeathCounter::new(logical_pages)));
@@ -644,12 +685,54 @@ fn death_lines(plan: &Plan, tape: &Tape) -> Result<Vec<deaths::DeathLine>> {
         player.play(e)?;
     }
     counter.borrow_mut().start();
-    for e in tape.updates() {
+    let mut fill = FsFill::default();
+    for (i, e) in tape.updates().iter().enumerate() {
         player.play(e)?;
+        if i % FILL_SAMPLE_EVENTS == 0 {
+            if let Some(p) = shared.placed_pages() {
+                fill.add(p as f64 / logical_pages as f64);
+            }
+        }
     }
     drop(player);
     let lines = counter.borrow().lines();
-    Ok(lines)
+    Ok((lines, fill))
+}
+
+/// The tape's events between two samples of how much of the file system the files hold.
+const FILL_SAMPLE_EVENTS: usize = 1024;
+
+/// Share of the logical space the DB files hold on the file system (placed pages: live, and
+/// stale until their generation's compaction trims them), sampled over the update phase.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FsFill {
+    samples: u64,
+    sum: f64,
+    max: f64,
+}
+
+impl FsFill {
+    fn add(&mut self, share: f64) {
+        self.samples += 1;
+        self.sum += share;
+        self.max = self.max.max(share);
+    }
+
+    /// Mean and largest share, if sampled.
+    pub fn mean_max(&self) -> Option<(f64, f64)> {
+        (self.samples > 0).then(|| (self.sum / self.samples as f64, self.max))
+    }
+
+    fn note(&self, plan: &Plan) -> Option<String> {
+        let (mean, max) = self.mean_max()?;
+        Some(format!(
+            "File system held by the DB files ({}), over the update phase: mean {:.1} %, at most {:.1} % of the logical space (P5: 400 GB of DB files on the 480 GB drive, {:.1} %). What is not held is free space: a page a deleted generation freed waits for a writer in proportion to it.",
+            plan.db_files.name(),
+            mean * 100.0,
+            max * 100.0,
+            FILL * 100.0
+        ))
+    }
 }
 
 fn sample(shared: &SharedDevice<SimDevice>, base: &ssd::Stats, t0: u64) -> Sample {
@@ -749,7 +832,12 @@ fn config_release(config: &mut serde_json::Value, lines: &[release::ReleaseLine]
 }
 
 /// Each run, what ends each type's pages on the device, and their age at release.
-type AllRuns = (Vec<Run>, Vec<deaths::DeathLine>, Vec<release::ReleaseLine>);
+type AllRuns = (
+    Vec<Run>,
+    Vec<deaths::DeathLine>,
+    Vec<release::ReleaseLine>,
+    FsFill,
+);
 
 fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<AllRuns> {
     let mut tasks = Vec::new();
@@ -785,14 +873,14 @@ fn run_all(opts: &ReproduceOptions, plan: &Plan) -> Result<AllRuns> {
         ));
         Ok::<Run, anyhow::Error>(r)
     })?;
-    let (lines, released) = match tape.get() {
+    let ((lines, fill), released) = match tape.get() {
         Some(Ok(t)) => (
             death_lines(plan, t)?,
             release::release_lines(t.load(), t.updates()),
         ),
-        _ => (Vec::new(), Vec::new()),
+        _ => ((Vec::new(), FsFill::default()), Vec::new()),
     };
-    Ok((runs, lines, released))
+    Ok((runs, lines, released, fill))
 }
 
 /// Each policy's gap to the oracle (per GC mode), and the oracle's lifetime groups.
@@ -855,7 +943,7 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
         // A bad map file fails here, before any run.
         p.build(plan.files, plan.device_streams)?;
     }
-    let (runs, death, released) = run_all(opts, plan)?;
+    let (runs, death, released, fill) = run_all(opts, plan)?;
     let lifetimes = runs.iter().find_map(|r| r.lifetimes.clone());
     let lrows = lifetimes.as_ref().map(lifetime_rows).unwrap_or_default();
     let rows = rows(&runs, plan);
@@ -868,6 +956,10 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
     report.notes = notes(plan, &runs);
     if !death.is_empty() {
         report.notes.push(deaths::note(&death));
+    }
+    report.notes.extend(fill.note(plan));
+    if let Some((mean, max)) = fill.mean_max() {
+        report.config["fs_fill"] = json!({"mean": mean, "max": max});
     }
     if !released.is_empty() {
         let life: Vec<_> = death
