@@ -54,6 +54,10 @@ pub enum Command<'a> {
     ReadTags { lpn: Lpn, out: &'a mut [ReadPage] },
 }
 
+/// How many requests early [`HostPort::write_pages`] prefetches a timed write's overwritten
+/// page (as `Ftl::write_run` does for an untimed run).
+const RUN_PREFETCH_AHEAD: usize = 4;
+
 /// The host side of one [`Ssd`]: its queue, its clock and trace-time replay.
 pub struct HostPort {
     ssd: Ssd,
@@ -154,7 +158,12 @@ impl HostPort {
     /// the first request that fails and returns its error.
     pub fn write_pages(&mut self, lpns: &[u64], stream: StreamId) -> Result<(), SsdError> {
         if self.replay_arrivals || !self.ssd.untimed_runs() {
-            for &lpn in lpns {
+            for (i, &lpn) in lpns.iter().enumerate() {
+                // As the untimed run does in the FTL: the overwritten page's record is on its
+                // way a few requests early (a hint; changes nothing).
+                if let Some(&ahead) = lpns.get(i + RUN_PREFETCH_AHEAD) {
+                    self.ssd.prefetch_overwrite(Lpn(ahead));
+                }
                 let cmd = Command::Write {
                     lpn: Lpn(lpn),
                     pages: 1,
