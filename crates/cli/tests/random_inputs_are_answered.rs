@@ -264,6 +264,7 @@ fn assert_finite(v: &Value, path: &str) {
         "waf_model_uncorrected",
         "peak_rss_bytes",
         "bytes_per_logical_page",
+        "process_bytes_per_logical_page",
         "volume_reached",
         "base_preset",
         "config_path",

@@ -9,13 +9,14 @@ mod common;
 use common::flashlab;
 
 /// Measurements of the process, not of the simulation: wall clock and resident memory.
-const WALL_KEYS: [&str; 6] = [
+const WALL_KEYS: [&str; 7] = [
     "wall_seconds",
     "precondition_wall_seconds",
     "host_ios_per_wall_second",
     "host_pages_per_wall_second",
     "peak_rss_bytes",
     "bytes_per_logical_page",
+    "process_bytes_per_logical_page",
 ];
 
 const REQUIRED: [&str; 18] = [

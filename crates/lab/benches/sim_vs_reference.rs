@@ -19,9 +19,10 @@
 //! is the ratio of the whole runs' CPU time (reference / flashlab: fill, preconditioning and
 //! measured writes, which both do), steadier than wall time on a loaded machine. Then, per
 //! case, flashlab with timing ON (`timing on/off`: its rate over the timing-off rate, medians)
-//! and `B/page`: flashlab's peak memory for the device per logical page (`sim`'s
-//! `bytes_per_logical_page`), from one timing-off run in a child process of its own (the
-//! bench's own peak would hide it).
+//! and `B/page`: flashlab's resident memory for the device per logical page (`sim`'s
+//! `bytes_per_logical_page`: the growth of the process's anonymous resident memory, which
+//! leaves out the ~1 MB of the program's code paged in as the run first executes it), from
+//! one timing-off run in a child process of its own (the bench's own memory would hide it).
 //!
 //! Run: `cargo bench -p lab --bench sim_vs_reference` (env: `SIM_REF_GIB`, comma-separated
 //! logical sizes, default `1,4,16`; `SIM_REF_OPS` default `0.07,0.28`; `SIM_REF_RUNS` runs of

@@ -60,6 +60,29 @@ impl HostDriver {
         Ok(())
     }
 
+    /// Issue the requests of `chunk` from `i`: a run of one-page writes on one stream in one
+    /// port call ([`HostPort::write_pages`], the same effect as one by one), or else the one
+    /// request at `i`. Returns how many were issued.
+    #[inline]
+    fn issue(&mut self, chunk: &[Request], i: usize, lpns: &mut Vec<u64>) -> Result<usize> {
+        let r = &chunk[i];
+        if !is_page_write(r) {
+            if let Some(next) = chunk.get(i + OVERWRITE_AHEAD) {
+                prefetch_overwrite(self.port.ssd(), next);
+            }
+            self.submit(r)?;
+            return Ok(1);
+        }
+        let run = chunk[i..]
+            .iter()
+            .take_while(|x| is_page_write(x) && x.stream == r.stream)
+            .count();
+        lpns.clear();
+        lpns.extend(chunk[i..i + run].iter().map(|x| x.lpn));
+        self.port.write_pages(lpns, StreamId(r.stream))?;
+        Ok(run)
+    }
+
     /// Write ascending `pages` as one request per contiguous run (an elevator's output).
     pub fn write_runs(&mut self, pages: &[u64]) -> Result<()> {
         let mut i = 0;
@@ -115,6 +138,7 @@ impl HostDriver {
             error: None,
         };
         let mut since_report = 0u32;
+        let mut lpns = Vec::with_capacity(CHUNK);
         while pull.more {
             pull.fill(reqs, &self.port, &counts, limit);
             let chunk = std::mem::take(&mut pull.chunk);
@@ -123,17 +147,19 @@ impl HostDriver {
                 .iter()
                 .take(OVERWRITE_AHEAD)
                 .for_each(|r| prefetch_overwrite(ssd, r));
-            for (i, r) in chunk.iter().enumerate() {
-                if let Some(next) = chunk.get(i + OVERWRITE_AHEAD) {
-                    prefetch_overwrite(self.port.ssd(), next);
-                }
-                if counts(r) {
-                    count.pages += r.pages as u64;
-                }
-                self.submit(r)?;
-                since_report += 1;
-                if since_report == 65_536 {
-                    since_report = 0;
+            let mut i = 0;
+            while i < chunk.len() {
+                let n = self.issue(&chunk, i, &mut lpns)?;
+                assert!(n >= 1 && i + n <= chunk.len(), "{n} requests issued at {i}");
+                count.pages += chunk[i..i + n]
+                    .iter()
+                    .filter(|r| counts(r))
+                    .map(|r| r.pages as u64)
+                    .sum::<u64>();
+                i += n;
+                since_report += n as u32;
+                if since_report >= 65_536 {
+                    since_report -= 65_536;
                     progress(count.pages);
                 }
             }
@@ -156,6 +182,12 @@ pub const CHUNK: usize = 32;
 /// entry, prefetched when pulled, has arrived by then).
 pub const OVERWRITE_AHEAD: usize = 4;
 const _: () = assert!(OVERWRITE_AHEAD < CHUNK);
+
+/// A one-page write without an arrival time: [`HostDriver::issue`] runs these together.
+#[inline]
+fn is_page_write(r: &Request) -> bool {
+    r.op == OpKind::Write && r.pages == 1 && r.arrival_ns.is_none()
+}
 
 #[inline]
 fn prefetch_overwrite(ssd: &Ssd, r: &Request) {

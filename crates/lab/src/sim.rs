@@ -155,7 +155,7 @@ pub struct FlowSetup {
 /// Everything `flashlab sim --json` prints. Wall-clock keys: `wall_seconds`,
 /// `host_ios_per_wall_second`, `host_pages_per_wall_second`, `precondition_wall_seconds`;
 /// memory of the process (not a function of the seed either): `peak_rss_bytes`,
-/// `bytes_per_logical_page`.
+/// `bytes_per_logical_page`, `process_bytes_per_logical_page`.
 #[derive(Clone, Debug, Serialize)]
 pub struct SimResult {
     /// The preset used, or `custom` when the config differs from it (flags, --capacity, a file).
@@ -223,11 +223,18 @@ pub struct SimResult {
     /// Peak resident memory of the process while the device existed (Linux `VmHWM`, reset
     /// before the device was built); null where unavailable.
     pub peak_rss_bytes: Option<u64>,
-    /// Peak resident memory beyond what the process held before the device was built, per
-    /// logical page: what simulating a page costs (maps, block records, workload, host
-    /// queue). Includes the allocator's and the workload's overhead, so small devices show
-    /// more; null where unavailable.
+    /// The device's resident memory per logical page: the largest growth of the process's
+    /// anonymous resident memory (Linux `RssAnon`: heap and mapped tables, so the device's
+    /// maps, block records, workload and host queue, and the allocator's overhead; not the
+    /// pages of the program's code, which `peak_rss_bytes` counts) over what it held before
+    /// the device was built, sampled after preconditioning and at the end of the run; null
+    /// where unavailable.
     pub bytes_per_logical_page: Option<f64>,
+    /// The whole process's peak resident memory (`peak_rss_bytes`) beyond what it held before
+    /// the device was built, per logical page: `bytes_per_logical_page` plus the program's
+    /// code paged in as the run first executes it (about 1 MB, so small devices show far
+    /// more); null where unavailable.
+    pub process_bytes_per_logical_page: Option<f64>,
     pub sim_seconds: f64,
     pub throughput_mb_per_sim_second: f64,
     pub iops_per_sim_second: f64,
@@ -323,6 +330,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     }
     check_memory(&config, opts.max_memory_bytes)?;
     let rss_before = memory::reset_peak_rss();
+    let anon_before = memory::anon_rss_bytes();
     let ssd = Ssd::new(config)?;
     let target = Target {
         logical_pages: ssd.logical_pages(),
@@ -343,6 +351,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     let wall = Instant::now();
     precondition(&mut d, opts, target, policy.as_mut(), progress)?;
     let pre_wall = wall.elapsed().as_secs_f64();
+    let anon_preconditioned = memory::anon_rss_bytes();
 
     let (before, t0) = d.begin_measurement();
     if several {
@@ -402,9 +411,15 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
     r.timeline = timeline;
     flow_results(&mut r, opts, &d, mixed.take());
     r.peak_rss_bytes = memory::peak_rss_bytes();
-    r.bytes_per_logical_page = rss_before.zip(r.peak_rss_bytes).map(|(before, peak)| {
-        peak.saturating_sub(before) as f64 / d.ssd().logical_pages().max(1) as f64
-    });
+    let per_page = |before: Option<u64>, peak: Option<u64>| {
+        let pages = d.ssd().logical_pages().max(1) as f64;
+        before
+            .zip(peak)
+            .map(|(b, p)| p.saturating_sub(b) as f64 / pages)
+    };
+    let anon_peak = anon_preconditioned.max(memory::anon_rss_bytes());
+    r.bytes_per_logical_page = per_page(anon_before, anon_peak);
+    r.process_bytes_per_logical_page = per_page(rss_before, r.peak_rss_bytes);
     r.requests_clipped = clipped.get();
     add_notes(&mut r, opts, count, limit);
     Ok(r)
@@ -700,6 +715,7 @@ fn summarize(
         memory_bytes_estimate: cfg.memory_bytes_estimate(),
         peak_rss_bytes: None,
         bytes_per_logical_page: None,
+        process_bytes_per_logical_page: None,
         sim_seconds: sim_s,
         throughput_mb_per_sim_second: per_s(bytes_moved / 1e6, sim_s),
         iops_per_sim_second: per_s(s.host_ios as f64, sim_s),

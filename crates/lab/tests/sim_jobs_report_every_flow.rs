@@ -87,7 +87,7 @@ fn without_process_keys(v: serde_json::Value) -> serde_json::Value {
             .filter(|(k, _)| {
                 !k.contains("wall")
                     && k != "peak_rss_bytes"
-                    && k != "bytes_per_logical_page"
+                    && !k.ends_with("bytes_per_logical_page")
                     && k != "job"
             })
             .map(|(k, v)| (k, without_process_keys(v)))

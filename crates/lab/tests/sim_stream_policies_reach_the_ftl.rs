@@ -107,7 +107,9 @@ fn without_wall_clock(v: serde_json::Value) -> serde_json::Value {
             .into_iter()
             // Measurements of the process (wall clock, resident memory), not of the run.
             .filter(|(k, _)| {
-                !k.contains("wall") && k != "peak_rss_bytes" && k != "bytes_per_logical_page"
+                !k.contains("wall")
+                    && k != "peak_rss_bytes"
+                    && !k.ends_with("bytes_per_logical_page")
             })
             .map(|(k, v)| (k, without_wall_clock(v)))
             .collect(),

@@ -225,6 +225,66 @@ impl Ssd {
         Ok(done)
     }
 
+    /// Whether [`Ssd::write_pages_untimed`] may run: timing off (every request completes at
+    /// its issue time) and no invariant check after each operation.
+    #[inline]
+    pub fn untimed_runs(&self) -> bool {
+        !self.flash.timing_enabled() && !self.cfg.ftl.check_invariants
+    }
+
+    /// One-page write requests, one per element of `lpns` in order, on `stream`, all issued
+    /// at `at`, on a device where [`Ssd::untimed_runs`] holds: the same tags, counters and
+    /// maps as [`Ssd::write`] of one page per request in turn (each completes at `at`: an
+    /// untimed device takes no time), with one FTL call for the whole run. Stops at the
+    /// first request that fails, after the ones before it, and returns its error.
+    pub fn write_pages_untimed(
+        &mut self,
+        lpns: &[u64],
+        stream: StreamId,
+        at: SimTime,
+    ) -> Result<(), SsdError> {
+        assert!(
+            self.untimed_runs(),
+            "a run of untimed writes on a timed device"
+        );
+        if lpns.is_empty() {
+            return Ok(());
+        }
+        if at.0 == u64::MAX || stream.0 >= self.cfg.ftl.streams {
+            // The first request fails (`check` or `finish`): the general path says how.
+            return self.write(Lpn(lpns[0]), 1, stream, at).map(|_| ());
+        }
+        // Requests in range, up to the first that is not (it fails its check, changing nothing).
+        let logical = self.logical_pages;
+        let valid = lpns
+            .iter()
+            .position(|&l| l >= logical)
+            .unwrap_or(lpns.len());
+        let r = self
+            .ftl
+            .write_run(&mut self.flash, &lpns[..valid], stream, self.next_tag, at);
+        // A request that failed in the FTL was counted and tagged before it failed.
+        let (written, attempted) = match &r {
+            Ok(n) => (*n, *n),
+            Err((i, _)) => (*i, *i + 1),
+        };
+        assert!(attempted <= valid, "{attempted} of {valid} pages attempted");
+        self.host_pages_by_stream[stream.0 as usize] += attempted as u64;
+        self.flash.stats.host_pages_written += attempted as u64;
+        self.next_tag += attempted as u64;
+        self.flash.stats.host_ios += written as u64;
+        if self.any_trimmed {
+            for &l in &lpns[..attempted] {
+                self.trimmed[(l / 64) as usize] &= !(1 << (l % 64));
+            }
+        }
+        match r {
+            Err((_, e)) => Err(e),
+            Ok(_) if valid < lpns.len() => self.check(Lpn(lpns[valid]), 1, stream),
+            Ok(_) => Ok(()),
+        }
+    }
+
     /// Write one page per tag from `lpn`, with the caller's tags. A host issues it through
     /// the host port ([`crate::host::Command::WriteTags`]), which picks the issue time `at`.
     pub fn write_tags(

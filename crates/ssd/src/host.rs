@@ -54,6 +54,10 @@ pub enum Command<'a> {
     ReadTags { lpn: Lpn, out: &'a mut [ReadPage] },
 }
 
+/// How many requests early [`HostPort::write_pages`] prefetches a timed write's overwritten
+/// page (as `Ftl::write_run` does for an untimed run).
+const RUN_PREFETCH_AHEAD: usize = 4;
+
 /// The host side of one [`Ssd`]: its queue, its clock and trace-time replay.
 pub struct HostPort {
     ssd: Ssd,
@@ -143,6 +147,50 @@ impl HostPort {
         let done = run(&mut self.ssd, cmd, at)?;
         self.complete(at, done);
         Ok((at, done))
+    }
+
+    /// One-page write requests on `stream`, one per element of `lpns` in order, with the
+    /// same completions, counters and clock as [`HostPort::submit`] of
+    /// `Command::Write { lpn, pages: 1, stream }` for each in turn (no arrival times). On an
+    /// untimed device without arrival replay every request issues and completes at the
+    /// queue's clock, so the run takes one queue slot and one device call
+    /// ([`Ssd::write_pages_untimed`]); otherwise each request goes through `submit`. Stops at
+    /// the first request that fails and returns its error.
+    pub fn write_pages(&mut self, lpns: &[u64], stream: StreamId) -> Result<(), SsdError> {
+        if self.replay_arrivals || !self.ssd.untimed_runs() {
+            for (i, &lpn) in lpns.iter().enumerate() {
+                // As the untimed run does in the FTL: the overwritten page's record is on its
+                // way a few requests early (a hint; changes nothing).
+                if let Some(&ahead) = lpns.get(i + RUN_PREFETCH_AHEAD) {
+                    self.ssd.prefetch_overwrite(Lpn(ahead));
+                }
+                let cmd = Command::Write {
+                    lpn: Lpn(lpn),
+                    pages: 1,
+                    stream,
+                };
+                self.submit(cmd, None)?;
+            }
+            return Ok(());
+        }
+        if lpns.is_empty() {
+            return Ok(());
+        }
+        // The first request's issue time; each one after it issues when the one before
+        // completes (depth 1) or frees a slot, which on an untimed device is this same time.
+        let at = self.queue.issue_time(SimTime::ZERO);
+        match self.ssd.write_pages_untimed(lpns, stream, at) {
+            Ok(()) => {
+                self.complete(at, at);
+                Ok(())
+            }
+            Err(e) => {
+                // As `submit`: the failed request keeps its slot. The clock needs no move:
+                // untimed, nothing completes after the queue's clock, so `at` is at most it.
+                assert!(at <= self.last_done, "issue {at:?} after the clock");
+                Err(e)
+            }
+        }
     }
 
     /// The device, to turn on counters such as [`Ssd::count_copies_by_tag_class`].

@@ -12,6 +12,10 @@ pub(crate) struct HostWrite {
     pub now: SimTime,
 }
 
+/// How many pages before its write [`Ftl::write_run`] prefetches a page's overwrite (its L2P
+/// entry, prefetched by the driver when the request was pulled, has arrived by then).
+pub(crate) const RUN_PREFETCH_AHEAD: usize = 4;
+
 /// A completion time, or why the operation was refused.
 pub(crate) type Done = Result<SimTime, SsdError>;
 /// A read's completion time and where the data is (`None`: not mapped).
@@ -39,6 +43,36 @@ pub(crate) trait Ftl: Send {
     /// the write changes next (the old physical page's reverse map). Changes nothing.
     #[inline]
     fn prefetch_overwrite(&self, _lpn: Lpn) {}
+    /// Write one page at each of `lpns` in order, on `stream`, the page at index `i` carrying
+    /// tag `first_tag + i`, all at `now`: exactly [`Ftl::write`] page by page (this default,
+    /// compiled once per scheme, calls the scheme's own `write` without a dynamic call per
+    /// page, and prefetches each page's overwrite [`RUN_PREFETCH_AHEAD`] pages early).
+    /// Returns how many pages were written; on an error, the index of the page that failed
+    /// (nothing after it was attempted) and the error.
+    fn write_run(
+        &mut self,
+        flash: &mut Flash,
+        lpns: &[u64],
+        stream: StreamId,
+        first_tag: u64,
+        now: SimTime,
+    ) -> Result<usize, (usize, SsdError)> {
+        for (i, &lpn) in lpns.iter().enumerate() {
+            if let Some(&ahead) = lpns.get(i + RUN_PREFETCH_AHEAD) {
+                self.prefetch_overwrite(Lpn(ahead));
+            }
+            let w = HostWrite {
+                lpn: Lpn(lpn),
+                stream,
+                data: PageWrite::tag(first_tag + i as u64),
+                now,
+            };
+            if let Err(e) = self.write(flash, w) {
+                return Err((i, e));
+            }
+        }
+        Ok(lpns.len())
+    }
     /// Per reclaim-unit handle counters (FDP, page scheme); empty for other schemes.
     fn handle_stats(&self, _flash: &Flash) -> Vec<super::fdp::HandleStats> {
         Vec::new()
