@@ -112,6 +112,14 @@ impl<D: BlockDevice> SharedDevice<D> {
                 capacity_pages,
             });
         }
+        if let Some(e) = &self.shared.extents {
+            e.borrow_mut().add_partition(pages);
+        }
+        Ok(self.next_part(pages, taken))
+    }
+
+    /// The next partition or file: `pages` of address space, `taken` pages of the device.
+    fn next_part(&mut self, pages: u64, taken: u64) -> Partition<D> {
         let p = Partition {
             shared: self.shared.clone(),
             index: self.parts,
@@ -119,12 +127,9 @@ impl<D: BlockDevice> SharedDevice<D> {
             pages,
             stats: DevStats::default(),
         };
-        if let Some(e) = &self.shared.extents {
-            e.borrow_mut().add_partition(pages);
-        }
         self.next_page += taken;
         self.parts += 1;
-        Ok(p)
+        p
     }
 
     /// A DB file of a shared file system: an address space of `pages` pages that brings
@@ -151,16 +156,7 @@ impl<D: BlockDevice> SharedDevice<D> {
             });
         }
         e.borrow_mut().add_file(pages, pool_pages);
-        let p = Partition {
-            shared: self.shared.clone(),
-            index: self.parts,
-            first_page: self.next_page,
-            pages,
-            stats: DevStats::default(),
-        };
-        self.next_page += taken;
-        self.parts += 1;
-        Ok(p)
+        Ok(self.next_part(pages, taken))
     }
 
     /// Give `pages` more pages of the device to the file system's free space (with extents:
