@@ -14,8 +14,8 @@ TINY = {"capacity": "32MiB", "timing": "off", "write_volume": "1x"}
 
 
 # Measurements of the process, not of the run: wall clock (any key with `wall` in its name) and
-# resident memory (`peak_rss_bytes`, `bytes_per_logical_page`).
-PROCESS_KEYS = ("peak_rss_bytes", "bytes_per_logical_page")
+# resident memory (`peak_rss_bytes`, `bytes_per_logical_page`, `process_bytes_per_logical_page`).
+PROCESS_KEYS = ("peak_rss_bytes", "bytes_per_logical_page", "process_bytes_per_logical_page")
 
 
 def strip_wall(value):
