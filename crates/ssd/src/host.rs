@@ -18,6 +18,7 @@
 
 use crate::device::{ReadPage, Ssd};
 use crate::error::SsdError;
+use crate::ftl::RUN_PREFETCH_AHEAD;
 pub use crate::queue::HostQueue;
 use crate::stats::Stats;
 use crate::types::{Lpn, SimTime, StreamId};
@@ -53,10 +54,6 @@ pub enum Command<'a> {
     /// Read one [`ReadPage`] (tag, unwritten or trimmed) per element of `out`, from `lpn`.
     ReadTags { lpn: Lpn, out: &'a mut [ReadPage] },
 }
-
-/// How many requests early [`HostPort::write_pages`] prefetches a timed write's overwritten
-/// page (as `Ftl::write_run` does for an untimed run).
-const RUN_PREFETCH_AHEAD: usize = 4;
 
 /// The host side of one [`Ssd`]: its queue, its clock and trace-time replay.
 pub struct HostPort {

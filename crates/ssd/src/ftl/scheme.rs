@@ -12,8 +12,9 @@ pub(crate) struct HostWrite {
     pub now: SimTime,
 }
 
-/// How many pages before its write [`Ftl::write_run`] prefetches a page's overwrite (its L2P
-/// entry, prefetched by the driver when the request was pulled, has arrived by then).
+/// How many pages before its write [`Ftl::write_run`] (and `HostPort::write_pages` on a timed
+/// device) prefetches a page's overwrite (its L2P entry, prefetched by the driver when the
+/// request was pulled, has arrived by then).
 pub(crate) const RUN_PREFETCH_AHEAD: usize = 4;
 
 /// A completion time, or why the operation was refused.
