@@ -17,7 +17,8 @@ fn main() {
     let which = std::env::args().nth(1);
     let scale = match std::env::args().nth(2).as_deref() {
         Some("paper") => Scale::Paper,
-        _ => Scale::Quick,
+        Some("quick") | None => Scale::Quick,
+        Some(other) => usage(&format!("unknown scale {other:?}; use `quick` or `paper`")),
     };
     match which.as_deref() {
         Some("pool") => gc_pool_per_die_against_one_pool_at_paper_scale(),
@@ -29,10 +30,26 @@ fn main() {
             gc_pool_per_die_against_one_pool_at_paper_scale();
             chunks_per_file(Scale::Quick);
         }
-        Some(other) => {
-            eprintln!("multistream_probe: unknown probe {other:?}; use `pool`, `chunks`, `goal` or `headers`");
-            std::process::exit(2);
-        }
+        Some(other) => usage(&format!(
+            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers` or `space`"
+        )),
+    }
+}
+
+/// Say what was wrong with the arguments and exit 2.
+fn usage(why: &str) -> ! {
+    eprintln!("multistream_probe: {why}");
+    std::process::exit(2);
+}
+
+/// The live share given to `space`: a number above 0 and below 1 (a share of each file's
+/// space that live documents hold).
+fn live_share(arg: &str) -> f64 {
+    match arg.parse::<f64>() {
+        Ok(l) if l > 0.0 && l < 1.0 => l,
+        _ => usage(&format!(
+            "live share {arg:?}: give a number above 0 and below 1, e.g. 0.3"
+        )),
     }
 }
 
@@ -77,7 +94,7 @@ fn shared_file_system(scale: Scale, live: Option<String>) {
         jobs: lab::parallel::Jobs::new(2),
         ..Default::default()
     };
-    let cases: Vec<(DbFiles, f64)> = match live.and_then(|l| l.parse::<f64>().ok()) {
+    let cases: Vec<(DbFiles, f64)> = match live.as_deref().map(live_share) {
         Some(l) => vec![(DbFiles::Shared { space_x: 4 }, l)],
         None => vec![
             (DbFiles::Partitions, 0.25),
