@@ -2,11 +2,12 @@
 //! N0 random keys, commit, insert N1 more, commit, search N1 inserted keys; print the sectors
 //! read per node by tree level and list length, and the file size.
 //!
-//! `cargo run --release -p engine --example bftl_lists -- N0 N1 F C in|after [seed]` (the
-//! compaction: in the commit, or after it; see `engine::btree::Compaction`)
+//! `cargo run --release -p engine --example bftl_lists -- N0 N1 F C in|after [seed [narrow|wide]]`
+//! (the compaction: in the commit, or after it, see `engine::btree::Compaction`; the index
+//! unit's width, see `engine::btree::UnitLayout`; the RAM device holds 400,000 8 KiB sectors)
 
 use blockdev::MemDevice;
-use engine::btree::{BTreeConfig, Bftl, BftlConfig, Compaction};
+use engine::btree::{BTreeConfig, Bftl, BftlConfig, Compaction, UnitLayout};
 use engine::OrderedIndex;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -16,12 +17,17 @@ fn main() {
     let compaction = match args.get(4).map(String::as_str) {
         Some("in") => Compaction::InCommit,
         Some("after") => Compaction::AfterCommit,
-        _ => panic!("usage: bftl_lists N0 N1 F C in|after [seed]"),
+        _ => panic!("usage: bftl_lists N0 N1 F C in|after [seed [narrow|wide]]"),
+    };
+    let unit = match args.get(6).map(String::as_str) {
+        None | Some("narrow") => UnitLayout::Narrow,
+        Some("wide") => UnitLayout::Wide,
+        Some(other) => panic!("unit layout {other:?}: narrow or wide"),
     };
     let a: Vec<u64> = args
         .iter()
         .enumerate()
-        .filter(|&(i, _)| i != 4)
+        .filter(|&(i, _)| i != 4 && i != 6)
         .map(|(_, s)| s.parse().expect("numbers"))
         .collect();
     let (n0, n1, f, c) = (a[0] as usize, a[1] as usize, a[2] as usize, a[3] as usize);
@@ -34,6 +40,7 @@ fn main() {
         reservation_units: f,
         compact_threshold: c,
         compaction,
+        unit,
         ..BftlConfig::default()
     };
     let dev = MemDevice::new(8192, 400_000);

@@ -6,7 +6,7 @@
 //! as corruption, never returned as data.
 
 use blockdev::{BlockDevice, ClockKind, DevError, DevStats, Io, MemDevice, PageNo, WriteHint};
-use engine::btree::{BTreeConfig, Bftl, BftlConfig, Compaction, Packing};
+use engine::btree::{BTreeConfig, Bftl, BftlConfig, Compaction, Packing, UnitLayout};
 use engine::{EngineError, OrderedIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -380,4 +380,46 @@ fn compaction_in_the_commit_leaves_the_buffer_empty_and_the_contents_whole() {
         writes,
         "nothing waited in the buffer"
     );
+}
+
+/// The unit's width decides how many sectors a node's whole content takes: 202 units (a
+/// leaf's reset, next link and 200 records) fit one 8 KiB sector of 25-byte units (326 a
+/// sector) but need two of 49-byte units (166 a sector). So with C = 3 in the commit the
+/// wide node's list starts at two sectors, every lookup reads both, and the next commit that
+/// touches it compacts it again (its two sectors read, its content rewritten whole) where
+/// the narrow node's list just grows to two.
+#[test]
+fn a_node_wider_than_a_sector_starts_its_list_at_two_sectors_and_compacts_on_every_touch() {
+    const PAGE8K: usize = 8192;
+    for (unit, sectors) in [(UnitLayout::Narrow, 1), (UnitLayout::Wide, 2)] {
+        let mut t = Bftl::create(
+            Box::new(MemDevice::new(PAGE8K, 1 << 10)),
+            BftlConfig {
+                compaction: Compaction::InCommit,
+                unit,
+                ..cfg(256, 0, 256, 3)
+            },
+        )
+        .expect("valid BFTL config");
+        for k in 0..200u64 {
+            t.insert(k, k).expect("insert");
+        }
+        t.commit().expect("commit");
+        let s = t.stats();
+        assert_eq!(s.node_writes, sectors, "{unit:?}: sectors of 202 units");
+        assert_eq!(s.file_bytes, sectors * PAGE8K as u64, "{unit:?}");
+        assert_eq!(t.get(7).expect("get"), Some(7));
+        assert_eq!(t.sectors_per_node_read(), sectors as f64, "{unit:?}");
+        t.insert(1_000, 1).expect("insert");
+        t.commit().expect("commit");
+        let (reads, writes) = (
+            t.stats().compaction_reads,
+            t.stats().node_writes - s.node_writes,
+        );
+        match unit {
+            UnitLayout::Narrow => assert_eq!((reads, writes), (0, 1), "{unit:?}"),
+            UnitLayout::Wide => assert_eq!((reads, writes), (2, 2), "{unit:?}"),
+        }
+        assert_eq!(t.get(1_000).expect("get"), Some(1));
+    }
 }

@@ -18,7 +18,8 @@
 //! C (their content re-enters the reservation buffer, so lists at rest hold 1..=C sectors),
 //! or inside the commit, on nodes the commit would give their C-th sector (their whole
 //! content is packed as their group, so C counts the sector being written and lists at rest
-//! hold 1..C-1 sectors). Sectors are never reclaimed (as in P1's measurement, where BFTL's
+//! hold 1..C-1 sectors). How wide an index unit is on flash, and so how many a sector holds,
+//! is a switch too ([`UnitLayout`]). Sectors are never reclaimed (as in P1's measurement, where BFTL's
 //! file grows largest). The pager's cache holds decoded nodes under their id (`cache_nodes`
 //! of them). Not crash-safe: the NTT
 //! and the root live in RAM only (P1 does not recover BFTL either).
@@ -33,7 +34,8 @@ use blockdev::BlockDevice;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
-const IU_BYTES: usize = 25;
+/// Bytes of the fields every layout stores: node identifier, key, value (8 each) and the op.
+const IU_CORE_BYTES: usize = 25;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BftlConfig {
@@ -46,6 +48,37 @@ pub struct BftlConfig {
     pub packing: Packing,
     /// When a node's list is compacted (what C bounds).
     pub compaction: Compaction,
+    /// How wide an index unit is on flash (how many units a sector holds).
+    pub unit: UnitLayout,
+}
+
+/// How wide an index unit is on flash. The width sets how many units a sector holds, so how
+/// many sectors a node's whole content needs after a compaction (a node of more units than a
+/// sector holds starts its list at two sectors, and with C = 3 in the commit it is then
+/// compacted on every commit that touches it), and how fast the file grows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum UnitLayout {
+    /// 25 bytes: node identifier, key, value (a leaf's record pointer, an inner node's child)
+    /// and the op flag, the fields this B+-tree's replay reads. The same size as BFTL's
+    /// seven fields at 4-byte keys and pointers (6 × 4 + 1).
+    #[default]
+    Narrow,
+    /// 49 bytes: BFTL's index unit as Wu, Kuo and Chang define it (data_ptr, parent_node,
+    /// primary_key, left_ptr, right_ptr, identifier, op_flag) at this tree's 8-byte keys and
+    /// pointers (6 × 8 + 1). parent_node, left_ptr and right_ptr are stored (as NO_NODE) for
+    /// their size only: this B+-tree's replay finds a child in the value and a parent by the
+    /// descent.
+    Wide,
+}
+
+impl UnitLayout {
+    /// Bytes one index unit takes in a sector.
+    pub fn bytes(self) -> usize {
+        match self {
+            UnitLayout::Narrow => IU_CORE_BYTES,
+            UnitLayout::Wide => IU_CORE_BYTES + 3 * 8,
+        }
+    }
 }
 
 /// When the NTT compaction shortens a node's sector list, and so what C bounds.
@@ -87,6 +120,7 @@ impl Default for BftlConfig {
             compact_threshold: 3,
             packing: Packing::ByNode,
             compaction: Compaction::AfterCommit,
+            unit: UnitLayout::Narrow,
         }
     }
 }
@@ -238,7 +272,7 @@ impl Bftl {
         let mut t = Bftl {
             pager: Pager::new(dev, cfg.base.cache_nodes),
             cfg,
-            per_sector: (pb - HEADER_BYTES - 4) / IU_BYTES,
+            per_sector: (pb - HEADER_BYTES - 4) / cfg.unit.bytes(),
             ntt: Vec::new(),
             reservation: Vec::new(),
             loaded: HashMap::new(),
@@ -272,7 +306,7 @@ impl Bftl {
             self.node_loads += 1;
         }
         for s in sectors {
-            let units = parse_sector(self.pager.read_uncached(s)?, s)?;
+            let units = parse_sector(self.pager.read_uncached(s)?, s, self.cfg.unit)?;
             if compacting {
                 self.compaction_reads += 1;
             }
@@ -327,8 +361,9 @@ impl Bftl {
             });
         }
         self.next_sector += 1;
+        let unit = self.cfg.unit;
         self.pager
-            .write_with(sector, |img| encode_sector(img, chunk, sector))?;
+            .write_with(sector, |img| encode_sector(img, chunk, sector, unit))?;
         for u in chunk {
             if self.ntt.len() <= u.node as usize {
                 self.ntt.resize(u.node as usize + 1, Vec::new());
@@ -407,17 +442,22 @@ fn pack_by_node(units: &[Unit], per_sector: usize) -> Vec<Vec<Unit>> {
     bins
 }
 
-fn encode_sector(img: &mut [u8], units: &[Unit], sector: u64) {
+fn encode_sector(img: &mut [u8], units: &[Unit], sector: u64, layout: UnitLayout) {
+    let w = layout.bytes();
     let p = &mut img[HEADER_BYTES..];
     p[0..4].copy_from_slice(&(units.len() as u32).to_le_bytes());
     for (i, u) in units.iter().enumerate() {
-        let at = 4 + i * IU_BYTES;
+        let at = 4 + i * w;
         p[at..at + 8].copy_from_slice(&u.node.to_le_bytes());
         p[at + 8..at + 16].copy_from_slice(&u.key.to_le_bytes());
         p[at + 16..at + 24].copy_from_slice(&u.val.to_le_bytes());
         p[at + 24] = u.op as u8;
+        // Wide: parent_node, left_ptr, right_ptr.
+        for f in p[at + IU_CORE_BYTES..at + w].chunks_exact_mut(8) {
+            f.copy_from_slice(&NO_NODE.to_le_bytes());
+        }
     }
-    let len = (4 + units.len() * IU_BYTES) as u32;
+    let len = (4 + units.len() * w) as u32;
     page::seal(
         img,
         &Header {
@@ -430,7 +470,8 @@ fn encode_sector(img: &mut [u8], units: &[Unit], sector: u64) {
     );
 }
 
-fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
+fn parse_sector(buf: &[u8], sector: u64, layout: UnitLayout) -> Result<Vec<Unit>, EngineError> {
+    let iu = layout.bytes();
     let h = page::open_kind(buf, sector, PageKind::IndexUnits, "index-unit sector")?;
     let bad = |what: Fault| EngineError::corrupt(Structure::IndexUnits, sector, what);
     let p = page::payload(buf, &h);
@@ -444,10 +485,10 @@ fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
             }))
         }
     };
-    if p.len() as u64 != 4 + n * IU_BYTES as u64 {
+    if p.len() as u64 != 4 + n * iu as u64 {
         return Err(bad(Fault::Length {
             what: "index-unit sector payload bytes for its unit count",
-            expected: 4 + n * IU_BYTES as u64,
+            expected: 4 + n * iu as u64,
             found: p.len() as u64,
         }));
     }
@@ -455,7 +496,7 @@ fn parse_sector(buf: &[u8], sector: u64) -> Result<Vec<Unit>, EngineError> {
     let w = |at: usize| u64::from_le_bytes(p[at..at + 8].try_into().expect("8 bytes"));
     (0..n)
         .map(|i| {
-            let at = 4 + i * IU_BYTES;
+            let at = 4 + i * iu;
             let op = match p[at + 24] {
                 0 => Op::Reset,
                 1 => Op::Put,
@@ -595,15 +636,26 @@ mod tests {
                 val: 9,
             },
         ];
+        for layout in [UnitLayout::Narrow, UnitLayout::Wide] {
+            let mut img = vec![0u8; 4096];
+            encode_sector(&mut img, &units, 11, layout);
+            let h = page::open(&img, 11).unwrap();
+            assert_eq!(h.len as usize, 4 + 2 * layout.bytes(), "{layout:?}");
+            assert_eq!(parse_sector(&img, 11, layout).unwrap(), units);
+            img[HEADER_BYTES + 4 + layout.bytes() + 24] = 9;
+            page::seal(&mut img, &h);
+            assert!(matches!(
+                parse_sector(&img, 11, layout).map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
+                Err(Some((Some(11), Fault::UnitOp { found: 9 })))
+            ));
+        }
+        // A sector read with the other layout is refused by its length, never misread.
         let mut img = vec![0u8; 4096];
-        encode_sector(&mut img, &units, 11);
-        assert_eq!(parse_sector(&img, 11).unwrap(), units);
-        let h = page::open(&img, 11).unwrap();
-        img[HEADER_BYTES + 4 + IU_BYTES + 24] = 9;
-        page::seal(&mut img, &h);
+        encode_sector(&mut img, &units, 11, UnitLayout::Wide);
         assert!(matches!(
-            parse_sector(&img, 11).map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
-            Err(Some((Some(11), Fault::UnitOp { found: 9 })))
+            parse_sector(&img, 11, UnitLayout::Narrow)
+                .map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
+            Err(Some((Some(11), Fault::Length { .. })))
         ));
     }
 }

@@ -17,7 +17,7 @@ pub mod in_place;
 pub mod node;
 
 pub use as_btree::{AsBTree, AsConfig};
-pub use bftl::{Bftl, BftlConfig, Compaction, Packing};
+pub use bftl::{Bftl, BftlConfig, Compaction, Packing, UnitLayout};
 pub use in_place::InPlaceBTree;
 pub use node::{Node, NO_NODE};
 

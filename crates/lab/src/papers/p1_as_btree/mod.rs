@@ -24,7 +24,7 @@ use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table
 use anyhow::{bail, Result};
 use blockdev::BlockDevice;
 use engine::btree::{
-    AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, Compaction, InPlaceBTree, Packing,
+    AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, Compaction, InPlaceBTree, Packing, UnitLayout,
 };
 use engine::tree::{IndexStats, LIST_LEN_BINS};
 use engine::OrderedIndex;
@@ -112,6 +112,15 @@ impl Case {
 /// sectors per read, and the root, updated a few times per 100,000 inserts, sits at 3 for
 /// long stretches (2.35 sectors per node at paper scale, 2026-11-25).
 pub const P1_COMPACTION: Compaction = Compaction::InCommit;
+
+/// BFTL's index unit as wide as this tree's node identifier, key, value and op (25 bytes, the
+/// size of BFTL's seven fields at 4-byte keys and pointers). P1 gives neither its unit nor
+/// its record layout; its Table 7 bounds the width: BFTL's file is 1615 MB after 500,000
+/// inserts (3.23 KB per key), ours 1334 MB at 25 bytes, while BFTL's seven fields at 8 bytes
+/// each (49 bytes, [`UnitLayout::Wide`]) put most full leaves on two sectors, compact them on
+/// every commit that touches them and grow the file past 3.2 GB before the 500,000th insert
+/// (2026-11-28, `bftl_lists ... wide` on a RAM device).
+pub const P1_UNIT_LAYOUT: UnitLayout = UnitLayout::Narrow;
 
 fn cases(p: &Plan) -> Vec<Case> {
     let mut v = Vec::new();
@@ -307,7 +316,7 @@ fn build(case: &Case, p: &Plan, dev: Box<dyn BlockDevice>) -> Result<Box<dyn Ord
 /// BFTL as P1 ran it (§4): a reservation buffer of F index units ("kept equal to F"),
 /// lists bounded by C = 3 sectors (BFTL's paper's value) with the compaction `compaction`
 /// ([`P1_COMPACTION`] in the experiment's rows), and BFTL's own commit policy (one node's
-/// units in one sector, [`Packing::ByNode`]).
+/// units in one sector, [`Packing::ByNode`]), with units [`P1_UNIT_LAYOUT`] wide.
 fn bftl_config(base: BTreeConfig, compaction: Compaction) -> BftlConfig {
     BftlConfig {
         base,
@@ -315,6 +324,7 @@ fn bftl_config(base: BTreeConfig, compaction: Compaction) -> BftlConfig {
         compact_threshold: 3,
         packing: Packing::ByNode,
         compaction,
+        unit: P1_UNIT_LAYOUT,
     }
 }
 
@@ -605,7 +615,7 @@ fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
     let mut n = vec![
         format!("scale: {} preloaded keys, {} timed inserts and {} timed searches (P1: 400,000 / 100,000 / 100,000)", p.preload, p.measured, p.measured),
         format!("AS B-tree: segments of {} MB, sliding window of {} segments; in-place B-tree write-through (P1's), one 8 KiB node per device page (on sim, the preset's flash pages it spans, in one request)", p.segment_bytes >> 20, p.window),
-        "BFTL: one sector = one 8 KiB device page, reservation buffer of F index units (P1 §4), packed into sectors by BFTL's commit policy (one node's units in one sector, first-fit decreasing), lists bounded by C = 3 sectors with the compaction done in the commit (a commit that would give a node its third sector writes the node's whole content instead, so lists at rest hold 1 or 2 sectors: P1's 1.5 on average); sectors are never reclaimed (file grows, as P1 saw). The row `bftl (compaction after commit)` is the other mode (lists past C compacted after the commit, through the reservation buffer: 1..3 sectors at rest), not judged".into(),
+        format!("BFTL: one sector = one 8 KiB device page, index units of {} bytes (node, key, value, op; BFTL's seven fields at 8-byte pointers, 49 bytes, would outgrow P1's Table 7 file: see P1_UNIT_LAYOUT), reservation buffer of F index units (P1 §4), packed into sectors by BFTL's commit policy (one node's units in one sector, first-fit decreasing), lists bounded by C = 3 sectors with the compaction done in the commit (a commit that would give a node its third sector writes the node's whole content instead, so lists at rest hold 1 or 2 sectors: P1's 1.5 on average); sectors are never reclaimed (file grows, as P1 saw). The row `bftl (compaction after commit)` is the other mode (lists past C compacted after the commit, through the reservation buffer: 1..3 sectors at rest), not judged", P1_UNIT_LAYOUT.bytes()),
         "file device: O_DIRECT through io_uring-capable FileDevice; seconds are wall time including CPU; read/write seconds are time inside device calls".into(),
         format!("sim device: aged before the trees are made (filled once, then {}x its capacity of random one-page writes), so the in-place tree's random overwrites pay GC; the device's write cache acknowledges writes, and a read on a die busy with destaging or GC waits (reads interleaved with writes, P1 §3.2): with read priority (p1-ssd) only for the program, copy or erase running there, with FIFO reads for all the work queued before it", AGING.random_writes_x),
     ];
@@ -879,6 +889,7 @@ fn run_plan(opts: &ReproduceOptions, p: Plan) -> Result<Output> {
         "sim_preset": opts.preset_or(DEFAULT_PRESET),
         "bftl_reservation_units": "F", "bftl_packing": "by_node", "bftl_compact_threshold": 3,
         "bftl_compaction": compaction_name(P1_COMPACTION),
+        "bftl_unit_bytes": P1_UNIT_LAYOUT.bytes(),
     });
     if let Some(fs) = file_system {
         // Only runs with a file device have one (sim-only JSON stays as it was).
