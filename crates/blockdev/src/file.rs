@@ -48,6 +48,18 @@ pub struct FileOptions {
     pub page_bytes: usize,
     /// Read-write with an exclusive `flock`, or read-only with a shared one (see [`Lock`]).
     pub lock: Lock,
+    /// io_uring's fixed buffers for reads into page images held in slabs ([`PageBuf`], the
+    /// pager's frames): each slab is registered with the ring once, on its first read, and
+    /// read into with READ_FIXED, so the kernel does not pin the image's pages per read.
+    /// Off: every read is a plain READ (pinned per read, as fio's default `fixedbufs=0`).
+    /// Reads into other memory and [`BlockDevice::read_queued`] (the read ceiling, fio's
+    /// reads) are plain READs either way. If the kernel refuses the registration the device
+    /// reads plainly (see [`FileDevice::fixed_reads`]).
+    pub fixed_buffers: bool,
+    /// The file registered with the ring once (a fixed file: no file lookup per read) for the
+    /// same reads as `fixed_buffers`; the read ceiling's reads name the file per read, as
+    /// fio's default `registerfiles=0`.
+    pub fixed_file: bool,
 }
 
 impl Default for FileOptions {
@@ -57,6 +69,8 @@ impl Default for FileOptions {
             queue_depth: 64,
             page_bytes: 4096,
             lock: Lock::Exclusive,
+            fixed_buffers: true,
+            fixed_file: true,
         }
     }
 }
@@ -372,6 +386,8 @@ pub struct FileDevice {
     placement: PlacementSupport,
     /// Reads kept in flight across calls ([`crate::ReadStream`]).
     stream: uring_queue::Stream,
+    /// What the ring has registered (fixed file, fixed buffers) and the reads that used them.
+    fixed: uring_queue::Fixed,
 }
 
 impl Drop for FileDevice {
@@ -484,6 +500,7 @@ impl FileDevice {
             life_unsupported: false,
             placement: PlacementSupport::default(),
             stream: uring_queue::Stream::default(),
+            fixed: uring_queue::Fixed::default(),
         };
         dev.placement = dev.detect_placement();
         // Some file systems accept O_DIRECT at open and refuse it at the first I/O.
@@ -496,6 +513,18 @@ impl FileDevice {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Reads done through io_uring's fixed buffers (READ_FIXED) since the device opened; 0
+    /// with [`FileOptions::fixed_buffers`] off or refused by the kernel.
+    pub fn fixed_reads(&self) -> u64 {
+        self.fixed.reads
+    }
+
+    /// Why the kernel refused a registration the options asked for (fixed file or buffers),
+    /// if it did: the device then reads plainly.
+    pub fn fixed_refused(&self) -> Option<&str> {
+        self.fixed.refused.as_deref()
     }
 
     fn bounce(&mut self, i: usize, len: usize) -> &mut [u8] {
@@ -524,6 +553,7 @@ impl FileDevice {
         if self.ring.is_none() {
             let ring = IoUring::new(self.opts.queue_depth.max(1))
                 .map_err(|e| io_err(&self.path, "io_uring_setup", e))?;
+            self.fixed = uring_queue::Fixed::register(&ring, &self.file, self.opts);
             self.ring = Some(ring);
         }
         Ok(self.ring.as_mut().expect("ring just created"))

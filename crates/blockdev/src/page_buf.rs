@@ -4,8 +4,10 @@
 //! flight, so no borrow has to outlive the call that started the read.
 //!
 //! Invariant: a non-empty image is `len` initialized bytes at [`PageBuf::align_of`]`(len)`
-//! (4096 for whole 4 KiB blocks, else 512), no byte more than the page: a 4 KiB image is a
-//! slot of a slab ([`slab`]), any other length is allocated alone.
+//! (4096 for whole 4 KiB blocks, else 512), no byte more than the page: an image of whole
+//! 4 KiB blocks up to [`slab::MAX_BYTES`] is a slot of a slab ([`slab`]; `slab` names it), any
+//! other length is allocated alone. A slab's memory lives as long as the process, so a device
+//! may register it with the kernel once (io_uring's fixed buffers) and read into its slots.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ops::{Deref, DerefMut};
@@ -15,6 +17,8 @@ use std::ptr::NonNull;
 pub struct PageBuf {
     ptr: NonNull<u8>,
     len: usize,
+    /// The slab holding the image ([`slab::NONE`]: allocated alone, or empty).
+    slab: u32,
 }
 
 impl PageBuf {
@@ -37,18 +41,27 @@ impl PageBuf {
         if len == 0 {
             return PageBuf::default();
         }
-        if len == slab::PAGE_BYTES {
-            let ptr = slab::take();
-            // SAFETY: a slot is PAGE_BYTES bytes this buffer now owns alone.
+        if slab::serves(len) {
+            let (ptr, id) = slab::take(len);
+            // SAFETY: a slot is `len` bytes this buffer now owns alone.
             unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, len) };
-            return PageBuf { ptr, len };
+            return PageBuf { ptr, len, slab: id };
         }
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(PageBuf::layout(len)) };
         let ptr = NonNull::new(ptr).unwrap_or_else(|| {
             std::alloc::handle_alloc_error(PageBuf::layout(len));
         });
-        PageBuf { ptr, len }
+        PageBuf {
+            ptr,
+            len,
+            slab: slab::NONE,
+        }
+    }
+
+    /// The id of the slab holding this image, if one does (see [`slab_region`]).
+    pub(crate) fn slab_id(&self) -> Option<u32> {
+        (self.slab != slab::NONE).then_some(self.slab)
     }
 
     /// Make this `len` bytes long (a new zeroed image when the length changes).
@@ -59,19 +72,26 @@ impl PageBuf {
     }
 }
 
+/// Slab `id`'s memory: (base address, bytes). It lives as long as the process and holds every
+/// image [`PageBuf::slab_id`] says is in it, whole.
+pub(crate) fn slab_region(id: u32) -> (usize, usize) {
+    slab::region(id)
+}
+
 impl Default for PageBuf {
     fn default() -> PageBuf {
         PageBuf {
             ptr: NonNull::dangling(),
             len: 0,
+            slab: slab::NONE,
         }
     }
 }
 
 impl Drop for PageBuf {
     fn drop(&mut self) {
-        if self.len == slab::PAGE_BYTES {
-            slab::give(self.ptr);
+        if self.slab != slab::NONE {
+            slab::give(self.ptr, self.len, self.slab);
         } else if self.len > 0 {
             // SAFETY: allocated in `zeroed` with this same layout, and not freed since.
             unsafe { dealloc(self.ptr.as_ptr(), PageBuf::layout(self.len)) }
@@ -103,48 +123,91 @@ impl DerefMut for PageBuf {
     }
 }
 
-/// 4 KiB images carved from slabs and recycled. An aligned allocation of its own costs glibc's
-/// malloc a second 4 KiB beside each image (the alignment gap; measured: 75,000 images alone
-/// took 601 MB, as slabs they take 300 MB), which doubled a cache of page images. Slabs
-/// are kept for the process's life and their slots reused (the pool's size is the most
-/// images held at once).
+/// Images of whole 4 KiB blocks (up to [`MAX_BYTES`]) carved from slabs and recycled, one free
+/// list per length. An aligned allocation of its own costs glibc's malloc a second 4 KiB beside
+/// each image (the alignment gap; measured: 75,000 4 KiB images alone took 601 MB, as slabs
+/// they take 300 MB), which doubled a cache of page images. Slabs are kept for the process's
+/// life and their slots reused (the pool's size is the most images held at once); each has an
+/// id (its index in creation order) by which a device registers its memory with the kernel.
 mod slab {
     use std::alloc::{alloc, handle_alloc_error, Layout};
     use std::ptr::NonNull;
     use std::sync::Mutex;
 
-    pub(super) const PAGE_BYTES: usize = 4096;
-    /// Images per slab (256 KiB).
+    /// The id of no slab.
+    pub(super) const NONE: u32 = u32::MAX;
+    const BLOCK_BYTES: usize = 4096;
+    /// The longest image a slab serves.
+    pub(super) const MAX_BYTES: usize = 16 * BLOCK_BYTES;
+    /// Images per slab (256 KiB of 4 KiB images, 512 KiB of 8 KiB ones).
     const SLAB_PAGES: usize = 64;
-    /// Free slots, as addresses.
-    static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
-    /// A free slot (a new slab when none is left): PAGE_BYTES bytes aligned to PAGE_BYTES.
-    pub(super) fn take() -> NonNull<u8> {
-        let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
-        if free.is_empty() {
-            let layout = Layout::from_size_align(PAGE_BYTES * SLAB_PAGES, PAGE_BYTES)
-                .expect("a slab's layout");
+    struct Slabs {
+        /// Free slots per length in blocks (index `blocks - 1`), as addresses.
+        free: Vec<Vec<(usize, u32)>>,
+        /// Each slab's (base address, bytes), by id.
+        regions: Vec<(usize, usize)>,
+    }
+
+    static SLABS: Mutex<Slabs> = Mutex::new(Slabs {
+        free: Vec::new(),
+        regions: Vec::new(),
+    });
+
+    fn lock() -> std::sync::MutexGuard<'static, Slabs> {
+        SLABS.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether images of `len` bytes come from slabs.
+    pub(super) fn serves(len: usize) -> bool {
+        len > 0 && len <= MAX_BYTES && len.is_multiple_of(BLOCK_BYTES)
+    }
+
+    /// A free slot of `len` bytes (a new slab when none is left), aligned to 4096, and its
+    /// slab's id.
+    pub(super) fn take(len: usize) -> (NonNull<u8>, u32) {
+        assert!(serves(len), "a slab serves {len} bytes");
+        let class = len / BLOCK_BYTES - 1;
+        let mut s = lock();
+        if s.free.len() <= class {
+            s.free.resize_with(class + 1, Vec::new);
+        }
+        if s.free[class].is_empty() {
+            let layout =
+                Layout::from_size_align(len * SLAB_PAGES, BLOCK_BYTES).expect("a slab's layout");
             // SAFETY: the layout has a non-zero size.
             let base = unsafe { alloc(layout) };
             if base.is_null() {
                 handle_alloc_error(layout);
             }
-            free.extend(
-                (0..SLAB_PAGES)
-                    .rev()
-                    .map(|i| base as usize + i * PAGE_BYTES),
-            );
+            let id = u32::try_from(s.regions.len()).expect("fewer slabs than u32::MAX");
+            assert!(id != NONE, "a slab's id is never NONE");
+            s.regions.push((base as usize, len * SLAB_PAGES));
+            s.free[class].extend((0..SLAB_PAGES).rev().map(|i| (base as usize + i * len, id)));
         }
-        let at = free.pop().expect("a slab refills the list");
-        assert!(at.is_multiple_of(PAGE_BYTES), "a slot is aligned");
-        NonNull::new(at as *mut u8).expect("a slot is never null")
+        let (at, id) = s.free[class].pop().expect("a slab refills the list");
+        assert!(at.is_multiple_of(BLOCK_BYTES), "a slot is aligned");
+        (
+            NonNull::new(at as *mut u8).expect("a slot is never null"),
+            id,
+        )
     }
 
-    /// Return a slot `take` gave.
-    pub(super) fn give(slot: NonNull<u8>) {
-        let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
-        free.push(slot.as_ptr() as usize);
+    /// Return a slot of `len` bytes `take` gave from slab `id`.
+    pub(super) fn give(slot: NonNull<u8>, len: usize, id: u32) {
+        let at = slot.as_ptr() as usize;
+        let mut s = lock();
+        let (base, bytes) = s.regions[id as usize];
+        assert!(
+            at >= base && at + len <= base + bytes,
+            "a slot of slab {id}"
+        );
+        s.free[len / BLOCK_BYTES - 1].push((at, id));
+    }
+
+    /// Slab `id`'s (base address, bytes).
+    pub(super) fn region(id: u32) -> (usize, usize) {
+        lock().regions[id as usize]
     }
 }
 

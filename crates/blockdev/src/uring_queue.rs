@@ -21,9 +21,130 @@
 
 use super::{io_err, stage, FileDevice, ALIGN, MAX_ENTER_FAILURES};
 use crate::{check_extent, BlockDevice, DevError, PageBuf, PageNo, ReadStream};
-use io_uring::{opcode, types};
+use io_uring::{opcode, squeue, types, IoUring};
 use std::collections::VecDeque;
 use std::os::unix::io::AsRawFd;
+
+/// Fixed buffers a ring's sparse table holds: one per slab, at the slab's id (the kernel's
+/// limit, `IORING_MAX_REG_BUFFERS`). A slab with a higher id is read into plainly.
+const FIXED_BUFFER_SLOTS: u32 = 1 << 14;
+
+/// What a device's ring has registered with the kernel, and the reads that used it.
+///
+/// Invariant: `slabs[id]` is set only once slab `id`'s whole memory is registered at index
+/// `id` of the ring's buffer table; a slab's memory lives as long as the process (see
+/// [`PageBuf`]), so a registration never outlives what it names. A READ_FIXED names slab `id`
+/// by that index and lies inside it (asserted where it is built).
+#[derive(Default)]
+pub(crate) struct Fixed {
+    /// The file is index 0 of the ring's file table.
+    file: bool,
+    /// The ring has a sparse buffer table of `FIXED_BUFFER_SLOTS`.
+    buffers: bool,
+    /// The registered slabs' (base address, bytes), by id.
+    slabs: Vec<Option<(usize, usize)>>,
+    /// Reads done through fixed buffers.
+    pub reads: u64,
+    /// The first registration the kernel refused: what and why.
+    pub refused: Option<String>,
+}
+
+impl Fixed {
+    /// Register what `opts` asks for with a new `ring` (what the kernel refuses is left out
+    /// and named in `refused`).
+    pub(crate) fn register(
+        ring: &IoUring,
+        file: &std::fs::File,
+        opts: crate::FileOptions,
+    ) -> Fixed {
+        let mut f = Fixed::default();
+        let sub = ring.submitter();
+        if opts.fixed_file {
+            match sub.register_files(&[file.as_raw_fd()]) {
+                Ok(()) => f.file = true,
+                Err(e) => f.refuse("the fixed file", e),
+            }
+        }
+        if opts.fixed_buffers {
+            match sub.register_buffers_sparse(FIXED_BUFFER_SLOTS) {
+                Ok(()) => f.buffers = true,
+                Err(e) => f.refuse("the fixed-buffer table", e),
+            }
+        }
+        f
+    }
+
+    fn refuse(&mut self, what: &str, e: std::io::Error) {
+        self.refused
+            .get_or_insert_with(|| format!("io_uring refused {what}: {e}"));
+    }
+
+    /// The index of `buf`'s slab in `ring`'s buffer table, registering the slab on its first
+    /// read; None: read plainly (no slab, table full or refused).
+    fn buffer_index(&mut self, ring: &IoUring, buf: &PageBuf) -> Option<u16> {
+        if !self.buffers {
+            return None;
+        }
+        let id = buf.slab_id()?;
+        if id >= FIXED_BUFFER_SLOTS {
+            return None;
+        }
+        let i = id as usize;
+        if self.slabs.len() <= i {
+            self.slabs.resize(i + 1, None);
+        }
+        if self.slabs[i].is_none() {
+            let (base, bytes) = crate::page_buf::slab_region(id);
+            let iov = libc::iovec {
+                iov_base: base as *mut libc::c_void,
+                iov_len: bytes,
+            };
+            // SAFETY: a slab's memory is `bytes` bytes at `base`, never freed nor moved for
+            // the life of the process, so the kernel may keep it pinned as long as the ring.
+            match unsafe { ring.submitter().register_buffers_update(id, &[iov], None) } {
+                Ok(_) => self.slabs[i] = Some((base, bytes)),
+                Err(e) => {
+                    self.refuse("a slab's registration", e);
+                    self.buffers = false;
+                    return None;
+                }
+            }
+        }
+        let (base, bytes) = self.slabs[i].expect("registered above");
+        let at = buf.as_ptr() as usize;
+        assert!(
+            at >= base && at + buf.len() <= base + bytes,
+            "a fixed read lies inside its slab's registered memory"
+        );
+        u16::try_from(id).ok()
+    }
+}
+
+/// A read of `len` bytes at `offset` into `ptr`: on the fixed file when `file`, into fixed
+/// buffer `index` when given (`ptr` inside it).
+fn read_entry(
+    fd: i32,
+    file: bool,
+    ptr: *mut u8,
+    len: u32,
+    offset: u64,
+    index: Option<u16>,
+) -> squeue::Entry {
+    match (file, index) {
+        (true, Some(i)) => opcode::ReadFixed::new(types::Fixed(0), ptr, len, i)
+            .offset(offset)
+            .build(),
+        (false, Some(i)) => opcode::ReadFixed::new(types::Fd(fd), ptr, len, i)
+            .offset(offset)
+            .build(),
+        (true, None) => opcode::Read::new(types::Fixed(0), ptr, len)
+            .offset(offset)
+            .build(),
+        (false, None) => opcode::Read::new(types::Fd(fd), ptr, len)
+            .offset(offset)
+            .build(),
+    }
+}
 
 /// One read for the queue: `len` bytes from `page` into `into`.
 pub(crate) struct QueuedRead {
@@ -184,11 +305,18 @@ impl FileDevice {
                 (buf.as_mut_ptr(), Dest::Owned { ticket, buf })
             }
         };
-        let e = opcode::Read::new(types::Fd(self.file.as_raw_fd()), ptr, r.len as u32)
-            .offset(r.page * self.page_bytes as u64)
-            .build()
-            .user_data(slot as u64);
         let ring = self.ring.as_mut().expect("the queue's ring");
+        // The engine's page reads (a stream's, into slab images) use what the ring registered;
+        // the others read as fio does: a plain READ naming the file.
+        let index = match &dest {
+            Dest::Owned { buf, .. } => self.fixed.buffer_index(ring, buf),
+            _ => None,
+        };
+        let on_fixed_file = self.fixed.file && matches!(dest, Dest::Owned { .. });
+        let offset = r.page * self.page_bytes as u64;
+        let fd = self.file.as_raw_fd();
+        let e =
+            read_entry(fd, on_fixed_file, ptr, r.len as u32, offset, index).user_data(slot as u64);
         // SAFETY: the read's buffer (bounce buffer `slot`, the caller's, borrowed for the
         // whole `run_queue`, or a stream read's own, held in its slot) is neither touched nor
         // freed while it is in flight: `run_queue` returns only once every read is reaped, a
@@ -214,6 +342,7 @@ impl FileDevice {
         }
         q.slots[slot] = Some((dest, r.len));
         q.in_flight += 1;
+        self.fixed.reads += u64::from(index.is_some());
         self.stats.read_ios += 1;
         self.stats.pages_read += (r.len / self.page_bytes) as u64;
     }
@@ -844,5 +973,159 @@ mod tests {
             got[0] == page_image(9) && got[1] == page_image(10),
             "stale data"
         );
+    }
+}
+
+#[cfg(test)]
+mod fixed_tests {
+    use super::*;
+    use crate::{FileOptions, WriteHint};
+    use proptest::prelude::*;
+
+    const PAGES: u64 = 96;
+
+    fn image(p: u64, pb: usize) -> Vec<u8> {
+        (0..pb).map(|i| (p as usize * 13 + i / 7) as u8).collect()
+    }
+
+    fn opts(fixed: bool, pb: usize) -> FileOptions {
+        FileOptions {
+            queue_depth: 64,
+            page_bytes: pb,
+            fixed_buffers: fixed,
+            fixed_file: fixed,
+            ..FileOptions::default()
+        }
+    }
+
+    /// Stream reads of `pages` at `depth` (all started, then finished at once), each into a
+    /// new image; the images in start order.
+    fn stream(dev: &mut FileDevice, pages: &[u64], depth: usize) -> Result<Vec<PageBuf>, DevError> {
+        let pb = dev.page_bytes();
+        let first = dev.stream.next_ticket;
+        for &p in pages {
+            dev.read_start(p, PageBuf::zeroed(pb), depth);
+        }
+        let mut out = Vec::new();
+        let r = dev.read_finish(u64::MAX, &mut out);
+        assert_eq!(out.len(), pages.len(), "every buffer handed back");
+        assert!(out.iter().enumerate().all(|(i, r)| r.0 == first + i as u64));
+        r.map(|_| out.into_iter().map(|r| r.1).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+        /// Reads through fixed buffers and the fixed file return the same bytes as plain reads
+        /// of the same pages (random offsets, repeats, any depth, 4 and 8 KiB pages, images
+        /// over several slabs, so several buffer indices); the read ceiling's reads stay plain.
+        #[test]
+        fn fixed_buffer_reads_return_what_plain_reads_return(
+            pages in proptest::collection::vec(0..PAGES, 1..200),
+            depth in 1usize..64,
+            eight_kib in any::<bool>(),
+        ) {
+            let pb = if eight_kib { 8192 } else { 4096 };
+            let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+            let path = dir.path().join("dev");
+            {
+                let mut dev = FileDevice::create(&path, PAGES, pb, opts(false, pb)).unwrap();
+                for p in 0..PAGES {
+                    dev.write(p, &image(p, pb), WriteHint::NONE).unwrap();
+                }
+                let plain = stream(&mut dev, &pages, depth).unwrap();
+                prop_assert_eq!(dev.fixed_reads(), 0);
+                for (b, &p) in plain.iter().zip(&pages) {
+                    prop_assert!(b[..] == image(p, pb)[..], "plain page {}", p);
+                }
+            }
+            let mut dev = FileDevice::open(&path, opts(true, pb)).unwrap();
+            let fixed = stream(&mut dev, &pages, depth).unwrap();
+            prop_assert_eq!(dev.fixed_refused(), None);
+            prop_assert_eq!(dev.fixed_reads(), pages.len() as u64);
+            for (b, &p) in fixed.iter().zip(&pages) {
+                prop_assert!(b[..] == image(p, pb)[..], "fixed page {}", p);
+            }
+            dev.read_queued(&mut pages.iter().copied(), depth).unwrap();
+            prop_assert_eq!(dev.fixed_reads(), pages.len() as u64, "the ceiling reads plainly");
+        }
+    }
+
+    /// More images in flight than one slab holds, each slab's image read at its own buffer
+    /// index: an index naming another slab (or none) makes the kernel refuse the read
+    /// (EFAULT) or read into another image.
+    #[test]
+    fn each_image_is_read_through_its_own_slabs_buffer_index() {
+        let pb = 4096;
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let mut dev =
+            FileDevice::create(&dir.path().join("dev"), PAGES, pb, opts(true, pb)).unwrap();
+        for p in 0..PAGES {
+            dev.write(p, &image(p, pb), WriteHint::NONE).unwrap();
+        }
+        let pages: Vec<u64> = (0..PAGES).rev().chain(0..PAGES).collect();
+        let got = stream(&mut dev, &pages, 64).unwrap();
+        let slabs: std::collections::BTreeSet<u32> =
+            got.iter().filter_map(|b| b.slab_id()).collect();
+        assert!(slabs.len() >= 2, "images span slabs: {slabs:?}");
+        assert_eq!(dev.fixed_reads(), pages.len() as u64);
+        for (b, &p) in got.iter().zip(&pages) {
+            assert!(
+                b[..] == image(p, pb)[..],
+                "page {p} (slab {:?})",
+                b.slab_id()
+            );
+        }
+    }
+
+    /// Errors on the fixed path are named as on the plain one: a short read (the file cut
+    /// under the device), a page out of range, a failed enter; the device reads on after each.
+    #[test]
+    fn fixed_read_errors_are_named_and_the_device_reads_on() {
+        let pb = 8192;
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let mut dev =
+            FileDevice::create(&dir.path().join("dev"), PAGES, pb, opts(true, pb)).unwrap();
+        for p in 0..PAGES {
+            dev.write(p, &image(p, pb), WriteHint::NONE).unwrap();
+        }
+        dev.file.set_len((PAGES - 2) * pb as u64).unwrap();
+        let e = stream(&mut dev, &[1, PAGES - 1, 2], 4)
+            .err()
+            .expect("an error");
+        assert!(
+            matches!(
+                e,
+                DevError::ShortTransfer {
+                    got_bytes: 0,
+                    expected_bytes: 8192,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(
+            dev.fixed_reads() > 0,
+            "the short read went through a fixed buffer"
+        );
+        let e = stream(&mut dev, &[3, PAGES, 4], 4).err().expect("an error");
+        assert!(
+            matches!(e, DevError::OutOfRange { page: PAGES, .. }),
+            "{e:?}"
+        );
+        dev.enter_faults.after_submit = 1;
+        let e = stream(&mut dev, &[5, 6, 7], 2).err().expect("an error");
+        assert!(
+            matches!(
+                e,
+                DevError::Io {
+                    op: "io_uring_enter",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let got = stream(&mut dev, &[9, 10], 2).expect("usable after the errors");
+        assert!(got[0][..] == image(9, pb)[..] && got[1][..] == image(10, pb)[..]);
     }
 }

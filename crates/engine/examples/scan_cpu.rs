@@ -1,5 +1,5 @@
 //! CPU per page read of the batched scan on a real file against the device's own 50-deep
-//! reads: `cargo run --release -p engine --example scan_cpu -- DIR [ROUNDS]`. Loads P2's quick
+//! reads: `cargo run --release -p engine --example scan_cpu -- DIR [ROUNDS] [all|scans] [fixed|plain]`. Loads P2's quick
 //! database (17.5 MB of 8 KiB pages, a 5 MB cache) into DIR/scan.dev, then alternates a
 //! batched(50) scan at 20 % and as many random 50-deep page reads, printing each one's wall
 //! and CPU (user + system) microseconds per page, and the share of the scan's wall time spent
@@ -48,10 +48,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::path::PathBuf::from(args.next().ok_or("usage: scan_cpu DIR [ROUNDS]")?);
     let rounds: usize = args.next().map_or(Ok(3), |r| r.parse())?;
     let scans_only = args.next().as_deref() == Some("scans");
+    // `plain`: no io_uring fixed buffers nor fixed file (the baseline of those switches).
+    let fixed = args.next().as_deref() != Some("plain");
     let records = 1_120_000_000 / 64 / RECORD_BYTES as u64;
     let heap = records.div_ceil(records_per_page(PB));
     let o = FileOptions {
         queue_depth: 64,
+        fixed_buffers: fixed,
+        fixed_file: fixed,
         ..FileOptions::default()
     };
     let dev = FileDevice::create(&dir.join("scan.dev"), heap * 2 + 64, PB, o)?;

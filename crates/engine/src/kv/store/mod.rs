@@ -278,6 +278,7 @@ impl Store {
             // time by about a sixth at 1 M records; 1024 was no better.
             queue_depth: 256,
             lock: Lock::Exclusive,
+            ..FileOptions::default()
         };
         let dev = if path.exists() {
             FileDevice::open(path, fo)?
