@@ -148,17 +148,12 @@ impl Ssd {
     pub fn latency_is_empty(&self) -> bool {
         self.latency_ns.is_empty()
     }
-    /// [`Ssd::latency_ns`], and clear the device's counts: a sampler takes the requests
-    /// recorded since its last sample.
-    pub fn take_latency_ns(&mut self) -> Histogram<u64> {
-        let h = self.latency_ns.histogram();
-        self.latency_ns.reset();
-        h
-    }
-    /// Count the latencies of `h` (a histogram [`Ssd::latency_ns`] gave) as the device's own:
-    /// a sampler gives back what it took.
-    pub fn add_latency_ns(&mut self, h: &Histogram<u64>) {
-        self.latency_ns.add(h);
+    /// Close the current latency interval (the requests since the last sample or reset):
+    /// its mean, p99, p999 and max, exactly as a histogram of its latencies would give them,
+    /// computed from its counts without building one (`None`: no request). The device keeps
+    /// the counts: [`Ssd::latency_ns`] still covers every request since the last reset.
+    pub fn sample_latency(&mut self) -> Option<crate::LatencySample> {
+        self.latency_ns.sample()
     }
     pub fn reset_latency(&mut self) {
         self.latency_ns.reset();
