@@ -22,6 +22,16 @@ pub(crate) type Done = Result<SimTime, SsdError>;
 /// A read's completion time and where the data is (`None`: not mapped).
 pub(crate) type Found = Result<(SimTime, Option<Ppn>), SsdError>;
 
+/// The clock of a timed run ([`Ftl::write_run_timed`]): issues each page's request and
+/// completes it, as the host port and device do for a one-page write request.
+pub(crate) trait RunClock {
+    /// Issue the next request: the time its page reaches the FTL.
+    fn issue(&mut self) -> SimTime;
+    /// The page of the request issued last was programmed by `programmed`: complete the
+    /// request (an error: it failed, after its page was written).
+    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError>;
+}
+
 pub(crate) trait Ftl: Send {
     /// Logical pages the host may address (`0..logical_pages`).
     fn logical_pages(&self) -> u64;
@@ -71,6 +81,33 @@ pub(crate) trait Ftl: Send {
             if let Err(e) = self.write(flash, w) {
                 return Err((i, e));
             }
+        }
+        Ok(lpns.len())
+    }
+    /// [`Ftl::write_run`] on a timed device: each page at the time `clock` issues its request,
+    /// and its request completed through `clock` once the page is written (two dynamic calls
+    /// a page instead of a device call, command and result per request). On an error, the
+    /// index of the page whose write or completion failed (nothing after it was attempted).
+    fn write_run_timed(
+        &mut self,
+        flash: &mut Flash,
+        lpns: &[u64],
+        stream: StreamId,
+        first_tag: u64,
+        clock: &mut dyn RunClock,
+    ) -> Result<usize, (usize, SsdError)> {
+        for (i, &lpn) in lpns.iter().enumerate() {
+            if let Some(&ahead) = lpns.get(i + RUN_PREFETCH_AHEAD) {
+                self.prefetch_overwrite(Lpn(ahead));
+            }
+            let w = HostWrite {
+                lpn: Lpn(lpn),
+                stream,
+                data: PageWrite::tag(first_tag + i as u64),
+                now: clock.issue(),
+            };
+            let programmed = self.write(flash, w).map_err(|e| (i, e))?;
+            clock.complete(programmed).map_err(|e| (i, e))?;
         }
         Ok(lpns.len())
     }
