@@ -649,7 +649,7 @@ impl Ssd {
 
 /// The clock of [`Ssd::write_pages_timed`]: per request, what the host port's `submit` and
 /// [`Ssd::write`] do around the FTL's write of its one page, in the same order.
-struct TimedRun<'a> {
+pub(crate) struct TimedRun<'a> {
     queue: &'a mut crate::queue::HostQueue,
     last_done: &'a mut SimTime,
     iface: &'a mut HostInterface,
@@ -664,9 +664,10 @@ struct TimedRun<'a> {
     completed: u64,
 }
 
-impl ftl::RunClock for TimedRun<'_> {
-    #[inline]
-    fn issue(&mut self) -> SimTime {
+impl TimedRun<'_> {
+    /// Issue the next request: the time its page reaches the FTL.
+    #[inline(always)]
+    pub(crate) fn issue(&mut self) -> SimTime {
         self.at = self.queue.issue_time(SimTime::ZERO);
         let data_in = self.iface.write_in(self.at, self.page_bytes);
         // Without a cache `page_slot` and `page_done` return what they are given: the
@@ -675,8 +676,10 @@ impl ftl::RunClock for TimedRun<'_> {
         self.slot
     }
 
-    #[inline]
-    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
+    /// The page of the request issued last was programmed by `programmed`: complete the
+    /// request (an error: it failed, after its page was written).
+    #[inline(always)]
+    pub(crate) fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
         let at = self.at;
         let stored = at.max(self.iface.page_done(self.slot, programmed));
         let done = self.iface.write_acked(stored);

@@ -22,16 +22,6 @@ pub(crate) type Done = Result<SimTime, SsdError>;
 /// A read's completion time and where the data is (`None`: not mapped).
 pub(crate) type Found = Result<(SimTime, Option<Ppn>), SsdError>;
 
-/// The clock of a timed run ([`Ftl::write_run_timed`]): issues each page's request and
-/// completes it, as the host port and device do for a one-page write request.
-pub(crate) trait RunClock {
-    /// Issue the next request: the time its page reaches the FTL.
-    fn issue(&mut self) -> SimTime;
-    /// The page of the request issued last was programmed by `programmed`: complete the
-    /// request (an error: it failed, after its page was written).
-    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError>;
-}
-
 pub(crate) trait Ftl: Send {
     /// Logical pages the host may address (`0..logical_pages`).
     fn logical_pages(&self) -> u64;
@@ -85,8 +75,8 @@ pub(crate) trait Ftl: Send {
         Ok(lpns.len())
     }
     /// [`Ftl::write_run`] on a timed device: each page at the time `clock` issues its request,
-    /// and its request completed through `clock` once the page is written (two dynamic calls
-    /// a page instead of a device call, command and result per request). On an error, the
+    /// and its request completed through `clock` once the page is written (the clock's two
+    /// steps inlined: no device call, command or result per request). On an error, the
     /// index of the page whose write or completion failed (nothing after it was attempted).
     fn write_run_timed(
         &mut self,
@@ -94,7 +84,7 @@ pub(crate) trait Ftl: Send {
         lpns: &[u64],
         stream: StreamId,
         first_tag: u64,
-        clock: &mut dyn RunClock,
+        clock: &mut crate::device::TimedRun<'_>,
     ) -> Result<usize, (usize, SsdError)> {
         for (i, &lpn) in lpns.iter().enumerate() {
             if let Some(&ahead) = lpns.get(i + RUN_PREFETCH_AHEAD) {
