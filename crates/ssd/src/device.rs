@@ -148,17 +148,12 @@ impl Ssd {
     pub fn latency_is_empty(&self) -> bool {
         self.latency_ns.is_empty()
     }
-    /// [`Ssd::latency_ns`], and clear the device's counts: a sampler takes the requests
-    /// recorded since its last sample.
-    pub fn take_latency_ns(&mut self) -> Histogram<u64> {
-        let h = self.latency_ns.histogram();
-        self.latency_ns.reset();
-        h
-    }
-    /// Count the latencies of `h` (a histogram [`Ssd::latency_ns`] gave) as the device's own:
-    /// a sampler gives back what it took.
-    pub fn add_latency_ns(&mut self, h: &Histogram<u64>) {
-        self.latency_ns.add(h);
+    /// Close the current latency interval (the requests since the last sample or reset):
+    /// its mean, p99, p999 and max, exactly as a histogram of its latencies would give them,
+    /// computed from its counts without building one (`None`: no request). The device keeps
+    /// the counts: [`Ssd::latency_ns`] still covers every request since the last reset.
+    pub fn sample_latency(&mut self) -> Option<crate::LatencySample> {
+        self.latency_ns.sample()
     }
     pub fn reset_latency(&mut self) {
         self.latency_ns.reset();
@@ -263,26 +258,98 @@ impl Ssd {
         let r = self
             .ftl
             .write_run(&mut self.flash, &lpns[..valid], stream, self.next_tag, at);
-        // A request that failed in the FTL was counted and tagged before it failed.
-        let (written, attempted) = match &r {
-            Ok(n) => (*n, *n),
-            Err((i, _)) => (*i, *i + 1),
-        };
-        assert!(attempted <= valid, "{attempted} of {valid} pages attempted");
-        self.host_pages_by_stream[stream.0 as usize] += attempted as u64;
-        self.flash.stats.host_pages_written += attempted as u64;
-        self.next_tag += attempted as u64;
+        let written = self.account_run(&lpns[..valid], stream, &r);
         self.flash.stats.host_ios += written as u64;
-        if self.any_trimmed {
-            for &l in &lpns[..attempted] {
-                self.trimmed[(l / 64) as usize] &= !(1 << (l % 64));
-            }
-        }
         match r {
             Err((_, e)) => Err(e),
             Ok(_) if valid < lpns.len() => self.check(Lpn(lpns[valid]), 1, stream),
             Ok(_) => Ok(()),
         }
+    }
+
+    /// After a run of one-page write requests over `lpns` that ended in `r`: the counters,
+    /// tags and trim bits of the requests attempted (a request that failed in the FTL or at
+    /// its completion was counted and tagged before it failed, as [`Ssd::write`] does).
+    /// Returns the requests that did not fail.
+    fn account_run(
+        &mut self,
+        lpns: &[u64],
+        stream: StreamId,
+        r: &Result<usize, (usize, SsdError)>,
+    ) -> usize {
+        let (written, attempted) = match r {
+            Ok(n) => (*n, *n),
+            Err((i, _)) => (*i, *i + 1),
+        };
+        assert!(
+            attempted <= lpns.len(),
+            "{attempted} of {} pages attempted",
+            lpns.len()
+        );
+        self.host_pages_by_stream[stream.0 as usize] += attempted as u64;
+        self.flash.stats.host_pages_written += attempted as u64;
+        self.next_tag += attempted as u64;
+        if self.any_trimmed {
+            for &l in &lpns[..attempted] {
+                self.trimmed[(l / 64) as usize] &= !(1 << (l % 64));
+            }
+        }
+        written
+    }
+
+    /// Whether [`Ssd::write_pages_timed`] may run: timing on and no invariant check after
+    /// each operation.
+    #[inline]
+    pub fn timed_runs(&self) -> bool {
+        self.flash.timing_enabled() && !self.cfg.ftl.check_invariants
+    }
+
+    /// One-page write requests, one per element of `lpns` (every one in range) in order, on
+    /// `stream` (a device stream), each issued through the host's `queue` as the one before
+    /// it left it, on a device where [`Ssd::timed_runs`] holds: the same issue and
+    /// completion times, latencies, tags, counters and maps as [`Ssd::write`] of one page per
+    /// request in turn with the host port's queue and clock (`last_done`), in one FTL call
+    /// ([`Ftl::write_run_timed`]). Stops at the first request that fails, after the ones
+    /// before it, and returns its error (the failed request keeps its queue slot, as with
+    /// the port's `submit`).
+    pub fn write_pages_timed(
+        &mut self,
+        lpns: &[u64],
+        stream: StreamId,
+        queue: &mut crate::queue::HostQueue,
+        last_done: &mut SimTime,
+    ) -> Result<(), SsdError> {
+        assert!(
+            self.timed_runs(),
+            "a run of timed writes on an untimed device"
+        );
+        if lpns.is_empty() {
+            return Ok(());
+        }
+        assert!(
+            stream.0 < self.cfg.ftl.streams && lpns.iter().all(|&l| l < self.logical_pages),
+            "a timed run on stream {} of pages in range",
+            stream.0
+        );
+        let mut clock = TimedRun {
+            queue,
+            last_done,
+            iface: &mut self.iface,
+            latency: &mut self.latency_ns,
+            cfg: &self.cfg,
+            page_bytes: self.cfg.geometry.page_bytes as u64,
+            at: SimTime::ZERO,
+            slot: SimTime::ZERO,
+            completed: 0,
+        };
+        let r = self
+            .ftl
+            .write_run_timed(&mut self.flash, lpns, stream, self.next_tag, &mut clock);
+        let completed = clock.completed;
+        let written = self.account_run(lpns, stream, &r);
+        assert_eq!(completed, written as u64, "requests completed vs written");
+        self.flash.stats.host_ios += completed;
+        r.map(|_| ()).map_err(|(_, e)| e)
     }
 
     /// Write one page per tag from `lpn`, with the caller's tags. A host issues it through
@@ -576,6 +643,58 @@ impl Ssd {
             let ns = done.0.saturating_sub(at.0).max(1);
             self.latency_ns.record(ns);
         }
+        Ok(())
+    }
+}
+
+/// The clock of [`Ssd::write_pages_timed`]: per request, what the host port's `submit` and
+/// [`Ssd::write`] do around the FTL's write of its one page, in the same order.
+pub(crate) struct TimedRun<'a> {
+    queue: &'a mut crate::queue::HostQueue,
+    last_done: &'a mut SimTime,
+    iface: &'a mut HostInterface,
+    latency: &'a mut LatencyCounts,
+    cfg: &'a SsdConfig,
+    page_bytes: u64,
+    /// The current request's issue time and its page's cache slot (its data's arrival
+    /// without a cache).
+    at: SimTime,
+    slot: SimTime,
+    /// Requests completed (`host_ios`, added when the run ends: the FTL holds the flash).
+    completed: u64,
+}
+
+impl TimedRun<'_> {
+    /// Issue the next request: the time its page reaches the FTL.
+    #[inline(always)]
+    pub(crate) fn issue(&mut self) -> SimTime {
+        self.at = self.queue.issue_time(SimTime::ZERO);
+        let data_in = self.iface.write_in(self.at, self.page_bytes);
+        // Without a cache `page_slot` and `page_done` return what they are given: the
+        // write of `Ssd::write` without a cache.
+        self.slot = self.iface.page_slot(data_in);
+        self.slot
+    }
+
+    /// The page of the request issued last was programmed by `programmed`: complete the
+    /// request (an error: it failed, after its page was written).
+    #[inline(always)]
+    pub(crate) fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
+        let at = self.at;
+        let stored = at.max(self.iface.page_done(self.slot, programmed));
+        let done = self.iface.write_acked(stored);
+        // As `Ssd::finish`, then the port's `complete`.
+        if done.0 == u64::MAX {
+            return Err(SsdError::TimeOverflow {
+                at_ns: at.0,
+                field: self.cfg.slowest_timing_field(),
+            });
+        }
+        self.completed += 1;
+        self.latency.record(done.0.saturating_sub(at.0).max(1));
+        assert!(done >= at, "completion {done:?} before issue {at:?}");
+        self.queue.complete(done);
+        *self.last_done = (*self.last_done).max(done);
         Ok(())
     }
 }

@@ -154,6 +154,35 @@ impl HostPort {
     /// ([`Ssd::write_pages_untimed`]); otherwise each request goes through `submit`. Stops at
     /// the first request that fails and returns its error.
     pub fn write_pages(&mut self, lpns: &[u64], stream: StreamId) -> Result<(), SsdError> {
+        if !self.replay_arrivals && self.ssd.timed_runs() {
+            // The requests in range on a device stream run in one FTL call; the first that
+            // is not goes through `submit`, which issues it and fails its check.
+            let (logical, streams) = (self.ssd.logical_pages(), self.ssd.config().ftl.streams);
+            let valid = if stream.0 < streams {
+                lpns.iter()
+                    .position(|&l| l >= logical)
+                    .unwrap_or(lpns.len())
+            } else {
+                0
+            };
+            self.ssd.write_pages_timed(
+                &lpns[..valid],
+                stream,
+                &mut self.queue,
+                &mut self.last_done,
+            )?;
+            if let Some(&lpn) = lpns.get(valid) {
+                let cmd = Command::Write {
+                    lpn: Lpn(lpn),
+                    pages: 1,
+                    stream,
+                };
+                let r = self.submit(cmd, None);
+                assert!(r.is_err(), "a request out of range or stream was accepted");
+                r?;
+            }
+            return Ok(());
+        }
         if self.replay_arrivals || !self.ssd.untimed_runs() {
             for (i, &lpn) in lpns.iter().enumerate() {
                 // As the untimed run does in the FTL: the overwritten page's record is on its

@@ -12,7 +12,10 @@
 //! Invariant (tested against `saturating_record`): the histogram [`LatencyCounts::histogram`]
 //! builds equals, bucket by bucket and in its total, min and max, the one the same latencies
 //! recorded one by one would give; so every figure read from it (mean, quantiles, max) is
-//! the same.
+//! the same. Likewise the figures [`LatencyCounts::sample`] computes for an interval from its
+//! counts (mean, p99, p999, max) are, to the bit, those of the histogram of the interval's
+//! latencies: a timed run's timeline samples 50 intervals, and building a ~270 KiB histogram
+//! for each, then adding it to a total, cost ~50 M instructions a run.
 
 use crate::stats::{latency_histogram, LATENCY_HIGHEST_NS, LATENCY_SIGFIG};
 use hdrhistogram::Histogram;
@@ -58,21 +61,106 @@ fn lowest_value_of(index: usize) -> u64 {
     }
 }
 
-/// Latency counts per histogram bucket, since the last reset or take.
+/// The size of the range of values counted at `index` (hdrhistogram's `equivalent_range` of
+/// its lowest value): 1 in bucket 0, `2^bucket` above.
+fn range_of(index: usize) -> u64 {
+    match ((index as u64) >> HALF_MAGNITUDE).checked_sub(1) {
+        None => 1,
+        Some(bucket) => 1 << bucket,
+    }
+}
+
+/// What the histogram of an interval's latencies would report: the same figures, computed
+/// from the counts (see [`LatencyCounts::sample`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencySample {
+    /// Requests in the interval.
+    pub count: u64,
+    /// `Histogram::mean`, ns.
+    pub mean: f64,
+    /// `Histogram::value_at_quantile(0.99)` and `(0.999)`, ns.
+    pub p99: u64,
+    pub p999: u64,
+    /// `Histogram::max`, ns.
+    pub max: u64,
+}
+
+/// Counts per bucket with the range that holds the non-zero ones.
 #[derive(Clone, Debug)]
-pub(crate) struct LatencyCounts {
+struct Counts {
     counts: Vec<u64>,
-    /// Where a latency the histogram cannot index is counted (its highest trackable value's).
-    last: usize,
     recorded: u64,
-    /// Every non-zero count lies in `lo..=hi` (none: `lo > hi`), so a reset and a histogram
-    /// build touch only that range, not all ~270 KiB of counts.
+    /// Every non-zero count lies in `lo..=hi` (none: `lo > hi`), so a reset, a fold and a
+    /// histogram build touch only that range, not all ~270 KiB of counts.
     lo: usize,
     hi: usize,
 }
 
+impl Counts {
+    /// No counts (zeroed memory: its pages become resident only as counts land in them).
+    fn new(len: usize) -> Counts {
+        Counts {
+            counts: vec![0; len],
+            recorded: 0,
+            lo: len,
+            hi: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn add(&mut self, i: usize, n: u64) {
+        self.counts[i] += n;
+        self.recorded += n;
+        self.lo = self.lo.min(i);
+        self.hi = self.hi.max(i);
+    }
+
+    fn reset(&mut self) {
+        if self.recorded > 0 {
+            // In place (a fresh zeroed vector measured ~400 KiB more at peak in a timed run:
+            // the allocator zeroes it in heap memory, and the old one stays resident there).
+            self.counts[self.lo..=self.hi].fill(0);
+            self.recorded = 0;
+            (self.lo, self.hi) = (self.counts.len(), 0);
+        }
+    }
+
+    /// The non-zero counts in index order, as (index, count).
+    fn non_zero(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        // Most buckets are empty: skip them 16 at a time (an OR of 16 counts is a few vector
+        // instructions).
+        const RUN: usize = 16;
+        let (lo, hi) = if self.recorded == 0 {
+            (0, 0)
+        } else {
+            assert!(self.lo <= self.hi, "latencies recorded outside their range");
+            (self.lo, self.hi + 1)
+        };
+        self.counts[lo..hi]
+            .chunks(RUN)
+            .enumerate()
+            .filter(|(_, run)| run.iter().fold(0, |any, &n| any | n) != 0)
+            .flat_map(move |(r, run)| {
+                run.iter()
+                    .enumerate()
+                    .filter(|(_, &n)| n > 0)
+                    .map(move |(j, &n)| (lo + r * RUN + j, n))
+            })
+    }
+}
+
+/// Latency counts per histogram bucket since the last reset: those of the current interval
+/// (since the last [`LatencyCounts::sample`]) and those of the intervals before it.
+#[derive(Clone, Debug)]
+pub(crate) struct LatencyCounts {
+    interval: Counts,
+    earlier: Counts,
+    /// Where a latency the histogram cannot index is counted (its highest trackable value's).
+    last: usize,
+}
+
 impl LatencyCounts {
-    /// No counts (zeroed memory: its pages become resident only as latencies land in them).
+    /// No counts.
     pub fn new() -> LatencyCounts {
         let len = COUNTS_LEN;
         let last = index_of(LATENCY_HIGHEST_NS);
@@ -81,11 +169,9 @@ impl LatencyCounts {
             "latency buckets: {len} counts, highest at {last}"
         );
         LatencyCounts {
-            counts: vec![0; len],
+            interval: Counts::new(len),
+            earlier: Counts::new(len),
             last,
-            recorded: 0,
-            lo: len,
-            hi: 0,
         }
     }
 
@@ -93,7 +179,7 @@ impl LatencyCounts {
     #[inline(always)]
     fn slot(&self, ns: u64) -> usize {
         let i = index_of(ns);
-        if i < self.counts.len() {
+        if i < COUNTS_LEN {
             i
         } else {
             self.last
@@ -104,59 +190,84 @@ impl LatencyCounts {
     #[inline(always)]
     pub fn record(&mut self, ns: u64) {
         let i = self.slot(ns);
-        self.counts[i] += 1;
-        self.recorded += 1;
-        self.lo = self.lo.min(i);
-        self.hi = self.hi.max(i);
+        self.interval.add(i, 1);
     }
 
     pub fn is_empty(&self) -> bool {
-        self.recorded == 0
+        self.interval.recorded == 0 && self.earlier.recorded == 0
     }
 
     pub fn reset(&mut self) {
-        if self.recorded > 0 {
-            // In place (a fresh zeroed vector measured ~400 KiB more at peak in a timed run:
-            // the allocator zeroes it in heap memory, and the old one stays resident there).
-            self.counts[self.lo..=self.hi].fill(0);
-            self.recorded = 0;
-            (self.lo, self.hi) = (self.counts.len(), 0);
-        }
+        self.interval.reset();
+        self.earlier.reset();
     }
 
-    /// The counts as a histogram of the device's bounds.
+    /// The counts since the last reset as a histogram of the device's bounds.
     pub fn histogram(&self) -> Histogram<u64> {
         let mut h = latency_histogram();
-        if self.recorded == 0 {
-            return h;
+        for (i, n) in self.earlier.non_zero().chain(self.interval.non_zero()) {
+            h.record_n(lowest_value_of(i), n)
+                .expect("a bucket's lowest value lies in the histogram");
         }
-        // Most buckets are empty: skip them 16 at a time (an OR of 16 counts is a few vector
-        // instructions), then record each non-empty one at its lowest value.
-        const RUN: usize = 16;
-        let lo = self.lo;
-        assert!(lo <= self.hi, "latencies recorded outside their range");
-        for (r, run) in self.counts[lo..=self.hi].chunks(RUN).enumerate() {
-            if run.iter().fold(0, |any, &n| any | n) == 0 {
-                continue;
-            }
-            for (j, &n) in run.iter().enumerate().filter(|(_, &n)| n > 0) {
-                h.record_n(lowest_value_of(lo + r * RUN + j), n)
-                    .expect("a bucket's lowest value lies in the histogram");
-            }
-        }
-        assert_eq!(h.len(), self.recorded, "latencies counted vs histogram");
+        assert_eq!(
+            h.len(),
+            self.earlier.recorded + self.interval.recorded,
+            "latencies counted vs histogram"
+        );
         h
     }
 
-    /// Add the counts of `h` (a histogram of the device's bounds).
-    pub fn add(&mut self, h: &Histogram<u64>) {
-        for v in h.iter_recorded() {
-            let i = self.slot(v.value_iterated_to());
-            self.counts[i] += v.count_at_value();
-            self.recorded += v.count_at_value();
-            self.lo = self.lo.min(i);
-            self.hi = self.hi.max(i);
+    /// Close the current interval: its figures as the histogram of its latencies would give
+    /// them (`None`: no request in it), computed from its counts in one pass (no histogram is
+    /// built), and its counts join the earlier ones (the device keeps every count since the
+    /// last reset).
+    pub fn sample(&mut self) -> Option<LatencySample> {
+        let c = &self.interval;
+        if c.recorded == 0 {
+            return None;
         }
+        let total = c.recorded;
+        // As `Histogram::value_at_quantile` (quantile > 0): the first bucket whose running
+        // count reaches ceil(q * total), at least 1; reported at its highest value.
+        let target = |q: f64| ((q * total as f64).ceil() as u64).max(1);
+        let (t99, t999) = (target(0.99), target(0.999));
+        let highest = |i: usize| lowest_value_of(i) + range_of(i) - 1;
+        let (mut p99, mut p999) = (None, None);
+        let mut mean = 0.0f64;
+        let mut running = 0u64;
+        for (i, n) in c.non_zero() {
+            // As `Histogram::mean`: in index order, each bucket's median times its count over
+            // the total, added to the running sum (the same operations, so the same bits).
+            let median = lowest_value_of(i) + (range_of(i) >> 1);
+            mean += median as f64 * n as f64 / total as f64;
+            running += n;
+            if p99.is_none() && running >= t99 {
+                p99 = Some(highest(i));
+            }
+            if p999.is_none() && running >= t999 {
+                p999 = Some(highest(i));
+            }
+        }
+        assert_eq!(running, total, "latencies counted vs recorded");
+        let sample = LatencySample {
+            count: total,
+            mean,
+            p99: p99.expect("the running count reaches every target"),
+            p999: p999.expect("the running count reaches every target"),
+            // As `Histogram::max`: the highest value of the highest bucket counted.
+            max: highest(c.hi),
+        };
+        let (interval, earlier) = (&mut self.interval, &mut self.earlier);
+        if interval.lo <= interval.hi {
+            for i in interval.lo..=interval.hi {
+                let n = interval.counts[i];
+                if n > 0 {
+                    earlier.add(i, n);
+                }
+            }
+        }
+        interval.reset();
+        Some(sample)
     }
 }
 
@@ -222,31 +333,56 @@ mod tests {
     }
 
     #[test]
-    fn a_histogram_added_back_gives_the_same_counts() {
+    fn interval_samples_are_the_figures_of_their_histograms() {
+        let all = latencies();
         let mut counts = LatencyCounts::new();
-        latencies().into_iter().for_each(|ns| counts.record(ns));
-        let h = counts.histogram();
-        let mut again = LatencyCounts::new();
-        again.add(&h);
-        let diff: Vec<(usize, u64, u64)> = (0..counts.counts.len())
-            .filter(|&i| again.counts[i] != counts.counts[i])
-            .map(|i| (i, again.counts[i], counts.counts[i]))
-            .take(10)
-            .collect();
-        assert!(diff.is_empty(), "index, added back, recorded: {diff:?}");
-        assert!(again.histogram() == h);
-        again.reset();
-        assert!(again.is_empty() && again.histogram().is_empty());
+        let mut want_all = latency_histogram();
+        assert_eq!(counts.sample(), None);
+        // Intervals of different sizes, over different bucket ranges (one of a single
+        // latency, one of latencies past the highest).
+        for (k, part) in all
+            .chunks(997)
+            .chain([&[5u64][..], &[u64::MAX - 1, 3]])
+            .enumerate()
+        {
+            let mut want = latency_histogram();
+            for &ns in part {
+                counts.record(ns);
+                want.saturating_record(ns);
+                want_all.saturating_record(ns);
+            }
+            let got = counts.sample().expect("an interval with latencies");
+            assert_eq!(got.count, want.len(), "interval {k}");
+            assert_eq!(
+                got.mean.to_bits(),
+                want.mean().to_bits(),
+                "interval {k} mean"
+            );
+            assert_eq!(got.p99, want.value_at_quantile(0.99), "interval {k} p99");
+            assert_eq!(got.p999, want.value_at_quantile(0.999), "interval {k} p999");
+            assert_eq!(got.max, want.max(), "interval {k} max");
+            assert_eq!(counts.sample(), None, "a sample closes its interval");
+            // The device keeps every count since the reset.
+            assert!(counts.histogram() == want_all, "after interval {k}");
+        }
+        counts.reset();
+        assert!(counts.is_empty() && counts.histogram().is_empty());
         assert!(
-            again.counts.iter().all(|&n| n == 0),
+            counts
+                .interval
+                .counts
+                .iter()
+                .chain(&counts.earlier.counts)
+                .all(|&n| n == 0),
             "a reset clears every count"
         );
         // Counts after a reset: only the new ones.
         let mut want = latency_histogram();
         for ns in [7, 70_000, 3] {
-            again.record(ns);
+            counts.record(ns);
             want.saturating_record(ns);
         }
-        assert!(again.histogram() == want);
+        assert!(counts.histogram() == want);
+        assert_eq!(counts.sample().map(|s| s.max), Some(want.max()));
     }
 }

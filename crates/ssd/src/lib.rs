@@ -47,5 +47,6 @@ pub use device::{ReadPage, Ssd};
 pub use error::{ConfigError, InvariantError, SsdError};
 pub use ftl::fdp::HandleStats;
 pub use host::{Command, HostPort};
+pub use latency::LatencySample;
 pub use stats::Stats;
 pub use types::{BlockId, DieId, Lpn, PageWrite, Ppn, SimTime, StreamId};

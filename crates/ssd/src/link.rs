@@ -53,6 +53,7 @@ impl HostInterface {
     }
 
     /// When a write of `bytes` issued at `at` has its data in the device.
+    #[inline]
     pub fn write_in(&mut self, at: SimTime, bytes: u64) -> SimTime {
         self.link(at, bytes)
     }
@@ -77,6 +78,7 @@ impl HostInterface {
     }
 
     /// When a write page whose data is in at `data_in` may be programmed (a cache slot).
+    #[inline]
     pub fn page_slot(&mut self, data_in: SimTime) -> SimTime {
         match &mut self.cache {
             Some(c) => c.issue_time(data_in),
@@ -86,6 +88,7 @@ impl HostInterface {
 
     /// When the write of a page given its slot at `slot` and programmed by `programmed`
     /// completes for the host: at its slot with a cache, at its program without.
+    #[inline]
     pub fn page_done(&mut self, slot: SimTime, programmed: SimTime) -> SimTime {
         match &mut self.cache {
             Some(c) => {

@@ -3,7 +3,8 @@
 //! `Command::Write` per page: random op mixes (runs, multi-page writes, reads, trims, pages
 //! past the end, a stream the device lacks) on every FTL scheme, timed and untimed, at queue
 //! depth 1 and 4. Both ports must give the same results and errors op by op, and end with
-//! the same counters, clock, per-stream counts and tags on every page.
+//! the same counters, clock, per-stream counts, latencies and tags on every page (timed:
+//! with and without a write cache).
 
 mod common;
 
@@ -47,13 +48,21 @@ fn op_strategy(logical: u64) -> impl Strategy<Value = Op> {
     ]
 }
 
-fn port(kind: FtlKind, policy: GcPolicy, timing: bool, qd: u32) -> HostPort {
+fn port(kind: FtlKind, policy: GcPolicy, timing: bool, qd: u32, cache: u32) -> HostPort {
     let mut cfg = common::tiny(kind);
     cfg.ftl.check_invariants = false; // else every run takes the general path
     cfg.ftl.data = DataMode::Tags;
     cfg.ftl.gc_policy = policy;
     cfg.ftl.streams = if kind == FtlKind::Page { 2 } else { 1 };
     cfg.timing.enabled = timing;
+    // A write cache (timed): requests complete at their pages' slots, which free as pages
+    // program; a link transfer and an acknowledgement time in both cases.
+    cfg.timing.write_cache_pages = cache;
+    (
+        cfg.timing.host_mb_per_s,
+        cfg.timing.t_cmd_ns,
+        cfg.timing.t_write_ack_ns,
+    ) = (600.0, 2_000, 3_000);
     HostPort::new(Ssd::new(cfg).expect("a tiny device"), qd)
 }
 
@@ -134,9 +143,10 @@ proptest! {
         policy in policy(),
         timing in any::<bool>(),
         qd in prop::sample::select(vec![1u32, 4]),
+        cache in prop::sample::select(vec![0u32, 3]),
         ops in prop::collection::vec(op_strategy(358), 1..60),
     ) {
-        let (mut fast, mut slow) = (port(kind, policy, timing, qd), port(kind, policy, timing, qd));
+        let (mut fast, mut slow) = (port(kind, policy, timing, qd, cache), port(kind, policy, timing, qd, cache));
         prop_assert!(fast.ssd().logical_pages() < 360, "some pages past the end");
         for (i, op) in ops.iter().enumerate() {
             let (a, b) = (apply(&mut fast, op, true), apply(&mut slow, op, false));
@@ -154,6 +164,8 @@ proptest! {
         prop_assert_eq!(tags(&mut fast), tags(&mut slow));
         prop_assert_eq!(fast.ssd().stats(), slow.ssd().stats());
         prop_assert_eq!(fast.last_done(), slow.last_done());
+        // Every request's latency (timed runs complete each request through the run's clock).
+        prop_assert!(fast.ssd().latency_ns() == slow.ssd().latency_ns(), "latencies");
         fast.ssd().verify().expect("the fast port's FTL invariants");
     }
 }

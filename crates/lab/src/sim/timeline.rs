@@ -1,63 +1,38 @@
 //! The measured phase's timeline: WAF and latency sampled after each interval of host pages
 //! (`SimResult::timeline`).
 //!
-//! Each interval's latencies are taken from the device ([`ssd::Ssd::take_latency_ns`], which
-//! clears the device's counts), added to the phase's total, and the total is given back at the
-//! end ([`ssd::Ssd::add_latency_ns`]): the device then holds exactly the counts it would have
-//! recorded unsampled (counts add bucket by bucket: the same counts, min, max, mean and
-//! quantiles).
+//! Each interval's latency figures come from the device ([`ssd::Ssd::sample_latency`]: the
+//! figures of the histogram of the interval's latencies, computed from its counts), which
+//! keeps every count: at the end it holds exactly the counts it would have recorded
+//! unsampled.
 
 use super::{TimelinePoint, TIMELINE_POINTS};
 use crate::host::{HostDriver, RunCount};
 use anyhow::Result;
-use hdrhistogram::Histogram;
 use ssd::{SimTime, Ssd};
 
 /// Run `pages` more pages of the measured phase, reporting progress.
 pub(super) type Step<'s> =
     dyn FnMut(&mut HostDriver, u64, &mut dyn FnMut(u64)) -> Result<RunCount> + 's;
 
-/// Latency of each interval, taken from the device; see the module comment.
-struct LatencySampler {
-    /// Everything recorded before the phase's last sample (None: nothing yet, so an untimed
-    /// run never builds a histogram: its ~270 KiB would count in the run's memory).
-    total: Option<Histogram<u64>>,
-}
-
 /// Mean, p99, p999 and max of an interval's latencies, microseconds (zeros: none).
 type LatencyUs = (f64, f64, f64, f64);
 
-impl LatencySampler {
-    /// Start sampling: what the device recorded so far moves to the total.
-    fn new(ssd: &mut Ssd) -> LatencySampler {
-        LatencySampler {
-            total: (!ssd.latency_is_empty()).then(|| ssd.take_latency_ns()),
-        }
-    }
+/// Start the first interval: what the device recorded before the phase is not sampled.
+fn start_latency(ssd: &mut Ssd) {
+    let _ = ssd.sample_latency();
+}
 
-    /// The interval since the last sample (an untimed run records none: nothing to do).
-    fn sample(&mut self, ssd: &mut Ssd) -> LatencyUs {
-        if ssd.latency_is_empty() {
-            return (0.0, 0.0, 0.0, 0.0);
-        }
-        let lat = ssd.take_latency_ns();
-        let q = |q: f64| lat.value_at_quantile(q) as f64 / 1e3;
-        let us = (lat.mean() / 1e3, q(0.99), q(0.999), lat.max() as f64 / 1e3);
-        match self.total.as_mut() {
-            Some(total) => total
-                .add(&lat)
-                .expect("histograms made with the same bounds add"),
-            None => self.total = Some(lat),
-        }
-        us
-    }
-
-    /// Give the device its whole histogram back (with anything recorded after the last
-    /// sample).
-    fn finish(self, ssd: &mut Ssd) {
-        if let Some(total) = &self.total {
-            ssd.add_latency_ns(total);
-        }
+/// The latencies of the interval since the last sample (an untimed run records none).
+fn sample_latency(ssd: &mut Ssd) -> LatencyUs {
+    match ssd.sample_latency() {
+        None => (0.0, 0.0, 0.0, 0.0),
+        Some(s) => (
+            s.mean / 1e3,
+            s.p99 as f64 / 1e3,
+            s.p999 as f64 / 1e3,
+            s.max as f64 / 1e3,
+        ),
     }
 }
 
@@ -79,21 +54,15 @@ pub(super) fn run_sampled(
     let mut timeline = Vec::new();
     let mut done = 0u64;
     let mut prev_stats = before;
-    let mut latency = LatencySampler::new(d.port.ssd_mut());
+    start_latency(d.port.ssd_mut());
     let limit_reached = loop {
         let target = limit.map_or(done + every, |l| l.min(done + every));
-        let c = match step(d, target - done, &mut |p| progress("measure", done + p)) {
-            Ok(c) => c,
-            Err(e) => {
-                latency.finish(d.port.ssd_mut());
-                return Err(e);
-            }
-        };
+        let c = step(d, target - done, &mut |p| progress("measure", done + p))?;
         done += c.pages;
         let stats = d.ssd().stats();
         let interval = stats.since(&prev_stats);
         let total = stats.since(&before);
-        let (mean, p99, p999, max) = latency.sample(d.port.ssd_mut());
+        let (mean, p99, p999, max) = sample_latency(d.port.ssd_mut());
         prev_stats = stats;
         timeline.push(TimelinePoint {
             host_pages_x_capacity: done as f64 / logical as f64,
@@ -117,7 +86,6 @@ pub(super) fn run_sampled(
             every *= 2;
         }
     };
-    latency.finish(d.port.ssd_mut());
     let count = RunCount {
         pages: done,
         limit_reached,

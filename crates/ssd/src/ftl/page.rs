@@ -472,6 +472,7 @@ impl<P: VictimPolicy, const L: usize, const R: usize> Ftl for PageFtl<P, L, R> {
         self.logical
     }
 
+    #[inline(always)]
     fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done {
         let HostWrite {
             lpn,

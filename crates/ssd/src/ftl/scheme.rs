@@ -74,6 +74,33 @@ pub(crate) trait Ftl: Send {
         }
         Ok(lpns.len())
     }
+    /// [`Ftl::write_run`] on a timed device: each page at the time `clock` issues its request,
+    /// and its request completed through `clock` once the page is written (the clock's two
+    /// steps inlined: no device call, command or result per request). On an error, the
+    /// index of the page whose write or completion failed (nothing after it was attempted).
+    fn write_run_timed(
+        &mut self,
+        flash: &mut Flash,
+        lpns: &[u64],
+        stream: StreamId,
+        first_tag: u64,
+        clock: &mut crate::device::TimedRun<'_>,
+    ) -> Result<usize, (usize, SsdError)> {
+        for (i, &lpn) in lpns.iter().enumerate() {
+            if let Some(&ahead) = lpns.get(i + RUN_PREFETCH_AHEAD) {
+                self.prefetch_overwrite(Lpn(ahead));
+            }
+            let w = HostWrite {
+                lpn: Lpn(lpn),
+                stream,
+                data: PageWrite::tag(first_tag + i as u64),
+                now: clock.issue(),
+            };
+            let programmed = self.write(flash, w).map_err(|e| (i, e))?;
+            clock.complete(programmed).map_err(|e| (i, e))?;
+        }
+        Ok(lpns.len())
+    }
     /// Per reclaim-unit handle counters (FDP, page scheme); empty for other schemes.
     fn handle_stats(&self, _flash: &Flash) -> Vec<super::fdp::HandleStats> {
         Vec::new()
