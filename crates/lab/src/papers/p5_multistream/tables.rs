@@ -282,7 +282,7 @@ pub(super) fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, every min(4,096, keys per file) documents (ForestDB's default 4,096), and with each compaction batch", plan.write_path.name()),
         format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its space, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard). Stale share estimated `{}` (file-size: ForestDB's auto-compaction, the pages written since the generation began less the live documents and index nodes; data-pages: stale document bytes on the data pages in use); retired DB headers `{}` (hold: kept in the file until the compaction, then released with the old generation, as ForestDB's headers die with their file; reuse: given back to the store's allocator at the next commit)", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0, plan.stale_estimate.name(), plan.retired_headers.name()),
         match plan.fs_chunk_pages {
-            Some(n) => format!("Placement: the DB files are files of one file system, not fixed partitions: their pages are placed on the device in chunks of {n} pages ({} KiB; 1 page = ext4's 4 KiB block, its unit of allocation) where ext4's allocator would put them — the first free chunk after the file's last one, else the lowest free — and a chunk whose pages a compaction released goes back to the pool, so a file written after another's old generation was deleted overwrites that generation's LBAs. The drive, which gets no trims, sees each new generation overwrite data of other files written at other times: this is what raises `none`'s WAF from 1.15 (fixed partitions, each file a log wrapping in its own range: blocks die in the order they were written) to P5's range, and what streams then separate (quick scale, seed 1: none 1.152 / 1.377 / 1.613 and per-type -9.8 / -25.4 / -23.2 % with fixed partitions / 16-page / 64-page chunks). {}", n * PAGE_BYTES as u64 / 1024, free_space_note(plan)),
+            Some(n) => format!("Placement: the DB files are files of one file system, not fixed partitions: their pages are placed on the device in chunks of {n} pages ({} KiB; 1 page = ext4's 4 KiB block, its unit of allocation) where ext4's allocator would put them ({}) and a chunk whose pages a compaction released goes back to the pool, so a file written after another's old generation was deleted overwrites that generation's LBAs. The drive, which gets no trims, sees each new generation overwrite data of other files written at other times: this is what raises `none`'s WAF from 1.15 (fixed partitions, each file a log wrapping in its own range: blocks die in the order they were written) to P5's range, and what streams then separate (quick scale, seed 1: none 1.152 / 1.377 / 1.613 and per-type -9.8 / -25.4 / -23.2 % with fixed partitions / 16-page / 64-page chunks). {}", n * PAGE_BYTES as u64 / 1024, placement_rule(plan), free_space_note(plan)),
             None => "Placement: each DB file on its fixed partition (a log wrapping in its own range)".into(),
         },
         format!("per-file: {} files over {} non-default streams (file f -> stream 1 + f mod {}); auto: at most {} streams, regrouped online from measured lifetimes", plan.files, plan.device_streams.saturating_sub(1), plan.device_streams.saturating_sub(1), plan.device_streams),
@@ -316,6 +316,16 @@ pub(super) fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
 
 /// Whether the file system's free space is in the chunk pool, and what it changes (measured
 /// with `multistream_probe -- goal`).
+/// How the file system picks a chunk for a file's write, as the run's goal does.
+fn placement_rule(plan: &Plan) -> &'static str {
+    match plan.chunk_goal {
+        blockdev::ChunkGoal::Mballoc => "as ext4's multi-block allocator: a write's new chunks are one request; a file appends into its own preallocation (sized from the file: 16 KiB to 8 MiB), which is placed at the goal after the file's last block when the free extent there holds it, else in the shortest free extent that holds it in the first 128 MiB block group from the goal's that has one",
+        blockdev::ChunkGoal::OwnShare => "the first free chunk after the file's last one, else the lowest free",
+        blockdev::ChunkGoal::Directory => "after the file's previous chunk, else the lowest free chunk (the directory's group)",
+        blockdev::ChunkGoal::Lowest => "the lowest free chunk",
+    }
+}
+
 fn free_space_note(plan: &Plan) -> String {
     let goal = format!("Chunk goal `{}`", plan.chunk_goal.name());
     if !plan.fs_free_space {
