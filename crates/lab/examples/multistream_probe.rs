@@ -5,7 +5,7 @@
 //! and what the store does with retired DB headers and how it estimates the stale share
 //! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
 //! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|faithful [paper]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|faithful [paper] [live]]`.
 
 use blockdev::ChunkGoal;
 use engine::kv::{RetiredHeaders, StaleEstimate};
@@ -29,7 +29,7 @@ fn main() {
         Some("space") => shared_file_system(scale, std::env::args().nth(3)),
         Some("mballoc") => mballoc(scale, std::env::args().nth(3)),
         Some("wal") => wal_flush(scale, std::env::args().nth(3)),
-        Some("faithful") => faithful(scale),
+        Some("faithful") => faithful(scale, std::env::args().nth(3)),
         None => {
             gc_pool_per_die_against_one_pool_at_paper_scale();
             chunks_per_file(Scale::Quick);
@@ -180,15 +180,19 @@ fn wal_flush(scale: Scale, docs: Option<String>) {
 }
 
 /// One shared file system with the mballoc-like allocator and the WAL flushed at P5's share of
-/// a file's documents (`P5_WAL_FLUSH_SHARE`), at live shares 0.25 and 0.3 (`faithful
-/// [quick|paper]`).
-fn faithful(scale: Scale) {
+/// a file's documents (`P5_WAL_FLUSH_SHARE`), at live shares 0.3 and 0.25, or at the one given
+/// (`faithful [quick|paper] [live share]`).
+fn faithful(scale: Scale, live: Option<String>) {
     let opts = ReproduceOptions {
         scale,
         jobs: lab::parallel::Jobs::new(2),
         ..Default::default()
     };
-    for live in [0.3, 0.25] {
+    let lives = match live.as_deref().map(live_share) {
+        Some(l) => vec![l],
+        None => vec![0.3, 0.25],
+    };
+    for live in lives {
         let mut plan = four_policies(&opts);
         plan.db_files = DbFiles::Shared { space_x: 4 };
         plan.chunk_goal = ChunkGoal::Mballoc;
