@@ -5,10 +5,10 @@
 //! and what the store does with retired DB headers and how it estimates the stale share
 //! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
 //! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|faithful [paper] [live]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|faithful [paper] [live] [reuse|hold]]`.
 
 use blockdev::ChunkGoal;
-use engine::kv::{RetiredHeaders, StaleEstimate};
+use engine::kv::{RetiredHeaders, StaleEstimate, StalePages};
 use lab::papers::p5_multistream::{run_with, DbFiles, MapSpec, MultistreamRow, Plan};
 use lab::report::Scale;
 use lab::ReproduceOptions;
@@ -29,7 +29,11 @@ fn main() {
         Some("space") => shared_file_system(scale, std::env::args().nth(3)),
         Some("mballoc") => mballoc(scale, std::env::args().nth(3)),
         Some("wal") => wal_flush(scale, std::env::args().nth(3)),
-        Some("faithful") => faithful(scale, std::env::args().nth(3)),
+        Some("faithful") => faithful(
+            scale,
+            std::env::args().nth(3),
+            std::env::args().nth(4),
+        ),
         None => {
             gc_pool_per_die_against_one_pool_at_paper_scale();
             chunks_per_file(Scale::Quick);
@@ -181,8 +185,10 @@ fn wal_flush(scale: Scale, docs: Option<String>) {
 
 /// One shared file system with the mballoc-like allocator and the WAL flushed at P5's share of
 /// a file's documents (`P5_WAL_FLUSH_SHARE`), at live shares 0.3 and 0.25, or at the one given
-/// (`faithful [quick|paper] [live share]`).
-fn faithful(scale: Scale, live: Option<String>) {
+/// (`faithful [quick|paper] [live share] [reuse|hold]`: the store's stale pages, reused in
+/// the generation as by default, or held until its compaction as ForestDB's; both when not
+/// given).
+fn faithful(scale: Scale, live: Option<String>, stale: Option<String>) {
     let opts = ReproduceOptions {
         scale,
         jobs: lab::parallel::Jobs::new(2),
@@ -192,13 +198,24 @@ fn faithful(scale: Scale, live: Option<String>) {
         Some(l) => vec![l],
         None => vec![0.3, 0.25],
     };
+    let stales = match stale.as_deref() {
+        None => StalePages::ALL.to_vec(),
+        Some(s) => match StalePages::parse(s) {
+            Some(m) => vec![m],
+            None => usage(&format!("stale pages {s:?}: use `reuse` or `hold`")),
+        },
+    };
     for live in lives {
-        let mut plan = four_policies(&opts);
-        plan.db_files = DbFiles::Shared { space_x: 4 };
-        plan.chunk_goal = ChunkGoal::Mballoc;
-        plan.live_share = live;
-        plan.wal_flush_share = Some(lab::papers::p5_multistream::P5_WAL_FLUSH_SHARE);
-        run_and_print(&opts, &plan, &format!("faithful live {live} {scale:?}"));
+        for &stale in &stales {
+            let mut plan = four_policies(&opts);
+            plan.db_files = DbFiles::Shared { space_x: 4 };
+            plan.chunk_goal = ChunkGoal::Mballoc;
+            plan.live_share = live;
+            plan.wal_flush_share = Some(lab::papers::p5_multistream::P5_WAL_FLUSH_SHARE);
+            plan.stale_pages = stale;
+            let probe = format!("faithful live {live} stale {} {scale:?}", stale.name());
+            run_and_print(&opts, &plan, &probe);
+        }
     }
 }
 

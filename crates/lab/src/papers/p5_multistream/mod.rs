@@ -46,8 +46,8 @@ use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Series, Step
 use anyhow::{Context, Result};
 use blockdev::{BlockDevice, MemDevice, Partition, SharedDevice, SimDevice};
 use engine::kv::{
-    CompactionMode, NodeLayout, Options, RetiredHeaders, StaleEstimate, Store, WritePath,
-    WAL_FLUSH_DOCS_DEFAULT,
+    CompactionMode, NodeLayout, Options, RetiredHeaders, StaleEstimate, StalePages, Store,
+    WritePath, WAL_FLUSH_DOCS_DEFAULT,
 };
 use policy::streams::{
     ClassStreams, DataType, DeathRecorder, LifetimeReport, NamedPolicy, OracleStreams, StreamMap,
@@ -186,6 +186,11 @@ pub struct Plan {
     /// with its file; default), or given back to the store's allocator untrimmed at the next
     /// commit (the file then writes the page again itself one lap later: `reuse`).
     pub retired_headers: RetiredHeaders,
+    /// Any page a store frees within a generation (an index node a WAL flush rewrote, a data
+    /// page gone stale) reused by its allocator once the commit is durable (`reuse`, default),
+    /// or held until the compaction that ends the generation, so new index nodes are appended
+    /// at the file's end (`hold`, ForestDB's: `engine::kv::StalePages` cites the source).
+    pub stale_pages: StalePages,
     /// The stale share that starts a compaction, estimated as ForestDB's auto-compaction does
     /// (file size less the active data: every page written since the generation began, stale
     /// index nodes and headers too; `engine::kv::StaleEstimate` cites the source) or as ours
@@ -231,6 +236,7 @@ impl Plan {
             node_layout: NodeLayout::Packed,
             refill_leaves: true,
             retired_headers: RetiredHeaders::Hold,
+            stale_pages: StalePages::Reuse,
             stale_estimate: StaleEstimate::FileSize,
             gc_pool: Some(GC_POOL),
         }
@@ -269,6 +275,7 @@ impl Plan {
             "node_layout": self.node_layout.name(),
             "refill_leaves": self.refill_leaves,
             "retired_headers": self.retired_headers.name(),
+            "stale_pages": self.stale_pages.name(),
             "stale_estimate": self.stale_estimate.name(),
         })
     }
@@ -503,6 +510,7 @@ fn store_options(plan: &Plan, file_pages: u64, keys_per_file: u64) -> Options {
         node_layout: plan.node_layout,
         refill_leaves: plan.refill_leaves,
         retired_headers: plan.retired_headers,
+        stale_pages: plan.stale_pages,
         stale_estimate: plan.stale_estimate,
         ..Options::default()
     }
