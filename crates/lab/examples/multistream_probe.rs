@@ -5,7 +5,7 @@
 //! and what the store does with retired DB headers and how it estimates the stale share
 //! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
 //! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|faithful [paper] [live] [reuse|hold]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|faithful [paper] [live] [reuse|hold]]`.
 
 use blockdev::ChunkGoal;
 use engine::kv::{RetiredHeaders, StaleEstimate, StalePages};
@@ -29,6 +29,7 @@ fn main() {
         Some("space") => shared_file_system(scale, std::env::args().nth(3)),
         Some("mballoc") => mballoc(scale, std::env::args().nth(3)),
         Some("wal") => wal_flush(scale, std::env::args().nth(3)),
+        Some("stale") => stale_pages(scale),
         Some("faithful") => faithful(
             scale,
             std::env::args().nth(3),
@@ -39,7 +40,7 @@ fn main() {
             chunks_per_file(Scale::Quick);
         }
         Some(other) => usage(&format!(
-            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal` or `faithful`"
+            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale` or `faithful`"
         )),
     }
 }
@@ -216,6 +217,22 @@ fn faithful(scale: Scale, live: Option<String>, stale: Option<String>) {
             let probe = format!("faithful live {live} stale {} {scale:?}", stale.name());
             run_and_print(&opts, &plan, &probe);
         }
+    }
+}
+
+/// The default plan (partitions, mballoc, the WAL at min(4,096, a file's keys)) with the
+/// stores' stale pages reused within a generation (default) or held until its compaction
+/// (`stale [quick|paper]`).
+fn stale_pages(scale: Scale) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    for stale in StalePages::ALL {
+        let mut plan = four_policies(&opts);
+        plan.stale_pages = stale;
+        run_and_print(&opts, &plan, &format!("stale {} {scale:?}", stale.name()));
     }
 }
 
