@@ -24,11 +24,16 @@
 //!   blocks starts from its inode's group): the lowest chunks of the space. So new files
 //!   fill the holes that other files' deleted generations left, first fit from the bottom;
 //! - [`ChunkGoal::Lowest`]: every chunk first fit from the bottom (a file system so
-//!   fragmented that no file's next block is free after its last one).
+//!   fragmented that no file's next block is free after its last one);
+//! - [`ChunkGoal::Mballoc`]: a write's unplaced chunks placed together as one request, the way
+//!   ext4's multi-block allocator decides ([`crate::mballoc`]: goal after the file's last
+//!   block, per-file preallocation sized from the file, a large request given a whole free
+//!   extent, best fit, in the first block group from the goal's that has one).
 //!
 //! Invariants: a device chunk is mapped by at most one partition chunk, or is free; mapped +
 //! free = all chunks. Deterministic: a function of the sequence of writes and trims.
 
+use crate::mballoc::Mballoc;
 use crate::PageNo;
 use std::collections::BTreeSet;
 
@@ -46,6 +51,9 @@ pub enum ChunkGoal {
     Directory,
     /// The lowest free chunk, always.
     Lowest,
+    /// A write's unplaced run as one request to an ext4-mballoc-like allocator
+    /// ([`crate::mballoc`]).
+    Mballoc,
 }
 
 impl ChunkGoal {
@@ -54,6 +62,7 @@ impl ChunkGoal {
             ChunkGoal::OwnShare => "own-share",
             ChunkGoal::Directory => "directory",
             ChunkGoal::Lowest => "lowest",
+            ChunkGoal::Mballoc => "mballoc",
         }
     }
 }
@@ -78,6 +87,9 @@ pub struct Extents {
     chunks: u64,
     free: BTreeSet<u64>,
     parts: Vec<PartMap>,
+    /// With [`ChunkGoal::Mballoc`]: the allocator's free extents and preallocations (the
+    /// chunks it reserves stay in `free` until placed).
+    mb: Option<Mballoc>,
 }
 
 /// A run of a partition I/O on the device: `pages` pages from offset `off` (pages into the
@@ -101,13 +113,28 @@ impl Extents {
             chunks: 0,
             free: BTreeSet::new(),
             parts: Vec::new(),
+            mb: None,
         }
     }
 
     /// The same placement with `goal` for each chunk's first try.
     pub fn with_goal(mut self, goal: ChunkGoal) -> Extents {
+        assert_eq!(
+            self.chunks, 0,
+            "the goal is chosen before any space is added"
+        );
         self.goal = goal;
+        self.mb = (goal == ChunkGoal::Mballoc).then(|| Mballoc::new(self.chunk_pages));
         self
+    }
+
+    /// Chunks `[first, first + n)` join the free pool.
+    fn add_chunks(&mut self, first: u64, n: u64) {
+        self.free.extend(first..first + n);
+        self.chunks += n;
+        if let Some(mb) = &mut self.mb {
+            mb.add_space(first, n);
+        }
     }
 
     /// Pages of device space a partition of `pages` pages takes from the pool.
@@ -120,9 +147,7 @@ impl Extents {
     /// blocks). Returns the pages added.
     pub fn add_free_space(&mut self, pages: u64) -> u64 {
         let n = pages / self.chunk_pages;
-        let first = self.chunks;
-        self.free.extend(first..first + n);
-        self.chunks += n;
+        self.add_chunks(self.chunks, n);
         n * self.chunk_pages
     }
 
@@ -139,8 +164,7 @@ impl Extents {
         let n = pages.div_ceil(self.chunk_pages);
         let pooled = pool_pages.div_ceil(self.chunk_pages);
         let first = self.chunks;
-        self.free.extend(first..first + pooled);
-        self.chunks += pooled;
+        self.add_chunks(first, pooled);
         self.parts.push(PartMap {
             chunk: vec![None; n as usize],
             live: vec![0; n as usize],
@@ -181,6 +205,9 @@ impl Extents {
             if m.live[c] == 0 {
                 if let Some(d) = m.chunk[c].take() {
                     assert!(self.free.insert(d), "device chunk {d} freed twice");
+                    if let Some(mb) = &mut self.mb {
+                        mb.release(d);
+                    }
                 }
             }
         }
@@ -189,6 +216,9 @@ impl Extents {
 
     fn segments(&mut self, part: usize, page: PageNo, pages: u64, write: bool) -> Vec<Segment> {
         let cp = self.chunk_pages;
+        if write && self.mb.is_some() && pages > 0 {
+            self.place_runs(part, page / cp, (page + pages - 1) / cp);
+        }
         let mut out: Vec<Segment> = Vec::new();
         let mut p = page;
         while p < page + pages {
@@ -238,6 +268,7 @@ impl Extents {
                 .and_then(|prev| m.chunk[prev])
                 .map_or(0, |d| d + 1),
             ChunkGoal::Lowest => 0,
+            ChunkGoal::Mballoc => unreachable!("mballoc places whole runs (place_runs)"),
         };
         let d = self
             .free
@@ -250,6 +281,34 @@ impl Extents {
         m.chunk[c] = Some(d);
         m.goal = d + 1;
         d
+    }
+
+    /// With [`ChunkGoal::Mballoc`]: place every run of unplaced chunks among partition
+    /// `part`'s chunks `first..=last` as one request.
+    fn place_runs(&mut self, part: usize, first: u64, last: u64) {
+        let mut c = first;
+        while c <= last {
+            if self.parts[part].chunk[c as usize].is_some() {
+                c += 1;
+                continue;
+            }
+            let run = (c..=last)
+                .take_while(|&x| self.parts[part].chunk[x as usize].is_none())
+                .count() as u64;
+            let m = &self.parts[part];
+            let goal = c
+                .checked_sub(1)
+                .and_then(|prev| m.chunk[prev as usize])
+                .map_or(m.goal, |d| d + 1);
+            let mb = self.mb.as_mut().expect("mballoc placement");
+            let got = mb.alloc(part, c, run, goal);
+            for (i, d) in got.into_iter().enumerate() {
+                assert!(self.free.remove(&d), "device chunk {d} placed while in use");
+                self.parts[part].chunk[(c + i as u64) as usize] = Some(d);
+                self.parts[part].goal = d + 1;
+            }
+            c += run;
+        }
     }
 
     /// Free device chunks.

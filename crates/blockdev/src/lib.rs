@@ -21,6 +21,7 @@ mod extents;
 mod file;
 mod hdd;
 mod lock;
+pub mod mballoc;
 mod mem;
 mod page_buf;
 mod partition;

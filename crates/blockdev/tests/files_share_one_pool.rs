@@ -7,8 +7,11 @@
 //!   and a write that needs more chunks than are free fails with `NoSpace` and changes nothing;
 //! - placed pages are exactly the chunks holding a live page (a chunk none of whose pages is
 //!   live goes back to the pool).
+//!
+//! Run with the default placement and with the ext4-mballoc-like one (whose preallocations
+//! reserve chunks: a full pool must give them back before it refuses a write).
 
-use blockdev::{BlockDevice, DevError, Extents, MemDevice, SharedDevice, WriteHint};
+use blockdev::{BlockDevice, ChunkGoal, DevError, Extents, MemDevice, SharedDevice, WriteHint};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -54,6 +57,7 @@ proptest! {
     #[test]
     fn files_share_one_pool_and_keep_their_pages(
         chunk_pages in prop::sample::select(vec![1u64, 2, 4]),
+        goal in prop::sample::select(vec![ChunkGoal::OwnShare, ChunkGoal::Mballoc]),
         share_pages in 4u64..12,
         space_x in 2u64..4,
         ops in prop::collection::vec(op(), 1..120),
@@ -61,7 +65,7 @@ proptest! {
         let share = share_pages * chunk_pages;
         let space = share * space_x;
         let dev = MemDevice::new(PAGE_BYTES, share * FILES as u64);
-        let mut shared = SharedDevice::new(dev).with_placement(Extents::new(chunk_pages));
+        let mut shared = SharedDevice::new(dev).with_placement(Extents::new(chunk_pages).with_goal(goal));
         let mut files: Vec<_> = (0..FILES).map(|_| shared.file(space, share).unwrap()).collect();
         let pool_pages = share * FILES as u64;
         let mut model: Vec<BTreeMap<u64, u8>> = vec![BTreeMap::new(); FILES];

@@ -48,7 +48,7 @@ proptest! {
     #[test]
     fn every_get_returns_the_models_value(
         ops in prop::collection::vec(op(), 1..400),
-        variant in 0..3u64,
+        variant in 0..6u64,
         cache_pages in prop_oneof![Just(3usize), Just(24), Just(512)],
     ) {
         // A fixed cache (no growth): at 3 pages a lookup's levels evict one another.
@@ -123,7 +123,7 @@ proptest! {
     #[test]
     fn gets_through_child_handles_match_the_model(
         ops in prop::collection::vec((0..2500u32, 0..8u8, any::<u8>()), 1..1200),
-        variant in 0..3u64,
+        variant in 0..6u64,
         cache_pages in prop_oneof![Just(6usize), Just(64), Just(4096)],
     ) {
         let opts = Options { cache_pages, cache_max_pages: 0, ..variant_opts(variant) };

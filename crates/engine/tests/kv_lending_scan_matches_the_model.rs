@@ -91,7 +91,7 @@ proptest! {
     #[test]
     fn the_lending_scan_returns_what_the_owned_scan_and_the_model_hold(
         ops in prop::collection::vec(op(), 1..400),
-        variant in 0..3u64,
+        variant in 0..6u64,
         cache_pages in prop_oneof![Just(4usize), Just(24), Just(512)],
     ) {
         // A fixed cache (no growth): at 4 pages a window's prefetch (a quarter of the cache)

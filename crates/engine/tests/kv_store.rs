@@ -118,7 +118,7 @@ proptest! {
     #[test]
     fn the_store_behaves_like_a_btreemap(
         ops in prop::collection::vec((0..2usize, op()), 1..300),
-        variant in 0..3u64,
+        variant in 0..6u64,
     ) {
         // Two stores at once, each with its own model; both in one shape (`variant_opts`).
         let opts = variant_opts(variant);

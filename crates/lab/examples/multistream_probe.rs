@@ -3,11 +3,12 @@
 //! paper scale (`pool`), file-system chunks per DB file (`chunks`, at the scale given second), and where
 //! the file system places a file's chunks (`goal`, at the scale given second: quick|paper),
 //! and what the store does with retired DB headers and how it estimates the stale share
-//! (`headers`, at the scale given second).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]]`.
+//! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
+//! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|faithful [paper] [live] [reuse|hold]]`.
 
 use blockdev::ChunkGoal;
-use engine::kv::{RetiredHeaders, StaleEstimate};
+use engine::kv::{RetiredHeaders, StaleEstimate, StalePages};
 use lab::papers::p5_multistream::{run_with, DbFiles, MapSpec, MultistreamRow, Plan};
 use lab::report::Scale;
 use lab::ReproduceOptions;
@@ -26,12 +27,20 @@ fn main() {
         Some("goal") => chunk_goals(scale),
         Some("headers") => headers_and_stale_estimate(scale),
         Some("space") => shared_file_system(scale, std::env::args().nth(3)),
+        Some("mballoc") => mballoc(scale, std::env::args().nth(3)),
+        Some("wal") => wal_flush(scale, std::env::args().nth(3)),
+        Some("stale") => stale_pages(scale),
+        Some("faithful") => faithful(
+            scale,
+            std::env::args().nth(3),
+            std::env::args().nth(4),
+        ),
         None => {
             gc_pool_per_die_against_one_pool_at_paper_scale();
             chunks_per_file(Scale::Quick);
         }
         Some(other) => usage(&format!(
-            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers` or `space`"
+            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale` or `faithful`"
         )),
     }
 }
@@ -114,6 +123,119 @@ fn shared_file_system(scale: Scale, live: Option<String>) {
     }
 }
 
+/// The file system's allocator, first fit from each file's goal (default) or ext4-mballoc-like,
+/// with the DB files on one shared file system at a live share (default 0.3; `mballoc
+/// [quick|paper] [live share]`), and the mballoc one on partitions.
+fn mballoc(scale: Scale, live: Option<String>) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let live = live.as_deref().map_or(0.3, live_share);
+    for (files, goal, l) in [
+        (DbFiles::Partitions, ChunkGoal::Mballoc, 0.25),
+        (DbFiles::Shared { space_x: 4 }, ChunkGoal::OwnShare, live),
+        (DbFiles::Shared { space_x: 4 }, ChunkGoal::Mballoc, live),
+    ] {
+        let mut plan = four_policies(&opts);
+        plan.db_files = files;
+        plan.chunk_goal = goal;
+        plan.live_share = l;
+        let probe = format!(
+            "files {} goal {} live {l} {scale:?}",
+            files.name(),
+            goal.name()
+        );
+        run_and_print(&opts, &plan, &probe);
+    }
+}
+
+/// The WAL flush threshold at most `docs` documents (default 64; ForestDB's 4,096 is ~1 % of
+/// a P5 file's documents), on the default plan and on one shared file system with the
+/// mballoc-like allocator at live share 0.3 (`wal [quick|paper] [docs]`).
+fn wal_flush(scale: Scale, docs: Option<String>) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let docs = docs.as_deref().map_or(64, |d| match d.parse::<u64>() {
+        Ok(n) if n > 0 => n,
+        _ => usage(&format!(
+            "WAL documents {d:?}: give a whole number above 0, e.g. 64"
+        )),
+    });
+    for (files, goal, live) in [
+        (DbFiles::Partitions, ChunkGoal::OwnShare, 0.25),
+        (DbFiles::Shared { space_x: 4 }, ChunkGoal::Mballoc, 0.3),
+    ] {
+        let mut plan = four_policies(&opts);
+        plan.db_files = files;
+        plan.chunk_goal = goal;
+        plan.live_share = live;
+        plan.wal_flush_docs_max = docs;
+        let probe = format!(
+            "wal {docs} files {} goal {} live {live} {scale:?}",
+            files.name(),
+            goal.name()
+        );
+        run_and_print(&opts, &plan, &probe);
+    }
+}
+
+/// One shared file system with the mballoc-like allocator and the WAL flushed at P5's share of
+/// a file's documents (`P5_WAL_FLUSH_SHARE`), at live shares 0.3 and 0.25, or at the one given
+/// (`faithful [quick|paper] [live share] [reuse|hold]`: the store's stale pages, reused in
+/// the generation as by default, or held until its compaction as ForestDB's; both when not
+/// given).
+fn faithful(scale: Scale, live: Option<String>, stale: Option<String>) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let lives = match live.as_deref().map(live_share) {
+        Some(l) => vec![l],
+        None => vec![0.3, 0.25],
+    };
+    let stales = match stale.as_deref() {
+        None => StalePages::ALL.to_vec(),
+        Some(s) => match StalePages::parse(s) {
+            Some(m) => vec![m],
+            None => usage(&format!("stale pages {s:?}: use `reuse` or `hold`")),
+        },
+    };
+    for live in lives {
+        for &stale in &stales {
+            let mut plan = four_policies(&opts);
+            plan.db_files = DbFiles::Shared { space_x: 4 };
+            plan.chunk_goal = ChunkGoal::Mballoc;
+            plan.live_share = live;
+            plan.wal_flush_share = Some(lab::papers::p5_multistream::P5_WAL_FLUSH_SHARE);
+            plan.stale_pages = stale;
+            let probe = format!("faithful live {live} stale {} {scale:?}", stale.name());
+            run_and_print(&opts, &plan, &probe);
+        }
+    }
+}
+
+/// The default plan (partitions, mballoc, the WAL at min(4,096, a file's keys)) with the
+/// stores' stale pages reused within a generation (default) or held until its compaction
+/// (`stale [quick|paper]`).
+fn stale_pages(scale: Scale) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    for stale in StalePages::ALL {
+        let mut plan = four_policies(&opts);
+        plan.stale_pages = stale;
+        run_and_print(&opts, &plan, &format!("stale {} {scale:?}", stale.name()));
+    }
+}
+
 /// Retired headers reused or held to their generation's compaction, by each stale estimate.
 fn headers_and_stale_estimate(scale: Scale) {
     let opts = ReproduceOptions {
@@ -172,6 +294,12 @@ fn run_and_print(opts: &ReproduceOptions, plan: &Plan, probe: &str) {
         .collect::<Vec<_>>()
         .join(" | ");
     println!("probe {probe}: {deaths}");
+    for c in &out.report.claims {
+        println!(
+            "probe {probe}: claim {} | paper {} | ours {} | {:?}",
+            c.claim, c.paper_value, c.ours, c.verdict
+        );
+    }
 }
 
 /// P5's four policies under per-stream GC, the plan every probe varies.

@@ -32,6 +32,12 @@ pub struct Alloc {
     /// Next fit (an append-only log that wraps, ForestDB's file): allocate from here on.
     /// `None`: first fit.
     cursor: Option<u64>,
+    /// Hold released pages (`set_hold_released`): a durable commit moves them here instead of
+    /// to `free`, until `end_generation`. Every page here has no reference and is not free.
+    held: Vec<u64>,
+    hold: bool,
+    /// The next `commit_done` frees `held` with what it releases (`end_generation`).
+    ending: bool,
 }
 
 impl Alloc {
@@ -49,6 +55,9 @@ impl Alloc {
             data_pages: 0,
             pages_in_use: 0,
             cursor: None,
+            held: Vec::new(),
+            hold: false,
+            ending: false,
         }
         .checked()
     }
@@ -170,6 +179,28 @@ impl Alloc {
     /// free pages when it reaches the device's end), instead of first fit.
     pub fn set_next_fit(&mut self, page: u64) {
         self.cursor = Some(page.clamp(FIRST_LOG_PAGE, self.capacity));
+    }
+
+    /// Hold released pages until the generation ends (ForestDB's file: a stale block stays in
+    /// the file until compaction deletes the file) instead of freeing them when the commit
+    /// that released them is durable.
+    pub fn set_hold_released(&mut self, hold: bool) {
+        assert!(
+            hold || self.held.is_empty(),
+            "held pages are freed by end_generation before holding stops"
+        );
+        self.hold = hold;
+    }
+
+    /// The commit being made ends the generation: its `commit_done` frees every held page
+    /// with the pages it released.
+    pub fn end_generation(&mut self) {
+        self.ending = true;
+    }
+
+    /// Pages held now (released, not free: waiting for the generation's end).
+    pub fn held_pages(&self) -> u64 {
+        self.held.len() as u64
     }
 
     /// `n` consecutive pages at or after the cursor (None: none there; wrap around).
@@ -311,6 +342,20 @@ impl Alloc {
         pages.retain(|&p| self.refs(p) == 0);
         pages.sort_unstable();
         pages.dedup();
+        if self.hold && !self.ending {
+            self.held.append(&mut pages);
+            return Vec::new();
+        }
+        if std::mem::take(&mut self.ending) {
+            let held = std::mem::take(&mut self.held);
+            assert!(
+                held.iter().all(|&p| self.refs(p) == 0),
+                "a held page is never referenced again"
+            );
+            pages.extend(held);
+            pages.sort_unstable();
+            pages.dedup();
+        }
         let mut extents: Vec<(u64, u64)> = Vec::new();
         for p in pages {
             match extents.last_mut() {

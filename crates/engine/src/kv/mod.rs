@@ -18,6 +18,6 @@ pub use format::NodeLayout;
 pub use policy::streams::{DataType, NamedPolicy};
 pub use store::{
     Choice, CompactionMode, CompactionPolicy, Damage, Options, PageUse, RetiredHeaders, Scan,
-    Space, StaleEstimate, StaleShare, Store, StoreStat, WriteBatch, WritePath,
+    Space, StaleEstimate, StalePages, StaleShare, Store, StoreStat, WriteBatch, WritePath,
     WAL_FLUSH_DOCS_DEFAULT,
 };

@@ -4,7 +4,7 @@
 
 use blockdev::{BlockDevice, MemDevice};
 use engine::kv::format::{DbHeader, KvStats, NodePtr, PagesByType};
-use engine::kv::{CompactionMode, NodeLayout, Options, Store, WritePath};
+use engine::kv::{CompactionMode, NodeLayout, Options, StalePages, Store, WritePath};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
@@ -24,7 +24,8 @@ pub fn small_opts() -> Options {
 /// `small_opts` in one of three shapes by `variant % 3`: write path `cow`; path `wal` with
 /// incremental compaction and refilled leaf runs; path `wal` with whole-file compaction, next
 /// fit, packed nodes and refilled leaf runs (ForestDB's mode) (a small WAL flush threshold,
-/// so tests cross flushes).
+/// so tests cross flushes). ForestDB's mode holds the pages a generation frees until its
+/// compaction (`StalePages::Hold`) when `variant / 3` is odd.
 pub fn variant_opts(variant: u64) -> Options {
     let (write_path, compaction_mode) = match variant % 3 {
         0 => (WritePath::Cow, CompactionMode::Incremental),
@@ -40,6 +41,10 @@ pub fn variant_opts(variant: u64) -> Options {
             _ => NodeLayout::Plain,
         },
         refill_leaves: !variant.is_multiple_of(3),
+        stale_pages: match variant % 3 == 2 && (variant / 3) % 2 == 1 {
+            true => StalePages::Hold,
+            false => StalePages::Reuse,
+        },
         wal_flush_docs: 24,
         ..small_opts()
     }

@@ -191,6 +191,8 @@ impl Store {
         if kind.pass_done {
             // The new generation's header is durable: the old one's held headers die with it.
             self.release_held_headers();
+            // ... and so do the pages its commits freed (`StalePages::Hold`).
+            self.alloc.end_generation();
             // The new generation's file holds what this commit wrote.
             self.generation_start_pages = self.commit_start_pages;
         }

@@ -49,7 +49,54 @@ impl RetiredHeaders {
     }
 }
 
+/// What happens to any page a commit frees within a generation — an index node a WAL flush
+/// rewrote, a data page whose documents are all stale, a retired header
+/// (`Options::stale_pages`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StalePages {
+    /// Free once the commit that freed it is durable: the allocator may write it again in
+    /// the same generation (ours; the default).
+    #[default]
+    Reuse,
+    /// Held, neither referenced nor free, until the compaction pass that ends its generation
+    /// is durable, then freed (and trimmed) with the old generation: new index nodes go to
+    /// the file's end. ForestDB's: couchbase/forestdb reuses a stale block in place only above
+    /// 65 % stale (`Superblock::checkBlockReuse`), and its auto-compaction deletes the file at
+    /// 30 % first (`FileCompactionEntry::isCompactionThresholdSatisfied`), so every block
+    /// stays in its file until `Compaction::commitAndRemovePending` removes the file. The held
+    /// set lives in memory: a reopened store frees the pages its generation had held (as
+    /// `start_generation_at_open` forgets what the generation wrote before).
+    Hold,
+}
+
+impl StalePages {
+    pub const ALL: [StalePages; 2] = [StalePages::Reuse, StalePages::Hold];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StalePages::Reuse => "reuse",
+            StalePages::Hold => "hold",
+        }
+    }
+
+    /// The mode named `s` (`reuse`, `hold`).
+    pub fn parse(s: &str) -> Option<StalePages> {
+        StalePages::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
 impl Store {
+    /// Whether `page` holds an object of the newest commit or the commit being made (held
+    /// pages do not).
+    pub fn page_in_use(&self, page: u64) -> bool {
+        self.alloc.refs(page) > 0
+    }
+
+    /// Pages freed in this generation and held until its compaction (`StalePages::Hold`).
+    pub fn held_stale_pages(&self) -> u64 {
+        self.alloc.held_pages()
+    }
+
     /// Whether retired header pages are held until their generation's compaction.
     pub(super) fn holds_headers(&self) -> bool {
         match self.opts.retired_headers {

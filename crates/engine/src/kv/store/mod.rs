@@ -43,7 +43,7 @@ mod whole_file;
 use commit::CommitKind;
 pub use compaction::{Choice, CompactionPolicy, PageUse, Space, StaleShare};
 pub use estimate::StaleEstimate;
-pub use held::RetiredHeaders;
+pub use held::{RetiredHeaders, StalePages};
 use pages::{Cached, NodeRef};
 pub use scan::Scan;
 pub use wal::{WritePath, WAL_FLUSH_DOCS_DEFAULT};
@@ -108,6 +108,11 @@ pub struct Options {
     /// die with their file), or reused by the allocator at the next commit. Default `auto`:
     /// held on path `wal`, reused on `cow`.
     pub retired_headers: RetiredHeaders,
+    /// What happens to any page freed within a generation (an index node a WAL flush
+    /// rewrote, a data page gone stale): free for the allocator once the commit is durable
+    /// (`reuse`, the default), or held until the compaction pass that ends the generation,
+    /// so new pages go to the file's end (`hold`, ForestDB's; `StalePages` cites the source).
+    pub stale_pages: StalePages,
     /// How the stale share `compact_threshold` is compared with is estimated: document bytes
     /// on the data pages in use (ours, the default), or ForestDB's file size less its active
     /// data (every page written since the generation began counts; `estimate.rs` cites the
@@ -138,6 +143,7 @@ impl Default for Options {
             node_layout: NodeLayout::Plain,
             refill_leaves: false,
             retired_headers: RetiredHeaders::Auto,
+            stale_pages: StalePages::Reuse,
             stale_estimate: StaleEstimate::DataPages,
             create: true,
         }
@@ -203,6 +209,9 @@ pub struct StoreStat {
     /// Retired header pages held until their generation's compaction
     /// (`Options::retired_headers`).
     pub held_header_pages: u64,
+    /// Other pages freed in this generation and held until its compaction
+    /// (`Options::stale_pages`).
+    pub held_stale_pages: u64,
 }
 
 /// One problem `check` found.
@@ -371,6 +380,8 @@ impl Store {
             )),
         };
         s.recover()?;
+        s.alloc
+            .set_hold_released(s.opts.stale_pages == StalePages::Hold);
         s.start_generation_at_open();
         s.wal_next_fit();
         s.fit_cache();
@@ -560,6 +571,7 @@ impl Store {
             wal_tombstones: self.wal_tombstones(),
             wal_live_bytes: self.wal_live_bytes(),
             held_header_pages: self.held_header_pages(),
+            held_stale_pages: self.held_stale_pages(),
         }
     }
 
