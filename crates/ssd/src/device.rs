@@ -664,10 +664,10 @@ pub(crate) struct TimedRun<'a> {
     completed: u64,
 }
 
-impl TimedRun<'_> {
+impl crate::ftl::RunClock for TimedRun<'_> {
     /// Issue the next request: the time its page reaches the FTL.
     #[inline(always)]
-    pub(crate) fn issue(&mut self) -> SimTime {
+    fn issue(&mut self) -> SimTime {
         self.at = self.queue.issue_time(SimTime::ZERO);
         let data_in = self.iface.write_in(self.at, self.page_bytes);
         // Without a cache `page_slot` and `page_done` return what they are given: the
@@ -679,7 +679,7 @@ impl TimedRun<'_> {
     /// The page of the request issued last was programmed by `programmed`: complete the
     /// request (an error: it failed, after its page was written).
     #[inline(always)]
-    pub(crate) fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
+    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
         let at = self.at;
         let stored = at.max(self.iface.page_done(self.slot, programmed));
         let done = self.iface.write_acked(stored);

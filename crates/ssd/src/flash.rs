@@ -106,7 +106,7 @@ impl DivU32 {
         ((self.m as u128 * n as u128) >> 64) as u32
     }
     /// `n % d`.
-    #[inline(always)]
+    #[cfg(test)]
     pub fn rem(self, n: u32) -> u32 {
         n - self.div(n) * self.d
     }
@@ -127,7 +127,9 @@ pub struct Flash {
     /// model maps every program to its die and channel.
     per_block: DivU32,
     per_die: DivU32,
-    per_channel: DivU32,
+    /// Each die's channel (`die % channels`), looked up on every timed program and read
+    /// instead of computed.
+    channel_of_die: Box<[u32]>,
     timing: bool,
     t_read_ns: u64,
     t_prog_ns: u64,
@@ -167,7 +169,7 @@ impl Flash {
             layout: Layout::new(cfg),
             per_block: DivU32::new(g.pages_per_block),
             per_die: DivU32::new(cfg.blocks_per_die()),
-            per_channel: DivU32::new(g.channels),
+            channel_of_die: (0..cfg.dies()).map(|d| d % g.channels).collect(),
             timing: cfg.timing.enabled,
             t_read_ns: cfg.timing.t_read_ns,
             t_prog_ns: cfg.timing.t_prog_ns,
@@ -232,7 +234,7 @@ impl Flash {
     }
     #[inline]
     fn channel_of(&self, die: DieId) -> usize {
-        self.per_channel.rem(die.0) as usize
+        self.channel_of_die[die.0 as usize] as usize
     }
 
     /// Next page to program in `block` (== pages_per_block when the block is full).

@@ -35,7 +35,7 @@ mod merge;
 mod page;
 pub(crate) mod pagemap;
 mod scheme;
-pub(crate) use scheme::{Ftl, HostWrite, RUN_PREFETCH_AHEAD};
+pub(crate) use scheme::{Ftl, HostWrite, RunClock, RUN_PREFETCH_AHEAD};
 
 use block::BlockMap;
 use blockmap::BlockMapped;

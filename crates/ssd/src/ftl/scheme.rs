@@ -58,21 +58,7 @@ pub(crate) trait Ftl: Send {
         first_tag: u64,
         now: SimTime,
     ) -> Result<usize, (usize, SsdError)> {
-        for (i, &lpn) in lpns.iter().enumerate() {
-            if let Some(&ahead) = lpns.get(i + RUN_PREFETCH_AHEAD) {
-                self.prefetch_overwrite(Lpn(ahead));
-            }
-            let w = HostWrite {
-                lpn: Lpn(lpn),
-                stream,
-                data: PageWrite::tag(first_tag + i as u64),
-                now,
-            };
-            if let Err(e) = self.write(flash, w) {
-                return Err((i, e));
-            }
-        }
-        Ok(lpns.len())
+        run_pages(self, flash, lpns, stream, first_tag, &mut Untimed(now))
     }
     /// [`Ftl::write_run`] on a timed device: each page at the time `clock` issues its request,
     /// and its request completed through `clock` once the page is written (the clock's two
@@ -86,23 +72,63 @@ pub(crate) trait Ftl: Send {
         first_tag: u64,
         clock: &mut crate::device::TimedRun<'_>,
     ) -> Result<usize, (usize, SsdError)> {
-        for (i, &lpn) in lpns.iter().enumerate() {
-            if let Some(&ahead) = lpns.get(i + RUN_PREFETCH_AHEAD) {
-                self.prefetch_overwrite(Lpn(ahead));
-            }
-            let w = HostWrite {
-                lpn: Lpn(lpn),
-                stream,
-                data: PageWrite::tag(first_tag + i as u64),
-                now: clock.issue(),
-            };
-            let programmed = self.write(flash, w).map_err(|e| (i, e))?;
-            clock.complete(programmed).map_err(|e| (i, e))?;
-        }
-        Ok(lpns.len())
+        run_pages(self, flash, lpns, stream, first_tag, clock)
     }
     /// Per reclaim-unit handle counters (FDP, page scheme); empty for other schemes.
     fn handle_stats(&self, _flash: &Flash) -> Vec<super::fdp::HandleStats> {
         Vec::new()
     }
+}
+
+/// When a run's pages are written and what is done once each is: the one loop of
+/// [`Ftl::write_run`] (every page at one time, nothing after) and [`Ftl::write_run_timed`]
+/// (the device's per-request clock), compiled once for each.
+pub(crate) trait RunClock {
+    /// The time the next page's write starts.
+    fn issue(&mut self) -> SimTime;
+    /// The page issued last was programmed by `programmed` (an error: its request failed).
+    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError>;
+}
+
+/// An untimed run's clock: every page at `self.0`, nothing to complete.
+struct Untimed(SimTime);
+
+impl RunClock for Untimed {
+    #[inline(always)]
+    fn issue(&mut self) -> SimTime {
+        self.0
+    }
+    #[inline(always)]
+    fn complete(&mut self, _programmed: SimTime) -> Result<(), SsdError> {
+        Ok(())
+    }
+}
+
+/// Write one page at each of `lpns` in order through `ftl`'s own `write`, at the times
+/// `clock` gives, prefetching each page's overwrite [`RUN_PREFETCH_AHEAD`] pages early.
+/// Returns how many pages were written; on an error, the index of the page whose write or
+/// completion failed (nothing after it was attempted) and the error.
+#[inline(always)]
+fn run_pages<F: Ftl + ?Sized, C: RunClock>(
+    ftl: &mut F,
+    flash: &mut Flash,
+    lpns: &[u64],
+    stream: StreamId,
+    first_tag: u64,
+    clock: &mut C,
+) -> Result<usize, (usize, SsdError)> {
+    for (i, &lpn) in lpns.iter().enumerate() {
+        if let Some(&ahead) = lpns.get(i + RUN_PREFETCH_AHEAD) {
+            ftl.prefetch_overwrite(Lpn(ahead));
+        }
+        let w = HostWrite {
+            lpn: Lpn(lpn),
+            stream,
+            data: PageWrite::tag(first_tag + i as u64),
+            now: clock.issue(),
+        };
+        let programmed = ftl.write(flash, w).map_err(|e| (i, e))?;
+        clock.complete(programmed).map_err(|e| (i, e))?;
+    }
+    Ok(lpns.len())
 }
