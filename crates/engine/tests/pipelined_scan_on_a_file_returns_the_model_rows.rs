@@ -94,6 +94,40 @@ fn the_next_windows_reads_are_issued_before_this_one_is_handed_back() {
     assert!(db.heap_pages > 80);
 }
 
+/// A page asked for twice in one window is read once, into one frame pinned once per entry:
+/// the window's frames are all taken (and mapped) before its reads start.
+#[test]
+fn a_page_repeated_in_a_window_is_read_once_into_one_frame() {
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let mut pool = file_pool(dir.path(), 100);
+    load(&mut pool, 2_000, 64, 9).unwrap();
+    let want: Vec<Vec<u8>> = (0..10)
+        .map(|p| pool.read_uncached(p).unwrap().to_vec())
+        .collect();
+    pool.clear().unwrap();
+    let (ios0, misses0) = (pool.device().stats().read_ios, pool.stats().misses);
+    let pages = [7u64, 8, 7, 9, 8, 7];
+    pool.fetch_ahead(&pages, 4).unwrap();
+    let frames = pool.fetch_next().unwrap().expect("the window");
+    assert_eq!(
+        pool.device().stats().read_ios - ios0,
+        3,
+        "7, 8 and 9 read once each"
+    );
+    assert_eq!(pool.stats().misses - misses0, 3);
+    assert_eq!((frames[0], frames[1]), (frames[2], frames[4]));
+    assert_eq!(frames[0], frames[5]);
+    assert!(frames[0] != frames[1] && frames[1] != frames[3] && frames[0] != frames[3]);
+    for (&f, &p) in frames.iter().zip(pages.iter()) {
+        assert!(pool.data(f) == &want[p as usize][..], "page {p}");
+    }
+    assert_eq!(pool.pinned_count(), 3);
+    for f in frames {
+        pool.unpin(f);
+    }
+    assert_eq!((pool.pinned_count(), pool.windows_ahead()), (0, 0));
+}
+
 /// A read that fails while later windows' reads run (a page past the device's end) is named;
 /// every window is abandoned: no pin stays, the failed page is not cached, and the pool reads on.
 #[test]

@@ -419,6 +419,7 @@ fn open(o: &BenchOptions) -> Result<Opened> {
                 sim_preset: "",
                 queue_depth: *QUEUE_DEPTHS.iter().max().expect("depths"),
                 file_name: "bench-device.dev".into(),
+                io_uring_fixed: true,
             };
             let dev = devices::open(DeviceKind::File, &req, tmp.path())?;
             Ok((Target::Dev(dev), Some(tmp), Some(fs)))

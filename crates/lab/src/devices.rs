@@ -130,6 +130,9 @@ pub struct DeviceRequest<'a> {
     pub queue_depth: u32,
     /// A file device's file name inside the experiment's directory.
     pub file_name: String,
+    /// A file device's stream reads through io_uring fixed buffers and a fixed file
+    /// (`FileOptions::fixed_buffers` and `fixed_file`; their default is on).
+    pub io_uring_fixed: bool,
 }
 
 /// The one device opener of the experiments.
@@ -140,6 +143,8 @@ pub fn open(kind: DeviceKind, req: &DeviceRequest<'_>, dir: &Path) -> Result<Box
             let o = FileOptions {
                 buffered: false,
                 queue_depth: req.queue_depth,
+                fixed_buffers: req.io_uring_fixed,
+                fixed_file: req.io_uring_fixed,
                 ..FileOptions::default()
             };
             Box::new(FileDevice::create(&path, req.pages, req.page_bytes, o).map_err(

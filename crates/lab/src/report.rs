@@ -190,6 +190,9 @@ pub struct ReproduceOptions {
     /// How many independent runs (configurations, experiments) may work at once, one budget
     /// shared by every level (`--jobs`; default: the cores). Results do not depend on it.
     pub jobs: crate::parallel::Jobs,
+    /// `async-scan` on a file: the batched scan's reads through io_uring fixed buffers and a
+    /// fixed file (`--io-uring-fixed on`, the default) or plain reads (`off`).
+    pub io_uring_fixed: bool,
 }
 
 impl Default for ReproduceOptions {
@@ -211,6 +214,7 @@ impl Default for ReproduceOptions {
             streams: None,
             stream_map: None,
             jobs: crate::parallel::Jobs::cores(),
+            io_uring_fixed: true,
         }
     }
 }

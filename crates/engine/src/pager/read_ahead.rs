@@ -35,6 +35,8 @@ pub(in crate::pager) struct ReadAhead {
     reading: VecDeque<(u64, FrameId)>,
     /// Buffers handed back by the stream (kept to avoid an allocation per window).
     done: Vec<(u64, PageBuf)>,
+    /// A window's new frames to read, (page, frame) (kept to avoid an allocation per window).
+    starts: Vec<(u64, FrameId)>,
 }
 
 struct Window {
@@ -63,22 +65,45 @@ impl Pager {
             frames: Vec::with_capacity(pages.len()),
             until: None,
         };
+        // The frames first, then the reads, in the same order: the device clock is read
+        // once around the window's read starts, not twice per read (two clock reads per page
+        // were 2 % of a batched scan's CPU on a file).
+        let mut starts = std::mem::take(&mut self.ahead.starts);
+        starts.clear();
+        let mut failed = None;
         for &p in pages {
             if let Some(f) = self.frames.map.get(p) {
                 self.pin_hit(f);
                 w.frames.push(f);
                 continue;
             }
-            let f = match self.take_frame(p, p) {
-                Ok(f) => f,
-                Err(e) => {
-                    self.ahead.windows.push_back(w);
-                    self.cancel_reads();
-                    return Err(e);
+            match self.take_frame(p, p) {
+                Ok(f) => {
+                    // Mapped now, so that the page asked for again in this window is a hit.
+                    self.frames.map.insert(p, f);
+                    starts.push((p, f));
+                    w.frames.push(f);
                 }
-            };
-            w.until = Some(self.start_read(p, f, depth) + 1);
-            w.frames.push(f);
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if !starts.is_empty() {
+            let t0 = self.io.dev.now_ns();
+            for &(p, f) in &starts {
+                w.until = Some(self.start_read(p, f, depth) + 1);
+            }
+            self.io.stats.read_ns += self.io.dev.now_ns().saturating_sub(t0);
+        }
+        self.ahead.starts = starts;
+        if let Some(e) = failed {
+            // The reads of the frames taken before the failure are started, as they were
+            // before: cancelling waits for them and frees their frames.
+            self.ahead.windows.push_back(w);
+            self.cancel_reads();
+            return Err(e);
         }
         assert_eq!(w.frames.len(), pages.len(), "one frame per page asked for");
         self.io.stats.batches += 1;
@@ -86,15 +111,18 @@ impl Pager {
         Ok(())
     }
 
-    /// Map new frame `f` to `page` and start its read; returns the read's ticket.
+    /// Start the read of new frame `f`, mapped to `page`; returns the read's ticket. The
+    /// caller times it (the device clock around a window's starts).
     fn start_read(&mut self, page: u64, f: FrameId, depth: usize) -> u64 {
         let buf = std::mem::take(&mut self.frames.slots[f].data);
         assert_eq!(buf.len(), self.page_bytes, "a frame read holds a page");
-        self.frames.map.insert(page, f);
-        let t0 = self.io.dev.now_ns();
+        assert_eq!(
+            self.frames.map.get(page),
+            Some(f),
+            "frame {f} is mapped to {page}"
+        );
         let stream = self.io.dev.read_stream().expect("a device with a stream");
         let ticket = stream.read_start(page, buf, depth);
-        self.io.stats.read_ns += self.io.dev.now_ns().saturating_sub(t0);
         self.io.stats.misses += 1;
         self.io.stats.pages_read += 1;
         self.ahead.reading.push_back((ticket, f));

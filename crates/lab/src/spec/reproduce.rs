@@ -70,6 +70,12 @@ pub struct ReproduceSpec {
     #[cfg_attr(feature = "clap", arg(long, value_name = "N"))]
     #[serde(deserialize_with = "de::opt_parsed")]
     pub jobs: Option<usize>,
+    /// async-scan on a file: the batched scan's reads through io_uring fixed buffers and a
+    /// fixed file (on), or plain READs naming the file (off), blockdev's `FileOptions`
+    /// `fixed_buffers` and `fixed_file` [default: on].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub io_uring_fixed: Option<String>,
 }
 
 impl Default for ReproduceSpec {
@@ -88,6 +94,7 @@ impl Default for ReproduceSpec {
             streams: None,
             stream_map: None,
             jobs: None,
+            io_uring_fixed: None,
         }
     }
 }
@@ -113,6 +120,7 @@ impl RunSpec for ReproduceSpec {
                 "a device has at least its default stream (1)",
             ));
         }
+        self.io_uring_fixed()?;
         self.device().map(|_| ())
     }
 }
@@ -121,6 +129,19 @@ impl ReproduceSpec {
     pub fn scale(&self) -> Result<Scale, SpecError> {
         Scale::parse(&self.scale)
             .ok_or_else(|| SpecError::value("--scale", &self.scale, "expected quick or paper"))
+    }
+
+    /// `--io-uring-fixed`: on (the default) or off.
+    fn io_uring_fixed(&self) -> Result<bool, SpecError> {
+        match self.io_uring_fixed.as_deref() {
+            None | Some("on") => Ok(true),
+            Some("off") => Ok(false),
+            Some(v) => Err(SpecError::value(
+                "--io-uring-fixed",
+                v,
+                "expected on or off",
+            )),
+        }
     }
 
     fn device(&self) -> Result<DeviceChoice, SpecError> {
@@ -155,6 +176,7 @@ impl ReproduceSpec {
             jobs: self
                 .jobs
                 .map_or_else(crate::parallel::Jobs::cores, crate::parallel::Jobs::new),
+            io_uring_fixed: self.io_uring_fixed()?,
         })
     }
 
@@ -187,6 +209,10 @@ impl ReproduceSpec {
             ],
         )?;
         only(
+            "async-scan",
+            &[(self.io_uring_fixed.is_some(), "--io-uring-fixed")],
+        )?;
+        only(
             "multistream",
             &[
                 (self.capacity.is_some(), "--capacity"),
@@ -217,5 +243,29 @@ impl ReproduceSpec {
         self.scale()?;
         self.check_applies(name, experiment.takes_devices())?;
         (experiment.run)(&adjust(self.options(false)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_uring_fixed_is_on_unless_turned_off_and_a_bad_value_is_named() {
+        let with = |v: Option<&str>| ReproduceSpec {
+            io_uring_fixed: v.map(String::from),
+            ..ReproduceSpec::default()
+        };
+        assert!(with(None).options(false).unwrap().io_uring_fixed);
+        assert!(with(Some("on")).options(false).unwrap().io_uring_fixed);
+        assert!(!with(Some("off")).options(false).unwrap().io_uring_fixed);
+        let e = with(Some("yes")).options(false).unwrap_err().to_string();
+        assert!(e.contains("--io-uring-fixed") && e.contains("yes"), "{e}");
+        let e = with(Some("off"))
+            .check_applies("as-btree", true)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "--io-uring-fixed applies to async-scan only");
+        with(Some("off")).check_applies("async-scan", true).unwrap();
     }
 }

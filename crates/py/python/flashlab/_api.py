@@ -274,6 +274,7 @@ def reproduce(
     streams: Optional[int] = None,
     stream_map: Optional[PathArg] = None,
     jobs: Optional[int] = None,
+    io_uring_fixed: Optional[str] = None,
     progress: ProgressArg = True,
 ) -> Report:
     """A paper's experiment, e.g. ``reproduce("ioa-ftl")``: the report ``flashlab reproduce NAME
@@ -324,6 +325,10 @@ def reproduce(
         Independent runs (configurations; in `reproduce all`, experiments) at once;
         results are the same at any value. Real-file timings always run alone [default:
         the cores]
+    io_uring_fixed : str, optional
+        async-scan on a file: the batched scan's reads through io_uring fixed buffers
+        and a fixed file (on), or plain READs naming the file (off), blockdev's
+        `FileOptions` `fixed_buffers` and `fixed_file` [default: on]
     progress : bool or callable, default True
         A progress bar of the experiment's steps (as ``sim``'s); False for none; or a
         callable ``progress("steps", steps_done, steps_total)``, called as steps start
@@ -334,5 +339,5 @@ def reproduce(
     -------
     Report
     """
-    options = _options(locals(), ('scale', 'seed', 'device', 'dir', 'preset', 'allow_memory_fs', 'trace', 'trace_format', 'engine', 'capacity', 'streams', 'stream_map', 'jobs',))
+    options = _options(locals(), ('scale', 'seed', 'device', 'dir', 'preset', 'allow_memory_fs', 'trace', 'trace_format', 'engine', 'capacity', 'streams', 'stream_map', 'jobs', 'io_uring_fixed',))
     return Report.from_json(_watched(_native.reproduce, progress, options, name, unit="step"))

@@ -259,6 +259,7 @@ fn open_device(
         sim_preset: opts.preset_or(DEFAULT_PRESET),
         queue_depth: 32,
         file_name: file_name(n),
+        io_uring_fixed: true,
     };
     Ok((devices::open(kind, &req, dir)?, None))
 }

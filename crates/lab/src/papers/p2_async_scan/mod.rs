@@ -113,6 +113,7 @@ fn device(
         sim_preset: opts.preset_or(DEFAULT_PRESET),
         queue_depth: 64,
         file_name: FILE_NAME.into(),
+        io_uring_fixed: opts.io_uring_fixed,
     };
     devices::open(kind, &req, dir)
 }
@@ -485,7 +486,7 @@ fn ceiling_table(sel: &[Query], ceilings: &[Ceiling]) -> Table {
             fmt_f(rate(b), 0),
         ]);
     }
-    t.define(format!("QD1 IOPS = random heap-page reads one at a time (on a file the queue below one deep, fio's --iodepth=1; on sim and hdd read, the sync scan's path); QD50 IOPS = {PAPER_BATCH} kept in flight (read_queued: on a file a new read enters io_uring as each completes, as fio's iodepth, each a plain READ into the device's own buffer naming the file, as fio's defaults fixedbufs=0 and registerfiles=0, while the batched scan reads through fixed buffers and a fixed file, blockdev's FileOptions; on sim and hdd batches of {PAPER_BATCH}); as many as the sync scan at 20 % missed, right after the selectivity sweep; ceiling = QD50 / QD1 IOPS"));
+    t.define(format!("QD1 IOPS = random heap-page reads one at a time (on a file the queue below one deep, fio's --iodepth=1; on sim and hdd read, the sync scan's path); QD50 IOPS = {PAPER_BATCH} kept in flight (read_queued: on a file a new read enters io_uring as each completes, as fio's iodepth, each a plain READ into the device's own buffer naming the file, as fio's defaults fixedbufs=0 and registerfiles=0, while the batched scan reads through fixed buffers and a fixed file, blockdev's FileOptions, unless --io-uring-fixed off; on sim and hdd batches of {PAPER_BATCH}); as many as the sync scan at 20 % missed, right after the selectivity sweep; ceiling = QD50 / QD1 IOPS"));
     t.define(format!("QD50 batches IOPS = the same number of reads in batches of {PAPER_BATCH}, each awaited before the next (submit: the batched scan's I/O pattern without the scan), right after the ceiling"));
     t.define("fio QD1 / QD50 = fio (io_uring, O_DIRECT, randread) on the same file over the same heap pages, in the same run, alternating QD1 and QD50 for 3 rounds of 1 s; fio ceiling = their ratio; '-' = not a file, or fio not installed (see notes)");
     t.define("speedup = batched(50) at 20 % over sync (the selectivity sweep); share = speedup / ceiling; share of fio = speedup / fio ceiling; sync / batched pages/s = pages read per second by those scans (compare with QD1 / QD50 IOPS)");
@@ -597,6 +598,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
     if let Some(fs) = file_system {
         // Only runs with a file device have one (sim-only JSON stays as it was).
         config["file_system"] = json!(fs);
+        config["io_uring_fixed"] = json!(if opts.io_uring_fixed { "on" } else { "off" });
     }
     let mut report = Report::new("async-scan", opts, config);
     let rows: Vec<ScanRow> = sel

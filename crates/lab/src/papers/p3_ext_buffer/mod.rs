@@ -782,6 +782,7 @@ fn engine_one(
         sim_preset: opts.preset_or(DEFAULT_PRESET),
         queue_depth: 1,
         file_name: name,
+        io_uring_fixed: true,
     };
     let (db_kind, flash_kind) = match kind {
         DeviceKind::File => (DeviceKind::File, DeviceKind::File),
