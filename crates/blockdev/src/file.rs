@@ -399,6 +399,12 @@ impl Drop for FileDevice {
             std::mem::forget(std::mem::take(&mut self.bounce));
             std::mem::forget(std::mem::take(&mut self.stream));
             std::mem::forget(self.ring.take());
+            return;
+        }
+        // Settled above: nothing is in flight, so the ring's registered file (which holds
+        // the file, and with it the lock) and buffers can be given back before it closes.
+        if let Some(ring) = &self.ring {
+            self.fixed.release(ring);
         }
     }
 }

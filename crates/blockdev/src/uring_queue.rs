@@ -74,6 +74,27 @@ impl Fixed {
         f
     }
 
+    /// Give the ring's registrations back to the kernel now, with nothing in flight.
+    ///
+    /// A registered file holds the file's open description, and the kernel tears a closed
+    /// ring down later, in a worker: left to that, the file's `flock` outlives the device,
+    /// and this process reopening the file finds its own lock ("open twice"). Unregistering
+    /// drops the reference before the ring's descriptor is closed.
+    pub(crate) fn release(&mut self, ring: &IoUring) {
+        let sub = ring.submitter();
+        if std::mem::take(&mut self.file) {
+            if let Err(e) = sub.unregister_files() {
+                self.refuse("to give back the fixed file", e);
+            }
+        }
+        if std::mem::take(&mut self.buffers) {
+            if let Err(e) = sub.unregister_buffers() {
+                self.refuse("to give back the fixed buffers", e);
+            }
+            self.slabs.clear();
+        }
+    }
+
     fn refuse(&mut self, what: &str, e: std::io::Error) {
         self.refused
             .get_or_insert_with(|| format!("io_uring refused {what}: {e}"));
@@ -1047,6 +1068,30 @@ mod fixed_tests {
             }
             dev.read_queued(&mut pages.iter().copied(), depth).unwrap();
             prop_assert_eq!(dev.fixed_reads(), pages.len() as u64, "the ceiling reads plainly");
+        }
+    }
+
+    /// A device that read through the fixed file gives the file (and its lock) back when it
+    /// is dropped: this process can open it for writing again at once, over and over.
+    /// Left to the kernel's deferred teardown of the ring, the registered file keeps the
+    /// `flock` and the reopen finds this process holding it ("open twice").
+    #[test]
+    fn a_dropped_device_gives_its_fixed_file_and_lock_back_at_once() {
+        let pb = 4096;
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let path = dir.path().join("dev");
+        let mut dev = FileDevice::create(&path, PAGES, pb, opts(true, pb)).unwrap();
+        for p in 0..PAGES {
+            dev.write(p, &image(p, pb), WriteHint::NONE).unwrap();
+        }
+        for round in 0..20u64 {
+            let p = round % PAGES;
+            let got = stream(&mut dev, &[p], 1).unwrap();
+            assert!(got[0][..] == image(p, pb)[..], "round {round}");
+            assert!(dev.fixed_reads() > 0 && dev.fixed_refused().is_none());
+            drop(dev);
+            dev = FileDevice::open(&path, opts(true, pb))
+                .unwrap_or_else(|e| panic!("reopen {round}: {e}"));
         }
     }
 
