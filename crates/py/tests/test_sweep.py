@@ -66,8 +66,10 @@ def test_a_sweep_runs_the_grid_once_and_summarises(flashlab_bin, tmp_path):
 
 def test_a_killed_sweep_resumes_without_rerunning_or_losing_runs(flashlab_bin, tmp_path):
     spec = tmp_path / "s.toml"
-    # Runs of ~0.1 s, so that the kill lands mid-sweep.
-    spec.write_text(SPEC.replace('"32MiB"', '"48MiB"').replace("seeds = 2", "seeds = 4"))
+    # Runs long enough that the kill lands mid-sweep: a 512 MiB device written about three
+    # times over, ~400,000 page writes a run (48 MiB runs took 2 ms once the simulator's
+    # timeline stopped building a histogram per sample, and the sweep ended before the kill).
+    spec.write_text(SPEC.replace('"32MiB"', '"512MiB"').replace("seeds = 2", "seeds = 4"))
     out = tmp_path / "r.jsonl"
     proc = subprocess.Popen([flashlab_bin, "sweep", str(spec), "--out", str(out), "--quiet"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
