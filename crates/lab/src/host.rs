@@ -151,11 +151,16 @@ impl HostDriver {
             while i < chunk.len() {
                 let n = self.issue(&chunk, i, &mut lpns)?;
                 assert!(n >= 1 && i + n <= chunk.len(), "{n} requests issued at {i}");
-                count.pages += chunk[i..i + n]
-                    .iter()
-                    .filter(|r| counts(r))
-                    .map(|r| r.pages as u64)
-                    .sum::<u64>();
+                // A run of one-page writes counts a page each (a write always counts); any
+                // other request is issued alone.
+                let r = &chunk[i];
+                count.pages += if is_page_write(r) {
+                    n as u64
+                } else if counts(r) {
+                    r.pages as u64
+                } else {
+                    0
+                };
                 i += n;
                 since_report += n as u32;
                 if since_report >= 65_536 {

@@ -87,6 +87,9 @@ impl Layout {
 pub(crate) struct DivU32 {
     m: u64,
     d: u32,
+    /// All ones when `d` is 1 (whose `m`, 2^64, wraps to 0), else 0: `div` adds `n & one`,
+    /// so it has no branch on the divisor.
+    one: u32,
 }
 
 impl DivU32 {
@@ -95,15 +98,13 @@ impl DivU32 {
         DivU32 {
             m: (u64::MAX / d as u64).wrapping_add(1),
             d,
+            one: if d == 1 { u32::MAX } else { 0 },
         }
     }
     /// `n / d`.
     #[inline(always)]
     pub fn div(self, n: u32) -> u32 {
-        if self.d == 1 {
-            return n;
-        }
-        ((self.m as u128 * n as u128) >> 64) as u32
+        ((self.m as u128 * n as u128) >> 64) as u32 + (n & self.one)
     }
     /// `n % d`.
     #[cfg(test)]

@@ -9,15 +9,60 @@
 use crate::spec::{Addresses, WorkloadSpec};
 use crate::zipf::ZipfSlots;
 use crate::{OpKind, Request, Target, WorkloadError, WorkloadOptions};
-use rand::{Rng, SeedableRng};
+use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 #[derive(Clone, Debug)]
 enum Gen {
-    Sequential { next: u64 },
-    Uniform,
+    Sequential {
+        next: u64,
+    },
+    Uniform(UniformRange),
     Zipf(ZipfSlots),
-    HotCold { hot_ops: f64, hot_slots: u64 },
+    HotCold {
+        hot_ops: f64,
+        hot: UniformRange,
+        cold: UniformRange,
+    },
+}
+
+/// Uniform draws from `low..low + range` (`range >= 1`): the same values, from the same
+/// random words, as rand 0.8's `rng.gen_range(low..low + range)` for `u64`, with the
+/// rejection zone worked out once here instead of at every draw. That method takes a 64-bit
+/// word `v`, multiplies it by `range` into 128 bits, and keeps the high half if the low half
+/// is at most `zone = (range << range.leading_zeros()) - 1`, else draws again (for a
+/// power-of-two `range` about half the words are rejected). Seeded runs stay bit-identical.
+#[derive(Clone, Copy, Debug)]
+pub struct UniformRange {
+    low: u64,
+    range: u64,
+    zone: u64,
+}
+
+impl UniformRange {
+    /// Draws from `low..high` (`low < high`).
+    pub fn new(low: u64, high: u64) -> UniformRange {
+        assert!(
+            low < high,
+            "uniform draws from the empty range {low}..{high}"
+        );
+        let range = high - low;
+        UniformRange {
+            low,
+            range,
+            zone: (range << range.leading_zeros()).wrapping_sub(1),
+        }
+    }
+
+    #[inline(always)]
+    pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> u64 {
+        loop {
+            let m = rng.next_u64() as u128 * self.range as u128;
+            if m as u64 <= self.zone {
+                return self.low + (m >> 64) as u64;
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -65,12 +110,18 @@ impl Synthetic {
         }
         let gen = match *addresses {
             Addresses::Sequential => Gen::Sequential { next: 0 },
-            Addresses::Uniform => Gen::Uniform,
+            Addresses::Uniform => Gen::Uniform(UniformRange::new(0, slots)),
             Addresses::Zipf { theta } => Gen::Zipf(ZipfSlots::new(slots, theta)),
-            Addresses::HotCold { hot_ops, hot_space } => Gen::HotCold {
-                hot_ops,
-                hot_slots: hot_slots(hot_space, slots),
-            },
+            Addresses::HotCold { hot_ops, hot_space } => {
+                // One slot: every request goes to it and `next_slot` samples neither range
+                // (they are only kept non-empty). Two or more: `hot` is in `1..slots`.
+                let hot = hot_slots(hot_space, slots).min(slots - 1).max(1);
+                Gen::HotCold {
+                    hot_ops,
+                    hot: UniformRange::new(0, hot),
+                    cold: UniformRange::new(hot.min(slots - 1), slots.max(2)),
+                }
+            }
         };
         Ok(Synthetic {
             gen,
@@ -81,6 +132,9 @@ impl Synthetic {
         })
     }
 
+    /// Inline (across crates too): a call per request cost more than the uniform draw's
+    /// arithmetic.
+    #[inline]
     fn next_slot(&mut self) -> u64 {
         match &mut self.gen {
             Gen::Sequential { next } => {
@@ -88,16 +142,15 @@ impl Synthetic {
                 *next = if s + 1 == self.slots { 0 } else { s + 1 };
                 s
             }
-            Gen::Uniform => self.rng.gen_range(0..self.slots),
+            Gen::Uniform(u) => u.sample(&mut self.rng),
             Gen::Zipf(z) => z.sample(&mut self.rng),
-            Gen::HotCold { hot_ops, hot_slots } => {
-                let (hot_ops, hot) = (*hot_ops, *hot_slots);
+            Gen::HotCold { hot_ops, hot, cold } => {
                 if self.slots == 1 {
                     0
-                } else if self.rng.gen::<f64>() < hot_ops {
-                    self.rng.gen_range(0..hot)
+                } else if self.rng.gen::<f64>() < *hot_ops {
+                    hot.sample(&mut self.rng)
                 } else {
-                    self.rng.gen_range(hot..self.slots)
+                    cold.sample(&mut self.rng)
                 }
             }
         }
@@ -155,14 +208,15 @@ pub fn hot_pages(spec: &WorkloadSpec, target: Target, request_pages: u32) -> Opt
 /// Uniformly random page numbers in `0..n`, forever.
 #[derive(Clone, Debug)]
 pub struct UniformPages {
-    n: u64,
+    /// `None` when `n` is 0 (the iterator is empty).
+    pages: Option<UniformRange>,
     rng: ChaCha8Rng,
 }
 
 impl UniformPages {
     pub fn new(n: u64, seed: u64) -> UniformPages {
         UniformPages {
-            n,
+            pages: (n > 0).then(|| UniformRange::new(0, n)),
             rng: ChaCha8Rng::seed_from_u64(seed),
         }
     }
@@ -172,7 +226,8 @@ impl Iterator for UniformPages {
     type Item = u64;
     #[inline]
     fn next(&mut self) -> Option<u64> {
-        (self.n > 0).then(|| self.rng.gen_range(0..self.n))
+        let pages = self.pages?;
+        Some(pages.sample(&mut self.rng))
     }
 }
 
@@ -205,6 +260,70 @@ fn check_parameters(addresses: &Addresses, read_fraction: f64) -> Result<(), Wor
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `UniformRange` is rand's `gen_range` with its zone computed once: the same values from
+    /// the same words, and the generator left at the same place, for ranges of every shape
+    /// (one value, powers of two, just past them, odd, near `u64::MAX`) and offsets.
+    #[test]
+    fn uniform_range_draws_what_gen_range_draws() {
+        let mut shapes = vec![1u64, 2, 3, 5, 7, 1000, u64::MAX - 1, u64::MAX / 3 + 7];
+        for k in [1u32, 8, 18, 20, 24, 31, 32, 33, 40, 62, 63] {
+            shapes.extend([(1u64 << k) - 1, 1 << k, (1 << k) + 1]);
+        }
+        let mut pick = ChaCha8Rng::seed_from_u64(99);
+        for _ in 0..40 {
+            let shift = pick.gen_range(0..63);
+            shapes.push(pick.gen_range(1..u64::MAX >> shift));
+        }
+        for (i, &range) in shapes.iter().enumerate() {
+            let low = if i % 3 == 0 {
+                0
+            } else {
+                (u64::MAX - range) / (i as u64 + 1)
+            };
+            let u = UniformRange::new(low, low + range);
+            let (mut a, mut b) = (
+                ChaCha8Rng::seed_from_u64(i as u64),
+                ChaCha8Rng::seed_from_u64(i as u64),
+            );
+            for _ in 0..2_000 {
+                assert_eq!(
+                    u.sample(&mut a),
+                    b.gen_range(low..low + range),
+                    "range {range}"
+                );
+            }
+            assert_eq!(a.next_u64(), b.next_u64(), "range {range}: words used");
+        }
+    }
+
+    /// The generators draw the same slots as before the zone was kept: uniform, hot/cold and
+    /// `UniformPages` against `gen_range` on a generator of the same seed.
+    #[test]
+    fn generators_draw_the_gen_range_stream() {
+        let mut u = gen("uniform-write", 1 << 18, 1);
+        let mut rng = ChaCha8Rng::seed_from_u64(WorkloadOptions::default().seed);
+        for _ in 0..5_000 {
+            assert_eq!(u.next().unwrap().lpn, rng.gen_range(0..1u64 << 18));
+        }
+        let mut hc = gen("hotcold-write:0.8:0.2", 1000, 1);
+        let mut rng = ChaCha8Rng::seed_from_u64(WorkloadOptions::default().seed);
+        let hot = hot_slots(0.2, 1000);
+        for _ in 0..5_000 {
+            let want = if rng.gen::<f64>() < 0.8 {
+                rng.gen_range(0..hot)
+            } else {
+                rng.gen_range(hot..1000)
+            };
+            assert_eq!(hc.next().unwrap().lpn, want);
+        }
+        let mut p = UniformPages::new(12_345, 7);
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for _ in 0..5_000 {
+            assert_eq!(p.next(), Some(rng.gen_range(0..12_345)));
+        }
+        assert_eq!(UniformPages::new(0, 7).next(), None);
+    }
 
     fn gen(spec: &str, pages: u64, req: u32) -> Synthetic {
         let opts = WorkloadOptions {

@@ -271,8 +271,8 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
             let run = &lpns_v[i..i + n];
             for (&lpn, ppn) in run.iter().zip(dst0 as u32..) {
                 self.l2p.set(lpn as usize, ppn);
-                self.p2l.set(ppn as usize, lpn);
             }
+            self.p2l.set_run(dst0, run);
             self.victims.add_valid_n(dst_block, n as u32);
             if let Some(m) = self.gc_moved.as_mut() {
                 m.extend_from_slice(run);

@@ -77,12 +77,35 @@ impl<const W: usize> PageMap<W> {
     #[inline(always)]
     pub fn set(&mut self, i: usize, v: u32) {
         assert!(i < self.len, "page map entry {i} beyond {}", self.len);
+        self.store(i, v);
+    }
+
+    /// Set entries `first..first + vals.len()` to `vals` in order: [`PageMap::set`] of each,
+    /// with the bound checked once for the run (GC's copies fill a destination block's pages
+    /// in order).
+    #[inline(always)]
+    pub fn set_run(&mut self, first: usize, vals: &[u32]) {
+        assert!(
+            first <= self.len && vals.len() <= self.len - first,
+            "page map run of {} entries from {first} beyond {}",
+            vals.len(),
+            self.len
+        );
+        for (i, &v) in (first..).zip(vals) {
+            self.store(i, v);
+        }
+    }
+
+    /// Entry `i` (below `len`: each caller asserts it) is `v`.
+    #[inline(always)]
+    fn store(&mut self, i: usize, v: u32) {
+        debug_assert!(i < self.len);
         debug_assert!(
             W == 4 || v < NIL24 || v == NIL,
             "page number {v} in a 3-byte map"
         );
         let p = self.bytes.as_mut_ptr();
-        // SAFETY: `i < len`, so the entry's `W` bytes from `i * W` lie inside `bytes`;
+        // SAFETY: `i < len` (asserted by `set` and `set_run`), so the entry's `W` bytes from `i * W` lie inside `bytes`;
         // unaligned stores of plain bytes. (Two fixed-size stores, not a copy of `width`
         // bytes, which the compiler would make a call to `memcpy`.)
         unsafe {
@@ -180,6 +203,14 @@ mod tests {
                 m.clear(i / 2..i);
                 model[i / 2..i].fill(NIL);
             }
+            if step % 89 == 0 {
+                // A run from `i / 3` of up to 20 values, ending at the last entry at most.
+                let run: Vec<u32> = (0..20u32.min(257 - i as u32 / 3))
+                    .map(|k| (x >> 11).wrapping_add(k as u64 * 7919) as u32 % (top + 1))
+                    .collect();
+                m.set_run(i / 3, &run);
+                model[i / 3..i / 3 + run.len()].copy_from_slice(&run);
+            }
             assert_eq!(m.get(i), model[i]);
         }
         assert!(m.iter().eq(model.iter().copied()), "{W} bytes for {values}");
@@ -208,6 +239,12 @@ mod tests {
         assert_eq!(entry_bytes(NIL24 as u64 + 1), 4);
         assert_eq!(PageMap::<3>::new(10, NIL24 as u64).bytes.len(), 31);
         assert_eq!(PageMap::<4>::new(10, NIL24 as u64 + 1).bytes.len(), 41);
+    }
+
+    #[test]
+    #[should_panic(expected = "beyond 10")]
+    fn a_run_past_the_last_entry_is_refused() {
+        PageMap::<3>::new(10, 100).set_run(8, &[1, 2, 3]);
     }
 
     #[test]
