@@ -331,21 +331,50 @@ impl Ssd {
             "a timed run on stream {} of pages in range",
             stream.0
         );
-        let mut clock = TimedRun {
-            queue,
-            last_done,
-            iface: &mut self.iface,
-            latency: &mut self.latency_ns,
-            cfg: &self.cfg,
-            page_bytes: self.cfg.geometry.page_bytes as u64,
-            at: SimTime::ZERO,
-            slot: SimTime::ZERO,
-            completed: 0,
+        // A closed loop without link or cache (the default device) runs a clock without
+        // their steps; the page loop is compiled once for each clock.
+        let closed = queue.depth() == 1 && !self.iface.has_link() && !self.iface.has_cache();
+        let mut clock = if closed {
+            // The first request issues now; each one after it when the one before completes.
+            let first = queue.issue_time(SimTime::ZERO);
+            TimedRun::Closed(ClosedLoop {
+                latency: &mut self.latency_ns,
+                cfg: &self.cfg,
+                ack_ns: self.iface.write_ack_ns(),
+                at: first,
+                next_at: first,
+                completed: 0,
+            })
+        } else {
+            TimedRun::Queued(QueuedRun {
+                queue: &mut *queue,
+                last_done: &mut *last_done,
+                iface: &mut self.iface,
+                latency: &mut self.latency_ns,
+                cfg: &self.cfg,
+                page_bytes: self.cfg.geometry.page_bytes as u64,
+                at: SimTime::ZERO,
+                slot: SimTime::ZERO,
+                completed: 0,
+            })
         };
         let r = self
             .ftl
             .write_run_timed(&mut self.flash, lpns, stream, self.next_tag, &mut clock);
-        let completed = clock.completed;
+        let (completed, closed_end) = match clock {
+            TimedRun::Closed(c) => (c.completed, Some((c.at, c.next_at))),
+            TimedRun::Queued(c) => (c.completed, None),
+        };
+        if let Some((at, next_at)) = closed_end {
+            // The queue and clock as the requests left them one by one: the last issued
+            // completed (at `next_at`) unless it failed.
+            let last = (completed > 0).then_some(next_at);
+            let all = completed as usize == lpns.len();
+            queue.end_closed_loop(at, last.filter(|_| all));
+            if let Some(done) = last {
+                *last_done = (*last_done).max(done);
+            }
+        }
         let written = self.account_run(lpns, stream, &r);
         assert_eq!(completed, written as u64, "requests completed vs written");
         self.flash.stats.host_ios += completed;
@@ -648,8 +677,61 @@ impl Ssd {
 }
 
 /// The clock of [`Ssd::write_pages_timed`]: per request, what the host port's `submit` and
-/// [`Ssd::write`] do around the FTL's write of its one page, in the same order.
-pub(crate) struct TimedRun<'a> {
+/// [`Ssd::write`] do around the FTL's write of its one page, in the same order. One of two,
+/// chosen per run from the configuration, so that branches the configuration decides stay
+/// out of the page loop ([`Ftl::write_run_timed`] runs the loop once for each).
+pub(crate) enum TimedRun<'a> {
+    /// Queue depth 1, no link time and no write cache: the default device.
+    Closed(ClosedLoop<'a>),
+    /// Any queue depth, link and write cache.
+    Queued(QueuedRun<'a>),
+}
+
+/// [`TimedRun::Closed`]: each request issues when the one before completes, the first at
+/// the queue's issue time; a request's data is in at its issue and its page completes at
+/// its program. The queue and the port's clock are brought up to date when the run ends.
+pub(crate) struct ClosedLoop<'a> {
+    latency: &'a mut LatencyCounts,
+    cfg: &'a SsdConfig,
+    ack_ns: u64,
+    /// The current request's issue time, and the next one's (the current one's completion
+    /// once it has completed).
+    at: SimTime,
+    next_at: SimTime,
+    /// Requests completed (`host_ios`, added when the run ends: the FTL holds the flash).
+    completed: u64,
+}
+
+impl crate::ftl::RunClock for ClosedLoop<'_> {
+    /// Issue the next request: the time its page reaches the FTL (its issue).
+    #[inline(always)]
+    fn issue(&mut self) -> SimTime {
+        self.at = self.next_at;
+        self.at
+    }
+
+    /// As [`QueuedRun::complete`] without link or cache: the request completes at its
+    /// page's program (at least its issue), plus the acknowledgement.
+    #[inline(always)]
+    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
+        let at = self.at;
+        // At least `at`: the latency below needs no saturating subtraction.
+        let done = at.0.max(programmed.0).saturating_add(self.ack_ns);
+        if done == u64::MAX {
+            return Err(SsdError::TimeOverflow {
+                at_ns: at.0,
+                field: self.cfg.slowest_timing_field(),
+            });
+        }
+        self.completed += 1;
+        self.latency.record((done - at.0).max(1));
+        self.next_at = SimTime(done);
+        Ok(())
+    }
+}
+
+/// [`TimedRun::Queued`]: the host queue, link and cache stepped per request.
+pub(crate) struct QueuedRun<'a> {
     queue: &'a mut crate::queue::HostQueue,
     last_done: &'a mut SimTime,
     iface: &'a mut HostInterface,
@@ -664,7 +746,7 @@ pub(crate) struct TimedRun<'a> {
     completed: u64,
 }
 
-impl crate::ftl::RunClock for TimedRun<'_> {
+impl crate::ftl::RunClock for QueuedRun<'_> {
     /// Issue the next request: the time its page reaches the FTL.
     #[inline(always)]
     fn issue(&mut self) -> SimTime {

@@ -44,11 +44,16 @@ pub(crate) const COUNTS_LEN: usize = {
 
 /// The histogram's bucket index of `ns` (any value; may be past the last index).
 #[inline(always)]
-fn index_of(ns: u64) -> usize {
+const fn index_of(ns: u64) -> usize {
     let bucket = LEADING_ZERO_BASE - (ns | SUB_BUCKET_MASK).leading_zeros();
     let sub_bucket = ns >> bucket;
     (((bucket as u64 + 1) << HALF_MAGNITUDE) + sub_bucket - (SUB_BUCKETS >> 1)) as usize
 }
+
+/// Where a latency the histogram cannot index is counted: its highest trackable value's
+/// bucket.
+const LAST: usize = index_of(LATENCY_HIGHEST_NS);
+const _: () = assert!(LAST < COUNTS_LEN, "the highest trackable value has a count");
 
 /// The lowest value counted at `index` (a value [`index_of`] maps to it).
 fn lowest_value_of(index: usize) -> u64 {
@@ -85,25 +90,26 @@ pub struct LatencySample {
     pub max: u64,
 }
 
-/// Counts per bucket with the range that holds the non-zero ones.
+/// Counts per bucket. Recording keeps no range of the non-zero counts (two compares a
+/// request); a reset, a fold, a sample and a histogram build find it by a scan
+/// ([`Counts::range`]) instead, at most ~270 KiB of reads each and a few dozen a run.
 #[derive(Clone, Debug)]
 struct Counts {
-    counts: Vec<u64>,
+    /// Fixed length, so an index clamped below [`COUNTS_LEN`] needs no bounds check.
+    counts: Box<[u64; COUNTS_LEN]>,
     recorded: u64,
-    /// Every non-zero count lies in `lo..=hi` (none: `lo > hi`), so a reset, a fold and a
-    /// histogram build touch only that range, not all ~270 KiB of counts.
-    lo: usize,
-    hi: usize,
 }
+
+/// Counts scanned (or skipped) together: an OR of 16 counts is a few vector instructions.
+const RUN: usize = 16;
 
 impl Counts {
     /// No counts (zeroed memory: its pages become resident only as counts land in them).
-    fn new(len: usize) -> Counts {
+    fn new() -> Counts {
+        let counts: Box<[u64]> = vec![0; COUNTS_LEN].into_boxed_slice();
         Counts {
-            counts: vec![0; len],
+            counts: counts.try_into().expect("COUNTS_LEN counts"),
             recorded: 0,
-            lo: len,
-            hi: 0,
         }
     }
 
@@ -111,32 +117,53 @@ impl Counts {
     fn add(&mut self, i: usize, n: u64) {
         self.counts[i] += n;
         self.recorded += n;
-        self.lo = self.lo.min(i);
-        self.hi = self.hi.max(i);
+    }
+
+    /// The indexes `lo..hi` that hold every non-zero count (empty: none), found by a scan
+    /// from each end that skips [`RUN`] zero counts at a time.
+    fn range(&self) -> std::ops::Range<usize> {
+        if self.recorded == 0 {
+            return 0..0;
+        }
+        let any = |run: &[u64]| run.iter().fold(0, |any, &n| any | n) != 0;
+        let runs = || self.counts.chunks(RUN).enumerate();
+        let first = runs().find(|(_, run)| any(run)).map(|(r, _)| r);
+        let last = runs().rev().find(|(_, run)| any(run)).map(|(r, _)| r);
+        let (first, last) = first.zip(last).expect("recorded counts are non-zero");
+        let lo = first * RUN
+            + self.counts[first * RUN..]
+                .iter()
+                .position(|&n| n > 0)
+                .unwrap_or(0);
+        let end = (last * RUN + RUN).min(COUNTS_LEN);
+        let hi = self.counts[..end]
+            .iter()
+            .rposition(|&n| n > 0)
+            .unwrap_or(lo)
+            + 1;
+        assert!(
+            lo < hi && self.counts[lo] > 0 && self.counts[hi - 1] > 0,
+            "non-zero counts in {lo}..{hi}"
+        );
+        lo..hi
     }
 
     fn reset(&mut self) {
         if self.recorded > 0 {
-            // In place (a fresh zeroed vector measured ~400 KiB more at peak in a timed run:
-            // the allocator zeroes it in heap memory, and the old one stays resident there).
-            self.counts[self.lo..=self.hi].fill(0);
+            // In place and only over the counts' range (a fresh zeroed vector measured
+            // ~400 KiB more at peak in a timed run: the allocator zeroes it in heap memory,
+            // and the old one stays resident there).
+            let range = self.range();
+            self.counts[range].fill(0);
             self.recorded = 0;
-            (self.lo, self.hi) = (self.counts.len(), 0);
         }
     }
 
     /// The non-zero counts in index order, as (index, count).
     fn non_zero(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        // Most buckets are empty: skip them 16 at a time (an OR of 16 counts is a few vector
-        // instructions).
-        const RUN: usize = 16;
-        let (lo, hi) = if self.recorded == 0 {
-            (0, 0)
-        } else {
-            assert!(self.lo <= self.hi, "latencies recorded outside their range");
-            (self.lo, self.hi + 1)
-        };
-        self.counts[lo..hi]
+        let range = self.range();
+        let lo = range.start;
+        self.counts[range]
             .chunks(RUN)
             .enumerate()
             .filter(|(_, run)| run.iter().fold(0, |any, &n| any | n) != 0)
@@ -155,41 +182,36 @@ impl Counts {
 pub(crate) struct LatencyCounts {
     interval: Counts,
     earlier: Counts,
-    /// Where a latency the histogram cannot index is counted (its highest trackable value's).
-    last: usize,
 }
 
 impl LatencyCounts {
     /// No counts.
     pub fn new() -> LatencyCounts {
-        let len = COUNTS_LEN;
-        let last = index_of(LATENCY_HIGHEST_NS);
         assert!(
-            last < len && index_of(1) == 1 && lowest_value_of(last) <= LATENCY_HIGHEST_NS,
-            "latency buckets: {len} counts, highest at {last}"
+            LAST < COUNTS_LEN && index_of(1) == 1 && lowest_value_of(LAST) <= LATENCY_HIGHEST_NS,
+            "latency buckets: {COUNTS_LEN} counts, highest at {LAST}"
         );
         LatencyCounts {
-            interval: Counts::new(len),
-            earlier: Counts::new(len),
-            last,
+            interval: Counts::new(),
+            earlier: Counts::new(),
         }
     }
 
     /// Where `ns` is counted: its bucket, or the highest trackable value's past the last.
     #[inline(always)]
-    fn slot(&self, ns: u64) -> usize {
+    fn slot(ns: u64) -> usize {
         let i = index_of(ns);
         if i < COUNTS_LEN {
             i
         } else {
-            self.last
+            LAST
         }
     }
 
     /// Count one request of `ns` nanoseconds.
     #[inline(always)]
     pub fn record(&mut self, ns: u64) {
-        let i = self.slot(ns);
+        let i = Self::slot(ns);
         self.interval.add(i, 1);
     }
 
@@ -235,12 +257,14 @@ impl LatencyCounts {
         let (mut p99, mut p999) = (None, None);
         let mut mean = 0.0f64;
         let mut running = 0u64;
+        let mut max_index = 0;
         for (i, n) in c.non_zero() {
             // As `Histogram::mean`: in index order, each bucket's median times its count over
             // the total, added to the running sum (the same operations, so the same bits).
             let median = lowest_value_of(i) + (range_of(i) >> 1);
             mean += median as f64 * n as f64 / total as f64;
             running += n;
+            max_index = i;
             if p99.is_none() && running >= t99 {
                 p99 = Some(highest(i));
             }
@@ -255,16 +279,13 @@ impl LatencyCounts {
             p99: p99.expect("the running count reaches every target"),
             p999: p999.expect("the running count reaches every target"),
             // As `Histogram::max`: the highest value of the highest bucket counted.
-            max: highest(c.hi),
+            max: highest(max_index),
         };
         let (interval, earlier) = (&mut self.interval, &mut self.earlier);
-        if interval.lo <= interval.hi {
-            for i in interval.lo..=interval.hi {
-                let n = interval.counts[i];
-                if n > 0 {
-                    earlier.add(i, n);
-                }
-            }
+        // Only the non-zero counts are added: a page of counts is written (and becomes
+        // resident) only where a latency landed.
+        for (i, n) in interval.non_zero() {
+            earlier.add(i, n);
         }
         interval.reset();
         Some(sample)
@@ -372,7 +393,7 @@ mod tests {
                 .interval
                 .counts
                 .iter()
-                .chain(&counts.earlier.counts)
+                .chain(counts.earlier.counts.iter())
                 .all(|&n| n == 0),
             "a reset clears every count"
         );
