@@ -304,33 +304,38 @@ impl Ssd {
         self.flash.timing_enabled() && !self.cfg.ftl.check_invariants
     }
 
-    /// One-page write requests, one per element of `lpns` (every one in range) in order, on
-    /// `stream` (a device stream), each issued through the host's `queue` as the one before
-    /// it left it, on a device where [`Ssd::timed_runs`] holds: the same issue and
-    /// completion times, latencies, tags, counters and maps as [`Ssd::write`] of one page per
-    /// request in turn with the host port's queue and clock (`last_done`), in one FTL call
-    /// ([`Ftl::write_run_timed`]). Stops at the first request that fails, after the ones
-    /// before it, and returns its error (the failed request keeps its queue slot, as with
-    /// the port's `submit`).
+    /// One-page write requests, one per element of `lpns` in order, on `stream`, up to the
+    /// first out of range or on a stream the device lacks (none run when `stream` is one),
+    /// each issued through the host's `queue` as the one before it left it, on a device where
+    /// [`Ssd::timed_runs`] holds: the same issue and completion times, latencies, tags,
+    /// counters and maps as [`Ssd::write`] of one page per request in turn with the host
+    /// port's queue and clock (`last_done`), in one FTL call ([`Ftl::write_run_timed`]).
+    /// Returns how many requests ran (the caller fails the next one, if any). Stops at the
+    /// first request that fails, after the ones before it, and returns its error (the failed
+    /// request keeps its queue slot, as with the port's `submit`).
     pub fn write_pages_timed(
         &mut self,
         lpns: &[u64],
         stream: StreamId,
         queue: &mut crate::queue::HostQueue,
         last_done: &mut SimTime,
-    ) -> Result<(), SsdError> {
+    ) -> Result<usize, SsdError> {
         assert!(
             self.timed_runs(),
             "a run of timed writes on an untimed device"
         );
+        let logical = self.logical_pages;
+        let valid = match stream.0 < self.cfg.ftl.streams {
+            true => lpns
+                .iter()
+                .position(|&l| l >= logical)
+                .unwrap_or(lpns.len()),
+            false => 0,
+        };
+        let lpns = &lpns[..valid];
         if lpns.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
-        assert!(
-            stream.0 < self.cfg.ftl.streams && lpns.iter().all(|&l| l < self.logical_pages),
-            "a timed run on stream {} of pages in range",
-            stream.0
-        );
         // A closed loop without link or cache (the default device) runs a clock without
         // their steps; the page loop is compiled once for each clock.
         let closed = queue.depth() == 1 && !self.iface.has_link() && !self.iface.has_cache();
@@ -378,7 +383,11 @@ impl Ssd {
         let written = self.account_run(lpns, stream, &r);
         assert_eq!(completed, written as u64, "requests completed vs written");
         self.flash.stats.host_ios += completed;
-        r.map(|_| ()).map_err(|(_, e)| e)
+        r.map(|n| {
+            assert_eq!(n, valid, "requests run");
+            n
+        })
+        .map_err(|(_, e)| e)
     }
 
     /// Write one page per tag from `lpn`, with the caller's tags. A host issues it through

@@ -102,6 +102,7 @@ struct Counts {
 
 /// Counts scanned (or skipped) together: an OR of 16 counts is a few vector instructions.
 const RUN: usize = 16;
+const _: () = assert!(COUNTS_LEN.is_multiple_of(RUN), "counts in whole runs");
 
 impl Counts {
     /// No counts (zeroed memory: its pages become resident only as counts land in them).
@@ -125,27 +126,39 @@ impl Counts {
         if self.recorded == 0 {
             return 0..0;
         }
-        let any = |run: &[u64]| run.iter().fold(0, |any, &n| any | n) != 0;
-        let runs = || self.counts.chunks(RUN).enumerate();
-        let first = runs().find(|(_, run)| any(run)).map(|(r, _)| r);
-        let last = runs().rev().find(|(_, run)| any(run)).map(|(r, _)| r);
+        let (runs, rest) = self.counts.as_chunks::<RUN>();
+        assert!(rest.is_empty(), "counts in whole runs");
+        let any = |run: &[u64; RUN]| run.iter().fold(0, |any, &n| any | n) != 0;
+        let first = runs.iter().position(any);
+        let last = runs.iter().rposition(any);
         let (first, last) = first.zip(last).expect("recorded counts are non-zero");
-        let lo = first * RUN
-            + self.counts[first * RUN..]
-                .iter()
-                .position(|&n| n > 0)
-                .unwrap_or(0);
-        let end = (last * RUN + RUN).min(COUNTS_LEN);
-        let hi = self.counts[..end]
-            .iter()
-            .rposition(|&n| n > 0)
-            .unwrap_or(lo)
-            + 1;
+        let lo = first * RUN + runs[first].iter().position(|&n| n > 0).unwrap_or(0);
+        let hi = last * RUN + runs[last].iter().rposition(|&n| n > 0).unwrap_or(0) + 1;
         assert!(
             lo < hi && self.counts[lo] > 0 && self.counts[hi - 1] > 0,
             "non-zero counts in {lo}..{hi}"
         );
         lo..hi
+    }
+
+    /// Call `f` with each non-zero count in index order, as (index, count), and clear it:
+    /// afterwards there are no counts.
+    fn drain(&mut self, mut f: impl FnMut(usize, u64)) {
+        let range = self.range();
+        let lo = range.start;
+        for (r, run) in self.counts[range].chunks_mut(RUN).enumerate() {
+            if run.iter().fold(0, |any, &n| any | n) == 0 {
+                continue;
+            }
+            for (j, n) in run.iter_mut().enumerate() {
+                if *n > 0 {
+                    f(lo + r * RUN + j, *n);
+                    // Only counts that are non-zero are written (their pages are resident).
+                    *n = 0;
+                }
+            }
+        }
+        self.recorded = 0;
     }
 
     fn reset(&mut self) {
@@ -244,11 +257,10 @@ impl LatencyCounts {
     /// built), and its counts join the earlier ones (the device keeps every count since the
     /// last reset).
     pub fn sample(&mut self) -> Option<LatencySample> {
-        let c = &self.interval;
-        if c.recorded == 0 {
+        if self.interval.recorded == 0 {
             return None;
         }
-        let total = c.recorded;
+        let total = self.interval.recorded;
         // As `Histogram::value_at_quantile` (quantile > 0): the first bucket whose running
         // count reaches ceil(q * total), at least 1; reported at its highest value.
         let target = |q: f64| ((q * total as f64).ceil() as u64).max(1);
@@ -258,7 +270,10 @@ impl LatencyCounts {
         let mut mean = 0.0f64;
         let mut running = 0u64;
         let mut max_index = 0;
-        for (i, n) in c.non_zero() {
+        let (interval, earlier) = (&mut self.interval, &mut self.earlier);
+        // One pass over the interval's counts: its figures, and each count moved to the
+        // earlier ones (which keep every count since the last reset).
+        interval.drain(|i, n| {
             // As `Histogram::mean`: in index order, each bucket's median times its count over
             // the total, added to the running sum (the same operations, so the same bits).
             let median = lowest_value_of(i) + (range_of(i) >> 1);
@@ -271,7 +286,8 @@ impl LatencyCounts {
             if p999.is_none() && running >= t999 {
                 p999 = Some(highest(i));
             }
-        }
+            earlier.add(i, n);
+        });
         assert_eq!(running, total, "latencies counted vs recorded");
         let sample = LatencySample {
             count: total,
@@ -281,13 +297,6 @@ impl LatencyCounts {
             // As `Histogram::max`: the highest value of the highest bucket counted.
             max: highest(max_index),
         };
-        let (interval, earlier) = (&mut self.interval, &mut self.earlier);
-        // Only the non-zero counts are added: a page of counts is written (and becomes
-        // resident) only where a latency landed.
-        for (i, n) in interval.non_zero() {
-            earlier.add(i, n);
-        }
-        interval.reset();
         Some(sample)
     }
 }
