@@ -348,7 +348,9 @@ impl Ssd {
                 ack_ns: self.iface.write_ack_ns(),
                 at: first,
                 next_at: first,
-                completed: 0,
+                // No latency is 0 ns (each is at least 1): the first request starts a row.
+                same_ns: 0,
+                same_n: 0,
             })
         } else {
             TimedRun::Queued(QueuedRun {
@@ -367,7 +369,15 @@ impl Ssd {
             .ftl
             .write_run_timed(&mut self.flash, lpns, stream, self.next_tag, &mut clock);
         let (completed, closed_end) = match clock {
-            TimedRun::Closed(c) => (c.completed, Some((c.at, c.next_at))),
+            TimedRun::Closed(mut c) => {
+                c.count_row();
+                // A request completed unless its page's write or its completion failed.
+                let completed = match &r {
+                    Ok(n) => *n,
+                    Err((i, _)) => *i,
+                };
+                (completed as u64, Some((c.at, c.next_at)))
+            }
             TimedRun::Queued(c) => (c.completed, None),
         };
         if let Some((at, next_at)) = closed_end {
@@ -383,11 +393,8 @@ impl Ssd {
         let written = self.account_run(lpns, stream, &r);
         assert_eq!(completed, written as u64, "requests completed vs written");
         self.flash.stats.host_ios += completed;
-        r.map(|n| {
-            assert_eq!(n, valid, "requests run");
-            n
-        })
-        .map_err(|(_, e)| e)
+        r.inspect(|&n| assert_eq!(n, valid, "requests run"))
+            .map_err(|(_, e)| e)
     }
 
     /// Write one page per tag from `lpn`, with the caller's tags. A host issues it through
@@ -707,8 +714,23 @@ pub(crate) struct ClosedLoop<'a> {
     /// once it has completed).
     at: SimTime,
     next_at: SimTime,
-    /// Requests completed (`host_ios`, added when the run ends: the FTL holds the flash).
-    completed: u64,
+    /// The latency of the requests completed last and how many in a row had it, not yet
+    /// counted: at depth 1 most requests take the same time (a transfer and a program on an
+    /// idle die), so a request usually costs a compare and an increment here and its bucket
+    /// index is computed once per row ([`ClosedLoop::count_row`]).
+    same_ns: u64,
+    same_n: u64,
+}
+
+impl ClosedLoop<'_> {
+    /// Count the row of equal latencies held back (none: nothing to count).
+    #[inline]
+    fn count_row(&mut self) {
+        if self.same_n > 0 {
+            self.latency.record_n(self.same_ns, self.same_n);
+            self.same_n = 0;
+        }
+    }
 }
 
 impl crate::ftl::RunClock for ClosedLoop<'_> {
@@ -720,7 +742,8 @@ impl crate::ftl::RunClock for ClosedLoop<'_> {
     }
 
     /// As [`QueuedRun::complete`] without link or cache: the request completes at its
-    /// page's program (at least its issue), plus the acknowledgement.
+    /// page's program (at least its issue), plus the acknowledgement. Completed requests
+    /// are the run's written pages (the caller counts them).
     #[inline(always)]
     fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
         let at = self.at;
@@ -732,8 +755,12 @@ impl crate::ftl::RunClock for ClosedLoop<'_> {
                 field: self.cfg.slowest_timing_field(),
             });
         }
-        self.completed += 1;
-        self.latency.record((done - at.0).max(1));
+        let ns = (done - at.0).max(1);
+        if ns != self.same_ns {
+            self.count_row();
+            self.same_ns = ns;
+        }
+        self.same_n += 1;
         self.next_at = SimTime(done);
         Ok(())
     }
