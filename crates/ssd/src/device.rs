@@ -304,52 +304,97 @@ impl Ssd {
         self.flash.timing_enabled() && !self.cfg.ftl.check_invariants
     }
 
-    /// One-page write requests, one per element of `lpns` (every one in range) in order, on
-    /// `stream` (a device stream), each issued through the host's `queue` as the one before
-    /// it left it, on a device where [`Ssd::timed_runs`] holds: the same issue and
-    /// completion times, latencies, tags, counters and maps as [`Ssd::write`] of one page per
-    /// request in turn with the host port's queue and clock (`last_done`), in one FTL call
-    /// ([`Ftl::write_run_timed`]). Stops at the first request that fails, after the ones
-    /// before it, and returns its error (the failed request keeps its queue slot, as with
-    /// the port's `submit`).
+    /// One-page write requests, one per element of `lpns` in order, on `stream`, up to the
+    /// first out of range or on a stream the device lacks (none run when `stream` is one),
+    /// each issued through the host's `queue` as the one before it left it, on a device where
+    /// [`Ssd::timed_runs`] holds: the same issue and completion times, latencies, tags,
+    /// counters and maps as [`Ssd::write`] of one page per request in turn with the host
+    /// port's queue and clock (`last_done`), in one FTL call ([`Ftl::write_run_timed`]).
+    /// Returns how many requests ran (the caller fails the next one, if any). Stops at the
+    /// first request that fails, after the ones before it, and returns its error (the failed
+    /// request keeps its queue slot, as with the port's `submit`).
     pub fn write_pages_timed(
         &mut self,
         lpns: &[u64],
         stream: StreamId,
         queue: &mut crate::queue::HostQueue,
         last_done: &mut SimTime,
-    ) -> Result<(), SsdError> {
+    ) -> Result<usize, SsdError> {
         assert!(
             self.timed_runs(),
             "a run of timed writes on an untimed device"
         );
+        let logical = self.logical_pages;
+        let valid = match stream.0 < self.cfg.ftl.streams {
+            true => lpns
+                .iter()
+                .position(|&l| l >= logical)
+                .unwrap_or(lpns.len()),
+            false => 0,
+        };
+        let lpns = &lpns[..valid];
         if lpns.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
-        assert!(
-            stream.0 < self.cfg.ftl.streams && lpns.iter().all(|&l| l < self.logical_pages),
-            "a timed run on stream {} of pages in range",
-            stream.0
-        );
-        let mut clock = TimedRun {
-            queue,
-            last_done,
-            iface: &mut self.iface,
-            latency: &mut self.latency_ns,
-            cfg: &self.cfg,
-            page_bytes: self.cfg.geometry.page_bytes as u64,
-            at: SimTime::ZERO,
-            slot: SimTime::ZERO,
-            completed: 0,
+        // A closed loop without link or cache (the default device) runs a clock without
+        // their steps; the page loop is compiled once for each clock.
+        let closed = queue.depth() == 1 && !self.iface.has_link() && !self.iface.has_cache();
+        let mut clock = if closed {
+            // The first request issues now; each one after it when the one before completes.
+            let first = queue.issue_time(SimTime::ZERO);
+            TimedRun::Closed(ClosedLoop {
+                latency: &mut self.latency_ns,
+                cfg: &self.cfg,
+                ack_ns: self.iface.write_ack_ns(),
+                at: first,
+                next_at: first,
+                // No latency is 0 ns (each is at least 1): the first request starts a row.
+                same_ns: 0,
+                same_n: 0,
+            })
+        } else {
+            TimedRun::Queued(QueuedRun {
+                queue: &mut *queue,
+                last_done: &mut *last_done,
+                iface: &mut self.iface,
+                latency: &mut self.latency_ns,
+                cfg: &self.cfg,
+                page_bytes: self.cfg.geometry.page_bytes as u64,
+                at: SimTime::ZERO,
+                slot: SimTime::ZERO,
+                completed: 0,
+            })
         };
         let r = self
             .ftl
             .write_run_timed(&mut self.flash, lpns, stream, self.next_tag, &mut clock);
-        let completed = clock.completed;
+        let (completed, closed_end) = match clock {
+            TimedRun::Closed(mut c) => {
+                c.count_row();
+                // A request completed unless its page's write or its completion failed.
+                let completed = match &r {
+                    Ok(n) => *n,
+                    Err((i, _)) => *i,
+                };
+                (completed as u64, Some((c.at, c.next_at)))
+            }
+            TimedRun::Queued(c) => (c.completed, None),
+        };
+        if let Some((at, next_at)) = closed_end {
+            // The queue and clock as the requests left them one by one: the last issued
+            // completed (at `next_at`) unless it failed.
+            let last = (completed > 0).then_some(next_at);
+            let all = completed as usize == lpns.len();
+            queue.end_closed_loop(at, last.filter(|_| all));
+            if let Some(done) = last {
+                *last_done = (*last_done).max(done);
+            }
+        }
         let written = self.account_run(lpns, stream, &r);
         assert_eq!(completed, written as u64, "requests completed vs written");
         self.flash.stats.host_ios += completed;
-        r.map(|_| ()).map_err(|(_, e)| e)
+        r.inspect(|&n| assert_eq!(n, valid, "requests run"))
+            .map_err(|(_, e)| e)
     }
 
     /// Write one page per tag from `lpn`, with the caller's tags. A host issues it through
@@ -648,8 +693,81 @@ impl Ssd {
 }
 
 /// The clock of [`Ssd::write_pages_timed`]: per request, what the host port's `submit` and
-/// [`Ssd::write`] do around the FTL's write of its one page, in the same order.
-pub(crate) struct TimedRun<'a> {
+/// [`Ssd::write`] do around the FTL's write of its one page, in the same order. One of two,
+/// chosen per run from the configuration, so that branches the configuration decides stay
+/// out of the page loop ([`Ftl::write_run_timed`] runs the loop once for each).
+pub(crate) enum TimedRun<'a> {
+    /// Queue depth 1, no link time and no write cache: the default device.
+    Closed(ClosedLoop<'a>),
+    /// Any queue depth, link and write cache.
+    Queued(QueuedRun<'a>),
+}
+
+/// [`TimedRun::Closed`]: each request issues when the one before completes, the first at
+/// the queue's issue time; a request's data is in at its issue and its page completes at
+/// its program. The queue and the port's clock are brought up to date when the run ends.
+pub(crate) struct ClosedLoop<'a> {
+    latency: &'a mut LatencyCounts,
+    cfg: &'a SsdConfig,
+    ack_ns: u64,
+    /// The current request's issue time, and the next one's (the current one's completion
+    /// once it has completed).
+    at: SimTime,
+    next_at: SimTime,
+    /// The latency of the requests completed last and how many in a row had it, not yet
+    /// counted: at depth 1 most requests take the same time (a transfer and a program on an
+    /// idle die), so a request usually costs a compare and an increment here and its bucket
+    /// index is computed once per row ([`ClosedLoop::count_row`]).
+    same_ns: u64,
+    same_n: u64,
+}
+
+impl ClosedLoop<'_> {
+    /// Count the row of equal latencies held back (none: nothing to count).
+    #[inline]
+    fn count_row(&mut self) {
+        if self.same_n > 0 {
+            self.latency.record_n(self.same_ns, self.same_n);
+            self.same_n = 0;
+        }
+    }
+}
+
+impl crate::ftl::RunClock for ClosedLoop<'_> {
+    /// Issue the next request: the time its page reaches the FTL (its issue).
+    #[inline(always)]
+    fn issue(&mut self) -> SimTime {
+        self.at = self.next_at;
+        self.at
+    }
+
+    /// As [`QueuedRun::complete`] without link or cache: the request completes at its
+    /// page's program (at least its issue), plus the acknowledgement. Completed requests
+    /// are the run's written pages (the caller counts them).
+    #[inline(always)]
+    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
+        let at = self.at;
+        // At least `at`: the latency below needs no saturating subtraction.
+        let done = at.0.max(programmed.0).saturating_add(self.ack_ns);
+        if done == u64::MAX {
+            return Err(SsdError::TimeOverflow {
+                at_ns: at.0,
+                field: self.cfg.slowest_timing_field(),
+            });
+        }
+        let ns = (done - at.0).max(1);
+        if ns != self.same_ns {
+            self.count_row();
+            self.same_ns = ns;
+        }
+        self.same_n += 1;
+        self.next_at = SimTime(done);
+        Ok(())
+    }
+}
+
+/// [`TimedRun::Queued`]: the host queue, link and cache stepped per request.
+pub(crate) struct QueuedRun<'a> {
     queue: &'a mut crate::queue::HostQueue,
     last_done: &'a mut SimTime,
     iface: &'a mut HostInterface,
@@ -664,7 +782,7 @@ pub(crate) struct TimedRun<'a> {
     completed: u64,
 }
 
-impl crate::ftl::RunClock for TimedRun<'_> {
+impl crate::ftl::RunClock for QueuedRun<'_> {
     /// Issue the next request: the time its page reaches the FTL.
     #[inline(always)]
     fn issue(&mut self) -> SimTime {

@@ -131,6 +131,9 @@ pub struct Flash {
     /// Each die's channel (`die % channels`), looked up on every timed program and read
     /// instead of computed.
     channel_of_die: Box<[u32]>,
+    /// Each block's die and that die's channel (timing on; else empty), looked up on every
+    /// timed program of a host page instead of a division and a second lookup.
+    place_of_block: Box<[(DieId, u32)]>,
     timing: bool,
     t_read_ns: u64,
     t_prog_ns: u64,
@@ -171,6 +174,15 @@ impl Flash {
             per_block: DivU32::new(g.pages_per_block),
             per_die: DivU32::new(cfg.blocks_per_die()),
             channel_of_die: (0..cfg.dies()).map(|d| d % g.channels).collect(),
+            place_of_block: match cfg.timing.enabled {
+                true => (0..blocks as u32)
+                    .map(|b| {
+                        let die = b / cfg.blocks_per_die();
+                        (DieId(die), die % g.channels)
+                    })
+                    .collect(),
+                false => Box::default(),
+            },
             timing: cfg.timing.enabled,
             t_read_ns: cfg.timing.t_read_ns,
             t_prog_ns: cfg.timing.t_prog_ns,
@@ -609,13 +621,19 @@ impl Flash {
         if !self.timing {
             return now;
         }
-        self.time_program_on(self.die_of(block), now)
+        let (die, ch) = self.place_of_block[block.0 as usize];
+        self.time_program_at(die, ch as usize, now)
     }
 
     /// [`Flash::time_program`] on a die already known.
     #[inline(always)]
     fn time_program_on(&mut self, die: DieId, now: SimTime) -> SimTime {
-        let ch = self.channel_of(die);
+        self.time_program_at(die, self.channel_of(die), now)
+    }
+
+    /// [`Flash::time_program`] on a die and its channel already known.
+    #[inline(always)]
+    fn time_program_at(&mut self, die: DieId, ch: usize, now: SimTime) -> SimTime {
         let start = now.0.max(self.channel_free_ns[ch]);
         let sent = start.saturating_add(self.xfer_ns);
         self.channel_free_ns[ch] = sent;

@@ -157,20 +157,9 @@ impl HostPort {
         if !self.replay_arrivals && self.ssd.timed_runs() {
             // The requests in range on a device stream run in one FTL call; the first that
             // is not goes through `submit`, which issues it and fails its check.
-            let (logical, streams) = (self.ssd.logical_pages(), self.ssd.config().ftl.streams);
-            let valid = if stream.0 < streams {
-                lpns.iter()
-                    .position(|&l| l >= logical)
-                    .unwrap_or(lpns.len())
-            } else {
-                0
-            };
-            self.ssd.write_pages_timed(
-                &lpns[..valid],
-                stream,
-                &mut self.queue,
-                &mut self.last_done,
-            )?;
+            let valid =
+                self.ssd
+                    .write_pages_timed(lpns, stream, &mut self.queue, &mut self.last_done)?;
             if let Some(&lpn) = lpns.get(valid) {
                 let cmd = Command::Write {
                     lpn: Lpn(lpn),

@@ -44,11 +44,16 @@ pub(crate) const COUNTS_LEN: usize = {
 
 /// The histogram's bucket index of `ns` (any value; may be past the last index).
 #[inline(always)]
-fn index_of(ns: u64) -> usize {
+const fn index_of(ns: u64) -> usize {
     let bucket = LEADING_ZERO_BASE - (ns | SUB_BUCKET_MASK).leading_zeros();
     let sub_bucket = ns >> bucket;
     (((bucket as u64 + 1) << HALF_MAGNITUDE) + sub_bucket - (SUB_BUCKETS >> 1)) as usize
 }
+
+/// Where a latency the histogram cannot index is counted: its highest trackable value's
+/// bucket.
+const LAST: usize = index_of(LATENCY_HIGHEST_NS);
+const _: () = assert!(LAST < COUNTS_LEN, "the highest trackable value has a count");
 
 /// The lowest value counted at `index` (a value [`index_of`] maps to it).
 fn lowest_value_of(index: usize) -> u64 {
@@ -85,25 +90,27 @@ pub struct LatencySample {
     pub max: u64,
 }
 
-/// Counts per bucket with the range that holds the non-zero ones.
+/// Counts per bucket. Recording keeps no range of the non-zero counts (two compares a
+/// request); a reset, a fold, a sample and a histogram build find it by a scan
+/// ([`Counts::range`]) instead, at most ~270 KiB of reads each and a few dozen a run.
 #[derive(Clone, Debug)]
 struct Counts {
-    counts: Vec<u64>,
+    /// Fixed length, so an index clamped below [`COUNTS_LEN`] needs no bounds check.
+    counts: Box<[u64; COUNTS_LEN]>,
     recorded: u64,
-    /// Every non-zero count lies in `lo..=hi` (none: `lo > hi`), so a reset, a fold and a
-    /// histogram build touch only that range, not all ~270 KiB of counts.
-    lo: usize,
-    hi: usize,
 }
+
+/// Counts scanned (or skipped) together: an OR of 16 counts is a few vector instructions.
+const RUN: usize = 16;
+const _: () = assert!(COUNTS_LEN.is_multiple_of(RUN), "counts in whole runs");
 
 impl Counts {
     /// No counts (zeroed memory: its pages become resident only as counts land in them).
-    fn new(len: usize) -> Counts {
+    fn new() -> Counts {
+        let counts: Box<[u64]> = vec![0; COUNTS_LEN].into_boxed_slice();
         Counts {
-            counts: vec![0; len],
+            counts: counts.try_into().expect("COUNTS_LEN counts"),
             recorded: 0,
-            lo: len,
-            hi: 0,
         }
     }
 
@@ -111,32 +118,65 @@ impl Counts {
     fn add(&mut self, i: usize, n: u64) {
         self.counts[i] += n;
         self.recorded += n;
-        self.lo = self.lo.min(i);
-        self.hi = self.hi.max(i);
+    }
+
+    /// The indexes `lo..hi` that hold every non-zero count (empty: none), found by a scan
+    /// from each end that skips [`RUN`] zero counts at a time.
+    fn range(&self) -> std::ops::Range<usize> {
+        if self.recorded == 0 {
+            return 0..0;
+        }
+        let (runs, rest) = self.counts.as_chunks::<RUN>();
+        assert!(rest.is_empty(), "counts in whole runs");
+        let any = |run: &[u64; RUN]| run.iter().fold(0, |any, &n| any | n) != 0;
+        let first = runs.iter().position(any);
+        let last = runs.iter().rposition(any);
+        let (first, last) = first.zip(last).expect("recorded counts are non-zero");
+        let lo = first * RUN + runs[first].iter().position(|&n| n > 0).unwrap_or(0);
+        let hi = last * RUN + runs[last].iter().rposition(|&n| n > 0).unwrap_or(0) + 1;
+        assert!(
+            lo < hi && self.counts[lo] > 0 && self.counts[hi - 1] > 0,
+            "non-zero counts in {lo}..{hi}"
+        );
+        lo..hi
+    }
+
+    /// Call `f` with each non-zero count in index order, as (index, count), and clear it:
+    /// afterwards there are no counts.
+    fn drain(&mut self, mut f: impl FnMut(usize, u64)) {
+        let range = self.range();
+        let lo = range.start;
+        for (r, run) in self.counts[range].chunks_mut(RUN).enumerate() {
+            if run.iter().fold(0, |any, &n| any | n) == 0 {
+                continue;
+            }
+            for (j, n) in run.iter_mut().enumerate() {
+                if *n > 0 {
+                    f(lo + r * RUN + j, *n);
+                    // Only counts that are non-zero are written (their pages are resident).
+                    *n = 0;
+                }
+            }
+        }
+        self.recorded = 0;
     }
 
     fn reset(&mut self) {
         if self.recorded > 0 {
-            // In place (a fresh zeroed vector measured ~400 KiB more at peak in a timed run:
-            // the allocator zeroes it in heap memory, and the old one stays resident there).
-            self.counts[self.lo..=self.hi].fill(0);
+            // In place and only over the counts' range (a fresh zeroed vector measured
+            // ~400 KiB more at peak in a timed run: the allocator zeroes it in heap memory,
+            // and the old one stays resident there).
+            let range = self.range();
+            self.counts[range].fill(0);
             self.recorded = 0;
-            (self.lo, self.hi) = (self.counts.len(), 0);
         }
     }
 
     /// The non-zero counts in index order, as (index, count).
     fn non_zero(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        // Most buckets are empty: skip them 16 at a time (an OR of 16 counts is a few vector
-        // instructions).
-        const RUN: usize = 16;
-        let (lo, hi) = if self.recorded == 0 {
-            (0, 0)
-        } else {
-            assert!(self.lo <= self.hi, "latencies recorded outside their range");
-            (self.lo, self.hi + 1)
-        };
-        self.counts[lo..hi]
+        let range = self.range();
+        let lo = range.start;
+        self.counts[range]
             .chunks(RUN)
             .enumerate()
             .filter(|(_, run)| run.iter().fold(0, |any, &n| any | n) != 0)
@@ -155,42 +195,43 @@ impl Counts {
 pub(crate) struct LatencyCounts {
     interval: Counts,
     earlier: Counts,
-    /// Where a latency the histogram cannot index is counted (its highest trackable value's).
-    last: usize,
 }
 
 impl LatencyCounts {
     /// No counts.
     pub fn new() -> LatencyCounts {
-        let len = COUNTS_LEN;
-        let last = index_of(LATENCY_HIGHEST_NS);
         assert!(
-            last < len && index_of(1) == 1 && lowest_value_of(last) <= LATENCY_HIGHEST_NS,
-            "latency buckets: {len} counts, highest at {last}"
+            LAST < COUNTS_LEN && index_of(1) == 1 && lowest_value_of(LAST) <= LATENCY_HIGHEST_NS,
+            "latency buckets: {COUNTS_LEN} counts, highest at {LAST}"
         );
         LatencyCounts {
-            interval: Counts::new(len),
-            earlier: Counts::new(len),
-            last,
+            interval: Counts::new(),
+            earlier: Counts::new(),
         }
     }
 
     /// Where `ns` is counted: its bucket, or the highest trackable value's past the last.
     #[inline(always)]
-    fn slot(&self, ns: u64) -> usize {
+    fn slot(ns: u64) -> usize {
         let i = index_of(ns);
         if i < COUNTS_LEN {
             i
         } else {
-            self.last
+            LAST
         }
     }
 
     /// Count one request of `ns` nanoseconds.
     #[inline(always)]
     pub fn record(&mut self, ns: u64) {
-        let i = self.slot(ns);
+        let i = Self::slot(ns);
         self.interval.add(i, 1);
+    }
+
+    /// Count `n` requests of `ns` nanoseconds each.
+    #[inline]
+    pub fn record_n(&mut self, ns: u64, n: u64) {
+        self.interval.add(Self::slot(ns), n);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -222,11 +263,10 @@ impl LatencyCounts {
     /// built), and its counts join the earlier ones (the device keeps every count since the
     /// last reset).
     pub fn sample(&mut self) -> Option<LatencySample> {
-        let c = &self.interval;
-        if c.recorded == 0 {
+        if self.interval.recorded == 0 {
             return None;
         }
-        let total = c.recorded;
+        let total = self.interval.recorded;
         // As `Histogram::value_at_quantile` (quantile > 0): the first bucket whose running
         // count reaches ceil(q * total), at least 1; reported at its highest value.
         let target = |q: f64| ((q * total as f64).ceil() as u64).max(1);
@@ -235,19 +275,25 @@ impl LatencyCounts {
         let (mut p99, mut p999) = (None, None);
         let mut mean = 0.0f64;
         let mut running = 0u64;
-        for (i, n) in c.non_zero() {
+        let mut max_index = 0;
+        let (interval, earlier) = (&mut self.interval, &mut self.earlier);
+        // One pass over the interval's counts: its figures, and each count moved to the
+        // earlier ones (which keep every count since the last reset).
+        interval.drain(|i, n| {
             // As `Histogram::mean`: in index order, each bucket's median times its count over
             // the total, added to the running sum (the same operations, so the same bits).
             let median = lowest_value_of(i) + (range_of(i) >> 1);
             mean += median as f64 * n as f64 / total as f64;
             running += n;
+            max_index = i;
             if p99.is_none() && running >= t99 {
                 p99 = Some(highest(i));
             }
             if p999.is_none() && running >= t999 {
                 p999 = Some(highest(i));
             }
-        }
+            earlier.add(i, n);
+        });
         assert_eq!(running, total, "latencies counted vs recorded");
         let sample = LatencySample {
             count: total,
@@ -255,18 +301,8 @@ impl LatencyCounts {
             p99: p99.expect("the running count reaches every target"),
             p999: p999.expect("the running count reaches every target"),
             // As `Histogram::max`: the highest value of the highest bucket counted.
-            max: highest(c.hi),
+            max: highest(max_index),
         };
-        let (interval, earlier) = (&mut self.interval, &mut self.earlier);
-        if interval.lo <= interval.hi {
-            for i in interval.lo..=interval.hi {
-                let n = interval.counts[i];
-                if n > 0 {
-                    earlier.add(i, n);
-                }
-            }
-        }
-        interval.reset();
         Some(sample)
     }
 }
@@ -316,6 +352,16 @@ mod tests {
         }
         let got = counts.histogram();
         assert_eq!(got, want);
+        // Rows of equal latencies counted at once count the same.
+        let (mut rows, mut want_rows) = (LatencyCounts::new(), latency_histogram());
+        for (k, &ns) in latencies().iter().enumerate() {
+            let n = k as u64 % 3;
+            rows.record_n(ns, n);
+            for _ in 0..n {
+                want_rows.saturating_record(ns);
+            }
+        }
+        assert_eq!(rows.histogram(), want_rows, "rows counted with record_n");
         assert_eq!(got.len(), want.len());
         assert_eq!((got.min(), got.max()), (want.min(), want.max()));
         assert_eq!(got.mean(), want.mean());
@@ -372,7 +418,7 @@ mod tests {
                 .interval
                 .counts
                 .iter()
-                .chain(&counts.earlier.counts)
+                .chain(counts.earlier.counts.iter())
                 .all(|&n| n == 0),
             "a reset clears every count"
         );

@@ -70,6 +70,19 @@ impl HostInterface {
         SimTime(stored.0.saturating_add(self.t_write_ack_ns))
     }
 
+    /// Whether requests cross a link that takes time (else [`HostInterface::write_in`] and
+    /// [`HostInterface::read_out`] return the time they are given).
+    #[inline]
+    pub fn has_link(&self) -> bool {
+        self.link_ps_per_byte != 0
+    }
+
+    /// The controller's acknowledgement time of a write, ns ([`HostInterface::write_acked`]).
+    #[inline]
+    pub fn write_ack_ns(&self) -> u64 {
+        self.t_write_ack_ns
+    }
+
     /// Whether the device has a write cache (else [`HostInterface::page_slot`] and
     /// [`HostInterface::page_done`] return the time they are given).
     #[inline]

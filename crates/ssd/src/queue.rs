@@ -36,6 +36,31 @@ impl HostQueue {
         }
     }
 
+    /// The most requests in flight at once.
+    #[inline]
+    pub fn depth(&self) -> u32 {
+        self.qd as u32
+    }
+
+    /// Depth 1, after requests that arrived at time zero were each issued when the one
+    /// before completed (as [`HostQueue::issue_time`] and [`HostQueue::complete`] in turn
+    /// leave it, for a caller that kept the loop's times itself): the last was issued at
+    /// `last_at` and completes at `done` (`None`: it did not complete).
+    pub(crate) fn end_closed_loop(&mut self, last_at: SimTime, done: Option<SimTime>) {
+        assert!(
+            self.qd == 1 && self.in_flight_one.is_none() && last_at >= self.floor,
+            "a closed loop at depth {} issued at {last_at:?} before {:?}",
+            self.qd,
+            self.floor
+        );
+        assert!(
+            done.is_none_or(|d| d >= last_at),
+            "completion {done:?} before issue {last_at:?}"
+        );
+        self.floor = last_at;
+        self.in_flight_one = done.map(|d| d.0);
+    }
+
     /// When a request arriving at `arrival` is issued to the device.
     #[inline]
     pub fn issue_time(&mut self, arrival: SimTime) -> SimTime {

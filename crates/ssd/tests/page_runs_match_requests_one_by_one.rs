@@ -4,7 +4,8 @@
 //! past the end, a stream the device lacks) on every FTL scheme, timed and untimed, at queue
 //! depth 1 and 4. Both ports must give the same results and errors op by op, and end with
 //! the same counters, clock, per-stream counts, latencies and tags on every page (timed:
-//! with and without a write cache).
+//! with and without a host link, an acknowledgement time and a write cache; at depth 1
+//! without link or cache a timed run takes its closed-loop clock).
 
 mod common;
 
@@ -48,7 +49,34 @@ fn op_strategy(logical: u64) -> impl Strategy<Value = Op> {
     ]
 }
 
-fn port(kind: FtlKind, policy: GcPolicy, timing: bool, qd: u32, cache: u32) -> HostPort {
+/// How a timed device's host interface is set up: a write cache of `cache` pages, a link
+/// (600 MB/s, 2 us a command) or none, and an acknowledgement time; with `fine_ns`, flash
+/// operations of a few hundred ns, so that most latencies fall in the histogram's 1 ns
+/// buckets (below 2,048 ns) and a latency off by a few ns changes the counts.
+#[derive(Clone, Copy, Debug)]
+struct Iface {
+    cache: u32,
+    link: bool,
+    ack_ns: u64,
+    fine_ns: bool,
+}
+
+fn iface() -> impl Strategy<Value = Iface> {
+    (
+        prop::sample::select(vec![0u32, 3]),
+        any::<bool>(),
+        prop::sample::select(vec![0u64, 301]),
+        any::<bool>(),
+    )
+        .prop_map(|(cache, link, ack_ns, fine_ns)| Iface {
+            cache,
+            link,
+            ack_ns,
+            fine_ns,
+        })
+}
+
+fn port(kind: FtlKind, policy: GcPolicy, timing: bool, qd: u32, iface: Iface) -> HostPort {
     let mut cfg = common::tiny(kind);
     cfg.ftl.check_invariants = false; // else every run takes the general path
     cfg.ftl.data = DataMode::Tags;
@@ -56,13 +84,22 @@ fn port(kind: FtlKind, policy: GcPolicy, timing: bool, qd: u32, cache: u32) -> H
     cfg.ftl.streams = if kind == FtlKind::Page { 2 } else { 1 };
     cfg.timing.enabled = timing;
     // A write cache (timed): requests complete at their pages' slots, which free as pages
-    // program; a link transfer and an acknowledgement time in both cases.
-    cfg.timing.write_cache_pages = cache;
-    (
-        cfg.timing.host_mb_per_s,
-        cfg.timing.t_cmd_ns,
-        cfg.timing.t_write_ack_ns,
-    ) = (600.0, 2_000, 3_000);
+    // program.
+    cfg.timing.write_cache_pages = iface.cache;
+    (cfg.timing.host_mb_per_s, cfg.timing.t_cmd_ns) = match iface.link {
+        true => (600.0, 2_000),
+        false => (0.0, 0),
+    };
+    cfg.timing.t_write_ack_ns = iface.ack_ns;
+    if iface.fine_ns {
+        // 512 B pages at 1,000 MB/s: 512 ns on the channel.
+        (
+            cfg.timing.t_read_ns,
+            cfg.timing.t_prog_ns,
+            cfg.timing.t_erase_ns,
+        ) = (37, 211, 1_013);
+        cfg.timing.channel_mb_per_s = 1_000.0;
+    }
     HostPort::new(Ssd::new(cfg).expect("a tiny device"), qd)
 }
 
@@ -135,7 +172,7 @@ fn policy() -> impl Strategy<Value = GcPolicy> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn a_run_of_page_writes_is_the_same_as_its_requests_one_by_one(
@@ -143,10 +180,10 @@ proptest! {
         policy in policy(),
         timing in any::<bool>(),
         qd in prop::sample::select(vec![1u32, 4]),
-        cache in prop::sample::select(vec![0u32, 3]),
+        iface in iface(),
         ops in prop::collection::vec(op_strategy(358), 1..60),
     ) {
-        let (mut fast, mut slow) = (port(kind, policy, timing, qd, cache), port(kind, policy, timing, qd, cache));
+        let (mut fast, mut slow) = (port(kind, policy, timing, qd, iface), port(kind, policy, timing, qd, iface));
         prop_assert!(fast.ssd().logical_pages() < 360, "some pages past the end");
         for (i, op) in ops.iter().enumerate() {
             let (a, b) = (apply(&mut fast, op, true), apply(&mut slow, op, false));

@@ -72,7 +72,12 @@ pub(crate) trait Ftl: Send {
         first_tag: u64,
         clock: &mut crate::device::TimedRun<'_>,
     ) -> Result<usize, (usize, SsdError)> {
-        run_pages(self, flash, lpns, stream, first_tag, clock)
+        use crate::device::TimedRun;
+        // One loop per clock: the configuration's branches stay out of the page loop.
+        match clock {
+            TimedRun::Closed(c) => run_pages(self, flash, lpns, stream, first_tag, c),
+            TimedRun::Queued(c) => run_pages(self, flash, lpns, stream, first_tag, c),
+        }
     }
     /// Per reclaim-unit handle counters (FDP, page scheme); empty for other schemes.
     fn handle_stats(&self, _flash: &Flash) -> Vec<super::fdp::HandleStats> {
