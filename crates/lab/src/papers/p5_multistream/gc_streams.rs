@@ -132,3 +132,35 @@ pub(super) fn note(plan: &Plan, runs: &[Run]) -> Option<String> {
         )
     })
 }
+
+/// For the claims' notes: from a report's `config.gc_by_stream`, GC copies per host page of
+/// each written stream of P5's four policies under per-stream GC ("none 0.97; per-type:
+/// superblock 0.42, header 0.71, ..."); None without the key (results written before it).
+pub fn claim_note(config: &serde_json::Value) -> Option<String> {
+    let streams = config.get("gc_by_stream")?.as_array()?;
+    let parts: Vec<String> = ["none", "per-type", "merge-similar", "merge-different"]
+        .iter()
+        .filter_map(|&p| {
+            let of: Vec<String> = streams
+                .iter()
+                .filter(|s| s["policy"] == p && s["gc_mode"] == "per-stream")
+                .filter_map(|s| {
+                    let host = s["host_pages"].as_u64().filter(|&h| h > 0)?;
+                    let copied = s["gc_pages_copied"].as_u64()?;
+                    Some(format!(
+                        "{} {:.2}",
+                        s["types"].as_str()?,
+                        copied as f64 / host as f64
+                    ))
+                })
+                .collect();
+            (!of.is_empty()).then(|| format!("{p}: {}", of.join(", ")))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "GC copies per host page by stream (gc per-stream): {}",
+            parts.join("; ")
+        )
+    })
+}

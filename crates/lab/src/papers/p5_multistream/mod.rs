@@ -1021,10 +1021,10 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
     let mut report = Report::new("multistream", opts, config);
     report.set_rows(&rows);
     report.paper = papers::p5().rows.clone();
+    report.config["gc_by_stream"] = gc_streams::config(plan, &runs);
     report.claims = claims::claims(&report);
     report.notes = notes(plan, &runs);
     report.notes.extend(gc_streams::note(plan, &runs));
-    report.config["gc_by_stream"] = gc_streams::config(plan, &runs);
     if !death.is_empty() {
         report.notes.push(deaths::note(&death));
     }
