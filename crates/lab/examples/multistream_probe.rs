@@ -5,10 +5,10 @@
 //! and what the store does with retired DB headers and how it estimates the stale share
 //! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
 //! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|faithful [paper] [live] [reuse|hold]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]]`.
 
 use blockdev::ChunkGoal;
-use engine::kv::{RetiredHeaders, StaleEstimate, StalePages};
+use engine::kv::{CompactionMode, RetiredHeaders, StaleEstimate, StalePages};
 use lab::papers::p5_multistream::{run_with, DbFiles, MapSpec, MultistreamRow, Plan};
 use lab::report::Scale;
 use lab::ReproduceOptions;
@@ -30,6 +30,8 @@ fn main() {
         Some("mballoc") => mballoc(scale, std::env::args().nth(3)),
         Some("wal") => wal_flush(scale, std::env::args().nth(3)),
         Some("stale") => stale_pages(scale),
+        Some("trim") => trims(scale),
+        Some("inplace") => in_place_reuse(scale),
         Some("faithful") => faithful(
             scale,
             std::env::args().nth(3),
@@ -40,7 +42,7 @@ fn main() {
             chunks_per_file(Scale::Quick);
         }
         Some(other) => usage(&format!(
-            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale` or `faithful`"
+            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace` or `faithful`"
         )),
     }
 }
@@ -236,6 +238,42 @@ fn stale_pages(scale: Scale) {
     }
 }
 
+/// The stores' trims dropped (P5's ext4 without `discard`, the default) or passed on to the
+/// drive (`trim [quick|paper]`).
+fn trims(scale: Scale) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    for discard in [false, true] {
+        let mut plan = four_policies(&opts);
+        plan.discard = discard;
+        run_and_print(&opts, &plan, &format!("discard {discard} {scale:?}"));
+    }
+}
+
+/// Whole-file compaction (ForestDB's, default) against stale pages reused within the file
+/// (incremental compaction: freed pages go back to the store's allocator), the mode P5's text
+/// describes ("writes append until the invalid share passes a ratio, then reuses the invalid
+/// region"; `inplace [quick|paper]`).
+fn in_place_reuse(scale: Scale) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    for mode in [CompactionMode::WholeFile, CompactionMode::Incremental] {
+        let mut plan = four_policies(&opts);
+        plan.compaction_mode = mode;
+        run_and_print(
+            &opts,
+            &plan,
+            &format!("compaction {} {scale:?}", mode.name()),
+        );
+    }
+}
+
 /// Retired headers reused or held to their generation's compaction, by each stale estimate.
 fn headers_and_stale_estimate(scale: Scale) {
     let opts = ReproduceOptions {
@@ -289,6 +327,7 @@ fn run_and_print(opts: &ReproduceOptions, plan: &Plan, probe: &str) {
             n.starts_with("What ends a page")
                 || n.starts_with("Age at release")
                 || n.starts_with("File system held")
+                || n.starts_with("GC copies per host page")
         })
         .cloned()
         .collect::<Vec<_>>()

@@ -119,6 +119,32 @@ fn a_small_run_has_one_row_per_policy_the_series_and_the_lifetime_table() {
         );
     }
     assert!(of("data", "overwritten").unwrap() >= 20.0, "{lifetime:?}");
+    // GC copies per device stream: under per-stream GC they add up to each run's total, and
+    // per-type's streams are its four types.
+    let by_stream = r.config["gc_by_stream"].as_array().unwrap();
+    for row in &rows {
+        let of_run = by_stream
+            .iter()
+            .filter(|s| s["policy"] == row.policy.as_str() && s["gc_mode"] == "per-stream");
+        let copied: u64 = of_run
+            .clone()
+            .map(|s| s["gc_pages_copied"].as_u64().unwrap())
+            .sum();
+        assert_eq!(copied, row.gc_pages_copied, "{}: {by_stream:?}", row.policy);
+        let host: u64 = of_run.map(|s| s["host_pages"].as_u64().unwrap()).sum();
+        assert_eq!(host * 4096, row.host_bytes_written, "{}", row.policy);
+    }
+    let per_type: Vec<&str> = by_stream
+        .iter()
+        .filter(|s| s["policy"] == "per-type" && s["gc_mode"] == "per-stream")
+        .filter(|s| s["host_pages"].as_u64().unwrap() > 0)
+        .map(|s| s["types"].as_str().unwrap())
+        .collect();
+    assert_eq!(per_type, ["superblock", "header", "index", "data"]);
+    assert!(r
+        .notes
+        .iter()
+        .any(|n| n.starts_with("GC copies per host page, by device stream")));
     assert!(r
         .paper
         .iter()
@@ -163,4 +189,27 @@ fn a_users_stream_map_runs_beside_the_policies_and_a_bad_one_is_refused_first() 
     plan.policies.push(MapSpec::File(bad.clone()));
     let e = run_with(&opts, &plan).unwrap_err().to_string();
     assert!(e.contains("bad.toml:2") && e.contains("types.data"), "{e}");
+}
+
+/// With `discard` the stores' trims reach the drive: a page a compaction freed dies at once,
+/// so GC copies less than when the drive learns of it only when its LBA is written again.
+#[test]
+fn trims_passed_on_lower_the_gc_copies() {
+    let (opts, mut plan) = small();
+    plan.policies = vec![MapSpec::Policy(NamedPolicy::NoStreams)];
+    plan.gc_modes = vec![ssd::GcStreamMode::PerStream];
+    let copied = |discard: bool| {
+        let mut p = plan.clone();
+        p.discard = discard;
+        let out = run_with(&opts, &p).unwrap();
+        assert_eq!(out.report.config["discard"], discard);
+        let rows: Vec<MultistreamRow> = out.report.rows_as().unwrap();
+        rows[0].gc_pages_copied
+    };
+    let (dropped, passed) = (copied(false), copied(true));
+    assert!(dropped > 0, "this run has GC copies to save");
+    assert!(
+        passed < dropped,
+        "discard: {passed} copies, without: {dropped}"
+    );
 }

@@ -128,6 +128,26 @@ impl Ssd {
     pub fn host_pages_written_by_stream(&self) -> &[u64] {
         &self.host_pages_by_stream
     }
+    /// Valid pages GC copied out of each stream's blocks since the device was made, indexed
+    /// by `StreamId` (`ftl.streams` entries; empty for block-mapped schemes). A block counts
+    /// for the stream that wrote it: its host stream, or under `gc_stream = "per_stream"` the
+    /// stream whose GC slot wrote it. With `"separate"` the shared GC blocks' copies are in no
+    /// entry (they mix every stream's pages), so the sum is `stats().gc_pages_copied` only
+    /// with `"per_stream"` and `"victim"`. Read from the page FTL's per-slot counters (kept
+    /// at each reclaim), not counted on the write path.
+    pub fn gc_pages_copied_by_stream(&self) -> Vec<u64> {
+        let rows = self.ftl.handle_stats(&self.flash);
+        let by_stream: Vec<u64> = rows
+            .iter()
+            .filter(|h| h.handle.is_some())
+            .map(|h| h.gc_pages_copied)
+            .collect();
+        assert!(
+            by_stream.is_empty() || by_stream.len() == self.cfg.ftl.streams as usize,
+            "one GC copy count per stream"
+        );
+        by_stream
+    }
     pub fn flash(&self) -> &Flash {
         &self.flash
     }

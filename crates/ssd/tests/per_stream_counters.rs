@@ -33,3 +33,36 @@ fn each_stream_counts_its_own_host_pages() {
     let sum: u64 = d.host_pages_written_by_stream().iter().sum();
     assert_eq!(sum, d.stats().host_pages_written);
 }
+
+/// GC copies are counted per stream of the block they leave: a stream of pages written once
+/// and never overwritten holds no victim worth taking, and under `per_stream` GC the counts
+/// add up to the device's total.
+#[test]
+fn gc_copies_are_counted_on_the_stream_whose_block_held_them() {
+    let mut d = device(2);
+    assert_eq!(d.gc_pages_copied_by_stream(), vec![0, 0]);
+    let t = SimTime::ZERO;
+    let logical = d.logical_pages();
+    let cold = logical / 2;
+    // Stream 1: the lower half written once.
+    d.write(Lpn(0), cold as u32, StreamId(1), t).unwrap();
+    // Stream 0: the upper half overwritten over and over in a scattered order.
+    let hot = logical - cold;
+    let mut x = 1u64;
+    for _ in 0..hot * 12 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        d.write(Lpn(cold + (x >> 33) % hot), 1, StreamId(0), t)
+            .unwrap();
+    }
+    let by_stream = d.gc_pages_copied_by_stream();
+    let total = d.stats().gc_pages_copied;
+    assert!(total > 0, "the hot stream made GC copy pages");
+    assert_eq!(by_stream.iter().sum::<u64>(), total);
+    assert_eq!(
+        by_stream[1], 0,
+        "the cold stream's full blocks were never victims"
+    );
+    assert_eq!(by_stream[0], total);
+}

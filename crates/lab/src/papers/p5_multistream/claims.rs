@@ -68,6 +68,10 @@ pub fn claims(report: &Report) -> Vec<Claim> {
          isolating the superblock, and merging it with the data (merge-different) gains nothing",
         waf("none").unwrap_or(f64::NAN)
     );
+    let why = match super::gc_streams::claim_note(&report.config) {
+        Some(copies) => format!("{why}. {copies}"),
+        None => why,
+    };
     let mut out: Vec<Claim> = POLICIES[..3]
         .iter()
         .map(|p| {

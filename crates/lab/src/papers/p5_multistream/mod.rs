@@ -34,6 +34,7 @@
 pub mod claims;
 pub mod deaths;
 pub mod figures;
+pub mod gc_streams;
 pub mod release;
 mod tables;
 pub mod tape;
@@ -201,6 +202,15 @@ pub struct Plan {
     /// open blocks on each die, else one pool for the device). Default: one pool for the
     /// device ([`GC_POOL`]).
     pub gc_pool: Option<ssd::GcPool>,
+    /// The stores' trims passed on to the SSD during the measured runs (`true`: ext4 mounted
+    /// with `discard`, every block a compaction or a release frees dies on the drive at once),
+    /// or dropped (`false`, default: the drive counts a freed page valid until its LBA is
+    /// written again). Why dropped by default: P5's Ubuntu 14.04 mounts ext4 without
+    /// `discard`; its weekly `fstrim-all` cron job (which trims Samsung drives such as the
+    /// PM953) runs at most once a week, so a 6.5 h or 24 h run sees at most one trim of the
+    /// free space, and P5 mentions none. The switch measures how much of the streams' gain
+    /// rests on when freed pages die (`multistream_probe -- trim`).
+    pub discard: bool,
 }
 
 impl Plan {
@@ -239,6 +249,7 @@ impl Plan {
             stale_pages: StalePages::Reuse,
             stale_estimate: StaleEstimate::FileSize,
             gc_pool: Some(GC_POOL),
+            discard: false,
         }
     }
 
@@ -277,6 +288,7 @@ impl Plan {
             "retired_headers": self.retired_headers.name(),
             "stale_pages": self.stale_pages.name(),
             "stale_estimate": self.stale_estimate.name(),
+            "discard": self.discard,
         })
     }
 }
@@ -375,6 +387,8 @@ struct Run {
     auto_mapping: Vec<(u32, DataType, u16)>,
     /// `oracle`: its groups `(lifetime low, high, stream)`, writes placed, writes recorded.
     oracle: Option<OracleGroups>,
+    /// Per device stream over the update phase: host pages and GC copies out of its blocks.
+    gc_by_stream: Vec<gc_streams::StreamGc>,
 }
 
 type OracleGroups = (Vec<(u64, u64, u16)>, u64, u64);
@@ -802,7 +816,12 @@ fn run_one(
         streams = streams.with_oracle(o.clone());
     }
     let router = Rc::new(RefCell::new(streams));
-    let shared = SharedDevice::with_streams(dev, Box::new(router.clone())).without_discard();
+    let shared = SharedDevice::with_streams(dev, Box::new(router.clone()));
+    let shared = if plan.discard {
+        shared
+    } else {
+        shared.without_discard()
+    };
     let mut shared = placed(shared, plan);
     let mut player = Player::new(partitions(&mut shared, plan)?);
     for e in tape.load() {
@@ -812,6 +831,7 @@ fn run_one(
         router.borrow_mut().measure_lifetimes(logical_pages);
     }
     let base = shared.device().ssd().stats();
+    let base_by_stream = gc_streams::snapshot(shared.device().ssd());
     let t0 = shared.device().now_ns();
     let window_pages = ((logical_pages as f64 * SAMPLE_SHARE) as u64).max(1);
     let max_pages = (logical_pages as f64 * plan.max_host_x) as u64;
@@ -840,6 +860,15 @@ fn run_one(
     };
     drop(player);
     let stats = shared.device().ssd().stats().since(&base);
+    let gc_by_stream = gc_streams::since(
+        &gc_streams::snapshot(shared.device().ssd()),
+        &base_by_stream,
+    );
+    if gc != GcStreamMode::Separate {
+        // Every GC block belongs to a stream: the streams' copies are all of them.
+        let copied: u64 = gc_by_stream.iter().map(|s| s.gc_pages_copied).sum();
+        assert_eq!(copied, stats.gc_pages_copied, "per-stream GC copies add up");
+    }
     let r = router.borrow();
     Ok(Run {
         policy: policy.clone(),
@@ -852,6 +881,7 @@ fn run_one(
         lifetimes: r.lifetimes(),
         auto_mapping: r.auto_mapping(),
         oracle: r.oracle().map(|o| (o.groups(), o.placed(), o.recorded())),
+        gc_by_stream,
     })
 }
 
@@ -991,8 +1021,10 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
     let mut report = Report::new("multistream", opts, config);
     report.set_rows(&rows);
     report.paper = papers::p5().rows.clone();
+    report.config["gc_by_stream"] = gc_streams::config(plan, &runs);
     report.claims = claims::claims(&report);
     report.notes = notes(plan, &runs);
+    report.notes.extend(gc_streams::note(plan, &runs));
     if !death.is_empty() {
         report.notes.push(deaths::note(&death));
     }
