@@ -10,6 +10,8 @@
 //! work at once in total. The thread that calls [`map`] always works on the list itself (it
 //! already holds a slot of the budget); helper threads take a free slot for each job and give
 //! it back after, so a slot freed anywhere is picked up by whichever list still has jobs.
+//! A caller whose list has no job left to take lends its own slot while it waits for its
+//! helpers, and takes one back before it returns.
 //! With `limit` 1, or a list of one job, nothing is spawned: the jobs run on the caller's
 //! thread one after another, exactly as a serial loop would.
 //!
@@ -95,6 +97,24 @@ impl Jobs {
     }
 }
 
+impl Jobs {
+    /// Give the calling thread's own share to the budget while it only waits.
+    fn lend(&self) {
+        let (lock, cv) = &*self.free;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        cv.notify_one();
+    }
+
+    /// Take back a share given by [`Jobs::lend`], waiting for one to be free: then the
+    /// threads at work are again at most `limit`.
+    fn reclaim(&self) {
+        std::mem::forget(
+            self.acquire(|| false)
+                .expect("acquire gives up only when asked"),
+        );
+    }
+}
+
 impl Default for Jobs {
     fn default() -> Jobs {
         Jobs::cores()
@@ -160,16 +180,29 @@ where
         panic: Mutex::new(None),
     };
     std::thread::scope(|s| {
-        for _ in 1..jobs.limit.min(n) {
-            s.spawn(|| {
-                while let Some(_slot) = jobs.acquire(|| run.exhausted()) {
-                    if !run.work_one(&f) {
-                        break;
+        let helpers: Vec<_> = (1..jobs.limit.min(n))
+            .map(|_| {
+                s.spawn(|| {
+                    while let Some(_slot) = jobs.acquire(|| run.exhausted()) {
+                        if !run.work_one(&f) {
+                            break;
+                        }
                     }
-                }
-            });
-        }
+                })
+            })
+            .collect();
         while run.work_one(&f) {}
+        // Nothing left to take here: while this thread waits for its helpers' last jobs, its
+        // share of the budget goes to a list nested in one of them (was: that core idled, so
+        // an experiment left running alone in `reproduce all` got one thread to the end).
+        jobs.lend();
+        let joined: Vec<_> = helpers.into_iter().map(|h| h.join()).collect();
+        jobs.reclaim();
+        for j in joined {
+            if let Err(p) = j {
+                resume_unwind(p);
+            }
+        }
     });
     if let Some(p) = run.panic.into_inner().unwrap_or_else(|e| e.into_inner()) {
         resume_unwind(p);
@@ -314,6 +347,38 @@ mod tests {
         assert_eq!(sums, Ok(vec![6; 4]));
         let peak = peak.load(Ordering::SeqCst);
         assert!((1..=3).contains(&peak), "peak {peak} threads at once");
+    }
+
+    /// The caller's list runs out while a helper's job still runs a nested list: the caller's
+    /// share goes to that nested list, which then runs two at a time.
+    #[test]
+    fn a_caller_with_nothing_left_lends_its_share_to_a_nested_list() {
+        let jobs = Jobs::new(2);
+        let busy = AtomicUsize::new(0);
+        let peak = AtomicUsize::new(0);
+        let leaf = |_: u32| {
+            let now = busy.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(50));
+            busy.fetch_sub(1, Ordering::SeqCst);
+        };
+        // Item 0 (the caller's, taken at once) is long enough for the helper to take item 1.
+        let out = map(&jobs, vec![0u32, 1], |i| match i {
+            0 => std::thread::sleep(Duration::from_millis(200)),
+            _ => {
+                map(&jobs, (0..8u32).collect(), leaf).expect("not cancelled");
+            }
+        });
+        assert_eq!(out, Ok(vec![(), ()]));
+        assert_eq!(
+            peak.load(Ordering::SeqCst),
+            2,
+            "the nested list never ran two at once"
+        );
+        // The budget is whole again: a later list still runs at most two at once.
+        peak.store(0, Ordering::SeqCst);
+        map(&jobs, (0..6u32).collect(), leaf).expect("not cancelled");
+        assert_eq!(peak.load(Ordering::SeqCst), 2);
     }
 
     #[test]

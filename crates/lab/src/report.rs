@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// One result row: flat keys, numbers and strings.
 pub type Row = Map<String, Value>;
@@ -285,24 +285,36 @@ impl fmt::Debug for ProgressCounts {
 /// A run of `total` progress steps, counted as they are announced (for the ETA, timed from
 /// this run's first step, so a second experiment in one process gets its own estimate).
 /// Shared by the jobs of a parallel run ([`crate::parallel`]): a step counts as done when the
-/// [`Step`] that [`Steps::step`] returned is dropped, so the ETA is the steps still to finish
-/// at the rate steps have finished so far, however many run at once. Each step started and
+/// [`Step`] that [`Steps::step`] returned is dropped, so the ETA is the work still to finish
+/// at the rate work has finished so far, however many run at once. Work is counted in steps,
+/// or in each step's weight (its expected cost relative to the others, [`Steps::weighted`]),
+/// so that running the long steps first does not inflate the early ETA. Each step started and
 /// finished is also counted (`ReproduceOptions::count`, phase `steps`).
 pub struct Steps<'a> {
     opts: &'a ReproduceOptions,
     started: AtomicUsize,
     finished: AtomicUsize,
     total: usize,
+    /// The weights of the finished steps, and of all (`total` when every step weighs 1).
+    finished_weight: AtomicU64,
+    total_weight: u64,
     start: std::time::Instant,
 }
 
 impl<'a> Steps<'a> {
     pub fn new(opts: &'a ReproduceOptions, total: usize) -> Steps<'a> {
+        Steps::weighted(opts, total, total as u64)
+    }
+
+    /// `total` steps whose weights ([`Steps::step_weighing`]) add up to `total_weight`.
+    pub fn weighted(opts: &'a ReproduceOptions, total: usize, total_weight: u64) -> Steps<'a> {
         Steps {
             opts,
             started: AtomicUsize::new(0),
             finished: AtomicUsize::new(0),
             total,
+            finished_weight: AtomicU64::new(0),
+            total_weight,
             start: std::time::Instant::now(),
         }
     }
@@ -310,14 +322,21 @@ impl<'a> Steps<'a> {
     /// Announce the next step; it is done when the returned [`Step`] is dropped (at once if
     /// the caller does not keep it: the next announcement then ends it, as in a serial run).
     pub fn step(&self, msg: impl fmt::Display) -> Step<'_, 'a> {
+        self.step_weighing(msg, 1)
+    }
+
+    /// [`Steps::step`] for a step of `weight` (of the `total_weight` given to
+    /// [`Steps::weighted`]).
+    pub fn step_weighing(&self, msg: impl fmt::Display, weight: u64) -> Step<'_, 'a> {
         let started = self.started.fetch_add(1, Ordering::Relaxed);
         let finished = self.finished.load(Ordering::Relaxed);
+        let done = self.finished_weight.load(Ordering::Relaxed);
         let elapsed_s = self.start.elapsed().as_secs_f64();
-        let eta = match finished {
+        let eta = match done {
             0 => "ETA ?".to_string(),
             d => format!(
                 "ETA {:.0} s",
-                elapsed_s / d as f64 * self.total.saturating_sub(d) as f64
+                elapsed_s / d as f64 * self.total_weight.saturating_sub(d) as f64
             ),
         };
         self.opts.progress(format_args!(
@@ -326,7 +345,7 @@ impl<'a> Steps<'a> {
             self.total
         ));
         self.count(finished);
-        Step(self)
+        Step(self, weight)
     }
 
     fn count(&self, finished: usize) {
@@ -339,10 +358,11 @@ impl<'a> Steps<'a> {
 pub const STEPS_PHASE: &str = "steps";
 
 /// A step in progress ([`Steps::step`]); done when dropped.
-pub struct Step<'s, 'a>(&'s Steps<'a>);
+pub struct Step<'s, 'a>(&'s Steps<'a>, u64);
 
 impl Drop for Step<'_, '_> {
     fn drop(&mut self) {
+        self.0.finished_weight.fetch_add(self.1, Ordering::Relaxed);
         let finished = self.0.finished.fetch_add(1, Ordering::Relaxed) + 1;
         self.0.count(finished);
     }

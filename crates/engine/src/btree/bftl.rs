@@ -210,19 +210,41 @@ fn diff(old: Option<&Node>, new: &Node) -> Vec<Unit> {
             } else {
                 (&o.keys[..], &o.vals[1..])
             };
-            let before: HashMap<u64, u64> = ok.iter().copied().zip(ov.iter().copied()).collect();
-            let after: HashMap<u64, u64> = nk.iter().copied().zip(nv.iter().copied()).collect();
-            out.extend(
-                ok.iter()
-                    .filter(|k| !after.contains_key(k))
-                    .map(|&k| u(Op::Del, k, 0)),
-            );
-            out.extend(
-                nk.iter()
-                    .zip(nv)
-                    .filter(|(k, v)| before.get(k) != Some(v))
-                    .map(|(&k, &v)| u(Op::Put, k, v)),
-            );
+            // Both key lists strictly ascending (the node invariant): one merge finds the
+            // keys gone (Del, in old order) and the keys new or changed (Put, in new order).
+            assert!(ok.len() == ov.len() && nk.len() == nv.len());
+            let mut puts = Vec::new();
+            let (mut i, mut j) = (0, 0);
+            while i < ok.len() || j < nk.len() {
+                match (ok.get(i), nk.get(j)) {
+                    (Some(&a), Some(&b)) if a == b => {
+                        if ov[i] != nv[j] {
+                            puts.push(u(Op::Put, b, nv[j]));
+                        }
+                        (i, j) = (i + 1, j + 1);
+                    }
+                    (Some(&a), b) if b.is_none_or(|&b| a < b) => {
+                        out.push(u(Op::Del, a, 0));
+                        i += 1;
+                    }
+                    (_, Some(&b)) => {
+                        puts.push(u(Op::Put, b, nv[j]));
+                        j += 1;
+                    }
+                    (a, b) => unreachable!("merge past both ends: {a:?} {b:?}"),
+                }
+                assert!(
+                    i <= 1 || ok[i - 2] < ok[i - 1],
+                    "node {} keys not ascending",
+                    o.id
+                );
+                assert!(
+                    j <= 1 || nk[j - 2] < nk[j - 1],
+                    "node {} keys not ascending",
+                    new.id
+                );
+            }
+            out.append(&mut puts);
             if o.next != new.next {
                 out.push(u(Op::SetNext, 0, new.next));
             }
@@ -300,18 +322,18 @@ impl Bftl {
     /// counted apart (`compaction_reads`), so sectors per node measures what a lookup costs.
     fn rebuild(&mut self, id: u64, compacting: bool) -> Result<Node, EngineError> {
         let mut state = State::default();
-        let sectors = self.ntt.get(id as usize).cloned().unwrap_or_default();
+        let sectors = self.ntt.get(id as usize).map_or(&[][..], Vec::as_slice);
         let sectors_len = sectors.len();
         if !sectors.is_empty() && !compacting {
             self.node_loads += 1;
         }
-        for s in sectors {
-            let units = parse_sector(self.pager.read_uncached(s)?, s, self.cfg.unit)?;
+        for &s in sectors {
+            let units = open_sector(self.pager.read_uncached(s)?, s, self.cfg.unit)?;
             if compacting {
                 self.compaction_reads += 1;
             }
-            for u in units.iter().filter(|u| u.node == id) {
-                state.apply(u);
+            for u in units.of_node(id) {
+                state.apply(&u);
             }
         }
         for u in self.reservation.iter().filter(|u| u.node == id) {
@@ -470,7 +492,54 @@ fn encode_sector(img: &mut [u8], units: &[Unit], sector: u64, layout: UnitLayout
     );
 }
 
-fn parse_sector(buf: &[u8], sector: u64, layout: UnitLayout) -> Result<Vec<Unit>, EngineError> {
+/// The units of one sector, checked (header, length for the unit count, every op byte) when
+/// opened and decoded only when asked for: a lookup decodes just its node's units.
+struct SectorUnits<'a> {
+    payload: &'a [u8],
+    count: usize,
+    width: usize,
+}
+
+fn op_of(byte: u8) -> Option<Op> {
+    Some(match byte {
+        0 => Op::Reset,
+        1 => Op::Put,
+        2 => Op::Del,
+        3 => Op::SetNext,
+        4 => Op::SetChild0,
+        _ => return None,
+    })
+}
+
+impl SectorUnits<'_> {
+    fn word(&self, at: usize) -> u64 {
+        u64::from_le_bytes(self.payload[at..at + 8].try_into().expect("8 bytes"))
+    }
+
+    fn unit(&self, i: usize) -> Unit {
+        assert!(i < self.count);
+        let at = 4 + i * self.width;
+        Unit {
+            node: self.word(at),
+            key: self.word(at + 8),
+            val: self.word(at + 16),
+            op: op_of(self.payload[at + 24]).expect("op checked when the sector was opened"),
+        }
+    }
+
+    /// The units of node `id`, in sector order.
+    fn of_node(&self, id: u64) -> impl Iterator<Item = Unit> + '_ {
+        (0..self.count)
+            .filter(move |&i| self.word(4 + i * self.width) == id)
+            .map(|i| self.unit(i))
+    }
+}
+
+fn open_sector(
+    buf: &[u8],
+    sector: u64,
+    layout: UnitLayout,
+) -> Result<SectorUnits<'_>, EngineError> {
     let iu = layout.bytes();
     let h = page::open_kind(buf, sector, PageKind::IndexUnits, "index-unit sector")?;
     let bad = |what: Fault| EngineError::corrupt(Structure::IndexUnits, sector, what);
@@ -492,27 +561,18 @@ fn parse_sector(buf: &[u8], sector: u64, layout: UnitLayout) -> Result<Vec<Unit>
             found: p.len() as u64,
         }));
     }
-    let n = n as usize;
-    let w = |at: usize| u64::from_le_bytes(p[at..at + 8].try_into().expect("8 bytes"));
-    (0..n)
-        .map(|i| {
-            let at = 4 + i * iu;
-            let op = match p[at + 24] {
-                0 => Op::Reset,
-                1 => Op::Put,
-                2 => Op::Del,
-                3 => Op::SetNext,
-                4 => Op::SetChild0,
-                found => return Err(bad(Fault::UnitOp { found })),
-            };
-            Ok(Unit {
-                node: w(at),
-                key: w(at + 8),
-                val: w(at + 16),
-                op,
-            })
-        })
-        .collect()
+    let count = n as usize;
+    if let Some(found) = (0..count)
+        .map(|i| p[4 + i * iu + 24])
+        .find(|&b| op_of(b).is_none())
+    {
+        return Err(bad(Fault::UnitOp { found }));
+    }
+    Ok(SectorUnits {
+        payload: p,
+        count,
+        width: iu,
+    })
 }
 
 impl NodeStore for Bftl {
@@ -641,11 +701,16 @@ mod tests {
             encode_sector(&mut img, &units, 11, layout);
             let h = page::open(&img, 11).unwrap();
             assert_eq!(h.len as usize, 4 + 2 * layout.bytes(), "{layout:?}");
-            assert_eq!(parse_sector(&img, 11, layout).unwrap(), units);
+            let opened = open_sector(&img, 11, layout).unwrap();
+            let all: Vec<Unit> = (0..opened.count).map(|i| opened.unit(i)).collect();
+            assert_eq!(all, units);
+            assert_eq!(opened.of_node(4).collect::<Vec<_>>(), units[1..]);
             img[HEADER_BYTES + 4 + layout.bytes() + 24] = 9;
             page::seal(&mut img, &h);
             assert!(matches!(
-                parse_sector(&img, 11, layout).map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
+                open_sector(&img, 11, layout)
+                    .map(|_| ())
+                    .map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
                 Err(Some((Some(11), Fault::UnitOp { found: 9 })))
             ));
         }
@@ -653,9 +718,88 @@ mod tests {
         let mut img = vec![0u8; 4096];
         encode_sector(&mut img, &units, 11, UnitLayout::Wide);
         assert!(matches!(
-            parse_sector(&img, 11, UnitLayout::Narrow)
+            open_sector(&img, 11, UnitLayout::Narrow)
+                .map(|_| ())
                 .map_err(|e| e.damage().map(|(p, f)| (p, f.clone()))),
             Err(Some((Some(11), Fault::Length { .. })))
         ));
+    }
+
+    /// The units of [`diff`] as a hash of each side finds them (the form it had before the
+    /// merge): deletes in old order, then puts of new or changed keys in new order.
+    fn diff_by_hash(old: &Node, new: &Node) -> Vec<Unit> {
+        let skip = |n: &Node| usize::from(!n.leaf);
+        let before: HashMap<u64, u64> = old
+            .keys
+            .iter()
+            .copied()
+            .zip(old.vals[skip(old)..].iter().copied())
+            .collect();
+        let after: HashMap<u64, u64> = new
+            .keys
+            .iter()
+            .copied()
+            .zip(new.vals[skip(new)..].iter().copied())
+            .collect();
+        let u = |op, key, val| Unit {
+            node: new.id,
+            op,
+            key,
+            val,
+        };
+        let mut out: Vec<Unit> = old
+            .keys
+            .iter()
+            .filter(|k| !after.contains_key(k))
+            .map(|&k| u(Op::Del, k, 0))
+            .collect();
+        out.extend(
+            new.keys
+                .iter()
+                .zip(&new.vals[skip(new)..])
+                .filter(|(k, v)| before.get(k) != Some(v))
+                .map(|(&k, &v)| u(Op::Put, k, v)),
+        );
+        if old.next != new.next {
+            out.push(u(Op::SetNext, 0, new.next));
+        }
+        if !new.leaf && old.vals[0] != new.vals[0] {
+            out.push(u(Op::SetChild0, 0, new.vals[0]));
+        }
+        out
+    }
+
+    fn node_of(leaf: bool, entries: &BTreeMap<u64, u64>, first: u64, next: u64) -> Node {
+        let mut vals: Vec<u64> = if leaf { vec![] } else { vec![first] };
+        vals.extend(entries.values());
+        Node {
+            id: 7,
+            leaf,
+            keys: entries.keys().copied().collect(),
+            vals,
+            next,
+        }
+    }
+
+    proptest::proptest! {
+        /// Small keys and values, so old and new share keys, values and links often.
+        #[test]
+        fn diff_by_merge_emits_the_units_a_hash_of_each_side_finds(
+            leaf in proptest::bool::ANY,
+            old in proptest::collection::btree_map(0u64..40, 0u64..3, 0..30),
+            new in proptest::collection::btree_map(0u64..40, 0u64..3, 0..30),
+            links in (0u64..2, 0u64..2, 0u64..2, 0u64..2),
+        ) {
+            let o = node_of(leaf, &old, links.0, links.1);
+            let n = node_of(leaf, &new, links.2, links.3);
+            let units = diff(Some(&o), &n);
+            proptest::prop_assert_eq!(&units, &diff_by_hash(&o, &n));
+            // Applying the units to the old node gives the new one.
+            let mut state = State { leaf, entries: old.clone(), next: o.next, child0: links.0 };
+            for u in &units {
+                state.apply(u);
+            }
+            proptest::prop_assert_eq!(state.into_node(7), n);
+        }
     }
 }

@@ -212,6 +212,7 @@ impl ReproduceSpec {
             "async-scan",
             &[(self.io_uring_fixed.is_some(), "--io-uring-fixed")],
         )?;
+        self.check_io_uring_fixed_has_a_file()?;
         only(
             "multistream",
             &[
@@ -220,6 +221,21 @@ impl ReproduceSpec {
                 (self.stream_map.is_some(), "--stream-map"),
             ],
         )
+    }
+
+    /// `--io-uring-fixed` given by the user on a device without a real file (`sim`, `hdd`)
+    /// would change nothing, so it is refused; unset, its default applies silently.
+    fn check_io_uring_fixed_has_a_file(&self) -> Result<()> {
+        let (Some(value), DeviceChoice::One(kind)) = (&self.io_uring_fixed, self.device()?) else {
+            return Ok(());
+        };
+        if kind != crate::DeviceKind::File {
+            bail!(
+                "--io-uring-fixed {value} has no effect with --device {}: it sets how the batched scan reads a real file; add --device file (or all), or drop --io-uring-fixed",
+                kind.name()
+            );
+        }
+        Ok(())
     }
 
     /// Experiment `name` run with these options.
@@ -266,6 +282,41 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(e, "--io-uring-fixed applies to async-scan only");
-        with(Some("off")).check_applies("async-scan", true).unwrap();
+        let on = |device: &str| ReproduceSpec {
+            device: Some(device.into()),
+            ..with(Some("off"))
+        };
+        on("file").check_applies("async-scan", true).unwrap();
+        on("all").check_applies("async-scan", true).unwrap();
+    }
+
+    #[test]
+    fn io_uring_fixed_on_a_device_without_a_file_is_refused_naming_both_options() {
+        for (device, value) in [(None, "off"), (Some("sim"), "on"), (Some("hdd"), "off")] {
+            let spec = ReproduceSpec {
+                device: device.map(String::from),
+                io_uring_fixed: Some(value.into()),
+                ..ReproduceSpec::default()
+            };
+            let e = spec
+                .check_applies("async-scan", true)
+                .unwrap_err()
+                .to_string();
+            let named = device.unwrap_or("sim");
+            assert!(
+                e.contains(&format!("--io-uring-fixed {value}"))
+                    && e.contains(&format!("--device {named}"))
+                    && e.contains("--device file"),
+                "{e}"
+            );
+        }
+        // Unset, the default applies on every device without a word.
+        for device in ["sim", "hdd", "file", "all"] {
+            let spec = ReproduceSpec {
+                device: Some(device.into()),
+                ..ReproduceSpec::default()
+            };
+            spec.check_applies("async-scan", true).unwrap();
+        }
     }
 }

@@ -100,11 +100,25 @@ struct Case {
 }
 
 impl Case {
+    /// A case's run time relative to the others, for the order of the pool and the ETA only
+    /// (never a result): BFTL rebuilds every node it reads from up to three sectors of units
+    /// and is the long pole (BFTL_COST_WEIGHT); the others weigh 1.
+    fn cost_weight(&self) -> u64 {
+        match self.tree {
+            TreeKind::Bftl => BFTL_COST_WEIGHT,
+            TreeKind::InPlace | TreeKind::As => 1,
+        }
+    }
+
     /// A row beside the experiment's own, for a switch's baseline: not judged, not plotted.
     fn is_comparison(&self) -> bool {
         self.reads_fifo || (self.tree == TreeKind::Bftl && self.bftl_compaction != P1_COMPACTION)
     }
 }
+
+/// A BFTL case's CPU time over an in-place or AS case's (quick scale, one job at a time,
+/// 2026-11-28: see docs/results/2026-11-28-paper-speed-4.md).
+const BFTL_COST_WEIGHT: u64 = 4;
 
 /// BFTL's NTT compaction as P1 ran it: inside the commit, so C = 3 counts the sector the
 /// commit writes and lists at rest hold 1 or 2 sectors — P1 §4: "1 to 3 reads per node (1.5
@@ -408,6 +422,19 @@ fn run_case(
         read_scheduling: "",
         insert_flash,
     })
+}
+
+/// The cases run in the pool longest first (so no long case starts last, beside an idle
+/// core), their results back in the cases' order: the same report as a serial run's.
+fn longest_first(
+    jobs: &parallel::Jobs,
+    mut numbered: Vec<(usize, Case)>,
+    one: impl Fn((usize, Case)) -> Result<Measured> + Sync,
+) -> Result<Vec<Measured>> {
+    numbered.sort_by_key(|&(i, c)| (std::cmp::Reverse(c.cost_weight()), i));
+    let mut done = parallel::try_map(jobs, numbered, |(i, c)| one((i, c)).map(|m| (i, m)))?;
+    done.sort_by_key(|&(i, _)| i);
+    Ok(done.into_iter().map(|(_, m)| m).collect())
 }
 
 /// A case's tree as the tables name it, with the read-scheduling baseline marked.
@@ -852,16 +879,24 @@ fn run_plan(opts: &ReproduceOptions, p: Plan) -> Result<Output> {
         false => None,
     };
     let mut measured = Vec::new();
-    let steps = Steps::new(opts, devices.len() * cases(&p).len());
+    let weight: u64 = cases(&p).iter().map(Case::cost_weight).sum();
+    let steps = Steps::weighted(
+        opts,
+        devices.len() * cases(&p).len(),
+        devices.len() as u64 * weight,
+    );
     for device in devices {
         let one = |(i, case): (usize, Case)| {
-            let _step = steps.step(format!(
-                "as-btree: {device} {} F={} MS={} cache={}",
-                tree_name(case.tree),
-                case.f,
-                case.ms,
-                case.cache
-            ));
+            let _step = steps.step_weighing(
+                format!(
+                    "as-btree: {device} {} F={} MS={} cache={}",
+                    tree_name(case.tree),
+                    case.f,
+                    case.ms,
+                    case.cache
+                ),
+                case.cost_weight(),
+            );
             opts.check()?;
             let dev = open_device(device, &case, &p, opts, tmp.path(), i)?;
             let mut m = run_case(device, case, &p, dev, opts.seed)?;
@@ -880,7 +915,7 @@ fn run_plan(opts: &ReproduceOptions, p: Plan) -> Result<Output> {
             // Wall-clock timings on a real file run alone: a case beside it would share the
             // disk and the cores it measures.
             DeviceKind::File => numbered.into_iter().map(one).collect::<Result<Vec<_>>>()?,
-            _ => parallel::try_map(&opts.jobs, numbered, one)?,
+            _ => longest_first(&opts.jobs, numbered, one)?,
         });
     }
     let mut config = json!({
