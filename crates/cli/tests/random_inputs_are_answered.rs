@@ -6,7 +6,11 @@
 //! one JSON object whose figures are finite.
 //!
 //! Work stays small: `--max-memory 16MiB` caps the device (the default limit, half of RAM,
-//! is pinned by `cli_surface`), write volumes and preconditioning passes are drawn at most 1x.
+//! is pinned by `cli_surface`), write volumes and preconditioning passes are drawn at most 1x,
+//! and `--max-flash-writes` stops a run after [`FLASH_WRITES`] page programs unless a drawn
+//! value replaces it. The memory cap alone does not bound the work: a block-mapped FTL keeps
+//! a few bytes per block, so `pages_per_block = 65535` passes it with a 60 GiB device whose
+//! every random overwrite copies a whole block (hours of work for a 1x volume).
 
 use proptest::prelude::*;
 use serde_json::Value;
@@ -19,6 +23,9 @@ mod common;
 
 /// CPU seconds the child may use: far above any case here (each takes well under one).
 const CPU_LIMIT_SECONDS: u64 = 60;
+/// Flash page programs a run may make (`--max-flash-writes`): a few seconds of work, and
+/// thousands of times the tiny device, so runs on it are not cut.
+const FLASH_WRITES: &str = "100000000";
 /// The harness gives up on a child after this (a hang), and fails.
 const BACKSTOP: Duration = Duration::from_secs(180);
 
@@ -139,6 +146,10 @@ fn flag() -> impl Strategy<Value = (String, String)> {
             &["none", "fill", "full:0.1", "full:nan", "full:inf", "full:-1", "bogus"]
         ),
         pick(&["--timing"], &["on", "off", "maybe"]),
+        pick(
+            &["--max-flash-writes"],
+            &["0", "-1", "1", "1000", "nan", "nanx", "0x", "-1x", "1x", "3x", "bogus"]
+        ),
         pick(
             &["--workload"],
             &[
@@ -398,6 +409,57 @@ proptest! {
             flags.push(("--timing".into(), "off".into()));
         }
         flags.push(("--precondition".into(), "fill".into()));
+        flags.push(("--max-flash-writes".into(), FLASH_WRITES.into()));
         check(preset, fields, flags, dir.path());
     }
+}
+
+/// The case that once ran for hours: a block-mapped FTL with 65,535 pages per block fits the
+/// memory cap and copies a whole block per random overwrite. The flash-write limit ends it
+/// with an error naming the limit, the programs made and the write amplification so far.
+#[test]
+fn a_block_mapped_device_with_huge_blocks_stops_at_the_flash_write_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let fields = vec![
+        ("scheme".to_string(), "\"block\"".to_string()),
+        ("pages_per_block".to_string(), "65535".to_string()),
+    ];
+    let path = dir.path().join("huge-blocks.toml");
+    std::fs::write(&path, set_fields(&tiny_toml(), &fields)).unwrap();
+    let args: Vec<String> = [
+        "sim",
+        "--json",
+        "--quiet",
+        "--max-memory",
+        "16MiB",
+        "--config",
+        &path.display().to_string(),
+        "--precondition",
+        "fill",
+        "--timing",
+        "off",
+        "--max-flash-writes",
+        "20000000",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = run(&args);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .starts_with("error: --max-flash-writes: the device has programmed"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains("more than the limit of 20000000"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains("write amplification so far"),
+        "{}",
+        o.stderr
+    );
 }

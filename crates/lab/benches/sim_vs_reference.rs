@@ -240,6 +240,7 @@ fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> Run {
         replay_trace_timing: false,
         seed,
         max_memory_bytes: u64::MAX,
+        max_flash_writes: None,
         stream_policy: policy::streams::LbaPolicySpec::None,
     };
     let r = lab::sim::run(&opts, &mut |_, _| {}).expect("flashlab sim");

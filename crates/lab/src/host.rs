@@ -11,6 +11,19 @@ use workload::{OpKind, Request, WorkloadError};
 
 pub struct HostDriver {
     pub port: HostPort,
+    /// Flash page programs (host writes plus GC and merge copies, since the device was
+    /// made) past which a run stops with [`FlashWriteLimitReached`] (`sim --max-flash-writes`).
+    pub flash_write_limit: Option<u64>,
+}
+
+/// A run stopped because the device programmed more flash pages than its limit allows.
+#[derive(Debug, thiserror::Error)]
+#[error("--max-flash-writes: the device has programmed {programmed} flash pages, more than the limit of {limit} ({host} host pages written, write amplification so far {waf:.2}); the run stopped here. Raise --max-flash-writes, or lower what makes each write costly (pages_per_block under a block-mapped FTL, --write-volume)")]
+pub struct FlashWriteLimitReached {
+    pub programmed: u64,
+    pub limit: u64,
+    pub host: u64,
+    pub waf: f64,
 }
 
 /// What a run of requests did.
@@ -26,7 +39,28 @@ impl HostDriver {
     pub fn new(ssd: Ssd, queue_depth: u32) -> HostDriver {
         HostDriver {
             port: HostPort::new(ssd, queue_depth),
+            flash_write_limit: None,
         }
+    }
+
+    /// An error once the device has programmed more flash pages than
+    /// [`HostDriver::flash_write_limit`]. Checked between chunks of requests: a run stops at
+    /// most one chunk (and its GC) past the limit.
+    #[inline]
+    pub fn check_flash_write_limit(&self) -> Result<(), FlashWriteLimitReached> {
+        let Some(limit) = self.flash_write_limit else {
+            return Ok(());
+        };
+        let s = self.ssd().stats();
+        if s.flash_pages_written <= limit {
+            return Ok(());
+        }
+        Err(FlashWriteLimitReached {
+            programmed: s.flash_pages_written,
+            limit,
+            host: s.host_pages_written,
+            waf: s.waf(),
+        })
     }
 
     pub fn ssd(&self) -> &Ssd {
@@ -140,6 +174,7 @@ impl HostDriver {
         let mut since_report = 0u32;
         let mut lpns = Vec::with_capacity(CHUNK);
         while pull.more {
+            self.check_flash_write_limit()?;
             pull.fill(reqs, &self.port, &counts, limit);
             let chunk = std::mem::take(&mut pull.chunk);
             let ssd = self.port.ssd();

@@ -93,6 +93,29 @@ pub struct SimOptions {
     pub seed: u64,
     /// Refuse to build a device whose `SsdConfig::memory_bytes_estimate` exceeds this.
     pub max_memory_bytes: u64,
+    /// Stop with an error once the device has programmed more flash pages than this
+    /// (preconditioning included; None: no limit).
+    pub max_flash_writes: Option<FlashWrites>,
+}
+
+/// A number of flash page programs: a count, or a multiple of the logical capacity.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FlashWrites {
+    Pages(u64),
+    Capacity(f64),
+}
+
+impl FlashWrites {
+    /// The count on a device of `logical_pages`.
+    pub fn pages(self, logical_pages: u64) -> u64 {
+        match self {
+            FlashWrites::Pages(n) => n,
+            FlashWrites::Capacity(x) => {
+                assert!(x.is_finite() && x >= 0.0, "flash write multiple {x}");
+                (x * logical_pages as f64).ceil() as u64
+            }
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
@@ -348,6 +371,7 @@ pub fn run(opts: &SimOptions, progress: &mut dyn FnMut(&str, u64)) -> Result<Sim
         p => p.build(hot_pages, target.logical_pages, opts.config.ftl.streams)?,
     };
     let mut d = HostDriver::new(ssd, opts.config.timing.host_queue_depth);
+    d.flash_write_limit = opts.max_flash_writes.map(|l| l.pages(target.logical_pages));
     let wall = Instant::now();
     precondition(&mut d, opts, target, policy.as_mut(), progress)?;
     let pre_wall = wall.elapsed().as_secs_f64();

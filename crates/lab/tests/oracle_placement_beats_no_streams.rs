@@ -31,6 +31,7 @@ fn options(workload: &str, policy: &str, streams: u16, seed: u64) -> SimOptions 
         stream_policy: LbaPolicySpec::parse(policy).unwrap(),
         seed,
         max_memory_bytes: 1 << 30,
+        max_flash_writes: None,
     }
 }
 

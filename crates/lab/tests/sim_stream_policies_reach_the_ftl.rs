@@ -28,6 +28,7 @@ fn options(policy: &str, streams: u16, precondition: Precondition) -> SimOptions
         stream_policy: LbaPolicySpec::parse(policy).unwrap(),
         seed: 3,
         max_memory_bytes: 1 << 30,
+        max_flash_writes: None,
     }
 }
 

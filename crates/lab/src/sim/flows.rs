@@ -285,6 +285,9 @@ impl<'a> MixRun<'a> {
             }
             self.issue(d, k, &r)?;
             since_report += 1;
+            if since_report.is_multiple_of(crate::host::CHUNK as u32) {
+                d.check_flash_write_limit()?;
+            }
             if since_report == 65_536 {
                 since_report = 0;
                 progress(count.pages);

@@ -274,6 +274,7 @@ fn device_keys() -> Vec<&'static str> {
         "timing",
         "queue_depth",
         "max_memory",
+        "max_flash_writes",
         "payloads",
         "check_invariants",
         "workload",

@@ -4,7 +4,7 @@
 
 use super::flow::{parse_seconds, FlowSpec};
 use super::{de, RunSpec, SpecError};
-use crate::sim::{Precondition, SimOptions};
+use crate::sim::{FlashWrites, Precondition, SimOptions};
 use crate::units::{parse_bytes, parse_multiple};
 use anyhow::Result;
 use policy::streams::LbaPolicySpec;
@@ -112,6 +112,14 @@ pub struct SimSpec {
     #[cfg_attr(feature = "clap", arg(long, value_name = "SIZE"))]
     #[serde(deserialize_with = "de::opt_string")]
     pub max_memory: Option<String>,
+    /// Stop with an error once the device has programmed more flash pages than this (host
+    /// writes plus GC and merge copies, preconditioning included): a count, e.g. 5000000, or a
+    /// multiple of the logical capacity, e.g. 50x. A guard for sweeps over configs whose write
+    /// amplification can explode (a block-mapped FTL copies a whole block per random
+    /// overwrite) [default: no limit].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "COUNT|Nx"))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub max_flash_writes: Option<String>,
     /// Keep full page payloads instead of 64-bit tags. Refused here: `sim` writes no data, so
     /// payloads would change only memory use (the engine experiments use them).
     #[cfg_attr(feature = "clap", arg(long))]
@@ -190,6 +198,7 @@ impl Default for SimSpec {
             timing: None,
             queue_depth: None,
             max_memory: None,
+            max_flash_writes: None,
             payloads: false,
             check_invariants: false,
             workload: "uniform-write".into(),
@@ -207,7 +216,8 @@ impl Default for SimSpec {
 }
 
 impl RunSpec for SimSpec {
-    const VALUE_NAMES: &'static [(&'static str, &'static str)] = &[("max_memory", "SIZE")];
+    const VALUE_NAMES: &'static [(&'static str, &'static str)] =
+        &[("max_memory", "SIZE"), ("max_flash_writes", "COUNT|Nx")];
 
     /// Refused: options that would be ignored (trace options without a trace, payloads),
     /// names and sizes that do not parse, a zero write volume.
@@ -220,6 +230,7 @@ impl RunSpec for SimSpec {
         if let Some(m) = &self.max_memory {
             parse_bytes(m).map_err(|e| SpecError::refused("--max-memory", e))?;
         }
+        self.max_flash_writes()?;
         self.log_interval_ns()?;
         if self.job.is_none() {
             self.flag_flow().validate()?;
@@ -343,6 +354,9 @@ impl SimSpec {
                 opts.max_memory_bytes =
                     parse_bytes(m).map_err(|e| SpecError::refused("--max-memory", e))?;
             }
+            if self.max_flash_writes.is_some() {
+                opts.max_flash_writes = self.max_flash_writes()?;
+            }
             return Ok(opts);
         }
         let mut opts = self.resolve_device()?;
@@ -368,6 +382,7 @@ impl SimSpec {
             job: None,
             log_interval: None,
             max_memory: None,
+            max_flash_writes: None,
             ..self.clone()
         };
         let fields = |s: &SimSpec| match serde_json::to_value(s) {
@@ -421,8 +436,29 @@ impl SimSpec {
             stream_policy: LbaPolicySpec::parse(&self.stream_policy)?,
             seed: self.seed,
             max_memory_bytes: self.max_memory_bytes()?,
+            max_flash_writes: self.max_flash_writes()?,
             log_interval_ns: self.log_interval_ns()?,
         })
+    }
+
+    /// `max_flash_writes`: a count of pages, or `Nx` of the logical capacity.
+    fn max_flash_writes(&self) -> Result<Option<FlashWrites>, SpecError> {
+        let Some(v) = &self.max_flash_writes else {
+            return Ok(None);
+        };
+        let how = "expected a count of flash pages, e.g. 5000000, or a multiple of the capacity, e.g. 50x";
+        let t = v.trim();
+        if t.ends_with(['x', 'X']) {
+            let x = parse_multiple(t).map_err(|e| SpecError::refused("--max-flash-writes", e))?;
+            if !(x.is_finite() && x > 0.0) {
+                return Err(SpecError::value("--max-flash-writes", v, how));
+            }
+            return Ok(Some(FlashWrites::Capacity(x)));
+        }
+        match t.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Some(FlashWrites::Pages(n))),
+            _ => Err(SpecError::value("--max-flash-writes", v, how)),
+        }
     }
 
     fn log_interval_ns(&self) -> Result<Option<u64>, SpecError> {

@@ -30,6 +30,7 @@ def sim(
     timing: Optional[str] = None,
     queue_depth: Optional[int] = None,
     max_memory: Optional[str] = None,
+    max_flash_writes: Optional[str] = None,
     payloads: bool = False,
     check_invariants: bool = False,
     workload: str = 'uniform-write',
@@ -108,6 +109,12 @@ def sim(
         (mapping tables, page tags, block state, host queue; `memory_bytes_estimate` in
         --json) is larger is refused before anything is allocated [default: half of
         physical RAM, from /proc/meminfo; 4 GiB where that cannot be read]
+    max_flash_writes : str, optional
+        Stop with an error once the device has programmed more flash pages than this
+        (host writes plus GC and merge copies, preconditioning included): a count, e.g.
+        5000000, or a multiple of the logical capacity, e.g. 50x. A guard for sweeps
+        over configs whose write amplification can explode (a block-mapped FTL copies a
+        whole block per random overwrite) [default: no limit]
     payloads : bool
         Keep full page payloads instead of 64-bit tags. Refused here: `sim` writes no
         data, so payloads would change only memory use (the engine experiments use them)
@@ -155,7 +162,7 @@ def sim(
     -------
     SimResult
     """
-    options = _options(locals(), ('preset', 'config', 'ftl', 'gc', 'op', 'capacity', 'streams', 'stream_policy', 'gc_stream', 'fdp_ru_size', 'fdp_handles', 'fdp_isolation', 'gc_free_blocks_min', 'log_blocks', 'cmt_entries', 'timing', 'queue_depth', 'max_memory', 'payloads', 'check_invariants', 'workload', 'trace_format', 'trace_mapping', 'trace_timing', 'request_size', 'write_volume', 'precondition', 'seed', 'job', 'log_interval',))
+    options = _options(locals(), ('preset', 'config', 'ftl', 'gc', 'op', 'capacity', 'streams', 'stream_policy', 'gc_stream', 'fdp_ru_size', 'fdp_handles', 'fdp_isolation', 'gc_free_blocks_min', 'log_blocks', 'cmt_entries', 'timing', 'queue_depth', 'max_memory', 'max_flash_writes', 'payloads', 'check_invariants', 'workload', 'trace_format', 'trace_mapping', 'trace_timing', 'request_size', 'write_volume', 'precondition', 'seed', 'job', 'log_interval',))
     return SimResult.from_json(_watched(_native.sim, progress, options))
 
 
