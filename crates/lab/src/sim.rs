@@ -16,7 +16,7 @@ use crate::units::format_bytes;
 use anyhow::{bail, Context, Result};
 use policy::streams::{LbaPolicySpec, StreamAssignment};
 use serde::Serialize;
-use ssd::{SimTime, Ssd, SsdConfig};
+use ssd::{SimTime, Ssd, SsdConfig, StreamId};
 use std::path::PathBuf;
 use std::time::Instant;
 use workload::mix::{Pace, Window};
@@ -485,7 +485,21 @@ fn run_one_flow(
     }
     match spec {
         WorkloadSpec::Synthetic { .. } => {
-            let reqs = workload::synth::Synthetic::new(spec, target, &wopts)?.map(Ok);
+            let synthetic = workload::synth::Synthetic::new(spec, target, &wopts)?;
+            let synthetic = match single_stream(opts) {
+                // One-page writes on one stream: pages straight from the generator.
+                Some(stream) => match synthetic.page_writes() {
+                    Ok(mut pages) => {
+                        let mut step = |d: &mut HostDriver, n: u64, p: &mut dyn FnMut(u64)| {
+                            d.run_page_writes(&mut pages, stream, Some(n), p)
+                        };
+                        return run_sampled(d, &mut step, limit, sampled, progress);
+                    }
+                    Err(synthetic) => synthetic,
+                },
+                None => synthetic,
+            };
+            let reqs = synthetic.map(Ok);
             sampled_run(
                 d,
                 with_streams(reqs, policy),
@@ -661,9 +675,22 @@ fn precondition(
         Precondition::Fill => 0.0,
         Precondition::Full { passes } => passes,
     };
+    let progress = &mut |p| progress("precondition", p);
+    if let Some(stream) = single_stream(opts) {
+        let mut pages = workload::precondition_pages(target, passes, opts.seed);
+        d.run_page_writes(&mut pages, stream, None, progress)?;
+        return Ok(());
+    }
     let reqs = with_streams(workload::precondition(target, passes, opts.seed), policy);
-    d.run(reqs, None, false, &mut |p| progress("precondition", p))?;
+    d.run(reqs, None, false, progress)?;
     Ok(())
+}
+
+/// The stream every host write goes to when the stream policy is the single stream
+/// (`--stream-policy none`, whose choice is stream 0 for every write: the drivers need not
+/// ask it per write); None for any other policy.
+fn single_stream(opts: &SimOptions) -> Option<StreamId> {
+    (opts.stream_policy == LbaPolicySpec::None).then_some(StreamId(0))
 }
 
 fn summarize(

@@ -187,23 +187,23 @@ pub fn precondition(
     passes: f64,
     seed: u64,
 ) -> impl Iterator<Item = Result<Request, WorkloadError>> {
+    precondition_pages(target, passes, seed)
+        .map(|lpn| Request {
+            op: OpKind::Write,
+            lpn,
+            pages: 1,
+            stream: 0,
+            arrival_ns: None,
+        })
+        .map(Ok)
+}
+
+/// The logical pages [`precondition`]'s one-page writes go to, in order: for a host that
+/// issues them without a [`Request`] each.
+pub fn precondition_pages(target: Target, passes: f64, seed: u64) -> impl Iterator<Item = u64> {
     let n = target.logical_pages;
-    let fill = (0..n).map(|lpn| Request {
-        op: OpKind::Write,
-        lpn,
-        pages: 1,
-        stream: 0,
-        arrival_ns: None,
-    });
     let random_writes = (passes.max(0.0) * n as f64) as u64;
     let random = synth::UniformPages::new(n, seed::Seed(seed).fork("precondition").value())
         .take(random_writes as usize);
-    fill.chain(random.map(|lpn| Request {
-        op: OpKind::Write,
-        lpn,
-        pages: 1,
-        stream: 0,
-        arrival_ns: None,
-    }))
-    .map(Ok)
+    (0..n).chain(random)
 }

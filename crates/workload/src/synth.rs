@@ -157,6 +157,36 @@ impl Synthetic {
     }
 }
 
+/// The pages of a [`Synthetic`] workload whose every request is a one-page write (no reads,
+/// one page per request): [`Synthetic::page_writes`]. It yields each request's page, the same
+/// pages from the same random words as the requests would carry, without building a
+/// [`Request`] each.
+#[derive(Clone, Debug)]
+pub struct PageWrites(Synthetic);
+
+impl Synthetic {
+    /// The workload as [`PageWrites`] where every request is a one-page write; else the
+    /// workload back, unchanged.
+    pub fn page_writes(self) -> Result<PageWrites, Synthetic> {
+        if self.read_fraction == 0.0 && self.request_pages == 1 {
+            Ok(PageWrites(self))
+        } else {
+            Err(self)
+        }
+    }
+}
+
+impl Iterator for PageWrites {
+    type Item = u64;
+
+    /// `Synthetic::next`'s `lpn`: with no reads it draws no read decision, and a slot is a
+    /// page.
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        Some(self.0.next_slot())
+    }
+}
+
 impl Iterator for Synthetic {
     type Item = Request;
 
@@ -335,6 +365,47 @@ mod tests {
             page_bytes: 4096,
         };
         Synthetic::new(&WorkloadSpec::parse(spec).unwrap(), t, &opts).unwrap()
+    }
+
+    /// A write-only workload of one-page requests yields, as `PageWrites`, the pages its
+    /// requests carry, in order; any other is given back unchanged.
+    #[test]
+    fn page_writes_are_the_requests_pages() {
+        for spec in [
+            "seq-write",
+            "uniform-write",
+            "zipf-write:0.9",
+            "hotcold-write:0.8:0.2",
+        ] {
+            let mut pages = gen(spec, 1000, 1).page_writes().expect("one-page writes");
+            let reqs = gen(spec, 1000, 1);
+            for (r, p) in reqs.take(5_000).zip(&mut pages) {
+                assert_eq!((r.op, r.pages, r.lpn), (OpKind::Write, 1, p), "{spec}");
+            }
+        }
+        let back = gen("uniform-write", 1000, 2).page_writes().unwrap_err();
+        assert_eq!(
+            back.request_pages, 2,
+            "two-page requests are not page writes"
+        );
+        let mixed = gen("uniform-mix:0.3", 1000, 1).page_writes().unwrap_err();
+        let mut again = gen("uniform-mix:0.3", 1000, 1);
+        for r in mixed.take(100) {
+            assert_eq!(Some(r), again.next(), "given back unchanged");
+        }
+        let pre: Vec<u64> = crate::precondition_pages(target(1000), 1.5, 7).collect();
+        let reqs: Vec<u64> = crate::precondition(target(1000), 1.5, 7)
+            .map(|r| r.unwrap().lpn)
+            .collect();
+        assert_eq!(pre, reqs, "the preconditioning's pages");
+        assert_eq!(pre.len(), 2_500);
+    }
+
+    fn target(pages: u64) -> Target {
+        Target {
+            logical_pages: pages,
+            page_bytes: 4096,
+        }
     }
 
     #[test]
