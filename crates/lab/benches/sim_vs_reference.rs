@@ -241,6 +241,7 @@ fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> Run {
         seed,
         max_memory_bytes: u64::MAX,
         max_flash_writes: None,
+        sampler: Default::default(),
         stream_policy: policy::streams::LbaPolicySpec::None,
     };
     let r = lab::sim::run(&opts, &mut |_, _| {}).expect("flashlab sim");
