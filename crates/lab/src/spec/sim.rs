@@ -611,7 +611,7 @@ fn parse_volume(v: &str) -> Result<f64, SpecError> {
 
 fn parse_sampler(s: &str) -> Result<workload::synth::Sampler, SpecError> {
     workload::synth::Sampler::parse(s)
-        .ok_or_else(|| SpecError::value("--sampler", s, "rand or lemire"))
+        .ok_or_else(|| SpecError::value("--sampler", s, "expected rand or lemire"))
 }
 
 fn parse_precondition(s: &str) -> Result<Precondition, SpecError> {
