@@ -165,7 +165,7 @@ pub struct SimSpec {
     /// preconditioning's random writes): rand (rand 0.8's gen_range, behind every seeded
     /// result) or lemire (Lemire's multiply with its exact rejection: one random word per
     /// draw for a power-of-two page count instead of about two; as uniform, but other pages
-    /// at the same seed) [default: rand].
+    /// at the same seed).
     #[cfg_attr(feature = "clap", arg(long, default_value = "rand"))]
     #[serde(deserialize_with = "de::string")]
     pub sampler: String,
