@@ -146,6 +146,7 @@ fn flag() -> impl Strategy<Value = (String, String)> {
             &["none", "fill", "full:0.1", "full:nan", "full:inf", "full:-1", "bogus"]
         ),
         pick(&["--timing"], &["on", "off", "maybe"]),
+        pick(&["--sampler"], &["rand", "lemire", "xorshift"]),
         pick(
             &["--max-flash-writes"],
             &["0", "-1", "1", "1000", "nan", "nanx", "0x", "-1x", "1x", "3x", "bogus"]

@@ -26,7 +26,8 @@
 //!
 //! Run: `cargo bench -p lab --bench sim_vs_reference` (env: `SIM_REF_GIB`, comma-separated
 //! logical sizes, default `1,4,16`; `SIM_REF_OPS` default `0.07,0.28`; `SIM_REF_RUNS` runs of
-//! each per case, default 3; `SIM_REF_VOLUME` measured volume in capacities, default 2).
+//! each per case, default 3; `SIM_REF_VOLUME` measured volume in capacities, default 2;
+//! `SIM_REF_SAMPLER` flashlab's `--sampler`, `rand` (default) or `lemire`).
 //! `cargo test --benches` runs one tiny case. On a shared machine, count instructions instead
 //! of time: `valgrind --tool=callgrind` on the bench binary with `--bench` and a small
 //! `SIM_REF_GIB`, then compare the inclusive costs of `run_reference` and `run_flashlab`
@@ -241,6 +242,7 @@ fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> Run {
         seed,
         max_memory_bytes: u64::MAX,
         max_flash_writes: None,
+        sampler: sampler(),
         stream_policy: policy::streams::LbaPolicySpec::None,
     };
     let r = lab::sim::run(&opts, &mut |_, _| {}).expect("flashlab sim");
@@ -249,6 +251,15 @@ fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> Run {
         waf: r.waf.unwrap_or(0.0),
         cpu_s: cpu_seconds() - cpu0,
         bytes_per_page: r.bytes_per_logical_page.unwrap_or(f64::NAN),
+    }
+}
+
+/// flashlab's sampler: `SIM_REF_SAMPLER` (`rand`, the default, or `lemire`).
+fn sampler() -> workload::synth::Sampler {
+    match std::env::var("SIM_REF_SAMPLER") {
+        Ok(s) => workload::synth::Sampler::parse(&s)
+            .unwrap_or_else(|| panic!("SIM_REF_SAMPLER={s}: expected rand or lemire")),
+        Err(_) => Default::default(),
     }
 }
 
@@ -330,7 +341,7 @@ fn main() {
             env_list("SIM_REF_VOLUME", &[2.0])[0],
         )
     };
-    println!("uniform 4 KiB writes, timing off, mlc-sata-2010 geometry (flashlab: 8 dies; reference: 1), seed 1..{runs}, medians of {runs} alternated runs, measured volume {volume}x");
+    println!("uniform 4 KiB writes, timing off, mlc-sata-2010 geometry (flashlab: 8 dies; reference: 1), seed 1..{runs}, medians of {runs} alternated runs, measured volume {volume}x, flashlab's sampler {}", sampler().name());
     println!(
         "{:>6} {:>5} {:>10} {:>10} {:>7} {:>11} {:>9} {:>8} {:>8} {:>14} {:>7}",
         "GiB",

@@ -213,6 +213,63 @@ impl HostDriver {
         progress(count.pages);
         Ok(count)
     }
+
+    /// [`HostDriver::run_ahead`] of one-page write requests on `stream` (no arrival times),
+    /// one at each page `pages` yields: the same requests pulled and issued, in the same
+    /// chunks, with the same counts, flash write limit checks and progress, for a host whose
+    /// requests are all such writes (a synthetic write workload of one-page requests on a
+    /// single stream, the preconditioning). Each chunk's pages go from the generator straight
+    /// into the list the port takes ([`HostPort::write_pages`]): no `Request` per page, no
+    /// stream choice per page, no scan for runs.
+    pub fn run_page_writes<I: Iterator<Item = u64>>(
+        &mut self,
+        pages: &mut I,
+        stream: StreamId,
+        limit: Option<u64>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<RunCount> {
+        let mut count = RunCount::default();
+        let mut chunk = [0u64; CHUNK];
+        let mut since_report = 0usize;
+        let mut more = true;
+        while more {
+            self.check_flash_write_limit()?;
+            // As `Pull::fill`: up to a chunk, and nothing past the page that reaches the
+            // limit (a pull is made before the limit is compared, so at least one).
+            let room = limit.map_or(CHUNK, |l| {
+                CHUNK.min(l.saturating_sub(count.pages).max(1) as usize)
+            });
+            let mut n = 0;
+            for slot in &mut chunk[..room] {
+                let Some(lpn) = pages.next() else {
+                    more = false;
+                    break;
+                };
+                self.port.ssd().prefetch_write(Lpn(lpn));
+                *slot = lpn;
+                n += 1;
+            }
+            assert!(n <= room && room <= CHUNK, "{n} pages pulled into {room}");
+            let lpns = &chunk[..n];
+            let ssd = self.port.ssd();
+            lpns.iter()
+                .take(OVERWRITE_AHEAD)
+                .for_each(|&l| ssd.prefetch_overwrite(Lpn(l)));
+            if !lpns.is_empty() {
+                self.port.write_pages(lpns, stream)?;
+            }
+            count.pages += n as u64;
+            more = more && limit.is_none_or(|l| count.pages < l);
+            since_report += n;
+            if since_report >= 65_536 {
+                since_report -= 65_536;
+                progress(count.pages);
+            }
+        }
+        count.limit_reached = limit.is_some_and(|l| count.pages >= l);
+        progress(count.pages);
+        Ok(count)
+    }
 }
 
 /// Requests [`HostDriver::run_ahead`] pulls before issuing them (one chunk's L2P prefetches
@@ -363,6 +420,62 @@ mod tests {
             "the requests before it were issued"
         );
         assert_eq!(pulled.get(), 6, "nothing pulled after the error");
+    }
+
+    /// What a run did, as far as anyone can see: its count or error, the pages pulled, the
+    /// device's counters and clock.
+    fn outcome(d: &HostDriver, r: Result<RunCount>, pulled: usize) -> String {
+        let r = r.map_err(|e| e.to_string());
+        let by_stream = d.ssd().host_pages_written_by_stream().to_vec();
+        format!(
+            "{r:?} pulled {pulled} {:?} {by_stream:?} {:?}",
+            d.ssd().stats(),
+            d.last_done()
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// `run_page_writes` is `run_ahead` of the same pages as one-page write requests: the
+        /// same result or error, the same pages pulled (nothing past the limit), the same
+        /// device state, through chunk ends, limits, the stream's end, pages out of range
+        /// and the flash write limit, timed and untimed.
+        #[test]
+        fn page_writes_run_as_their_requests(
+            pages in proptest::collection::vec(
+                proptest::prop_oneof![50 => 0u64..64, 1 => 0u64..4096],
+                0..200,
+            ),
+            limit in proptest::option::of(0u64..150),
+            flash_limit in proptest::option::of(0u64..300),
+            timed in proptest::bool::ANY,
+            runs in 1usize..4,
+        ) {
+            let make = || {
+                let mut d = driver();
+                if !timed {
+                    let mut cfg = d.ssd().config().clone();
+                    cfg.timing.enabled = false;
+                    d = HostDriver::new(Ssd::new(cfg).expect("small SSD"), 1);
+                }
+                d.flash_write_limit = flash_limit;
+                d
+            };
+            let (mut a, mut b) = (make(), make());
+            let (pa, pb) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+            let mut reqs = counted(pages.iter().map(|&l| Ok(write(l, 1))).collect(), &pa);
+            let mut lpns = pages.iter().copied().inspect(|_| pb.set(pb.get() + 1));
+            // Several runs one after another, as the timeline's intervals resume a stream.
+            for _ in 0..runs {
+                let ra = a.run_ahead(&mut reqs, limit, true, &mut |_| {});
+                let rb = b.run_page_writes(&mut lpns, StreamId(0), limit, &mut |_| {});
+                let stop = ra.is_err();
+                proptest::prop_assert_eq!(outcome(&a, ra, pa.get()), outcome(&b, rb, pb.get()));
+                if stop {
+                    break;
+                }
+            }
+        }
     }
 
     #[test]

@@ -356,6 +356,7 @@ fn workload_of(
         trace_format: None,
         mapping: LbaMapping::Wrap,
         clipped: workload::ClipCount::default(),
+        sampler: Default::default(),
     };
     Ok(match &opts.source {
         Source::Trace { path, format } => {

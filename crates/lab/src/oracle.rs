@@ -28,13 +28,13 @@ pub fn sim_placement(
     if let Some(passes) = passes {
         record(
             &mut rec,
-            workload::precondition(target, passes, opts.seed),
+            workload::precondition_by(target, passes, opts.seed, opts.sampler),
             None,
         )?;
     }
     // The run's one flow: the same requests the second pass replays.
     let flow = &opts.flows[0];
-    let wopts = flow.workload_options(&workload::ClipCount::default());
+    let wopts = flow.workload_options(&workload::ClipCount::default(), opts.sampler);
     let limit = planned_pages(opts);
     record(&mut rec, workload::build(spec, target, &wopts)?, limit)?;
     Ok(rec.into_streams(opts.config.ftl.streams.max(1)))

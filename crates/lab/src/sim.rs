@@ -16,7 +16,7 @@ use crate::units::format_bytes;
 use anyhow::{bail, Context, Result};
 use policy::streams::{LbaPolicySpec, StreamAssignment};
 use serde::Serialize;
-use ssd::{SimTime, Ssd, SsdConfig};
+use ssd::{SimTime, Ssd, SsdConfig, StreamId};
 use std::path::PathBuf;
 use std::time::Instant;
 use workload::mix::{Pace, Window};
@@ -57,8 +57,12 @@ pub struct FlowOptions {
 
 impl FlowOptions {
     /// The workload generator's options for this flow (its request size, seed, trace format
-    /// and mapping; clipped requests counted in `clipped`).
-    pub fn workload_options(&self, clipped: &workload::ClipCount) -> WorkloadOptions {
+    /// and mapping; clipped requests counted in `clipped`; uniform draws by `sampler`).
+    pub fn workload_options(
+        &self,
+        clipped: &workload::ClipCount,
+        sampler: workload::synth::Sampler,
+    ) -> WorkloadOptions {
         WorkloadOptions {
             request_pages: self.request_pages,
             volume_pages: None,
@@ -66,6 +70,7 @@ impl FlowOptions {
             trace_format: self.trace_format,
             mapping: self.mapping,
             clipped: clipped.clone(),
+            sampler,
         }
     }
 }
@@ -96,6 +101,9 @@ pub struct SimOptions {
     /// Stop with an error once the device has programmed more flash pages than this
     /// (preconditioning included; None: no limit).
     pub max_flash_writes: Option<FlashWrites>,
+    /// How uniform draws use the random words (`--sampler`): the workload's and the
+    /// preconditioning's. The default is every seeded result's; another draws other pages.
+    pub sampler: workload::synth::Sampler,
 }
 
 /// A number of flash page programs: a count, or a multiple of the logical capacity.
@@ -151,6 +159,9 @@ pub struct Setup {
     /// `--stream-policy` (absent for `none`, so runs without streams keep their hash).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_policy: Option<String>,
+    /// `--sampler` (absent for the default, `rand`, so earlier runs keep their hash).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampler: Option<String>,
     pub seed: u64,
     /// A job of several flows: each flow's setup (absent for one flow, whose setup is above).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -468,7 +479,7 @@ fn run_one_flow(
         f.offset_pages == 0 && f.size_pages == target.logical_pages,
         "the one-flow path runs on the whole device"
     );
-    let wopts = f.workload_options(clipped);
+    let wopts = f.workload_options(clipped, opts.sampler);
     fn sampled_run<I: Iterator<Item = Result<Request, workload::WorkloadError>>>(
         d: &mut HostDriver,
         reqs: I,
@@ -485,7 +496,21 @@ fn run_one_flow(
     }
     match spec {
         WorkloadSpec::Synthetic { .. } => {
-            let reqs = workload::synth::Synthetic::new(spec, target, &wopts)?.map(Ok);
+            let synthetic = workload::synth::Synthetic::new(spec, target, &wopts)?;
+            let synthetic = match single_stream(opts) {
+                // One-page writes on one stream: pages straight from the generator.
+                Some(stream) => match synthetic.page_writes() {
+                    Ok(mut pages) => {
+                        let mut step = |d: &mut HostDriver, n: u64, p: &mut dyn FnMut(u64)| {
+                            d.run_page_writes(&mut pages, stream, Some(n), p)
+                        };
+                        return run_sampled(d, &mut step, limit, sampled, progress);
+                    }
+                    Err(synthetic) => synthetic,
+                },
+                None => synthetic,
+            };
+            let reqs = synthetic.map(Ok);
             sampled_run(
                 d,
                 with_streams(reqs, policy),
@@ -661,9 +686,23 @@ fn precondition(
         Precondition::Fill => 0.0,
         Precondition::Full { passes } => passes,
     };
-    let reqs = with_streams(workload::precondition(target, passes, opts.seed), policy);
-    d.run(reqs, None, false, &mut |p| progress("precondition", p))?;
+    let progress = &mut |p| progress("precondition", p);
+    if let Some(stream) = single_stream(opts) {
+        let mut pages = workload::precondition_pages(target, passes, opts.seed, opts.sampler);
+        d.run_page_writes(&mut pages, stream, None, progress)?;
+        return Ok(());
+    }
+    let pre = workload::precondition_by(target, passes, opts.seed, opts.sampler);
+    let reqs = with_streams(pre, policy);
+    d.run(reqs, None, false, progress)?;
     Ok(())
+}
+
+/// The stream every host write goes to when the stream policy is the single stream
+/// (`--stream-policy none`, whose choice is stream 0 for every write: the drivers need not
+/// ask it per write); None for any other policy.
+fn single_stream(opts: &SimOptions) -> Option<StreamId> {
+    (opts.stream_policy == LbaPolicySpec::None).then_some(StreamId(0))
 }
 
 fn summarize(
@@ -797,6 +836,8 @@ fn setup(opts: &SimOptions) -> Setup {
         replay_trace_timing: opts.replay_trace_timing,
         stream_policy: (opts.stream_policy != LbaPolicySpec::None)
             .then(|| opts.stream_policy.name()),
+        sampler: (opts.sampler != workload::synth::Sampler::default())
+            .then(|| opts.sampler.name().to_string()),
         seed: opts.seed,
         flows: (opts.flows.len() > 1).then(|| opts.flows.iter().map(flow_setup).collect()),
     }

@@ -32,6 +32,7 @@ fn options(workload: &str, policy: &str, streams: u16, seed: u64) -> SimOptions 
         seed,
         max_memory_bytes: 1 << 30,
         max_flash_writes: None,
+        sampler: Default::default(),
     }
 }
 

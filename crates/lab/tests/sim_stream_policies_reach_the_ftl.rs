@@ -29,6 +29,7 @@ fn options(policy: &str, streams: u16, precondition: Precondition) -> SimOptions
         seed: 3,
         max_memory_bytes: 1 << 30,
         max_flash_writes: None,
+        sampler: Default::default(),
     }
 }
 
@@ -60,6 +61,7 @@ fn replayed(opts: &SimOptions) -> Vec<u64> {
         trace_format: None,
         mapping: LbaMapping::Wrap,
         clipped: workload::ClipCount::default(),
+        sampler: Default::default(),
     };
     let pages = (opts.write_volume.unwrap() * target.logical_pages as f64).ceil() as usize;
     let mut counts = vec![0u64; streams as usize];

@@ -79,6 +79,8 @@ pub struct WorkloadOptions {
     pub mapping: LbaMapping,
     /// Counts trace requests clipped at the device's end (read it after the run).
     pub clipped: ClipCount,
+    /// How uniform draws use the random words (synthetic uniform and hot/cold workloads).
+    pub sampler: synth::Sampler,
 }
 
 /// How many trace requests were clipped at the device's end (a request running past the last
@@ -106,6 +108,7 @@ impl Default for WorkloadOptions {
             trace_format: None,
             mapping: LbaMapping::Wrap,
             clipped: ClipCount::default(),
+            sampler: synth::Sampler::Rand08,
         }
     }
 }
@@ -187,23 +190,38 @@ pub fn precondition(
     passes: f64,
     seed: u64,
 ) -> impl Iterator<Item = Result<Request, WorkloadError>> {
+    precondition_by(target, passes, seed, synth::Sampler::Rand08)
+}
+
+/// [`precondition`] with its random pages drawn by `sampler`.
+pub fn precondition_by(
+    target: Target,
+    passes: f64,
+    seed: u64,
+    sampler: synth::Sampler,
+) -> impl Iterator<Item = Result<Request, WorkloadError>> {
+    precondition_pages(target, passes, seed, sampler)
+        .map(|lpn| Request {
+            op: OpKind::Write,
+            lpn,
+            pages: 1,
+            stream: 0,
+            arrival_ns: None,
+        })
+        .map(Ok)
+}
+
+/// The logical pages [`precondition_by`]'s one-page writes go to, in order: for a host that
+/// issues them without a [`Request`] each.
+pub fn precondition_pages(
+    target: Target,
+    passes: f64,
+    seed: u64,
+    sampler: synth::Sampler,
+) -> impl Iterator<Item = u64> {
     let n = target.logical_pages;
-    let fill = (0..n).map(|lpn| Request {
-        op: OpKind::Write,
-        lpn,
-        pages: 1,
-        stream: 0,
-        arrival_ns: None,
-    });
     let random_writes = (passes.max(0.0) * n as f64) as u64;
-    let random = synth::UniformPages::new(n, seed::Seed(seed).fork("precondition").value())
-        .take(random_writes as usize);
-    fill.chain(random.map(|lpn| Request {
-        op: OpKind::Write,
-        lpn,
-        pages: 1,
-        stream: 0,
-        arrival_ns: None,
-    }))
-    .map(Ok)
+    let seed = seed::Seed(seed).fork("precondition").value();
+    let random = synth::UniformPages::with_sampler(n, seed, sampler).take(random_writes as usize);
+    (0..n).chain(random)
 }

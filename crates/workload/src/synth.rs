@@ -26,39 +26,94 @@ enum Gen {
     },
 }
 
-/// Uniform draws from `low..low + range` (`range >= 1`): the same values, from the same
-/// random words, as rand 0.8's `rng.gen_range(low..low + range)` for `u64`, with the
-/// rejection zone worked out once here instead of at every draw. That method takes a 64-bit
-/// word `v`, multiplies it by `range` into 128 bits, and keeps the high half if the low half
-/// is at most `zone = (range << range.leading_zeros()) - 1`, else draws again (for a
-/// power-of-two `range` about half the words are rejected). Seeded runs stay bit-identical.
+/// How a uniform draw turns 64-bit random words into a value of `low..low + range`: both
+/// multiply a word by `range` into 128 bits and keep the high half, rejecting some words so
+/// that every value is exactly equally likely; they reject different words, so at one seed
+/// they draw different (identically distributed) values. Applies to the uniform and hot/cold
+/// generators and the preconditioning's random pages (`sim --sampler`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sampler {
+    /// rand 0.8's `gen_range` (the default, behind every seeded result): keeps the word when
+    /// the low half of the product is at most `zone = (range << range.leading_zeros()) - 1`,
+    /// so it rejects about half the words for a power-of-two range (two words per draw).
+    #[default]
+    Rand08,
+    /// Lemire's widening multiply with its exact rejection: keeps the word when the low half
+    /// is at least `2^64 mod range`, which is zero for a power of two (one word per draw).
+    Lemire,
+}
+
+impl Sampler {
+    /// `rand` or `lemire`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sampler::Rand08 => "rand",
+            Sampler::Lemire => "lemire",
+        }
+    }
+
+    /// The sampler named `rand` or `lemire`.
+    pub fn parse(s: &str) -> Option<Sampler> {
+        match s {
+            "rand" => Some(Sampler::Rand08),
+            "lemire" => Some(Sampler::Lemire),
+            _ => None,
+        }
+    }
+}
+
+/// Uniform draws from `low..low + range` (`range >= 1`) by a [`Sampler`]. With
+/// [`Sampler::Rand08`], the same values, from the same random words, as rand 0.8's
+/// `rng.gen_range(low..low + range)` for `u64`, with the rejection zone worked out once here
+/// instead of at every draw, so seeded runs stay bit-identical. A word is kept when the low
+/// half `l` of its product with `range` has `l - skip` (wrapping) at most `zone`: `skip = 0`
+/// and rand's zone, or (Lemire) `skip = 2^64 mod range` and `zone = u64::MAX - skip`.
 #[derive(Clone, Copy, Debug)]
 pub struct UniformRange {
     low: u64,
     range: u64,
+    skip: u64,
     zone: u64,
 }
 
 impl UniformRange {
-    /// Draws from `low..high` (`low < high`).
+    /// Draws from `low..high` (`low < high`) as rand 0.8 does.
     pub fn new(low: u64, high: u64) -> UniformRange {
+        UniformRange::with_sampler(low, high, Sampler::Rand08)
+    }
+
+    /// Draws from `low..high` (`low < high`) by `sampler`.
+    pub fn with_sampler(low: u64, high: u64, sampler: Sampler) -> UniformRange {
         assert!(
             low < high,
             "uniform draws from the empty range {low}..{high}"
         );
         let range = high - low;
+        let (skip, zone) = match sampler {
+            Sampler::Rand08 => (0, (range << range.leading_zeros()).wrapping_sub(1)),
+            Sampler::Lemire => {
+                let skip = range.wrapping_neg() % range;
+                (skip, u64::MAX - skip)
+            }
+        };
         UniformRange {
             low,
             range,
-            zone: (range << range.leading_zeros()).wrapping_sub(1),
+            skip,
+            zone,
         }
+    }
+
+    /// The same range drawn by `sampler`.
+    pub fn by(self, sampler: Sampler) -> UniformRange {
+        UniformRange::with_sampler(self.low, self.low + self.range, sampler)
     }
 
     #[inline(always)]
     pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> u64 {
         loop {
             let m = rng.next_u64() as u128 * self.range as u128;
-            if m as u64 <= self.zone {
+            if (m as u64).wrapping_sub(self.skip) <= self.zone {
                 return self.low + (m >> 64) as u64;
             }
         }
@@ -110,7 +165,7 @@ impl Synthetic {
         }
         let gen = match *addresses {
             Addresses::Sequential => Gen::Sequential { next: 0 },
-            Addresses::Uniform => Gen::Uniform(UniformRange::new(0, slots)),
+            Addresses::Uniform => Gen::Uniform(UniformRange::with_sampler(0, slots, opts.sampler)),
             Addresses::Zipf { theta } => Gen::Zipf(ZipfSlots::new(slots, theta)),
             Addresses::HotCold { hot_ops, hot_space } => {
                 // One slot: every request goes to it and `next_slot` samples neither range
@@ -118,8 +173,12 @@ impl Synthetic {
                 let hot = hot_slots(hot_space, slots).min(slots - 1).max(1);
                 Gen::HotCold {
                     hot_ops,
-                    hot: UniformRange::new(0, hot),
-                    cold: UniformRange::new(hot.min(slots - 1), slots.max(2)),
+                    hot: UniformRange::with_sampler(0, hot, opts.sampler),
+                    cold: UniformRange::with_sampler(
+                        hot.min(slots - 1),
+                        slots.max(2),
+                        opts.sampler,
+                    ),
                 }
             }
         };
@@ -133,8 +192,8 @@ impl Synthetic {
     }
 
     /// Inline (across crates too): a call per request cost more than the uniform draw's
-    /// arithmetic.
-    #[inline]
+    /// arithmetic (`#[inline]` alone left it a call from the driver's page loop).
+    #[inline(always)]
     fn next_slot(&mut self) -> u64 {
         match &mut self.gen {
             Gen::Sequential { next } => {
@@ -154,6 +213,37 @@ impl Synthetic {
                 }
             }
         }
+    }
+}
+
+/// The pages of a [`Synthetic`] workload whose every request is a one-page write (no reads,
+/// one page per request): [`Synthetic::page_writes`]. It yields each request's page, the same
+/// pages from the same random words as the requests would carry, without building a
+/// [`Request`] each.
+#[derive(Clone, Debug)]
+pub struct PageWrites(Synthetic);
+
+impl Synthetic {
+    /// The workload as [`PageWrites`] where every request is a one-page write; else the
+    /// workload back, unchanged (a large `Err`, moved once per run).
+    #[allow(clippy::result_large_err)]
+    pub fn page_writes(self) -> Result<PageWrites, Synthetic> {
+        if self.read_fraction == 0.0 && self.request_pages == 1 {
+            Ok(PageWrites(self))
+        } else {
+            Err(self)
+        }
+    }
+}
+
+impl Iterator for PageWrites {
+    type Item = u64;
+
+    /// `Synthetic::next`'s `lpn`: with no reads it draws no read decision, and a slot is a
+    /// page.
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        Some(self.0.next_slot())
     }
 }
 
@@ -215,8 +305,13 @@ pub struct UniformPages {
 
 impl UniformPages {
     pub fn new(n: u64, seed: u64) -> UniformPages {
+        UniformPages::with_sampler(n, seed, Sampler::Rand08)
+    }
+
+    /// Pages drawn by `sampler`.
+    pub fn with_sampler(n: u64, seed: u64, sampler: Sampler) -> UniformPages {
         UniformPages {
-            pages: (n > 0).then(|| UniformRange::new(0, n)),
+            pages: (n > 0).then(|| UniformRange::with_sampler(0, n, sampler)),
             rng: ChaCha8Rng::seed_from_u64(seed),
         }
     }
@@ -297,6 +392,113 @@ mod tests {
         }
     }
 
+    /// Lemire's method as published (Lemire 2019, "Fast random integer generation in an
+    /// interval"): the textbook loop `UniformRange`'s `Lemire` sampler must match.
+    fn lemire_textbook(rng: &mut ChaCha8Rng, n: u64) -> u64 {
+        let mut m = rng.next_u64() as u128 * n as u128;
+        if (m as u64) < n {
+            let t = n.wrapping_neg() % n;
+            while (m as u64) < t {
+                m = rng.next_u64() as u128 * n as u128;
+            }
+        }
+        (m >> 64) as u64
+    }
+
+    /// The `Lemire` sampler draws what the published loop draws from the same words (the
+    /// same words used), over ranges of every shape; for a power of two it takes exactly one
+    /// word per draw (the high half of the word times the range); and it is uniform.
+    #[test]
+    fn lemire_draws_what_the_published_loop_draws() {
+        let mut shapes = vec![
+            1u64,
+            2,
+            3,
+            5,
+            7,
+            1000,
+            u64::MAX,
+            u64::MAX - 1,
+            (1 << 63) + 1,
+        ];
+        for k in [1u32, 8, 18, 20, 31, 32, 33, 62, 63] {
+            shapes.extend([(1u64 << k) - 1, 1 << k, (1 << k) + 1]);
+        }
+        for (i, &range) in shapes.iter().enumerate() {
+            let low = if i % 2 == 0 {
+                0
+            } else {
+                (u64::MAX - range) / 3
+            };
+            let u = UniformRange::with_sampler(
+                low,
+                low.wrapping_add(range).max(low + 1),
+                Sampler::Lemire,
+            );
+            let range = u.range;
+            let (mut a, mut b) = (
+                ChaCha8Rng::seed_from_u64(i as u64),
+                ChaCha8Rng::seed_from_u64(i as u64),
+            );
+            for _ in 0..2_000 {
+                assert_eq!(
+                    u.sample(&mut a),
+                    low + lemire_textbook(&mut b, range),
+                    "range {range}"
+                );
+            }
+            assert_eq!(a.next_u64(), b.next_u64(), "range {range}: words used");
+        }
+        let u = UniformRange::with_sampler(0, 1 << 18, Sampler::Lemire);
+        let (mut a, mut b) = (ChaCha8Rng::seed_from_u64(5), ChaCha8Rng::seed_from_u64(5));
+        for _ in 0..5_000 {
+            assert_eq!(u.sample(&mut a), b.next_u64() >> 46, "one word per draw");
+        }
+        let u = UniformRange::with_sampler(10, 15, Sampler::Lemire);
+        let mut counts = [0u32; 5];
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..100_000 {
+            counts[(u.sample(&mut rng) - 10) as usize] += 1;
+        }
+        // 20,000 expected each; 5 standard deviations is about 630.
+        assert!(
+            counts.iter().all(|&c| c.abs_diff(20_000) < 630),
+            "{counts:?}"
+        );
+    }
+
+    /// A uniform workload drawn by `Lemire` covers the same range, differently from `Rand08`
+    /// at the same seed; the default options draw by `Rand08`.
+    #[test]
+    fn the_sampler_is_a_switch_beside_rand() {
+        assert_eq!(WorkloadOptions::default().sampler, Sampler::Rand08);
+        let opts = WorkloadOptions {
+            sampler: Sampler::Lemire,
+            ..Default::default()
+        };
+        let t = target(1 << 12);
+        let spec = WorkloadSpec::parse("uniform-write").unwrap();
+        let lemire: Vec<u64> = Synthetic::new(&spec, t, &opts)
+            .unwrap()
+            .take(2_000)
+            .map(|r| r.lpn)
+            .collect();
+        let rand: Vec<u64> = gen("uniform-write", 1 << 12, 1)
+            .take(2_000)
+            .map(|r| r.lpn)
+            .collect();
+        assert_ne!(lemire, rand);
+        assert!(lemire.iter().all(|&l| l < 1 << 12));
+        let pre = |s| crate::precondition_pages(t, 1.0, 9, s).collect::<Vec<u64>>();
+        assert_ne!(pre(Sampler::Lemire), pre(Sampler::Rand08));
+        assert_eq!(Sampler::parse("lemire"), Some(Sampler::Lemire));
+        assert_eq!(
+            Sampler::parse(Sampler::Rand08.name()),
+            Some(Sampler::Rand08)
+        );
+        assert_eq!(Sampler::parse("xorshift"), None);
+    }
+
     /// The generators draw the same slots as before the zone was kept: uniform, hot/cold and
     /// `UniformPages` against `gen_range` on a generator of the same seed.
     #[test]
@@ -335,6 +537,48 @@ mod tests {
             page_bytes: 4096,
         };
         Synthetic::new(&WorkloadSpec::parse(spec).unwrap(), t, &opts).unwrap()
+    }
+
+    /// A write-only workload of one-page requests yields, as `PageWrites`, the pages its
+    /// requests carry, in order; any other is given back unchanged.
+    #[test]
+    fn page_writes_are_the_requests_pages() {
+        for spec in [
+            "seq-write",
+            "uniform-write",
+            "zipf-write:0.9",
+            "hotcold-write:0.8:0.2",
+        ] {
+            let mut pages = gen(spec, 1000, 1).page_writes().expect("one-page writes");
+            let reqs = gen(spec, 1000, 1);
+            for (r, p) in reqs.take(5_000).zip(&mut pages) {
+                assert_eq!((r.op, r.pages, r.lpn), (OpKind::Write, 1, p), "{spec}");
+            }
+        }
+        let back = gen("uniform-write", 1000, 2).page_writes().unwrap_err();
+        assert_eq!(
+            back.request_pages, 2,
+            "two-page requests are not page writes"
+        );
+        let mixed = gen("uniform-mix:0.3", 1000, 1).page_writes().unwrap_err();
+        let mut again = gen("uniform-mix:0.3", 1000, 1);
+        for r in mixed.take(100) {
+            assert_eq!(Some(r), again.next(), "given back unchanged");
+        }
+        let pre: Vec<u64> =
+            crate::precondition_pages(target(1000), 1.5, 7, Sampler::Rand08).collect();
+        let reqs: Vec<u64> = crate::precondition(target(1000), 1.5, 7)
+            .map(|r| r.unwrap().lpn)
+            .collect();
+        assert_eq!(pre, reqs, "the preconditioning's pages");
+        assert_eq!(pre.len(), 2_500);
+    }
+
+    fn target(pages: u64) -> Target {
+        Target {
+            logical_pages: pages,
+            page_bytes: 4096,
+        }
     }
 
     #[test]

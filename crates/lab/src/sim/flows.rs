@@ -217,7 +217,7 @@ pub(super) fn mix_of(
             logical_pages: f.size_pages,
             page_bytes: target.page_bytes,
         };
-        let wopts = f.workload_options(clipped);
+        let wopts = f.workload_options(clipped, opts.sampler);
         let offset = f.offset_pages;
         let reqs = workload::build(&spec, region, &wopts)?.map(move |r| {
             r.map(|mut r| {

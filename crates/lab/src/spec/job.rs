@@ -284,6 +284,7 @@ fn device_keys() -> Vec<&'static str> {
         "request_size",
         "write_volume",
         "precondition",
+        "sampler",
         "seed",
         "job",
         "log_interval",

@@ -161,6 +161,14 @@ pub struct SimSpec {
     #[cfg_attr(feature = "clap", arg(long, default_value = "full"))]
     #[serde(deserialize_with = "de::string")]
     pub precondition: String,
+    /// How uniform draws turn random words into pages (uniform and hot/cold workloads, the
+    /// preconditioning's random writes): rand (rand 0.8's gen_range, behind every seeded
+    /// result) or lemire (Lemire's multiply with its exact rejection: one random word per
+    /// draw for a power-of-two page count instead of about two; as uniform, but other pages
+    /// at the same seed).
+    #[cfg_attr(feature = "clap", arg(long, default_value = "rand"))]
+    #[serde(deserialize_with = "de::string")]
+    pub sampler: String,
     #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
     #[serde(deserialize_with = "de::parsed")]
     pub seed: u64,
@@ -208,6 +216,7 @@ impl Default for SimSpec {
             request_size: None,
             write_volume: None,
             precondition: "full".into(),
+            sampler: "rand".into(),
             seed: 1,
             job: None,
             log_interval: None,
@@ -239,6 +248,7 @@ impl RunSpec for SimSpec {
             parse_volume(v)?;
         }
         parse_precondition(&self.precondition)?;
+        parse_sampler(&self.sampler)?;
         LbaPolicySpec::parse(&self.stream_policy)
             .map_err(|e| SpecError::stated("--stream-policy", e))?;
         Ok(())
@@ -432,6 +442,7 @@ impl SimSpec {
             job_path: None,
             write_volume: self.write_volume.as_deref().map(parse_volume).transpose()?,
             precondition: parse_precondition(&self.precondition)?,
+            sampler: parse_sampler(&self.sampler)?,
             replay_trace_timing: self.trace_timing,
             stream_policy: LbaPolicySpec::parse(&self.stream_policy)?,
             seed: self.seed,
@@ -598,6 +609,11 @@ fn parse_volume(v: &str) -> Result<f64, SpecError> {
     Ok(x)
 }
 
+fn parse_sampler(s: &str) -> Result<workload::synth::Sampler, SpecError> {
+    workload::synth::Sampler::parse(s)
+        .ok_or_else(|| SpecError::value("--sampler", s, "expected rand or lemire"))
+}
+
 fn parse_precondition(s: &str) -> Result<Precondition, SpecError> {
     let (kind, arg) = s.split_once(':').map_or((s, None), |(k, v)| (k, Some(v)));
     match (kind, arg) {
@@ -649,6 +665,10 @@ mod tests {
         assert_eq!(
             bad(|s| s.precondition = "half".into()).field(),
             "--precondition"
+        );
+        assert_eq!(
+            bad(|s| s.sampler = "xorshift".into()).to_string(),
+            "--sampler xorshift: expected rand or lemire"
         );
         assert_eq!(
             bad(|s| s.stream_policy = "auto:0".into()).field(),

@@ -40,6 +40,7 @@ def sim(
     request_size: Optional[str] = None,
     write_volume: Optional[str] = None,
     precondition: str = 'full',
+    sampler: str = 'rand',
     seed: int = 1,
     job: Optional[PathArg] = None,
     log_interval: Optional[str] = None,
@@ -142,6 +143,12 @@ def sim(
     precondition : str, default full
         Preconditioning: none, fill (sequential fill), or full[:N] (fill + N x capacity
         random writes; N defaults to 1)
+    sampler : str, default rand
+        How uniform draws turn random words into pages (uniform and hot/cold workloads,
+        the preconditioning's random writes): rand (rand 0.8's gen_range, behind every
+        seeded result) or lemire (Lemire's multiply with its exact rejection: one random
+        word per draw for a power-of-two page count instead of about two; as uniform,
+        but other pages at the same seed)
     seed : int, default 1
         The run's seed: every random choice of the run derives from it (the same seed
         gives the same numbers).
@@ -162,7 +169,7 @@ def sim(
     -------
     SimResult
     """
-    options = _options(locals(), ('preset', 'config', 'ftl', 'gc', 'op', 'capacity', 'streams', 'stream_policy', 'gc_stream', 'fdp_ru_size', 'fdp_handles', 'fdp_isolation', 'gc_free_blocks_min', 'log_blocks', 'cmt_entries', 'timing', 'queue_depth', 'max_memory', 'max_flash_writes', 'payloads', 'check_invariants', 'workload', 'trace_format', 'trace_mapping', 'trace_timing', 'request_size', 'write_volume', 'precondition', 'seed', 'job', 'log_interval',))
+    options = _options(locals(), ('preset', 'config', 'ftl', 'gc', 'op', 'capacity', 'streams', 'stream_policy', 'gc_stream', 'fdp_ru_size', 'fdp_handles', 'fdp_isolation', 'gc_free_blocks_min', 'log_blocks', 'cmt_entries', 'timing', 'queue_depth', 'max_memory', 'max_flash_writes', 'payloads', 'check_invariants', 'workload', 'trace_format', 'trace_mapping', 'trace_timing', 'request_size', 'write_volume', 'precondition', 'sampler', 'seed', 'job', 'log_interval',))
     return SimResult.from_json(_watched(_native.sim, progress, options))
 
 

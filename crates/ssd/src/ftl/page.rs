@@ -507,12 +507,15 @@ impl<P: VictimPolicy, const L: usize, const R: usize> Ftl for PageFtl<P, L, R> {
         // The page is in the block (its offset from the block's first page is below ppb).
         // Debug only: `program_next` computes it from the block and its asserted write
         // pointer, and this runs once per host write.
-        debug_assert!(
-            (ppn.0 as u32).wrapping_sub(block * g.ppb) < g.ppb,
-            "page {ppn:?} of block {block}"
-        );
+        let offset = (ppn.0 as u32).wrapping_sub(block * g.ppb);
+        debug_assert!(offset < g.ppb, "page {ppn:?} of block {block}");
         self.map(lpn.0 as u32, ppn.0 as u32, block);
-        self.close_if_full(flash, stream.0, die, block);
+        // The block is full when this was its last page (`close_if_full` without reloading
+        // the write pointer `program_next` just moved to `offset + 1`).
+        debug_assert_eq!(flash.is_full(BlockId(block)), offset + 1 == g.ppb);
+        if offset + 1 == g.ppb {
+            self.close(stream.0, die, block);
+        }
         Ok(done)
     }
 

@@ -216,6 +216,7 @@ fn run_cell(plan: &Plan, base: &SsdConfig, c: &Cell, seed: u64) -> Result<FdpRow
         seed,
         max_memory_bytes: u64::MAX,
         max_flash_writes: None,
+        sampler: Default::default(),
     };
     let r = crate::sim::run(&opts, &mut |_, _| {})?;
     let host = r.host_pages_written.max(1) as f64;
