@@ -323,6 +323,14 @@ mod tests {
                 String::new()
             },
             bftl_compaction_comparison: false,
+            bftl_commit_descent: if tree == "bftl" {
+                "none".into()
+            } else {
+                String::new()
+            },
+            insert_lookup_reads: 0,
+            insert_commit_reads: 0,
+            insert_compaction_reads: 0,
             insert_waf: 1.0,
             insert_gc_pages_copied: 0,
             insert_erases: 0,
