@@ -144,8 +144,17 @@ pub const P1_COMPACTION: Compaction = Compaction::InCommit;
 /// (2026-11-28, `bftl_lists ... wide` on a RAM device).
 pub const P1_UNIT_LAYOUT: UnitLayout = UnitLayout::Narrow;
 
-/// Whether BFTL's commit descends again for its buffered records (see [`CommitDescent`]).
-pub const P1_COMMIT_DESCENT: CommitDescent = CommitDescent::None;
+/// Whether BFTL's commit descends again for its buffered records (see [`CommitDescent`]):
+/// per node. BFTL builds a record's index unit at the commit, and the unit names the record's
+/// node and parent, so the commit finds each record's place; P1 ran BFTL under its B-tree's
+/// insert, which has already read the path to change the leaf. Of the two descents, P1's own
+/// figures rule out a full one per record: it reads 8.92 sectors per insert at paper scale,
+/// which at P1's search cost per sector (197 us: Table 3's 88 s over 3 x 1.49 sectors per
+/// search) is 176 s, more than P1's whole BFTL insert (143 s, Table 2). Once per node per
+/// commit (records in key order, the path kept) reads 6.56, within it (2026-11-29,
+/// docs/results/2026-11-29-p1-5.md). `none` (the earlier behaviour) runs beside it in one
+/// comparison row.
+pub const P1_COMMIT_DESCENT: CommitDescent = CommitDescent::PerNode;
 
 fn cases(p: &Plan) -> Vec<Case> {
     let mut v = Vec::new();
