@@ -19,9 +19,9 @@
 //! or inside the commit, on nodes the commit would give their C-th sector (their whole
 //! content is packed as their group, so C counts the sector being written and lists at rest
 //! hold 1..C-1 sectors). How wide an index unit is on flash, and so how many a sector holds,
-//! is a switch too ([`UnitLayout`]), and so is whether a commit descends the tree again to place
-//! the records buffered since the last one ([`CommitDescent`]). Sectors are never reclaimed (as in P1's measurement, where BFTL's
-//! file grows largest). The pager's cache holds decoded nodes under their id (`cache_nodes`
+//! is a switch too ([`UnitLayout`]), and so is whether a commit descends the tree again to
+//! place the records buffered since the last one ([`CommitDescent`]). Sectors are never
+//! reclaimed (as in P1's measurement, where BFTL's file grows largest). The pager's cache holds decoded nodes under their id (`cache_nodes`
 //! of them). Not crash-safe: the NTT
 //! and the root live in RAM only (P1 does not recover BFTL either).
 
@@ -458,6 +458,13 @@ impl Bftl {
     /// read as a lookup reads it (the node cache first, then its sectors and the buffer).
     fn descend_records(&mut self) -> Result<(), EngineError> {
         let mut records = std::mem::take(&mut self.records);
+        assert!(
+            self.cfg.commit_descent != CommitDescent::None || records.is_empty(),
+            "{} records kept with no commit descent",
+            records.len()
+        );
+        // PerNode: every node read in this commit is kept; in key order a descent never
+        // returns to a node it has left, so this reads what keeping the last path reads.
         let mut kept: HashMap<u64, Rc<Node>> = HashMap::new();
         if self.cfg.commit_descent == CommitDescent::PerNode {
             records.sort_unstable();
