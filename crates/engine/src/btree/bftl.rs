@@ -21,9 +21,9 @@
 //! hold 1..C-1 sectors). How wide an index unit is on flash, and so how many a sector holds,
 //! is a switch too ([`UnitLayout`]), and so is whether a commit descends the tree again to
 //! place the records buffered since the last one ([`CommitDescent`]). Sectors are never
-//! reclaimed (as in P1's measurement, where BFTL's file grows largest). The pager's cache holds decoded nodes under their id (`cache_nodes`
-//! of them). Not crash-safe: the NTT
-//! and the root live in RAM only (P1 does not recover BFTL either).
+//! reclaimed (as in P1's measurement, where BFTL's file grows largest). The pager's cache holds
+//! decoded nodes under their id (`cache_nodes` of them). Not crash-safe: the NTT and the root
+//! live in RAM only (P1 does not recover BFTL either).
 
 use super::node::{Node, NO_NODE};
 use super::{pager_stats, BTreeConfig, NodeStore, TreeState};
