@@ -2,12 +2,14 @@
 //! N0 random keys, commit, insert N1 more, commit, search N1 inserted keys; print the sectors
 //! read per node by tree level and list length, and the file size.
 //!
-//! `cargo run --release -p engine --example bftl_lists -- N0 N1 F C in|after [seed [narrow|wide]]`
-//! (the compaction: in the commit, or after it, see `engine::btree::Compaction`; the index
-//! unit's width, see `engine::btree::UnitLayout`; the RAM device holds 400,000 8 KiB sectors)
+//! `cargo run --release -p engine --example bftl_lists -- N0 N1 F C in|after [seed [narrow|wide
+//! [none|per_record|per_node]]]` (the compaction: in the commit, or after it, see
+//! `engine::btree::Compaction`; the index unit's width, see `engine::btree::UnitLayout`;
+//! whether a commit descends again for its records, see `engine::btree::CommitDescent`; the
+//! RAM device holds 400,000 8 KiB sectors)
 
 use blockdev::MemDevice;
-use engine::btree::{BTreeConfig, Bftl, BftlConfig, Compaction, UnitLayout};
+use engine::btree::{BTreeConfig, Bftl, BftlConfig, CommitDescent, Compaction, UnitLayout};
 use engine::OrderedIndex;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -17,17 +19,25 @@ fn main() {
     let compaction = match args.get(4).map(String::as_str) {
         Some("in") => Compaction::InCommit,
         Some("after") => Compaction::AfterCommit,
-        _ => panic!("usage: bftl_lists N0 N1 F C in|after [seed [narrow|wide]]"),
+        _ => panic!(
+            "usage: bftl_lists N0 N1 F C in|after [seed [narrow|wide [none|per_record|per_node]]]"
+        ),
     };
     let unit = match args.get(6).map(String::as_str) {
         None | Some("narrow") => UnitLayout::Narrow,
         Some("wide") => UnitLayout::Wide,
         Some(other) => panic!("unit layout {other:?}: narrow or wide"),
     };
+    let commit_descent = match args.get(7).map(String::as_str) {
+        None | Some("none") => CommitDescent::None,
+        Some("per_record") => CommitDescent::PerRecord,
+        Some("per_node") => CommitDescent::PerNode,
+        Some(other) => panic!("commit descent {other:?}: none, per_record or per_node"),
+    };
     let a: Vec<u64> = args
         .iter()
         .enumerate()
-        .filter(|&(i, _)| i != 4 && i != 6)
+        .filter(|&(i, _)| i != 4 && i < 6)
         .map(|(_, s)| s.parse().expect("numbers"))
         .collect();
     let (n0, n1, f, c) = (a[0] as usize, a[1] as usize, a[2] as usize, a[3] as usize);
@@ -41,6 +51,7 @@ fn main() {
         compact_threshold: c,
         compaction,
         unit,
+        commit_descent,
         ..BftlConfig::default()
     };
     let dev = MemDevice::new(8192, 400_000);
@@ -80,12 +91,14 @@ fn main() {
             })
             .collect();
         println!(
-            "{name}: {:.3} sectors/node ({} loads); root {} | inner {} | leaf {}; compaction reads {}, writes {}",
+            "{name}: {:.3} sectors/node ({} loads); root {} | inner {} | leaf {}; commit-descent reads {} ({} loads), compaction reads {}, writes {}",
             reads as f64 / loads.max(1) as f64,
             loads,
             lv[0],
             lv[1],
             lv[2],
+            b.commit_reads - a.commit_reads,
+            b.commit_loads - a.commit_loads,
             b.compaction_reads - a.compaction_reads,
             b.node_writes - a.node_writes
         );

@@ -14,6 +14,11 @@ pub struct IndexStats {
     pub nodes_loaded: u64,
     /// BFTL: sector reads made to compact a node (included in `node_reads`).
     pub compaction_reads: u64,
+    /// BFTL: sector reads of the commits' descents (`CommitDescent`; included in
+    /// `node_reads`, and as lookups in the sectors per node).
+    pub commit_reads: u64,
+    /// BFTL: nodes the commits' descents rebuilt from sectors (included in `nodes_loaded`).
+    pub commit_loads: u64,
     /// Node (or sector) writes that went to the device.
     pub node_writes: u64,
     /// Device read/write time spent by the index, in the device clock's nanoseconds.

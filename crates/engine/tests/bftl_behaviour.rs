@@ -6,7 +6,9 @@
 //! as corruption, never returned as data.
 
 use blockdev::{BlockDevice, ClockKind, DevError, DevStats, Io, MemDevice, PageNo, WriteHint};
-use engine::btree::{BTreeConfig, Bftl, BftlConfig, Compaction, Packing, UnitLayout};
+use engine::btree::{
+    BTreeConfig, Bftl, BftlConfig, CommitDescent, Compaction, Packing, UnitLayout,
+};
 use engine::{EngineError, OrderedIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -421,5 +423,96 @@ fn a_node_wider_than_a_sector_starts_its_list_at_two_sectors_and_compacts_on_eve
             UnitLayout::Wide => assert_eq!((reads, writes), (2, 2), "{unit:?}"),
         }
         assert_eq!(t.get(1_000).expect("get"), Some(1));
+    }
+}
+
+/// 5,000 ascending keys (0, 1000, 2000, ...) at F = 64, committed: leaves of 32 keys (each
+/// split leaves 32 behind), a tree of three levels whose every node lies on sectors. Then
+/// 20 keys into one leaf's gap (no split: 52 <= 64), buffered until the commit.
+fn one_leaf_batch(
+    commit_descent: CommitDescent,
+) -> (engine::tree::IndexStats, engine::tree::IndexStats) {
+    let mut t = tree(BftlConfig {
+        commit_descent,
+        ..cfg(64, 0, 1_000_000, 3)
+    });
+    for i in 0..5_000u64 {
+        t.insert(i * 1000, i).expect("preload");
+    }
+    t.commit().expect("commit");
+    let before = t.stats();
+    for k in 1..=20u64 {
+        t.insert(2_500_000 + k, k).expect("insert");
+    }
+    let lookups = t.stats();
+    t.commit().expect("commit");
+    let after = t.stats();
+    for k in 1..=20u64 {
+        assert_eq!(t.get(2_500_000 + k).expect("get"), Some(k));
+    }
+    let d = |a: engine::tree::IndexStats, b: engine::tree::IndexStats| engine::tree::IndexStats {
+        node_reads: b.node_reads - a.node_reads,
+        nodes_loaded: b.nodes_loaded - a.nodes_loaded,
+        compaction_reads: b.compaction_reads - a.compaction_reads,
+        commit_reads: b.commit_reads - a.commit_reads,
+        commit_loads: b.commit_loads - a.commit_loads,
+        node_writes: b.node_writes - a.node_writes,
+        file_bytes: b.file_bytes,
+        ..engine::tree::IndexStats::default()
+    };
+    (d(before, lookups), d(lookups, after))
+}
+
+#[test]
+fn a_commit_descends_again_for_each_buffered_record_per_record_and_once_per_node_per_node() {
+    let (none_inserts, none_commit) = one_leaf_batch(CommitDescent::None);
+    // Each insert read its path: root, inner, leaf, every one from its sectors.
+    assert_eq!(none_inserts.nodes_loaded, 20 * 3, "{none_inserts:?}");
+    assert_eq!(
+        none_inserts.node_writes, 0,
+        "the inserts wait in the buffer"
+    );
+    assert_eq!((none_commit.commit_loads, none_commit.commit_reads), (0, 0));
+    for (descent, loads) in [
+        (CommitDescent::PerRecord, 20 * 3),
+        (CommitDescent::PerNode, 3),
+    ] {
+        let (inserts, commit) = one_leaf_batch(descent);
+        assert_eq!(
+            inserts, none_inserts,
+            "{descent:?}: the inserts read as before"
+        );
+        assert_eq!(
+            commit.commit_loads, loads,
+            "{descent:?}: nodes the commit's descents rebuilt"
+        );
+        // The lists have not changed since the inserts read them, so the descents read what
+        // the inserts' lookups read, node for node (per record) or once per node (per node).
+        let per_load = none_inserts.node_reads as f64 / none_inserts.nodes_loaded as f64;
+        assert_eq!(
+            commit.commit_reads as f64,
+            per_load * loads as f64,
+            "{descent:?}"
+        );
+        assert_eq!(commit.commit_loads, commit.nodes_loaded, "{descent:?}");
+        // A read-only pass: the commit writes, compacts and grows the file as before.
+        assert_eq!(
+            (
+                commit.node_writes,
+                commit.compaction_reads,
+                commit.file_bytes
+            ),
+            (
+                none_commit.node_writes,
+                none_commit.compaction_reads,
+                none_commit.file_bytes
+            ),
+            "{descent:?}"
+        );
+        assert_eq!(
+            commit.node_reads,
+            none_commit.node_reads + commit.commit_reads,
+            "{descent:?}"
+        );
     }
 }

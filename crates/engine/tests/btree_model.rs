@@ -4,7 +4,9 @@
 //! and at the end, and the reopened tree must hold exactly the model's contents.
 
 use blockdev::{BlockDevice, MemDevice};
-use engine::btree::{AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, Compaction, InPlaceBTree};
+use engine::btree::{
+    AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, CommitDescent, Compaction, InPlaceBTree,
+};
 use engine::OrderedIndex;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -139,13 +141,14 @@ proptest! {
 }
 
 /// BFTL keeps its node translation table in RAM (no reopen): commits only. Both compaction
-/// modes, with C from 1 to 4.
+/// modes, with C from 1 to 4, and every commit descent (a read-only pass, through the cache).
 fn run_bftl(
     f: usize,
     cache: usize,
     reservation: usize,
     c: usize,
     compaction: Compaction,
+    commit_descent: CommitDescent,
     ops: &[Op],
 ) -> Result<(), TestCaseError> {
     let dev = Box::new(MemDevice::new(4096, 1 << 16));
@@ -154,6 +157,7 @@ fn run_bftl(
         reservation_units: reservation,
         compact_threshold: c,
         compaction,
+        commit_descent,
         ..BftlConfig::default()
     };
     let mut tree = Bftl::create(dev, cfg).unwrap();
@@ -195,9 +199,11 @@ proptest! {
         reservation in 1usize..40,
         c in 1usize..5,
         in_commit in any::<bool>(),
+        descent in 0usize..3,
     ) {
         let compaction = if in_commit { Compaction::InCommit } else { Compaction::AfterCommit };
-        run_bftl(f, cache, reservation, c, compaction, &ops)?;
+        let descent = [CommitDescent::None, CommitDescent::PerRecord, CommitDescent::PerNode][descent];
+        run_bftl(f, cache, reservation, c, compaction, descent, &ops)?;
     }
 }
 

@@ -19,10 +19,11 @@
 //! or inside the commit, on nodes the commit would give their C-th sector (their whole
 //! content is packed as their group, so C counts the sector being written and lists at rest
 //! hold 1..C-1 sectors). How wide an index unit is on flash, and so how many a sector holds,
-//! is a switch too ([`UnitLayout`]). Sectors are never reclaimed (as in P1's measurement, where BFTL's
-//! file grows largest). The pager's cache holds decoded nodes under their id (`cache_nodes`
-//! of them). Not crash-safe: the NTT
-//! and the root live in RAM only (P1 does not recover BFTL either).
+//! is a switch too ([`UnitLayout`]), and so is whether a commit descends the tree again to
+//! place the records buffered since the last one ([`CommitDescent`]). Sectors are never
+//! reclaimed (as in P1's measurement, where BFTL's file grows largest). The pager's cache holds
+//! decoded nodes under their id (`cache_nodes` of them). Not crash-safe: the NTT and the root
+//! live in RAM only (P1 does not recover BFTL either).
 
 use super::node::{Node, NO_NODE};
 use super::{pager_stats, BTreeConfig, NodeStore, TreeState};
@@ -50,6 +51,49 @@ pub struct BftlConfig {
     pub compaction: Compaction,
     /// How wide an index unit is on flash (how many units a sector holds).
     pub unit: UnitLayout,
+    /// Whether a commit reads the tree again to place the buffered records.
+    pub commit_descent: CommitDescent,
+}
+
+/// Whether a commit of the reservation buffer reads the tree again to place the records
+/// buffered since the last commit (inserts and deletes), before it packs their units.
+///
+/// Wu, Kuo and Chang's reservation buffer holds dirty records, and BFTL builds each record's
+/// index unit when the buffer is flushed. The unit names the record's place in the tree
+/// (identifier, parent_node, left_ptr, right_ptr), so the commit must find that place: it
+/// descends from the root through the NTT, rebuilding every node on the path from its
+/// sectors (BFTL keeps nothing in RAM but the NTT and the buffer). When BFTL runs under a
+/// B-tree that has already descended at insert time to change the leaf (as this engine's
+/// trees, and P1's harness, insert), the commit's descent is a second read of the path.
+/// P1 does not say where its BFTL placed a record; it says only that BFTL's writes go to
+/// RAM and that its reads take 1 to 3 sectors per node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CommitDescent {
+    /// The earlier behaviour: the insert's own descent places the record; its units name
+    /// their node when they enter the buffer, and a commit reads only what its compaction
+    /// needs.
+    #[default]
+    None,
+    /// Each buffered record (in the order it came) descends again from the root at the
+    /// commit, every node on its path read from its sectors (or the node cache, when there is
+    /// one): one more path read per insert, as BFTL's construction of the units with no node
+    /// kept between records.
+    PerRecord,
+    /// The buffered records, sorted by key, descend with the previous record's path kept, so
+    /// the commit reads each node on their paths once (a node's keys are contiguous): the
+    /// cheapest placement at commit, about one more leaf read per insert.
+    PerNode,
+}
+
+impl CommitDescent {
+    /// The name `reproduce as-btree` prints: `none`, `per_record`, `per_node`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CommitDescent::None => "none",
+            CommitDescent::PerRecord => "per_record",
+            CommitDescent::PerNode => "per_node",
+        }
+    }
 }
 
 /// How wide an index unit is on flash. The width sets how many units a sector holds, so how
@@ -121,6 +165,7 @@ impl Default for BftlConfig {
             packing: Packing::ByNode,
             compaction: Compaction::AfterCommit,
             unit: UnitLayout::Narrow,
+            commit_descent: CommitDescent::None,
         }
     }
 }
@@ -276,6 +321,13 @@ pub struct Bftl {
     next_sector: u64,
     node_loads: u64,
     compaction_reads: u64,
+    /// Keys of the records (inserts and deletes) buffered since the last commit, kept only
+    /// when a commit descends for them ([`CommitDescent`]).
+    records: Vec<u64>,
+    /// Sectors read by the commits' descents (part of the pager's reads and of the lookups).
+    commit_reads: u64,
+    /// Nodes rebuilt from sectors by the commits' descents (part of `node_loads`).
+    commit_loads: u64,
     /// Lookup rebuilds by level and list length (see [`IndexStats::loads_by_level_list_len`]).
     loads_by_level_list_len: [[u64; LIST_LEN_BINS]; 3],
 }
@@ -302,6 +354,9 @@ impl Bftl {
             next_sector: 0,
             node_loads: 0,
             compaction_reads: 0,
+            records: Vec::new(),
+            commit_reads: 0,
+            commit_loads: 0,
             loads_by_level_list_len: [[0; LIST_LEN_BINS]; 3],
         };
         t.store(Rc::new(Node::empty_leaf(0)))?;
@@ -355,6 +410,7 @@ impl Bftl {
     /// `packing` says, written to fresh sectors in order; the NTT gains each sector for every
     /// node with a unit in it.
     fn commit_units(&mut self) -> Result<(), EngineError> {
+        self.descend_records()?;
         if self.cfg.compaction == Compaction::InCommit {
             self.compact_in_commit()?;
         }
@@ -396,6 +452,52 @@ impl Bftl {
             }
         }
         Ok(())
+    }
+
+    /// [`CommitDescent`]: the buffered records' descents from the root, each node on a path
+    /// read as a lookup reads it (the node cache first, then its sectors and the buffer).
+    fn descend_records(&mut self) -> Result<(), EngineError> {
+        let mut records = std::mem::take(&mut self.records);
+        assert!(
+            self.cfg.commit_descent != CommitDescent::None || records.is_empty(),
+            "{} records kept with no commit descent",
+            records.len()
+        );
+        // PerNode: every node read in this commit is kept; in key order a descent never
+        // returns to a node it has left, so this reads what keeping the last path reads.
+        let mut kept: HashMap<u64, Rc<Node>> = HashMap::new();
+        if self.cfg.commit_descent == CommitDescent::PerNode {
+            records.sort_unstable();
+        }
+        for &key in &records {
+            let mut id = self.tree.root;
+            loop {
+                let node = match kept.get(&id) {
+                    Some(n) => Rc::clone(n),
+                    None => self.read_for_commit(id)?,
+                };
+                if self.cfg.commit_descent == CommitDescent::PerNode {
+                    kept.insert(id, Rc::clone(&node));
+                }
+                if node.leaf {
+                    break;
+                }
+                id = node.vals[node.child_index(key)];
+            }
+        }
+        Ok(())
+    }
+
+    fn read_for_commit(&mut self, id: u64) -> Result<Rc<Node>, EngineError> {
+        if let Some(n) = self.pager.cached(id) {
+            return Ok(n);
+        }
+        let (reads, loads) = (self.pager.stats().pages_read, self.node_loads);
+        let n = Rc::new(self.rebuild(id, false)?);
+        self.commit_reads += self.pager.stats().pages_read - reads;
+        self.commit_loads += self.node_loads - loads;
+        self.pager.keep(id, Rc::clone(&n))?;
+        Ok(n)
     }
 
     /// Nodes whose sector list passed C: re-emit their content as fresh units.
@@ -606,6 +708,11 @@ impl NodeStore for Bftl {
     fn begin_op(&mut self) {
         self.loaded.clear();
     }
+    fn note_record(&mut self, key: u64) {
+        if self.cfg.commit_descent != CommitDescent::None {
+            self.records.push(key);
+        }
+    }
     fn end_write(&mut self) -> Result<(), EngineError> {
         self.loaded.clear();
         if self.reservation.len() >= self.cfg.reservation_units {
@@ -625,6 +732,8 @@ impl NodeStore for Bftl {
         IndexStats {
             nodes_loaded: self.node_loads,
             compaction_reads: self.compaction_reads,
+            commit_reads: self.commit_reads,
+            commit_loads: self.commit_loads,
             loads_by_level_list_len: self.loads_by_level_list_len,
             file_bytes: self.next_sector * self.pager.page_bytes() as u64,
             ..pager_stats(self.pager.stats())

@@ -17,7 +17,7 @@ pub mod in_place;
 pub mod node;
 
 pub use as_btree::{AsBTree, AsConfig};
-pub use bftl::{Bftl, BftlConfig, Compaction, Packing, UnitLayout};
+pub use bftl::{Bftl, BftlConfig, CommitDescent, Compaction, Packing, UnitLayout};
 pub use in_place::InPlaceBTree;
 pub use node::{Node, NO_NODE};
 
@@ -96,6 +96,9 @@ pub(crate) trait NodeStore {
     fn tree(&mut self) -> &mut TreeState;
     /// Called before every operation.
     fn begin_op(&mut self) {}
+    /// Called after every successful insert or delete, with its key, before `end_write`
+    /// (BFTL's commit may descend again for the records it buffered).
+    fn note_record(&mut self, _key: u64) {}
     /// Called after every successful insert or delete (write-buffer flush, journal overflow).
     fn end_write(&mut self) -> Result<(), EngineError>;
     /// [`OrderedIndex::commit`].
@@ -141,11 +144,13 @@ impl<S: NodeStore> OrderedIndex for S {
     fn insert(&mut self, key: u64, value: u64) -> Result<(), EngineError> {
         self.begin_op();
         insert(self, key, value)?;
+        self.note_record(key);
         self.end_write()
     }
     fn delete(&mut self, key: u64) -> Result<bool, EngineError> {
         self.begin_op();
         let found = delete(self, key)?;
+        self.note_record(key);
         self.end_write()?;
         Ok(found)
     }

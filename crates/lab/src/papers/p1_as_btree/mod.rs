@@ -24,7 +24,8 @@ use crate::report::{fmt_f, Output, Report, ReproduceOptions, Scale, Steps, Table
 use anyhow::{bail, Result};
 use blockdev::BlockDevice;
 use engine::btree::{
-    AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, Compaction, InPlaceBTree, Packing, UnitLayout,
+    AsBTree, AsConfig, BTreeConfig, Bftl, BftlConfig, CommitDescent, Compaction, InPlaceBTree,
+    Packing, UnitLayout,
 };
 use engine::tree::{IndexStats, LIST_LEN_BINS};
 use engine::OrderedIndex;
@@ -97,6 +98,10 @@ struct Case {
     /// BFTL only: when its NTT compaction runs ([`P1_COMPACTION`] in the experiment's rows; the
     /// other mode in one comparison row, not judged).
     bftl_compaction: Compaction,
+    /// BFTL only: whether its commit descends again for the buffered records
+    /// ([`P1_COMMIT_DESCENT`] in the experiment's rows; `none` in one comparison row when
+    /// that is not the experiment's, not judged).
+    bftl_commit_descent: CommitDescent,
 }
 
 impl Case {
@@ -112,7 +117,10 @@ impl Case {
 
     /// A row beside the experiment's own, for a switch's baseline: not judged, not plotted.
     fn is_comparison(&self) -> bool {
-        self.reads_fifo || (self.tree == TreeKind::Bftl && self.bftl_compaction != P1_COMPACTION)
+        self.reads_fifo
+            || (self.tree == TreeKind::Bftl
+                && (self.bftl_compaction != P1_COMPACTION
+                    || self.bftl_commit_descent != P1_COMMIT_DESCENT))
     }
 }
 
@@ -136,6 +144,18 @@ pub const P1_COMPACTION: Compaction = Compaction::InCommit;
 /// (2026-11-28, `bftl_lists ... wide` on a RAM device).
 pub const P1_UNIT_LAYOUT: UnitLayout = UnitLayout::Narrow;
 
+/// Whether BFTL's commit descends again for its buffered records (see [`CommitDescent`]):
+/// per node. BFTL builds a record's index unit at the commit, and the unit names the record's
+/// node and parent, so the commit finds each record's place; P1 ran BFTL under its B-tree's
+/// insert, which has already read the path to change the leaf. Of the two descents, P1's own
+/// figures rule out a full one per record: it reads 8.92 sectors per insert at paper scale,
+/// which at P1's search cost per sector (197 us: Table 3's 88 s over 3 x 1.49 sectors per
+/// search) is 176 s, more than P1's whole BFTL insert (143 s, Table 2). Once per node per
+/// commit (records in key order, the path kept) reads 6.56, within it (2026-11-29,
+/// docs/results/2026-11-29-p1-5.md). `none` (the earlier behaviour) runs beside it in one
+/// comparison row.
+pub const P1_COMMIT_DESCENT: CommitDescent = CommitDescent::PerNode;
+
 fn cases(p: &Plan) -> Vec<Case> {
     let mut v = Vec::new();
     for &f in p.fanouts {
@@ -146,6 +166,7 @@ fn cases(p: &Plan) -> Vec<Case> {
             cache: 0,
             reads_fifo: false,
             bftl_compaction: P1_COMPACTION,
+            bftl_commit_descent: P1_COMMIT_DESCENT,
         });
         v.push(Case {
             tree: TreeKind::Bftl,
@@ -154,6 +175,7 @@ fn cases(p: &Plan) -> Vec<Case> {
             cache: 0,
             reads_fifo: false,
             bftl_compaction: P1_COMPACTION,
+            bftl_commit_descent: P1_COMMIT_DESCENT,
         });
         for &ms in p.buffers {
             v.push(Case {
@@ -163,6 +185,7 @@ fn cases(p: &Plan) -> Vec<Case> {
                 cache: 0,
                 reads_fifo: false,
                 bftl_compaction: P1_COMPACTION,
+                bftl_commit_descent: P1_COMMIT_DESCENT,
             });
         }
     }
@@ -174,6 +197,7 @@ fn cases(p: &Plan) -> Vec<Case> {
             cache,
             reads_fifo: false,
             bftl_compaction: P1_COMPACTION,
+            bftl_commit_descent: P1_COMMIT_DESCENT,
         });
         v.push(Case {
             tree: TreeKind::Bftl,
@@ -182,6 +206,7 @@ fn cases(p: &Plan) -> Vec<Case> {
             cache,
             reads_fifo: false,
             bftl_compaction: P1_COMPACTION,
+            bftl_commit_descent: P1_COMMIT_DESCENT,
         });
         v.push(Case {
             tree: TreeKind::As,
@@ -190,6 +215,7 @@ fn cases(p: &Plan) -> Vec<Case> {
             cache,
             reads_fifo: false,
             bftl_compaction: P1_COMPACTION,
+            bftl_commit_descent: P1_COMMIT_DESCENT,
         });
     }
     // BFTL's compaction switch beside its other mode (F = 256, no cache).
@@ -203,7 +229,21 @@ fn cases(p: &Plan) -> Vec<Case> {
             Compaction::InCommit => Compaction::AfterCommit,
             Compaction::AfterCommit => Compaction::InCommit,
         },
+        bftl_commit_descent: P1_COMMIT_DESCENT,
     });
+    // BFTL's commit descent beside the earlier behaviour (no descent at the commit), when the
+    // experiment's rows descend (F = 256, no cache).
+    if P1_COMMIT_DESCENT != CommitDescent::None {
+        v.push(Case {
+            tree: TreeKind::Bftl,
+            f: 256,
+            ms: 0,
+            cache: 0,
+            reads_fifo: false,
+            bftl_compaction: P1_COMPACTION,
+            bftl_commit_descent: CommitDescent::None,
+        });
+    }
     // The read-priority switch beside its baseline: the B-tree and AS (largest buffer) at
     // F = 256 on a drive whose dies serve reads in arrival order.
     let ms = p.buffers.iter().copied().max().unwrap_or(1);
@@ -215,6 +255,7 @@ fn cases(p: &Plan) -> Vec<Case> {
             cache: 0,
             reads_fifo: true,
             bftl_compaction: P1_COMPACTION,
+            bftl_commit_descent: P1_COMMIT_DESCENT,
         });
     }
     v
@@ -324,15 +365,23 @@ fn build(case: &Case, p: &Plan, dev: Box<dyn BlockDevice>) -> Result<Box<dyn Ord
                 max_segments: p.window,
             },
         )?),
-        TreeKind::Bftl => Box::new(Bftl::create(dev, bftl_config(base, case.bftl_compaction))?),
+        TreeKind::Bftl => Box::new(Bftl::create(
+            dev,
+            bftl_config(base, case.bftl_compaction, case.bftl_commit_descent),
+        )?),
     })
 }
 
 /// BFTL as P1 ran it (§4): a reservation buffer of F index units ("kept equal to F"),
 /// lists bounded by C = 3 sectors (BFTL's paper's value) with the compaction `compaction`
 /// ([`P1_COMPACTION`] in the experiment's rows), and BFTL's own commit policy (one node's
-/// units in one sector, [`Packing::ByNode`]), with units [`P1_UNIT_LAYOUT`] wide.
-fn bftl_config(base: BTreeConfig, compaction: Compaction) -> BftlConfig {
+/// units in one sector, [`Packing::ByNode`]), with units [`P1_UNIT_LAYOUT`] wide and the
+/// commit descent `commit_descent` ([`P1_COMMIT_DESCENT`] in the experiment's rows).
+fn bftl_config(
+    base: BTreeConfig,
+    compaction: Compaction,
+    commit_descent: CommitDescent,
+) -> BftlConfig {
     BftlConfig {
         base,
         reservation_units: base.keys_per_node,
@@ -340,6 +389,7 @@ fn bftl_config(base: BTreeConfig, compaction: Compaction) -> BftlConfig {
         packing: Packing::ByNode,
         compaction,
         unit: P1_UNIT_LAYOUT,
+        commit_descent,
     }
 }
 
@@ -355,6 +405,8 @@ fn diff(a: IndexStats, b: IndexStats) -> IndexStats {
         node_reads: b.node_reads - a.node_reads,
         nodes_loaded: b.nodes_loaded - a.nodes_loaded,
         compaction_reads: b.compaction_reads - a.compaction_reads,
+        commit_reads: b.commit_reads - a.commit_reads,
+        commit_loads: b.commit_loads - a.commit_loads,
         node_writes: b.node_writes - a.node_writes,
         read_ns: b.read_ns - a.read_ns,
         write_ns: b.write_ns - a.write_ns,
@@ -441,10 +493,15 @@ fn longest_first(
 fn case_label(c: &Case) -> String {
     match (c.reads_fifo, c.is_comparison()) {
         (true, _) => format!("{} (FIFO reads)", tree_name(c.tree)),
-        (false, true) => format!(
+        (false, true) if c.bftl_compaction != P1_COMPACTION => format!(
             "{} (compaction {})",
             tree_name(c.tree),
             compaction_name(c.bftl_compaction).replace('_', " ")
+        ),
+        (false, true) => format!(
+            "{} (commit descent {})",
+            tree_name(c.tree),
+            c.bftl_commit_descent.name().replace('_', " ")
         ),
         (false, false) => tree_name(c.tree).into(),
     }
@@ -493,10 +550,24 @@ pub struct BTreeRow {
     /// `after_commit` (see `engine::btree::Compaction`).
     #[serde(default)]
     pub bftl_compaction: String,
-    /// A row of BFTL's compaction comparison (the mode P1 did not run), beside the
-    /// experiment's own rows; the claims and figures leave it out.
+    /// A row of one of BFTL's comparisons (the other compaction mode, or the other commit
+    /// descent: a mode the experiment's rows do not run), beside the experiment's own rows;
+    /// the claims and figures leave it out.
     #[serde(default)]
     pub bftl_compaction_comparison: bool,
+    /// BFTL only (empty for the other trees): whether its commit descends again for the
+    /// buffered records, `none`, `per_record` or `per_node` (see
+    /// `engine::btree::CommitDescent`).
+    #[serde(default)]
+    pub bftl_commit_descent: String,
+    /// BFTL only: sector reads of the timed inserts by cause — the inserts' own lookups, the
+    /// commits' descents, the compactions (together `insert_node_reads`).
+    #[serde(default)]
+    pub insert_lookup_reads: u64,
+    #[serde(default)]
+    pub insert_commit_reads: u64,
+    #[serde(default)]
+    pub insert_compaction_reads: u64,
     /// Simulated drive only (0 on a file): flash pages programmed per host page written during
     /// the timed inserts (GC copies included), and the GC copies and erases themselves.
     #[serde(default)]
@@ -551,6 +622,18 @@ fn to_row(m: &Measured, p: &Plan) -> BTreeRow {
             _ => String::new(),
         },
         bftl_compaction_comparison: m.case.is_comparison() && !m.case.reads_fifo,
+        bftl_commit_descent: match m.case.tree {
+            TreeKind::Bftl => m.case.bftl_commit_descent.name().into(),
+            _ => String::new(),
+        },
+        insert_lookup_reads: match m.case.tree {
+            TreeKind::Bftl => {
+                m.insert.node_reads - m.insert.commit_reads - m.insert.compaction_reads
+            }
+            _ => 0,
+        },
+        insert_commit_reads: m.insert.commit_reads,
+        insert_compaction_reads: m.insert.compaction_reads,
         insert_waf: m.insert_flash.map_or(0.0, |f| f.waf()),
         insert_gc_pages_copied: m.insert_flash.map_or(0, |f| f.gc_pages_copied),
         insert_erases: m.insert_flash.map_or(0, |f| f.erases),
@@ -647,6 +730,14 @@ fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
         "file device: O_DIRECT through io_uring-capable FileDevice; seconds are wall time including CPU; read/write seconds are time inside device calls".into(),
         format!("sim device: aged before the trees are made (filled once, then {}x its capacity of random one-page writes), so the in-place tree's random overwrites pay GC; the device's write cache acknowledges writes, and a read on a die busy with destaging or GC waits (reads interleaved with writes, P1 §3.2): with read priority (p1-ssd) only for the program, copy or erase running there, with FIFO reads for all the work queued before it", AGING.random_writes_x),
     ];
+    n.push(format!(
+        "BFTL's commit descent: {}",
+        match P1_COMMIT_DESCENT {
+            CommitDescent::None => "none (the insert's own descent places each record's units; a commit reads only what its compaction needs)",
+            CommitDescent::PerRecord => "per record (BFTL builds each buffered record's index unit at the commit, which names the record's node and parent, so every record buffered since the last commit descends again from the root through the NTT, each node on its path read from its sectors; the inserts have already descended once, under the B-tree, to change the leaf). The row `bftl (commit descent none)` is the earlier behaviour (no descent at the commit), not judged",
+            CommitDescent::PerNode => "per node (the buffered records, sorted by key, descend again at the commit with the previous record's path kept, so each node on their paths is read once per commit). The row `bftl (commit descent none)` is the earlier behaviour (no descent at the commit), not judged",
+        }
+    ));
     n.extend(fifo_notes(ms));
     n.extend(as1_notes(ms));
     n.extend(bftl_list_notes(ms));
@@ -676,6 +767,12 @@ fn notes(ms: &[Measured], p: &Plan) -> Vec<String> {
     n
 }
 
+/// P1's BFTL insert, seconds per 100,000 (Table 2, F = 256).
+const P1_INSERT_S_PER_100K: f64 = 143.0;
+/// P1's BFTL search cost per sector read, in us: 88 s per 100,000 searches (Table 3, F = 256)
+/// over 3 nodes (P1's tree height) x 1.49 sectors each (§4).
+const P1_SEARCH_US_PER_SECTOR: f64 = 88.0 * 1e6 / (100_000.0 * 3.0 * 1.49);
+
 /// BFTL's sectors per node, file size and times (F = 256, no cache) in each compaction mode
 /// run, against the B-tree's times on the same device.
 fn bftl_sector_notes(ms: &[Measured], p: &Plan) -> Vec<String> {
@@ -698,13 +795,20 @@ fn bftl_sector_notes(ms: &[Measured], p: &Plan) -> Vec<String> {
                 m.insert_s, pct(m.insert_s, b.insert_s), b.insert_s, m.search_s, pct(m.search_s, b.search_s)
             )
         });
+        let per_insert = |n: u64| n as f64 / p.measured as f64;
         format!(
-            "{}: BFTL (F=256, compaction {}{}) reads {:.2} sectors per node (paper 1.49); {} compaction reads and {} sectors written by the timed inserts; file {:.1} MB, {:.2} KB per key inserted (paper 1615 MB at 400k+100k keys, 3.23 KB per key){vs}",
+            "{}: BFTL (F=256, compaction {}, commit descent {}{}) reads {:.2} sectors per node (paper 1.49); the timed inserts read {:.2} sectors per insert ({:.2} by their own lookups, {:.2} by the commits' descents, {:.2} by compactions; P1's 143 s at its search's {:.0} us per sector would be {:.1} with no time for writes) and write {} sectors; file {:.1} MB, {:.2} KB per key inserted (paper 1615 MB at 400k+100k keys, 3.23 KB per key){vs}",
             m.device,
             compaction_name(m.case.bftl_compaction).replace('_', " "),
+            m.case.bftl_commit_descent.name().replace('_', " "),
             if m.case.is_comparison() { ", comparison row" } else { "" },
             lookups as f64 / loaded,
-            m.insert.compaction_reads,
+            per_insert(m.insert.node_reads),
+            per_insert(m.insert.node_reads - m.insert.commit_reads - m.insert.compaction_reads),
+            per_insert(m.insert.commit_reads),
+            per_insert(m.insert.compaction_reads),
+            P1_SEARCH_US_PER_SECTOR,
+            P1_INSERT_S_PER_100K * 1e6 / P1_SEARCH_US_PER_SECTOR / 1e5,
             m.insert.node_writes,
             m.file_bytes as f64 / 1e6,
             m.file_bytes as f64 / 1e3 / (p.preload + p.measured) as f64
@@ -740,9 +844,10 @@ fn bftl_list_notes(ms: &[Measured]) -> Vec<String> {
             })
             .collect();
         format!(
-            "{}: BFTL (F=256, compaction {}) sectors per node read by level: {}",
+            "{}: BFTL (F=256, compaction {}, commit descent {}) sectors per node read by level: {}",
             m.device,
             compaction_name(m.case.bftl_compaction).replace('_', " "),
+            m.case.bftl_commit_descent.name().replace('_', " "),
             levels.join("; ")
         )
     };
@@ -926,6 +1031,7 @@ fn run_plan(opts: &ReproduceOptions, p: Plan) -> Result<Output> {
         "bftl_reservation_units": "F", "bftl_packing": "by_node", "bftl_compact_threshold": 3,
         "bftl_compaction": compaction_name(P1_COMPACTION),
         "bftl_unit_bytes": P1_UNIT_LAYOUT.bytes(),
+        "bftl_commit_descent": P1_COMMIT_DESCENT.name(),
     });
     if let Some(fs) = file_system {
         // Only runs with a file device have one (sim-only JSON stays as it was).
@@ -1029,6 +1135,7 @@ mod tests {
                     cache: 0,
                     reads_fifo,
                     bftl_compaction: P1_COMPACTION,
+                    bftl_commit_descent: P1_COMMIT_DESCENT,
                 };
                 let dev = open_device(device, &case, &p, &opts, dir.path(), i).unwrap();
                 run_case(device, case, &p, dev, 1).unwrap()
