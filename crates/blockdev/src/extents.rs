@@ -30,7 +30,10 @@
 //!   block, per-file preallocation sized from the file, a large request given a whole free
 //!   extent, best fit, in the first block group from the goal's that has one);
 //! - [`ChunkGoal::MballocFreeOrder`]: the same, but a preallocation the goal cannot hold
-//!   takes the free space freed longest ago ([`crate::mballoc::Search::FreeOrder`]).
+//!   takes the free space freed longest ago ([`crate::mballoc::Search::FreeOrder`]);
+//! - [`ChunkGoal::MballocStream`]: the same, but the group scan starts at the group of the
+//!   last allocation of any file, ext4's global goal for large files
+//!   ([`crate::mballoc::Search::StreamGoal`]).
 //!
 //! Invariants: a device chunk is mapped by at most one partition chunk, or is free; mapped +
 //! free = all chunks. Deterministic: a function of the sequence of writes and trims.
@@ -59,6 +62,9 @@ pub enum ChunkGoal {
     /// As `Mballoc`, the free space reused in the order it was freed
     /// ([`crate::mballoc::Search::FreeOrder`]).
     MballocFreeOrder,
+    /// As `Mballoc`, the group scan from the last allocation's group (ext4's stream
+    /// allocation; [`crate::mballoc::Search::StreamGoal`]).
+    MballocStream,
 }
 
 impl ChunkGoal {
@@ -69,6 +75,7 @@ impl ChunkGoal {
             ChunkGoal::Lowest => "lowest",
             ChunkGoal::Mballoc => "mballoc",
             ChunkGoal::MballocFreeOrder => "mballoc-free-order",
+            ChunkGoal::MballocStream => "mballoc-stream",
         }
     }
 }
@@ -134,6 +141,9 @@ impl Extents {
             ChunkGoal::Mballoc => Some(Mballoc::new(self.chunk_pages)),
             ChunkGoal::MballocFreeOrder => {
                 Some(Mballoc::new(self.chunk_pages).with_search(Search::FreeOrder))
+            }
+            ChunkGoal::MballocStream => {
+                Some(Mballoc::new(self.chunk_pages).with_search(Search::StreamGoal))
             }
             _ => None,
         };
@@ -280,7 +290,7 @@ impl Extents {
                 .and_then(|prev| m.chunk[prev])
                 .map_or(0, |d| d + 1),
             ChunkGoal::Lowest => 0,
-            ChunkGoal::Mballoc | ChunkGoal::MballocFreeOrder => {
+            ChunkGoal::Mballoc | ChunkGoal::MballocFreeOrder | ChunkGoal::MballocStream => {
                 unreachable!("mballoc places whole runs (place_runs)")
             }
         };

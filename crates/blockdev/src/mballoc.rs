@@ -180,6 +180,13 @@ pub enum Search {
     /// space a deleted file freed together is written again together and before later
     /// frees). New space counts as freed when added, in address order.
     FreeOrder,
+    /// ext4's for a file of at least `s_mb_stream_request` blocks (every DB file here):
+    /// best fit as `BestFit`, but the group scan starts at the group of the last new
+    /// allocation of any file (`s_mb_last_group`, set by `ext4_mb_use_best_found`; Linux
+    /// 3.13 `ext4_mb_regular_allocator`: "if stream allocation is enabled, use global goal"),
+    /// not at the goal's group: one rotor for the whole file system, moving on group by group
+    /// as their free space runs out.
+    StreamGoal,
 }
 
 /// The allocator's state: free extents outside every preallocation, and each file's one.
@@ -192,6 +199,8 @@ pub struct Mballoc {
     /// With [`Search::FreeOrder`]: per chunk, the sequence of its last free.
     freed_at: Vec<u64>,
     seq: u64,
+    /// With [`Search::StreamGoal`]: the group of the last new preallocation.
+    last_group: u64,
     free: FreeExtents,
     pa: Vec<Option<Prealloc>>,
     group_chunks: u64,
@@ -208,6 +217,7 @@ impl Mballoc {
             freed: VecDeque::new(),
             freed_at: Vec::new(),
             seq: 0,
+            last_group: 0,
             free: FreeExtents::default(),
             pa: Vec::new(),
             group_chunks: (GROUP_PAGES / chunk_pages).max(1),
@@ -318,6 +328,7 @@ impl Mballoc {
                     let want = self.normalized_chunks(c0 + n).max(left);
                     let (start, len) = self.find(goal, want, left);
                     self.free.take(start, len);
+                    self.last_group = start / self.group_chunks;
                     self.pa[part] = Some(Prealloc {
                         lnext: c,
                         pnext: start,
@@ -341,6 +352,12 @@ impl Mballoc {
         match self.search {
             Search::BestFit => {
                 if let Some((s, _)) = self.free.in_groups(goal, want, self.group_chunks, self.end) {
+                    return (s, want);
+                }
+            }
+            Search::StreamGoal => {
+                let from = self.last_group * self.group_chunks;
+                if let Some((s, _)) = self.free.in_groups(from, want, self.group_chunks, self.end) {
                     return (s, want);
                 }
             }
@@ -440,9 +457,37 @@ mod tests {
             match search {
                 Search::BestFit => assert_eq!(got, [2, 3, 4, 5]),
                 Search::FreeOrder => assert_eq!(got, [20, 21, 22, 23]),
+                Search::StreamGoal => unreachable!(),
             }
             // The goal still comes first: file 3 after chunk 23 continues at 24.
             assert_eq!(m.alloc(3, 0, 2, 24), [24, 25]);
+        }
+    }
+
+    #[test]
+    fn with_the_stream_goal_the_scan_starts_at_the_last_allocations_group() {
+        for search in [Search::BestFit, Search::StreamGoal] {
+            // Three groups: a hole of 8 in group 0, group 1 free from 2 * G - 16, group 2 free.
+            let g = GROUP_PAGES;
+            let mut m = Mballoc::new(1).with_search(search);
+            m.add_space(0, 3 * g);
+            m.alloc(0, 0, 2048, 0);
+            m.alloc(0, 2048, g - 2048, 2048);
+            m.alloc(1, 0, g - 16, g);
+            (100..108).for_each(|d| m.release(d));
+            // File 2 at a goal in use in group 0: its first write of 8 chunks.
+            let got = m.alloc(2, 0, 8, 50);
+            match search {
+                Search::BestFit => assert_eq!(got[0], 100, "the hole in the goal's group"),
+                Search::StreamGoal => {
+                    assert_eq!(
+                        got[0],
+                        2 * g - 16,
+                        "from group 1, where file 1 allocated last"
+                    )
+                }
+                Search::FreeOrder => unreachable!(),
+            }
         }
     }
 
@@ -452,10 +497,10 @@ mod tests {
         #[test]
         fn never_hands_out_a_used_chunk(
             ops in prop::collection::vec((0usize..3, 1u64..40, any::<bool>(), 0u64..600), 1..200),
-            free_order in any::<bool>(),
+            search in 0usize..3,
         ) {
             let total = 512u64;
-            let search = if free_order { Search::FreeOrder } else { Search::BestFit };
+            let search = [Search::BestFit, Search::FreeOrder, Search::StreamGoal][search];
             let mut m = Mballoc::new(1).with_search(search);
             m.add_space(0, total);
             let mut used: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); 3];
