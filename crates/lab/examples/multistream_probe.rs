@@ -32,6 +32,9 @@ fn main() {
         Some("stale") => stale_pages(scale),
         Some("trim") => trims(scale),
         Some("inplace") => in_place_reuse(scale),
+        Some("reuse") => block_reuse(scale, std::env::args().nth(3)),
+        Some("freeorder") => free_order(scale),
+        Some("fstrim") => periodic_fstrim(scale, std::env::args().nth(3)),
         Some("faithful") => faithful(
             scale,
             std::env::args().nth(3),
@@ -271,6 +274,125 @@ fn in_place_reuse(scale: Scale) {
             &plan,
             &format!("compaction {} {scale:?}", mode.name()),
         );
+    }
+}
+
+/// ext4-like allocation with best fit near the goal (default) against reuse in the order
+/// freed and against ext4's global goal for large files (`freeorder [quick|paper]
+/// [stream|free]`).
+fn free_order(scale: Scale) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let goals = match std::env::args().nth(3).as_deref() {
+        Some("stream") => vec![ChunkGoal::MballocStream],
+        Some("free") => vec![ChunkGoal::MballocFreeOrder],
+        _ => vec![
+            ChunkGoal::Mballoc,
+            ChunkGoal::MballocFreeOrder,
+            ChunkGoal::MballocStream,
+        ],
+    };
+    for goal in goals {
+        let mut plan = four_policies(&opts);
+        plan.chunk_goal = goal;
+        run_and_print(&opts, &plan, &format!("goal {} {scale:?}", goal.name()));
+    }
+}
+
+/// A periodic fstrim of the file system's free space every given number of capacities
+/// written (`fstrim [quick|paper] [x,y,...]`; default 100 (one trim, at the start of the
+/// updates), 2, 0.5).
+fn periodic_fstrim(scale: Scale, every: Option<String>) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let every = every.unwrap_or_else(|| "100,2,0.5".into());
+    for x in every.split(',') {
+        let x: f64 = match x.parse() {
+            Ok(x) if x > 0.0 => x,
+            _ => usage(&format!(
+                "fstrim period {x:?}: give capacities above 0, e.g. 2"
+            )),
+        };
+        let mut plan = four_policies(&opts);
+        plan.fstrim_every = Some(x);
+        run_and_print(&opts, &plan, &format!("fstrim every {x} {scale:?}"));
+    }
+}
+
+/// In-file reuse variants (`reuse [quick|paper] [which]`).
+fn block_reuse(scale: Scale, which: Option<String>) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let which = which.unwrap_or_else(|| "all".into());
+    for (name, mode, headers, trims, aged) in [
+        (
+            "hold-trims",
+            CompactionMode::Incremental,
+            RetiredHeaders::Hold,
+            true,
+            true,
+        ),
+        (
+            "reuse-trims",
+            CompactionMode::Incremental,
+            RetiredHeaders::Reuse,
+            true,
+            true,
+        ),
+        (
+            "hold-notrim",
+            CompactionMode::Incremental,
+            RetiredHeaders::Hold,
+            false,
+            true,
+        ),
+        (
+            "reuse-notrim",
+            CompactionMode::Incremental,
+            RetiredHeaders::Reuse,
+            false,
+            true,
+        ),
+        (
+            "reuse-notrim-fresh",
+            CompactionMode::Incremental,
+            RetiredHeaders::Reuse,
+            false,
+            false,
+        ),
+        (
+            "hold-notrim-fresh",
+            CompactionMode::Incremental,
+            RetiredHeaders::Hold,
+            false,
+            false,
+        ),
+        (
+            "wholefile-fresh",
+            CompactionMode::WholeFile,
+            RetiredHeaders::Hold,
+            true,
+            false,
+        ),
+    ] {
+        if which != "all" && !which.split(',').any(|w| w == name) {
+            continue;
+        }
+        let mut plan = four_policies(&opts);
+        plan.compaction_mode = mode;
+        plan.retired_headers = headers;
+        plan.store_trims = trims;
+        plan.aged_drive = aged;
+        run_and_print(&opts, &plan, &format!("reuse {name} {scale:?}"));
     }
 }
 
