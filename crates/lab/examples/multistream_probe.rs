@@ -5,7 +5,7 @@
 //! and what the store does with retired DB headers and how it estimates the stale share
 //! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
 //! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]]`.
 
 use blockdev::ChunkGoal;
 use engine::kv::{CompactionMode, RetiredHeaders, StaleEstimate, StalePages};
@@ -45,7 +45,7 @@ fn main() {
             chunks_per_file(Scale::Quick);
         }
         Some(other) => usage(&format!(
-            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace` or `faithful`"
+            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim` or `reuse`"
         )),
     }
 }
@@ -325,7 +325,9 @@ fn periodic_fstrim(scale: Scale, every: Option<String>) {
     }
 }
 
-/// In-file reuse variants (`reuse [quick|paper] [which]`).
+/// Incremental compaction (stale pages reused within the file) with retired headers held or
+/// reused, the stores' holes punched or not, on an aged drive or one as mkfs leaves it, and
+/// whole-file compaction on the latter (`reuse [quick|paper] [name,...]`; default all).
 fn block_reuse(scale: Scale, which: Option<String>) {
     let opts = ReproduceOptions {
         scale,
