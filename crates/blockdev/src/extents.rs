@@ -28,12 +28,17 @@
 //! - [`ChunkGoal::Mballoc`]: a write's unplaced chunks placed together as one request, the way
 //!   ext4's multi-block allocator decides ([`crate::mballoc`]: goal after the file's last
 //!   block, per-file preallocation sized from the file, a large request given a whole free
-//!   extent, best fit, in the first block group from the goal's that has one).
+//!   extent, best fit, in the first block group from the goal's that has one);
+//! - [`ChunkGoal::MballocFreeOrder`]: the same, but a preallocation the goal cannot hold
+//!   takes the free space freed longest ago ([`crate::mballoc::Search::FreeOrder`]);
+//! - [`ChunkGoal::MballocStream`]: the same, but the group scan starts at the group of the
+//!   last allocation of any file, ext4's global goal for large files
+//!   ([`crate::mballoc::Search::StreamGoal`]).
 //!
 //! Invariants: a device chunk is mapped by at most one partition chunk, or is free; mapped +
 //! free = all chunks. Deterministic: a function of the sequence of writes and trims.
 
-use crate::mballoc::Mballoc;
+use crate::mballoc::{Mballoc, Search};
 use crate::PageNo;
 use std::collections::BTreeSet;
 
@@ -54,6 +59,12 @@ pub enum ChunkGoal {
     /// A write's unplaced run as one request to an ext4-mballoc-like allocator
     /// ([`crate::mballoc`]).
     Mballoc,
+    /// As `Mballoc`, the free space reused in the order it was freed
+    /// ([`crate::mballoc::Search::FreeOrder`]).
+    MballocFreeOrder,
+    /// As `Mballoc`, the group scan from the last allocation's group (ext4's stream
+    /// allocation; [`crate::mballoc::Search::StreamGoal`]).
+    MballocStream,
 }
 
 impl ChunkGoal {
@@ -63,6 +74,8 @@ impl ChunkGoal {
             ChunkGoal::Directory => "directory",
             ChunkGoal::Lowest => "lowest",
             ChunkGoal::Mballoc => "mballoc",
+            ChunkGoal::MballocFreeOrder => "mballoc-free-order",
+            ChunkGoal::MballocStream => "mballoc-stream",
         }
     }
 }
@@ -124,7 +137,16 @@ impl Extents {
             "the goal is chosen before any space is added"
         );
         self.goal = goal;
-        self.mb = (goal == ChunkGoal::Mballoc).then(|| Mballoc::new(self.chunk_pages));
+        self.mb = match goal {
+            ChunkGoal::Mballoc => Some(Mballoc::new(self.chunk_pages)),
+            ChunkGoal::MballocFreeOrder => {
+                Some(Mballoc::new(self.chunk_pages).with_search(Search::FreeOrder))
+            }
+            ChunkGoal::MballocStream => {
+                Some(Mballoc::new(self.chunk_pages).with_search(Search::StreamGoal))
+            }
+            _ => None,
+        };
         self
     }
 
@@ -268,7 +290,9 @@ impl Extents {
                 .and_then(|prev| m.chunk[prev])
                 .map_or(0, |d| d + 1),
             ChunkGoal::Lowest => 0,
-            ChunkGoal::Mballoc => unreachable!("mballoc places whole runs (place_runs)"),
+            ChunkGoal::Mballoc | ChunkGoal::MballocFreeOrder | ChunkGoal::MballocStream => {
+                unreachable!("mballoc places whole runs (place_runs)")
+            }
         };
         let d = self
             .free
@@ -309,6 +333,32 @@ impl Extents {
             }
             c += run;
         }
+    }
+
+    /// The free space as device page runs, (first page, pages), in address order: what
+    /// `fstrim` would trim (ext4's `FITRIM` walks the free blocks of its bitmaps). With
+    /// [`ChunkGoal::Mballoc`], chunks reserved by a file's preallocation are not free (ext4
+    /// marks them in use).
+    pub fn free_runs(&self) -> Vec<(PageNo, u64)> {
+        let cp = self.chunk_pages;
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        match &self.mb {
+            Some(mb) => runs.extend(mb.unreserved_extents()),
+            None => {
+                for &c in &self.free {
+                    match runs.last_mut() {
+                        Some((s, n)) if *s + *n == c => *n += 1,
+                        _ => runs.push((c, 1)),
+                    }
+                }
+            }
+        }
+        let out: Vec<(PageNo, u64)> = runs.into_iter().map(|(s, n)| (s * cp, n * cp)).collect();
+        assert!(
+            out.iter().map(|r| r.1).sum::<u64>() <= self.free_chunks() * cp,
+            "free runs within the free chunks"
+        );
+        out
     }
 
     /// Free device chunks.
@@ -404,6 +454,22 @@ mod tests {
         // File 0's rewrite takes free space after its goal, not its own chunk back.
         assert_eq!(e.write(0, 0, 4)[0].dev_page, Some(12));
         assert_eq!(e.free_chunks(), 2);
+    }
+
+    #[test]
+    fn free_runs_are_the_free_chunks_as_pages_and_skip_preallocations() {
+        let mut e = Extents::new(2);
+        e.add_partition(8); // chunks 0..4
+        e.write(0, 0, 2); // chunk 0 placed
+        e.write(0, 6, 2); // chunk 1 placed (own share: after chunk 0)
+        assert_eq!(e.free_runs(), [(4, 4)]);
+        e.trim(0, 0, 2);
+        assert_eq!(e.free_runs(), [(0, 2), (4, 4)]);
+        // Mballoc: file 0's first page reserves a preallocation of 4 chunks at the goal.
+        let mut m = Extents::new(1).with_goal(ChunkGoal::Mballoc);
+        m.add_partition(16);
+        m.write(0, 0, 1);
+        assert_eq!(m.free_runs(), [(4, 12)], "chunks 1..4 reserved, not free");
     }
 
     #[test]

@@ -33,7 +33,7 @@
 //! per-CPU groups. Invariants: a chunk is free, reserved by one file's preallocation, or
 //! placed — never two; free extents never touch (freed chunks coalesce).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// ext4's block group: 32,768 blocks (of 4 KiB: 128 MiB), in pages.
 pub const GROUP_PAGES: u64 = 32_768;
@@ -168,9 +168,39 @@ struct Prealloc {
     pend: u64,
 }
 
+/// Where a new preallocation goes when the goal's free extent cannot hold it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Search {
+    /// ext4's: the shortest free extent long enough among the first [`MAX_TO_SCAN`] of the
+    /// first block group from the goal's that has one (best fit near the goal).
+    #[default]
+    BestFit,
+    /// The free chunk freed longest ago, and the free run from it on: space reused in the
+    /// order it was freed, whatever its address or length (a bound, not ext4's rule: the
+    /// space a deleted file freed together is written again together and before later
+    /// frees). New space counts as freed when added, in address order.
+    FreeOrder,
+    /// ext4's for a file of at least `s_mb_stream_request` blocks (every DB file here):
+    /// best fit as `BestFit`, but the group scan starts at the group of the last new
+    /// allocation of any file (`s_mb_last_group`, set by `ext4_mb_use_best_found`; Linux
+    /// 3.13 `ext4_mb_regular_allocator`: "if stream allocation is enabled, use global goal"),
+    /// not at the goal's group: one rotor for the whole file system, moving on group by group
+    /// as their free space runs out.
+    StreamGoal,
+}
+
 /// The allocator's state: free extents outside every preallocation, and each file's one.
 #[derive(Clone, Debug)]
 pub struct Mballoc {
+    search: Search,
+    /// With [`Search::FreeOrder`]: (free sequence, chunk) in the order freed; an entry is
+    /// current while its chunk is free and was last freed at that sequence.
+    freed: VecDeque<(u64, u64)>,
+    /// With [`Search::FreeOrder`]: per chunk, the sequence of its last free.
+    freed_at: Vec<u64>,
+    seq: u64,
+    /// With [`Search::StreamGoal`]: the group of the last new preallocation.
+    last_group: u64,
     free: FreeExtents,
     pa: Vec<Option<Prealloc>>,
     group_chunks: u64,
@@ -183,6 +213,11 @@ impl Mballoc {
     pub fn new(chunk_pages: u64) -> Mballoc {
         assert!(chunk_pages > 0, "a chunk holds a page");
         Mballoc {
+            search: Search::BestFit,
+            freed: VecDeque::new(),
+            freed_at: Vec::new(),
+            seq: 0,
+            last_group: 0,
             free: FreeExtents::default(),
             pa: Vec::new(),
             group_chunks: (GROUP_PAGES / chunk_pages).max(1),
@@ -191,14 +226,57 @@ impl Mballoc {
         }
     }
 
+    /// The same allocator searching by `search` (before any space is added).
+    pub fn with_search(mut self, search: Search) -> Mballoc {
+        assert_eq!(
+            self.end, 0,
+            "the search is chosen before any space is added"
+        );
+        self.search = search;
+        self
+    }
+
+    /// Note chunks `[first, first + n)` freed now (free order only).
+    fn note_freed(&mut self, first: u64, n: u64) {
+        if self.search != Search::FreeOrder {
+            return;
+        }
+        if self.freed_at.len() < (first + n) as usize {
+            self.freed_at.resize((first + n) as usize, 0);
+        }
+        for c in first..first + n {
+            self.seq += 1;
+            self.freed_at[c as usize] = self.seq;
+            self.freed.push_back((self.seq, c));
+        }
+    }
+
+    /// The free chunk freed longest ago (free order only), its stale queue entries dropped.
+    fn oldest_free(&mut self) -> Option<u64> {
+        while let Some(&(seq, c)) = self.freed.front() {
+            if self.freed_at[c as usize] == seq && self.free.containing(c).is_some() {
+                return Some(c);
+            }
+            self.freed.pop_front();
+        }
+        None
+    }
+
     /// Chunks free outside every preallocation.
     pub fn unreserved_chunks(&self) -> u64 {
         self.free.chunks()
     }
 
+    /// Free extents outside every preallocation, (first chunk, chunks), in address order
+    /// (what `fstrim` trims: ext4 marks a preallocation's blocks in use in its bitmap).
+    pub fn unreserved_extents(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.free.extents()
+    }
+
     /// Free chunk `d` (a placed chunk the file system gave back).
     pub fn release(&mut self, d: u64) {
         self.free.free(d, 1);
+        self.note_freed(d, 1);
     }
 
     /// New space `[first, first + n)` joins the free chunks.
@@ -206,6 +284,7 @@ impl Mballoc {
         if n > 0 {
             self.free.free(first, n);
             self.end = self.end.max(first + n);
+            self.note_freed(first, n);
         }
     }
 
@@ -249,6 +328,7 @@ impl Mballoc {
                     let want = self.normalized_chunks(c0 + n).max(left);
                     let (start, len) = self.find(goal, want, left);
                     self.free.take(start, len);
+                    self.last_group = start / self.group_chunks;
                     self.pa[part] = Some(Prealloc {
                         lnext: c,
                         pnext: start,
@@ -269,8 +349,27 @@ impl Mballoc {
                 return (goal, want);
             }
         }
-        if let Some((s, _)) = self.free.in_groups(goal, want, self.group_chunks, self.end) {
-            return (s, want);
+        match self.search {
+            Search::BestFit => {
+                if let Some((s, _)) = self.free.in_groups(goal, want, self.group_chunks, self.end) {
+                    return (s, want);
+                }
+            }
+            Search::StreamGoal => {
+                let from = self.last_group * self.group_chunks;
+                if let Some((s, _)) = self.free.in_groups(from, want, self.group_chunks, self.end) {
+                    return (s, want);
+                }
+            }
+            Search::FreeOrder => {
+                if let Some(c) = self.oldest_free() {
+                    let (s, l) = self
+                        .free
+                        .containing(c)
+                        .expect("the oldest free chunk is free");
+                    return (c, want.min(s + l - c));
+                }
+            }
         }
         if self.free.chunks() == 0 {
             for part in 0..self.pa.len() {
@@ -290,6 +389,7 @@ impl Mballoc {
         if let Some(pa) = self.pa[part].take() {
             if pa.pend > pa.pnext {
                 self.free.free(pa.pnext, pa.pend - pa.pnext);
+                self.note_freed(pa.pnext, pa.pend - pa.pnext);
             }
         }
     }
@@ -340,15 +440,68 @@ mod tests {
         assert_eq!((big[0], big.len()), (10, 256));
     }
 
+    #[test]
+    fn in_free_order_a_new_preallocation_takes_the_space_freed_longest_ago() {
+        for search in [Search::BestFit, Search::FreeOrder] {
+            // 32 chunks, all placed: file 0 on 0..16, file 1 on 16..32 (one request each).
+            let mut m = Mballoc::new(1).with_search(search);
+            m.add_space(0, 32);
+            assert_eq!(m.alloc(0, 0, 16, 0), (0..16).collect::<Vec<_>>());
+            assert_eq!(m.alloc(1, 0, 16, 16), (16..32).collect::<Vec<_>>());
+            // File 1 frees 20..28 first, then file 0 frees 2..6.
+            (20..28).for_each(|d| m.release(d));
+            (2..6).for_each(|d| m.release(d));
+            // File 2's 4-chunk write at a goal in use: best fit takes the shortest hole
+            // (2..6, freed last); free order the space freed first (20..24).
+            let got = m.alloc(2, 0, 4, 0);
+            match search {
+                Search::BestFit => assert_eq!(got, [2, 3, 4, 5]),
+                Search::FreeOrder => assert_eq!(got, [20, 21, 22, 23]),
+                Search::StreamGoal => unreachable!(),
+            }
+            // The goal still comes first: file 3 after chunk 23 continues at 24.
+            assert_eq!(m.alloc(3, 0, 2, 24), [24, 25]);
+        }
+    }
+
+    #[test]
+    fn with_the_stream_goal_the_scan_starts_at_the_last_allocations_group() {
+        for search in [Search::BestFit, Search::StreamGoal] {
+            // Three groups: a hole of 8 in group 0, group 1 free from 2 * G - 16, group 2 free.
+            let g = GROUP_PAGES;
+            let mut m = Mballoc::new(1).with_search(search);
+            m.add_space(0, 3 * g);
+            m.alloc(0, 0, 2048, 0);
+            m.alloc(0, 2048, g - 2048, 2048);
+            m.alloc(1, 0, g - 16, g);
+            (100..108).for_each(|d| m.release(d));
+            // File 2 at a goal in use in group 0: its first write of 8 chunks.
+            let got = m.alloc(2, 0, 8, 50);
+            match search {
+                Search::BestFit => assert_eq!(got[0], 100, "the hole in the goal's group"),
+                Search::StreamGoal => {
+                    assert_eq!(
+                        got[0],
+                        2 * g - 16,
+                        "from group 1, where file 1 allocated last"
+                    )
+                }
+                Search::FreeOrder => unreachable!(),
+            }
+        }
+    }
+
     proptest! {
-        /// Against a model set of free chunks: never hands out a chunk in use, frees
-        /// coalesce (no two free extents touch), free + reserved + placed = all.
+        /// Against a model set of free chunks, under both searches: never hands out a chunk
+        /// in use, frees coalesce (no two free extents touch), free + reserved + placed = all.
         #[test]
         fn never_hands_out_a_used_chunk(
             ops in prop::collection::vec((0usize..3, 1u64..40, any::<bool>(), 0u64..600), 1..200),
+            search in 0usize..3,
         ) {
             let total = 512u64;
-            let mut m = Mballoc::new(1);
+            let search = [Search::BestFit, Search::FreeOrder, Search::StreamGoal][search];
+            let mut m = Mballoc::new(1).with_search(search);
             m.add_space(0, total);
             let mut used: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); 3];
             let mut next = [0u64; 3];

@@ -5,7 +5,7 @@
 //! and what the store does with retired DB headers and how it estimates the stale share
 //! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
 //! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]|buffer [paper] [n,...]]`.
 
 use blockdev::ChunkGoal;
 use engine::kv::{CompactionMode, RetiredHeaders, StaleEstimate, StalePages};
@@ -32,6 +32,10 @@ fn main() {
         Some("stale") => stale_pages(scale),
         Some("trim") => trims(scale),
         Some("inplace") => in_place_reuse(scale),
+        Some("reuse") => block_reuse(scale, std::env::args().nth(3)),
+        Some("freeorder") => free_order(scale),
+        Some("fstrim") => periodic_fstrim(scale, std::env::args().nth(3)),
+        Some("buffer") => drive_buffer(scale, std::env::args().nth(3)),
         Some("faithful") => faithful(
             scale,
             std::env::args().nth(3),
@@ -42,7 +46,7 @@ fn main() {
             chunks_per_file(Scale::Quick);
         }
         Some(other) => usage(&format!(
-            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace` or `faithful`"
+            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim`, `reuse` or `buffer`"
         )),
     }
 }
@@ -271,6 +275,149 @@ fn in_place_reuse(scale: Scale) {
             &plan,
             &format!("compaction {} {scale:?}", mode.name()),
         );
+    }
+}
+
+/// ext4-like allocation with best fit near the goal (default) against reuse in the order
+/// freed and against ext4's global goal for large files (`freeorder [quick|paper]
+/// [stream|free]`).
+fn free_order(scale: Scale) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let goals = match std::env::args().nth(3).as_deref() {
+        Some("stream") => vec![ChunkGoal::MballocStream],
+        Some("free") => vec![ChunkGoal::MballocFreeOrder],
+        _ => vec![
+            ChunkGoal::Mballoc,
+            ChunkGoal::MballocFreeOrder,
+            ChunkGoal::MballocStream,
+        ],
+    };
+    for goal in goals {
+        let mut plan = four_policies(&opts);
+        plan.chunk_goal = goal;
+        run_and_print(&opts, &plan, &format!("goal {} {scale:?}", goal.name()));
+    }
+}
+
+/// A periodic fstrim of the file system's free space every given number of capacities
+/// written (`fstrim [quick|paper] [x,y,...]`; default 100 (one trim, at the start of the
+/// updates), 2, 0.5).
+fn periodic_fstrim(scale: Scale, every: Option<String>) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let every = every.unwrap_or_else(|| "100,2,0.5".into());
+    for x in every.split(',') {
+        let x: f64 = match x.parse() {
+            Ok(x) if x > 0.0 => x,
+            _ => usage(&format!(
+                "fstrim period {x:?}: give capacities above 0, e.g. 2"
+            )),
+        };
+        let mut plan = four_policies(&opts);
+        plan.fstrim_every = Some(x);
+        run_and_print(&opts, &plan, &format!("fstrim every {x} {scale:?}"));
+    }
+}
+
+/// A drive write buffer absorbing rewrites of the pages still in it, of each given size in
+/// pages (`buffer [quick|paper] [n,m,...]`; default 1024).
+fn drive_buffer(scale: Scale, pages: Option<String>) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let pages = pages.unwrap_or_else(|| "1024".into());
+    for n in pages.split(',') {
+        let n: usize = match n.parse() {
+            Ok(n) => n,
+            _ => usage(&format!(
+                "buffer pages {n:?}: give a whole number, e.g. 1024"
+            )),
+        };
+        let mut plan = four_policies(&opts);
+        plan.drive_buffer_pages = n;
+        run_and_print(&opts, &plan, &format!("buffer {n} {scale:?}"));
+    }
+}
+
+/// Incremental compaction (stale pages reused within the file) with retired headers held or
+/// reused, the stores' holes punched or not, on an aged drive or one as mkfs leaves it, and
+/// whole-file compaction on the latter (`reuse [quick|paper] [name,...]`; default all).
+fn block_reuse(scale: Scale, which: Option<String>) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let which = which.unwrap_or_else(|| "all".into());
+    for (name, mode, headers, trims, aged) in [
+        (
+            "hold-trims",
+            CompactionMode::Incremental,
+            RetiredHeaders::Hold,
+            true,
+            true,
+        ),
+        (
+            "reuse-trims",
+            CompactionMode::Incremental,
+            RetiredHeaders::Reuse,
+            true,
+            true,
+        ),
+        (
+            "hold-notrim",
+            CompactionMode::Incremental,
+            RetiredHeaders::Hold,
+            false,
+            true,
+        ),
+        (
+            "reuse-notrim",
+            CompactionMode::Incremental,
+            RetiredHeaders::Reuse,
+            false,
+            true,
+        ),
+        (
+            "reuse-notrim-fresh",
+            CompactionMode::Incremental,
+            RetiredHeaders::Reuse,
+            false,
+            false,
+        ),
+        (
+            "hold-notrim-fresh",
+            CompactionMode::Incremental,
+            RetiredHeaders::Hold,
+            false,
+            false,
+        ),
+        (
+            "wholefile-fresh",
+            CompactionMode::WholeFile,
+            RetiredHeaders::Hold,
+            true,
+            false,
+        ),
+    ] {
+        if which != "all" && !which.split(',').any(|w| w == name) {
+            continue;
+        }
+        let mut plan = four_policies(&opts);
+        plan.compaction_mode = mode;
+        plan.retired_headers = headers;
+        plan.store_trims = trims;
+        plan.aged_drive = aged;
+        run_and_print(&opts, &plan, &format!("reuse {name} {scale:?}"));
     }
 }
 

@@ -213,3 +213,36 @@ fn trims_passed_on_lower_the_gc_copies() {
         "discard: {passed} copies, without: {dropped}"
     );
 }
+
+/// A periodic fstrim tells the drive what the file system has free: GC then copies less than
+/// when it learns of a freed page only when its LBA is written again.
+#[test]
+fn a_periodic_fstrim_lowers_the_gc_copies() {
+    let (opts, mut plan) = small();
+    plan.policies = vec![MapSpec::Policy(NamedPolicy::NoStreams)];
+    plan.gc_modes = vec![ssd::GcStreamMode::PerStream];
+    let run = |every: Option<f64>| {
+        let mut p = plan.clone();
+        p.fstrim_every = every;
+        let out = run_with(&opts, &p).unwrap();
+        assert_eq!(
+            out.report.config["fstrim_every"],
+            serde_json::json!(every),
+            "the period is in the config"
+        );
+        let rows: Vec<MultistreamRow> = out.report.rows_as().unwrap();
+        let note = out
+            .report
+            .notes
+            .iter()
+            .find(|n| n.starts_with("Periodic fstrim"))
+            .cloned();
+        (rows[0].gc_pages_copied, note)
+    };
+    let ((none, no_note), (trimmed, note)) = (run(None), run(Some(0.25)));
+    assert!(no_note.is_none(), "no fstrim note without a period");
+    let note = note.expect("a note on the fstrims");
+    assert!(!note.contains(": 0 trims"), "{note}");
+    assert!(none > 0, "this run has GC copies to save");
+    assert!(trimmed < none, "fstrim: {trimmed} copies, without: {none}");
+}

@@ -31,6 +31,7 @@
 //! The runs' figures are those of running the stores on each device (checked at quick scale:
 //! every row, series and lifetime equal); the stores' work is done once instead of per run.
 
+pub mod absorb;
 pub mod claims;
 pub mod deaths;
 pub mod figures;
@@ -211,6 +212,28 @@ pub struct Plan {
     /// free space, and P5 mentions none. The switch measures how much of the streams' gain
     /// rests on when freed pages die (`multistream_probe -- trim`).
     pub discard: bool,
+    /// The stores punch holes for the pages their compaction commits free and that stay free
+    /// `Options::trim_after_commits` commits (`true`, default), or not until they close,
+    /// after the measurement (`false`). With in-file reuse (`CompactionMode::Incremental`)
+    /// `false` is ForestDB's block reuse as P5 §4 describes it: a stale block is overwritten
+    /// in place, never punched, so ext4 keeps it at its LBA and the drive sees the file
+    /// rewrite it (with holes, each re-written page gets a new block from the allocator).
+    /// The freed extents wait in memory until close.
+    pub store_trims: bool,
+    /// Every logical page written once before the stores load (`true`, default: an aged
+    /// drive), or the drive as `mkfs.ext4` leaves it (`false`: e2fsprogs 1.42, Ubuntu 14.04's,
+    /// discards the whole device when it makes the file system, so a page no file wrote since
+    /// is free on the drive).
+    pub aged_drive: bool,
+    /// A periodic `fstrim` of the file system's free space (`Some(x)`: at the start of the
+    /// update phase and after every `x` capacities the host writes), or none (`None`, default).
+    /// Why none by default: Ubuntu 14.04 runs `fstrim-all` weekly from cron; P5's drive took
+    /// ~175 GB an hour (4,203 GB in 24 h without streams), ~61 capacities of 480 GB a week, so
+    /// a 6.5 h run (~2.4 capacities) sees a trim with odds of about 6.5 / 168, and at most one.
+    pub fstrim_every: Option<f64>,
+    /// A drive write buffer of this many pages that absorbs rewrites of pages still in it
+    /// (a probe of a hypothesis, [`absorb`]; 0, default: none, every host page programmed).
+    pub drive_buffer_pages: usize,
 }
 
 impl Plan {
@@ -250,6 +273,10 @@ impl Plan {
             stale_estimate: StaleEstimate::FileSize,
             gc_pool: Some(GC_POOL),
             discard: false,
+            store_trims: true,
+            aged_drive: true,
+            fstrim_every: None,
+            drive_buffer_pages: 0,
         }
     }
 
@@ -289,6 +316,10 @@ impl Plan {
             "stale_pages": self.stale_pages.name(),
             "stale_estimate": self.stale_estimate.name(),
             "discard": self.discard,
+            "store_trims": self.store_trims,
+            "aged_drive": self.aged_drive,
+            "fstrim_every": self.fstrim_every,
+            "drive_buffer_pages": self.drive_buffer_pages,
         })
     }
 }
@@ -389,6 +420,15 @@ struct Run {
     oracle: Option<OracleGroups>,
     /// Per device stream over the update phase: host pages and GC copies out of its blocks.
     gc_by_stream: Vec<gc_streams::StreamGc>,
+    /// The periodic fstrims of the update phase (`Plan::fstrim_every`).
+    fstrims: Fstrims,
+}
+
+/// Periodic fstrims in a run: how many, and the free pages they trimmed in all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Fstrims {
+    trims: u64,
+    pages: u64,
 }
 
 type OracleGroups = (Vec<(u64, u64, u16)>, u64, u64);
@@ -526,6 +566,11 @@ fn store_options(plan: &Plan, file_pages: u64, keys_per_file: u64) -> Options {
         retired_headers: plan.retired_headers,
         stale_pages: plan.stale_pages,
         stale_estimate: plan.stale_estimate,
+        trim_after_commits: if plan.store_trims {
+            Options::default().trim_after_commits
+        } else {
+            u64::MAX
+        },
         ..Options::default()
     }
 }
@@ -788,11 +833,16 @@ impl FsFill {
     }
 }
 
-fn sample(shared: &SharedDevice<SimDevice>, base: &ssd::Stats, t0: u64) -> Sample {
+fn sample(
+    shared: &SharedDevice<absorb::Absorb>,
+    base: &ssd::Stats,
+    t0: u64,
+    absorbed0: u64,
+) -> Sample {
     let d = shared.device();
     let s = d.ssd().stats().since(base);
     Sample {
-        host_pages: s.host_pages_written,
+        host_pages: s.host_pages_written + d.absorbed().0 - absorbed0,
         flash_pages: s.flash_pages_written,
         sim_ns: d.now_ns() - t0,
     }
@@ -808,7 +858,9 @@ fn run_one(
 ) -> Result<Run> {
     let mut dev = device(plan, gc)?;
     let logical_pages = dev.capacity_pages();
-    precondition(&mut dev)?;
+    if plan.aged_drive {
+        precondition(&mut dev)?;
+    }
     let map = policy.build(plan.files, plan.device_streams)?;
     let mut streams = ClassStreams::new(map, logical_pages);
     if streams.map().is_oracle() {
@@ -816,6 +868,7 @@ fn run_one(
         streams = streams.with_oracle(o.clone());
     }
     let router = Rc::new(RefCell::new(streams));
+    let dev = absorb::Absorb::new(dev, plan.drive_buffer_pages);
     let shared = SharedDevice::with_streams(dev, Box::new(router.clone()));
     let shared = if plan.discard {
         shared
@@ -832,11 +885,22 @@ fn run_one(
     }
     let base = shared.device().ssd().stats();
     let base_by_stream = gc_streams::snapshot(shared.device().ssd());
+    let (absorbed0, absorbed0_by_stream) = {
+        let d = shared.device();
+        let (n, by) = d.absorbed();
+        (n, by.to_vec())
+    };
     let t0 = shared.device().now_ns();
     let window_pages = ((logical_pages as f64 * SAMPLE_SHARE) as u64).max(1);
     let max_pages = (logical_pages as f64 * plan.max_host_x) as u64;
     let mut samples = vec![Sample::default()];
     let mut events = tape.updates().iter();
+    let trim_every = plan.fstrim_every.map(|x| {
+        assert!(x > 0.0, "fstrim period {x} capacities");
+        ((logical_pages as f64 * x) as u64).max(1)
+    });
+    let mut next_trim = 0;
+    let mut fstrims = Fstrims::default();
     let flat = loop {
         let e = events.next().context(
             "the recorded updates ended before the run (a tape shorter than max_host_x)",
@@ -845,7 +909,15 @@ fn run_one(
         if !matches!(e, Event::Commit) {
             continue;
         }
-        let s = sample(&shared, &base, t0);
+        let s = sample(&shared, &base, t0, absorbed0);
+        if let Some(every) = trim_every {
+            // Between two commits, as a cron job runs between the stores' writes.
+            if s.host_pages >= next_trim {
+                fstrims.trims += 1;
+                fstrims.pages += shared.fstrim()?;
+                next_trim = s.host_pages + every;
+            }
+        }
         let last = *samples.last().expect("a first sample");
         if s.host_pages - last.host_pages < window_pages {
             continue;
@@ -859,11 +931,23 @@ fn run_one(
         }
     };
     drop(player);
-    let stats = shared.device().ssd().stats().since(&base);
-    let gc_by_stream = gc_streams::since(
+    let mut stats = shared.device().ssd().stats().since(&base);
+    let mut gc_by_stream = gc_streams::since(
         &gc_streams::snapshot(shared.device().ssd()),
         &base_by_stream,
     );
+    {
+        // Host pages the drive's buffer absorbed are host writes the SSD never saw.
+        let d = shared.device();
+        let (n, by) = d.absorbed();
+        stats.host_pages_written += n - absorbed0;
+        for (s, &a) in by.iter().enumerate() {
+            let a0 = absorbed0_by_stream.get(s).copied().unwrap_or(0);
+            if let Some(g) = gc_by_stream.get_mut(s) {
+                g.host_pages += a - a0;
+            }
+        }
+    }
     if gc != GcStreamMode::Separate {
         // Every GC block belongs to a stream: the streams' copies are all of them.
         let copied: u64 = gc_by_stream.iter().map(|s| s.gc_pages_copied).sum();
@@ -882,6 +966,7 @@ fn run_one(
         auto_mapping: r.auto_mapping(),
         oracle: r.oracle().map(|o| (o.groups(), o.placed(), o.recorded())),
         gc_by_stream,
+        fstrims,
     })
 }
 

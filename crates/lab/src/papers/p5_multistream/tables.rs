@@ -277,7 +277,7 @@ pub(super) fn lifetime_table(rows: &[LifetimeRow]) -> Table {
 pub(super) fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
     let mut n = vec![
         format!("Scaled down from P5's 480 GB drive with 400 GB in 32 DB files: {} MiB of logical space, {:.1} % of it in {} partitions (one store each; the fill ratio and file count kept)", plan.capacity_bytes >> 20, FILL * 100.0, plan.files),
-        format!("Device: preset {PRESET} with 4 KiB pages, {}-page blocks and its over-provisioning (14.5 %: 512 GiB of flash for 480 GB); the PM953's flash geometry is not published (page and block size assumed); WAF depends on the block size (a block holds pages written close together in time; smaller blocks die whole more often). The drive is aged (every logical page written once) and {}", plan.pages_per_block, if plan.discard { "the stores' trims are passed on (ext4 with `discard`; not P5's setting): a page a store frees dies on the drive at once" } else { "the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04; its weekly fstrim would trim at most once in a 6.5 h run), so the SSD counts every page valid until it is overwritten" }),
+        format!("Device: preset {PRESET} with 4 KiB pages, {}-page blocks and its over-provisioning (14.5 %: 512 GiB of flash for 480 GB); the PM953's flash geometry is not published (page and block size assumed); WAF depends on the block size (a block holds pages written close together in time; smaller blocks die whole more often). {} and {}", plan.pages_per_block, if plan.aged_drive { "The drive is aged (every logical page written once)" } else { "The drive starts as mkfs.ext4 leaves it (the whole device discarded: only what the files write is valid on it)" }, if plan.discard { "the stores' trims are passed on (ext4 with `discard`; not P5's setting): a page a store frees dies on the drive at once" } else { "the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04; its weekly fstrim would trim at most once in a 6.5 h run), so the SSD counts every page valid until it is overwritten" }),
         format!("Documents: {KEY_BYTES}-byte keys, {}-byte values, live documents {:.0} % of each file, a commit every {} updates of a file (P5 states neither document size nor commit interval)", plan.value_bytes, plan.live_share * 100.0, plan.ops_per_commit),
         format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, every min(4,096, keys per file) documents (ForestDB's default 4,096), and with each compaction batch", plan.write_path.name()),
         format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its space, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard). Stale share estimated `{}` (file-size: ForestDB's auto-compaction, the pages written since the generation began less the live documents and index nodes; data-pages: stale document bytes on the data pages in use); retired DB headers `{}` (hold: kept in the file until the compaction, then released with the old generation, as ForestDB's headers die with their file; reuse: given back to the store's allocator at the next commit){}", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0, plan.stale_estimate.name(), plan.retired_headers.name(), match plan.stale_pages { engine::kv::StalePages::Reuse => "", engine::kv::StalePages::Hold => "; every page freed within a generation (index nodes a WAL flush rewrote, stale data pages) held until the compaction that ends it, so new index nodes go to the file's end (stale pages `hold`, ForestDB's)" }),
@@ -291,6 +291,21 @@ pub(super) fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
     ];
     if let Ok(cfg) = device_config(plan, plan.gc_modes[0]) {
         n.push(pool_note(&cfg));
+    }
+    if let Some(x) = plan.fstrim_every {
+        let each: Vec<String> = runs
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} (gc {}): {} trims, {:.2} capacities of free space trimmed",
+                    r.policy.name(),
+                    gc_name(r.gc),
+                    r.fstrims.trims,
+                    r.fstrims.pages as f64 / r.logical_pages as f64
+                )
+            })
+            .collect();
+        n.push(format!("Periodic fstrim of the file system's free space at the start of the updates and every {x} capacities the host writes (not P5's setting: Ubuntu 14.04's weekly cron job would give a 6.5 h run at most one): {}", each.join("; ")));
     }
     n.extend(oracle_notes(plan, runs));
     let auto = find(runs, &MapSpec::Policy(NamedPolicy::Auto), plan.gc_modes[0]);
@@ -320,6 +335,8 @@ pub(super) fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
 fn placement_rule(plan: &Plan) -> &'static str {
     match plan.chunk_goal {
         blockdev::ChunkGoal::Mballoc => "as ext4's multi-block allocator: a write's new chunks are one request; a file appends into its own preallocation (sized from the file: 16 KiB to 8 MiB), which is placed at the goal after the file's last block when the free extent there holds it, else in the shortest free extent that holds it in the first 128 MiB block group from the goal's that has one",
+        blockdev::ChunkGoal::MballocFreeOrder => "as ext4's multi-block allocator (a write's new chunks one request, a file appending into its own preallocation at the goal after its last block), but a preallocation the goal cannot hold takes the free space freed longest ago (reuse in the order freed: a bound, not ext4's rule)",
+        blockdev::ChunkGoal::MballocStream => "as ext4's multi-block allocator for large files (a write's new chunks one request, a file appending into its own preallocation at the goal after its last block), a preallocation the goal cannot hold placed best fit in the first 128 MiB block group with room from the group of the last allocation of any file (ext4's global goal for stream allocation)",
         blockdev::ChunkGoal::OwnShare => "the first free chunk after the file's last one, else the lowest free",
         blockdev::ChunkGoal::Directory => "after the file's previous chunk, else the lowest free chunk (the directory's group)",
         blockdev::ChunkGoal::Lowest => "the lowest free chunk",
