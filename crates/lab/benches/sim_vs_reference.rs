@@ -27,7 +27,7 @@
 //! Run: `cargo bench -p lab --bench sim_vs_reference` (env: `SIM_REF_GIB`, comma-separated
 //! logical sizes, default `1,4,16`; `SIM_REF_OPS` default `0.07,0.28`; `SIM_REF_RUNS` runs of
 //! each per case, default 3; `SIM_REF_VOLUME` measured volume in capacities, default 2;
-//! `SIM_REF_SAMPLER` flashlab's `--sampler`, `rand` (default) or `lemire`).
+//! `SIM_REF_SAMPLER` flashlab's `--sampler`, `lemire` (default) or `rand`).
 //! `cargo test --benches` runs one tiny case. On a shared machine, count instructions instead
 //! of time: `valgrind --tool=callgrind` on the bench binary with `--bench` and a small
 //! `SIM_REF_GIB`, then compare the inclusive costs of `run_reference` and `run_flashlab`
@@ -254,7 +254,7 @@ fn run_flashlab(cfg: &SsdConfig, volume: f64, seed: u64) -> Run {
     }
 }
 
-/// flashlab's sampler: `SIM_REF_SAMPLER` (`rand`, the default, or `lemire`).
+/// flashlab's sampler: `SIM_REF_SAMPLER` (`lemire`, the default, or `rand`).
 fn sampler() -> workload::synth::Sampler {
     match std::env::var("SIM_REF_SAMPLER") {
         Ok(s) => workload::synth::Sampler::parse(&s)

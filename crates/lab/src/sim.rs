@@ -159,7 +159,9 @@ pub struct Setup {
     /// `--stream-policy` (absent for `none`, so runs without streams keep their hash).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_policy: Option<String>,
-    /// `--sampler` (absent for the default, `rand`, so earlier runs keep their hash).
+    /// `--sampler` (absent for `rand`, the sampler of every run before `lemire` became the
+    /// default, so those runs keep their hash; a `lemire` run draws other pages at the same
+    /// seed, so it gets its own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sampler: Option<String>,
     pub seed: u64,
@@ -836,7 +838,7 @@ fn setup(opts: &SimOptions) -> Setup {
         replay_trace_timing: opts.replay_trace_timing,
         stream_policy: (opts.stream_policy != LbaPolicySpec::None)
             .then(|| opts.stream_policy.name()),
-        sampler: (opts.sampler != workload::synth::Sampler::default())
+        sampler: (opts.sampler != workload::synth::Sampler::Rand08)
             .then(|| opts.sampler.name().to_string()),
         seed: opts.seed,
         flows: (opts.flows.len() > 1).then(|| opts.flows.iter().map(flow_setup).collect()),

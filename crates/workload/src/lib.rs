@@ -108,7 +108,7 @@ impl Default for WorkloadOptions {
             trace_format: None,
             mapping: LbaMapping::Wrap,
             clipped: ClipCount::default(),
-            sampler: synth::Sampler::Rand08,
+            sampler: synth::Sampler::Lemire,
         }
     }
 }
