@@ -40,7 +40,7 @@ def sim(
     request_size: Optional[str] = None,
     write_volume: Optional[str] = None,
     precondition: str = 'full',
-    sampler: str = 'rand',
+    sampler: str = 'lemire',
     seed: int = 1,
     job: Optional[PathArg] = None,
     log_interval: Optional[str] = None,
@@ -143,12 +143,13 @@ def sim(
     precondition : str, default full
         Preconditioning: none, fill (sequential fill), or full[:N] (fill + N x capacity
         random writes; N defaults to 1)
-    sampler : str, default rand
+    sampler : str, default lemire
         How uniform draws turn random words into pages (uniform and hot/cold workloads,
-        the preconditioning's random writes): rand (rand 0.8's gen_range, behind every
-        seeded result) or lemire (Lemire's multiply with its exact rejection: one random
-        word per draw for a power-of-two page count instead of about two; as uniform,
-        but other pages at the same seed)
+        the preconditioning's random writes): lemire (Lemire's multiply with its exact
+        rejection: one random word per draw for a power-of-two page count) or rand (rand
+        0.8's gen_range, about two words per draw: the sampler of every run before
+        2026-11-29, whose seeded figures it gives back; as uniform, but other pages at
+        the same seed)
     seed : int, default 1
         The run's seed: every random choice of the run derives from it (the same seed
         gives the same numbers).
