@@ -170,9 +170,10 @@ fn flag() -> impl Strategy<Value = (String, String)> {
     ]
 }
 
-/// Fields and flags that decide whether the spare blocks hold what the FTL needs; the
-/// error for that names the constraint ("spare blocks cannot hold ... GC reserve and open
-/// blocks, or log blocks") rather than each field.
+/// Fields and flags that decide whether the spare blocks hold what the FTL needs, and whether
+/// DFTL's GC keeps up with the translation pages its moves dirty; the errors for those name
+/// the constraint ("spare blocks cannot hold ... GC reserve and open blocks, or log blocks";
+/// "garbage collection cannot keep up", with what to raise) rather than each field.
 const SPARE_BUDGET: &[&str] = &[
     "capacity",
     "op",
@@ -197,6 +198,7 @@ fn aliases(name: &str) -> Vec<String> {
     let mut out = vec![bare.to_string(), bare.replace('-', "_")];
     if SPARE_BUDGET.contains(&bare) {
         out.push("spare blocks cannot hold".into());
+        out.push("garbage collection cannot keep up".into());
     }
     let extra: &[&str] = match bare {
         "queue-depth" => &["host_queue_depth"],
