@@ -5,7 +5,7 @@
 //! and what the store does with retired DB headers and how it estimates the stale share
 //! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
 //! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]|buffer [paper] [n,...]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]]`.
 
 use blockdev::ChunkGoal;
 use engine::kv::{CompactionMode, RetiredHeaders, StaleEstimate, StalePages};
@@ -35,7 +35,6 @@ fn main() {
         Some("reuse") => block_reuse(scale, std::env::args().nth(3)),
         Some("freeorder") => free_order(scale),
         Some("fstrim") => periodic_fstrim(scale, std::env::args().nth(3)),
-        Some("buffer") => drive_buffer(scale, std::env::args().nth(3)),
         Some("faithful") => faithful(
             scale,
             std::env::args().nth(3),
@@ -46,7 +45,7 @@ fn main() {
             chunks_per_file(Scale::Quick);
         }
         Some(other) => usage(&format!(
-            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim`, `reuse` or `buffer`"
+            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim` or `reuse`"
         )),
     }
 }
@@ -323,28 +322,6 @@ fn periodic_fstrim(scale: Scale, every: Option<String>) {
         let mut plan = four_policies(&opts);
         plan.fstrim_every = Some(x);
         run_and_print(&opts, &plan, &format!("fstrim every {x} {scale:?}"));
-    }
-}
-
-/// A drive write buffer absorbing rewrites of the pages still in it, of each given size in
-/// pages (`buffer [quick|paper] [n,m,...]`; default 1024).
-fn drive_buffer(scale: Scale, pages: Option<String>) {
-    let opts = ReproduceOptions {
-        scale,
-        jobs: lab::parallel::Jobs::new(2),
-        ..Default::default()
-    };
-    let pages = pages.unwrap_or_else(|| "1024".into());
-    for n in pages.split(',') {
-        let n: usize = match n.parse() {
-            Ok(n) => n,
-            _ => usage(&format!(
-                "buffer pages {n:?}: give a whole number, e.g. 1024"
-            )),
-        };
-        let mut plan = four_policies(&opts);
-        plan.drive_buffer_pages = n;
-        run_and_print(&opts, &plan, &format!("buffer {n} {scale:?}"));
     }
 }
 
