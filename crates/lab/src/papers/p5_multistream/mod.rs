@@ -230,6 +230,19 @@ pub struct Plan {
     /// ~175 GB an hour (4,203 GB in 24 h without streams), ~61 capacities of 480 GB a week, so
     /// a 6.5 h run (~2.4 capacities) sees a trim with odds of about 6.5 / 168, and at most one.
     pub fstrim_every: Option<f64>,
+    /// How the SSD picks a GC victim among the closed blocks of its pool (the whole device,
+    /// [`GC_POOL`]): `Greedy` (default: fewest valid pages), `CostBenefit` (LFS's
+    /// `(1 − u) · age / 2u`: an old block before a young one with as few valid pages) or `Fifo`
+    /// (the oldest block). Greedy by default because the PM953's policy is not published (an
+    /// assumption, as is the device-wide pool: its victims are not chosen per stream).
+    /// Cost-benefit measures whether the superblock's dead pages in young data blocks draw GC
+    /// to blocks whose data is still live (`multistream_probe -- gcpolicy`).
+    pub gc_policy: ssd::GcPolicy,
+    /// The SSD's over-provisioning, (physical − logical) / logical (`None`, default: the
+    /// preset's, 14.5 %, the PM953's 512 GiB of flash for 480 GB). A probe, not a fit: a
+    /// smaller spare area stands in for the spare that dead superblock pages hold inside data
+    /// blocks when the two share a stream (`multistream_probe -- op`).
+    pub op: Option<f64>,
 }
 
 impl Plan {
@@ -272,6 +285,8 @@ impl Plan {
             store_trims: true,
             aged_drive: true,
             fstrim_every: None,
+            gc_policy: ssd::GcPolicy::Greedy,
+            op: None,
         }
     }
 
@@ -314,6 +329,8 @@ impl Plan {
             "store_trims": self.store_trims,
             "aged_drive": self.aged_drive,
             "fstrim_every": self.fstrim_every,
+            "gc_policy": self.gc_policy,
+            "op": self.op,
         })
     }
 }
@@ -506,6 +523,14 @@ fn device_config(plan: &Plan, gc: GcStreamMode) -> Result<SsdConfig> {
     cfg.geometry.pages_per_block = plan.pages_per_block;
     cfg.ftl.streams = plan.device_streams;
     cfg.ftl.gc_stream = gc;
+    cfg.ftl.gc_policy = plan.gc_policy;
+    if let Some(op) = plan.op {
+        anyhow::ensure!(
+            op.is_finite() && op > 0.0,
+            "over-provisioning {op}: give a share above 0, e.g. 0.145"
+        );
+        cfg.ftl.op = op;
+    }
     if let Some(p) = plan.gc_pool {
         cfg.ftl.gc_pool = p;
     }
