@@ -236,7 +236,8 @@ pub struct Plan {
     /// (the oldest block). Greedy by default because the PM953's policy is not published (an
     /// assumption, as is the device-wide pool: its victims are not chosen per stream).
     /// Cost-benefit measures whether the superblock's dead pages in young data blocks draw GC
-    /// to blocks whose data is still live (`multistream_probe -- gcpolicy`).
+    /// to blocks whose data is still live (`multistream_probe -- gcpolicy`): it keeps the
+    /// stream gains where greedy has them (2026-11-29-p5-6.md).
     pub gc_policy: ssd::GcPolicy,
     /// The SSD's over-provisioning, (physical − logical) / logical (`None`, default: the
     /// preset's, 14.5 %, the PM953's 512 GiB of flash for 480 GB). A probe, not a fit: a
