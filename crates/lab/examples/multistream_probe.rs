@@ -5,7 +5,7 @@
 //! and what the store does with retired DB headers and how it estimates the stale share
 //! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
 //! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]|buffer [paper] [n,...]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]|gcpolicy [paper] [greedy,cost-benefit,fifo]|op [paper] [x,y,...]]`.
 
 use blockdev::ChunkGoal;
 use engine::kv::{CompactionMode, RetiredHeaders, StaleEstimate, StalePages};
@@ -35,7 +35,8 @@ fn main() {
         Some("reuse") => block_reuse(scale, std::env::args().nth(3)),
         Some("freeorder") => free_order(scale),
         Some("fstrim") => periodic_fstrim(scale, std::env::args().nth(3)),
-        Some("buffer") => drive_buffer(scale, std::env::args().nth(3)),
+        Some("gcpolicy") => gc_policies(scale, std::env::args().nth(3)),
+        Some("op") => over_provisioning(scale, std::env::args().nth(3)),
         Some("faithful") => faithful(
             scale,
             std::env::args().nth(3),
@@ -46,7 +47,7 @@ fn main() {
             chunks_per_file(Scale::Quick);
         }
         Some(other) => usage(&format!(
-            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim`, `reuse` or `buffer`"
+            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim`, `reuse`, `gcpolicy` or `op`"
         )),
     }
 }
@@ -326,25 +327,46 @@ fn periodic_fstrim(scale: Scale, every: Option<String>) {
     }
 }
 
-/// A drive write buffer absorbing rewrites of the pages still in it, of each given size in
-/// pages (`buffer [quick|paper] [n,m,...]`; default 1024).
-fn drive_buffer(scale: Scale, pages: Option<String>) {
+/// The SSD's GC victim policy, each given one in turn (`gcpolicy [quick|paper]
+/// [greedy,cost-benefit,fifo]`; default greedy and cost-benefit).
+fn gc_policies(scale: Scale, names: Option<String>) {
     let opts = ReproduceOptions {
         scale,
         jobs: lab::parallel::Jobs::new(2),
         ..Default::default()
     };
-    let pages = pages.unwrap_or_else(|| "1024".into());
-    for n in pages.split(',') {
-        let n: usize = match n.parse() {
-            Ok(n) => n,
+    let names = names.unwrap_or_else(|| "greedy,cost-benefit".into());
+    for name in names.split(',') {
+        let Some(policy) = ssd::GcPolicy::parse(name) else {
+            usage(&format!(
+                "GC policy {name:?}: use greedy, cost-benefit or fifo"
+            ))
+        };
+        let mut plan = four_policies(&opts);
+        plan.gc_policy = policy;
+        run_and_print(&opts, &plan, &format!("gcpolicy {name} {scale:?}"));
+    }
+}
+
+/// The SSD's over-provisioning, each given share in turn (`op [quick|paper] [x,y,...]`;
+/// default 0.145, the preset's, and 0.047).
+fn over_provisioning(scale: Scale, shares: Option<String>) {
+    let opts = ReproduceOptions {
+        scale,
+        jobs: lab::parallel::Jobs::new(2),
+        ..Default::default()
+    };
+    let shares = shares.unwrap_or_else(|| "0.145,0.047".into());
+    for x in shares.split(',') {
+        let op: f64 = match x.parse() {
+            Ok(op) if op > 0.0 => op,
             _ => usage(&format!(
-                "buffer pages {n:?}: give a whole number, e.g. 1024"
+                "over-provisioning {x:?}: give a share above 0, e.g. 0.145"
             )),
         };
         let mut plan = four_policies(&opts);
-        plan.drive_buffer_pages = n;
-        run_and_print(&opts, &plan, &format!("buffer {n} {scale:?}"));
+        plan.op = Some(op);
+        run_and_print(&opts, &plan, &format!("op {x} {scale:?}"));
     }
 }
 

@@ -246,3 +246,51 @@ fn a_periodic_fstrim_lowers_the_gc_copies() {
     assert!(none > 0, "this run has GC copies to save");
     assert!(trimmed < none, "fstrim: {trimmed} copies, without: {none}");
 }
+
+/// The SSD's GC victim policy reaches the device: FIFO takes the oldest block whatever it
+/// holds, so it copies more than greedy, which takes the one with the fewest valid pages.
+#[test]
+fn the_gc_victim_policy_reaches_the_device() {
+    let (opts, mut plan) = small();
+    plan.policies = vec![MapSpec::Policy(NamedPolicy::NoStreams)];
+    plan.gc_modes = vec![ssd::GcStreamMode::PerStream];
+    let run = |policy: ssd::GcPolicy| {
+        let mut p = plan.clone();
+        p.gc_policy = policy;
+        let out = run_with(&opts, &p).unwrap();
+        assert_eq!(
+            out.report.config["gc_policy"],
+            serde_json::json!(policy),
+            "the policy is in the config"
+        );
+        let rows: Vec<MultistreamRow> = out.report.rows_as().unwrap();
+        rows[0].gc_pages_copied
+    };
+    let (greedy, fifo) = (run(ssd::GcPolicy::Greedy), run(ssd::GcPolicy::Fifo));
+    assert!(greedy > 0, "this run has GC copies to compare");
+    assert!(fifo > greedy, "fifo {fifo} copies, greedy {greedy}");
+}
+
+/// A smaller spare area makes GC copy more; a share of 0 or below is refused by name.
+#[test]
+fn the_over_provisioning_reaches_the_device_and_a_bad_one_is_refused() {
+    let (opts, mut plan) = small();
+    plan.policies = vec![MapSpec::Policy(NamedPolicy::NoStreams)];
+    plan.gc_modes = vec![ssd::GcStreamMode::PerStream];
+    let run = |op: Option<f64>| {
+        let mut p = plan.clone();
+        p.op = op;
+        run_with(&opts, &p).map(|out| {
+            assert_eq!(out.report.config["op"], serde_json::json!(op));
+            let rows: Vec<MultistreamRow> = out.report.rows_as().unwrap();
+            rows[0].gc_pages_copied
+        })
+    };
+    let (preset, less) = (run(None).unwrap(), run(Some(0.10)).unwrap());
+    assert!(
+        less > preset,
+        "op 10 %: {less} copies, the preset's 14.5 %: {preset}"
+    );
+    let err = format!("{:#}", run(Some(0.0)).unwrap_err());
+    assert!(err.contains("over-provisioning 0"), "{err}");
+}

@@ -65,7 +65,12 @@ pub fn claims(report: &Report) -> Vec<Claim> {
         "ours without streams has WAF {:.3}: our DB files are compacted whole and placed in \
          4 KiB blocks as ext4 would; in our store only the superblock is short-lived (header, \
          index and data live alike: config.lifetime), so the gain of separating types is that of \
-         isolating the superblock, and merging it with the data (merge-different) gains nothing",
+         isolating the superblock, and merging it with the data (merge-different) gains nothing: \
+         its pages, dead within a few blocks, hold spare area inside the data blocks until GC \
+         takes those (a smaller spare area gives the per-type data stream the same copies: \
+         `multistream_probe -- op`), and P5's own Table 1 lifetimes, written as uniform random \
+         flows on this drive, give merge-different no gain either \
+         (docs/results/2026-11-29-p5-6.md)",
         waf("none").unwrap_or(f64::NAN)
     );
     let why = match super::gc_streams::claim_note(&report.config) {

@@ -31,7 +31,6 @@
 //! The runs' figures are those of running the stores on each device (checked at quick scale:
 //! every row, series and lifetime equal); the stores' work is done once instead of per run.
 
-pub mod absorb;
 pub mod claims;
 pub mod deaths;
 pub mod figures;
@@ -231,9 +230,20 @@ pub struct Plan {
     /// ~175 GB an hour (4,203 GB in 24 h without streams), ~61 capacities of 480 GB a week, so
     /// a 6.5 h run (~2.4 capacities) sees a trim with odds of about 6.5 / 168, and at most one.
     pub fstrim_every: Option<f64>,
-    /// A drive write buffer of this many pages that absorbs rewrites of pages still in it
-    /// (a probe of a hypothesis, [`absorb`]; 0, default: none, every host page programmed).
-    pub drive_buffer_pages: usize,
+    /// How the SSD picks a GC victim among the closed blocks of its pool (the whole device,
+    /// [`GC_POOL`]): `Greedy` (default: fewest valid pages), `CostBenefit` (LFS's
+    /// `(1 − u) · age / 2u`: an old block before a young one with as few valid pages) or `Fifo`
+    /// (the oldest block). Greedy by default because the PM953's policy is not published (an
+    /// assumption, as is the device-wide pool: its victims are not chosen per stream).
+    /// Cost-benefit measures whether the superblock's dead pages in young data blocks draw GC
+    /// to blocks whose data is still live (`multistream_probe -- gcpolicy`): it keeps the
+    /// stream gains where greedy has them (2026-11-29-p5-6.md).
+    pub gc_policy: ssd::GcPolicy,
+    /// The SSD's over-provisioning, (physical − logical) / logical (`None`, default: the
+    /// preset's, 14.5 %, the PM953's 512 GiB of flash for 480 GB). A probe, not a fit: a
+    /// smaller spare area stands in for the spare that dead superblock pages hold inside data
+    /// blocks when the two share a stream (`multistream_probe -- op`).
+    pub op: Option<f64>,
 }
 
 impl Plan {
@@ -276,7 +286,8 @@ impl Plan {
             store_trims: true,
             aged_drive: true,
             fstrim_every: None,
-            drive_buffer_pages: 0,
+            gc_policy: ssd::GcPolicy::Greedy,
+            op: None,
         }
     }
 
@@ -319,7 +330,8 @@ impl Plan {
             "store_trims": self.store_trims,
             "aged_drive": self.aged_drive,
             "fstrim_every": self.fstrim_every,
-            "drive_buffer_pages": self.drive_buffer_pages,
+            "gc_policy": self.gc_policy,
+            "op": self.op,
         })
     }
 }
@@ -512,6 +524,14 @@ fn device_config(plan: &Plan, gc: GcStreamMode) -> Result<SsdConfig> {
     cfg.geometry.pages_per_block = plan.pages_per_block;
     cfg.ftl.streams = plan.device_streams;
     cfg.ftl.gc_stream = gc;
+    cfg.ftl.gc_policy = plan.gc_policy;
+    if let Some(op) = plan.op {
+        anyhow::ensure!(
+            op.is_finite() && op > 0.0,
+            "over-provisioning {op}: give a share above 0, e.g. 0.145"
+        );
+        cfg.ftl.op = op;
+    }
     if let Some(p) = plan.gc_pool {
         cfg.ftl.gc_pool = p;
     }
@@ -833,16 +853,11 @@ impl FsFill {
     }
 }
 
-fn sample(
-    shared: &SharedDevice<absorb::Absorb>,
-    base: &ssd::Stats,
-    t0: u64,
-    absorbed0: u64,
-) -> Sample {
+fn sample(shared: &SharedDevice<SimDevice>, base: &ssd::Stats, t0: u64) -> Sample {
     let d = shared.device();
     let s = d.ssd().stats().since(base);
     Sample {
-        host_pages: s.host_pages_written + d.absorbed().0 - absorbed0,
+        host_pages: s.host_pages_written,
         flash_pages: s.flash_pages_written,
         sim_ns: d.now_ns() - t0,
     }
@@ -868,7 +883,6 @@ fn run_one(
         streams = streams.with_oracle(o.clone());
     }
     let router = Rc::new(RefCell::new(streams));
-    let dev = absorb::Absorb::new(dev, plan.drive_buffer_pages);
     let shared = SharedDevice::with_streams(dev, Box::new(router.clone()));
     let shared = if plan.discard {
         shared
@@ -885,11 +899,6 @@ fn run_one(
     }
     let base = shared.device().ssd().stats();
     let base_by_stream = gc_streams::snapshot(shared.device().ssd());
-    let (absorbed0, absorbed0_by_stream) = {
-        let d = shared.device();
-        let (n, by) = d.absorbed();
-        (n, by.to_vec())
-    };
     let t0 = shared.device().now_ns();
     let window_pages = ((logical_pages as f64 * SAMPLE_SHARE) as u64).max(1);
     let max_pages = (logical_pages as f64 * plan.max_host_x) as u64;
@@ -909,7 +918,7 @@ fn run_one(
         if !matches!(e, Event::Commit) {
             continue;
         }
-        let s = sample(&shared, &base, t0, absorbed0);
+        let s = sample(&shared, &base, t0);
         if let Some(every) = trim_every {
             // Between two commits, as a cron job runs between the stores' writes.
             if s.host_pages >= next_trim {
@@ -931,23 +940,11 @@ fn run_one(
         }
     };
     drop(player);
-    let mut stats = shared.device().ssd().stats().since(&base);
-    let mut gc_by_stream = gc_streams::since(
+    let stats = shared.device().ssd().stats().since(&base);
+    let gc_by_stream = gc_streams::since(
         &gc_streams::snapshot(shared.device().ssd()),
         &base_by_stream,
     );
-    {
-        // Host pages the drive's buffer absorbed are host writes the SSD never saw.
-        let d = shared.device();
-        let (n, by) = d.absorbed();
-        stats.host_pages_written += n - absorbed0;
-        for (s, &a) in by.iter().enumerate() {
-            let a0 = absorbed0_by_stream.get(s).copied().unwrap_or(0);
-            if let Some(g) = gc_by_stream.get_mut(s) {
-                g.host_pages += a - a0;
-            }
-        }
-    }
     if gc != GcStreamMode::Separate {
         // Every GC block belongs to a stream: the streams' copies are all of them.
         let copied: u64 = gc_by_stream.iter().map(|s| s.gc_pages_copied).sum();
