@@ -1,14 +1,21 @@
 //! CPU per page read of the batched scan on a real file against the device's own 50-deep
-//! reads: `cargo run --release -p engine --example scan_cpu -- DIR [ROUNDS] [all|scans] [fixed|plain]`. Loads P2's quick
+//! reads: `cargo run --release -p engine --example scan_cpu -- DIR [ROUNDS] [all|scans|pace] [fixed|plain]`. Loads P2's quick
 //! database (17.5 MB of 8 KiB pages, a 5 MB cache) into DIR/scan.dev, then alternates a
 //! batched(50) scan at 20 % and as many random 50-deep page reads, printing each one's wall
 //! and CPU (user + system) microseconds per page, and the share of the scan's wall time spent
 //! inside the pager's reads (the rest: CPU between windows, the queue empty).
+//!
+//! `pace` adds, after each scan, the scan's own page sequence (the heap pages of the range's
+//! records in key order, less those an LRU pool of the scan's size still holds) read by the
+//! bare 50-deep queue, and by the device's read stream alone (windows of 50 awaited in order,
+//! up to 320 pages started ahead, as the scan does, with no work on the pages): where the
+//! scan's pace parts from the queue's, if not in its pages or in the stream.
 
-use blockdev::{FileDevice, FileOptions};
+use blockdev::{BlockDevice, FileDevice, FileOptions, PageBuf};
 use engine::heap::{load, records_per_page, RECORD_BYTES};
 use engine::scan::{range_scan, ScanMode};
 use engine::Pager;
+use std::collections::VecDeque;
 use std::time::Instant;
 
 const PB: usize = 8192;
@@ -43,11 +50,73 @@ fn disk_reads() -> (f64, f64) {
         .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
+/// The heap pages a scan of `lo..=hi` misses in an LRU pool of `frames` pages, in order.
+fn scan_sequence(db: &engine::heap::Database, lo: u64, hi: u64, frames: usize) -> Vec<u64> {
+    let mut keyed: Vec<(u64, u64)> = (0..db.records)
+        .map(|id| (db.key_of(id), db.rid_of(id).page))
+        .filter(|&(k, _)| (lo..=hi).contains(&k))
+        .collect();
+    keyed.sort_unstable();
+    let (mut lru, mut seq) = (VecDeque::new(), Vec::new());
+    for (_, p) in keyed {
+        if let Some(i) = lru.iter().position(|&q| q == p) {
+            lru.remove(i);
+        } else {
+            seq.push(p);
+        }
+        lru.push_back(p);
+        if lru.len() > frames {
+            lru.pop_front();
+        }
+    }
+    seq
+}
+
+/// One line: `what` over `pages` pages from wall `w0` and disk counters `d0`.
+fn pace_line(what: &str, pages: usize, w0: Instant, d0: (f64, f64)) {
+    let wall = w0.elapsed().as_secs_f64() * 1e6;
+    let d1 = disk_reads();
+    let (dr, dms) = (d1.0 - d0.0, d1.1 - d0.1);
+    println!(
+        "{what:6} {pages:6} pages  wall {:5.1} us/page  disk {:.3} ms/read  in flight {:.1}",
+        wall / pages as f64,
+        dms / dr.max(1.0),
+        dms * 1e3 / wall
+    );
+}
+
+/// `pages` through the device's read stream, 50 in flight, windows of 50 handed back in
+/// order with up to 320 started ahead, nothing done with the pages.
+fn stream_alone(
+    dev: &mut dyn BlockDevice,
+    pages: &[u64],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut bufs: Vec<PageBuf> = (0..640).map(|_| PageBuf::zeroed(PB)).collect();
+    let (w0, d0) = (Instant::now(), disk_reads());
+    let s = dev.read_stream().ok_or("the device has no read stream")?;
+    let (mut out, mut next, mut done, mut first) = (Vec::new(), 0, 0, None);
+    while done < pages.len() {
+        while next < pages.len() && next - done < 320 {
+            let t = s.read_start(pages[next], bufs.pop().expect("a buffer"), 50);
+            first.get_or_insert(t);
+            next += 1;
+        }
+        let until = first.expect("a read started") + (done + 50).min(pages.len()) as u64;
+        s.read_finish(until, &mut out)?;
+        done += out.len();
+        bufs.extend(out.drain(..).map(|(_, b)| b));
+    }
+    pace_line("stream", pages.len(), w0, d0);
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let dir = std::path::PathBuf::from(args.next().ok_or("usage: scan_cpu DIR [ROUNDS]")?);
     let rounds: usize = args.next().map_or(Ok(3), |r| r.parse())?;
-    let scans_only = args.next().as_deref() == Some("scans");
+    let what = args.next();
+    let scans_only = what.as_deref() == Some("scans");
+    let pace = what.as_deref() == Some("pace");
     // `plain`: no io_uring fixed buffers nor fixed file (the baseline of those switches).
     let fixed = args.next().as_deref() != Some("plain");
     let records = 1_120_000_000 / 64 / RECORD_BYTES as u64;
@@ -59,9 +128,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..FileOptions::default()
     };
     let dev = FileDevice::create(&dir.join("scan.dev"), heap * 2 + 64, PB, o)?;
-    let mut pool = Pager::new(Box::new(dev), 320_000_000 / 64 / PB);
+    let frames = 320_000_000 / 64 / PB;
+    let mut pool = Pager::new(Box::new(dev), frames);
     let db = load(&mut pool, records, 256, 1)?;
     let (lo, hi) = (u64::MAX / 10 * 3, u64::MAX / 10 * 5);
+    let seq = if pace {
+        scan_sequence(&db, lo, hi, frames)
+    } else {
+        Vec::new()
+    };
     for _ in 0..rounds {
         pool.clear()?;
         let (m0, r0, c0, w0) = (
@@ -109,7 +184,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             dms / dr.max(1.0),
             dms * 1e3 / wall
         );
-        pool = Pager::new(dev, 320_000_000 / 64 / PB);
+        if pace {
+            let (w0, d0) = (Instant::now(), disk_reads());
+            dev.read_queued(&mut seq.iter().copied(), 50)?;
+            pace_line("seq", seq.len(), w0, d0);
+            stream_alone(dev.as_mut(), &seq)?;
+        }
+        pool = Pager::new(dev, frames);
     }
     Ok(())
 }

@@ -2,26 +2,48 @@
 //! same pages (the heap's first `span_bytes`), the same page size, O_DIRECT through io_uring,
 //! at QD1 and at the batched scan's depth, alternating in rounds as the ceiling does. Run only
 //! where `fio` is installed (an absent binary is a value, not an error).
+//!
+//! At the batched scan's depth fio runs twice: sliding (a new read enters as each completes,
+//! fio's plain `--iodepth`) and in awaited batches (`--iodepth_batch_submit` and
+//! `--iodepth_batch_complete_min` equal to the depth: all of a batch submitted at once, the
+//! next only once every read of it completed). The second is the most a reader that waits for
+//! a whole batch before the next (P2's method as P2 wrote it) can reach on this disk.
 
 use serde::Serialize;
 use std::path::Path;
 use std::process::Command;
 
-/// Rounds of QD1 then QD-N fio runs.
+/// Rounds of QD1, QD-N and QD-N awaited-batch fio runs.
 const ROUNDS: u32 = 3;
 /// Seconds of each fio run.
 const RUN_SECONDS: u32 = 1;
+
+/// How fio keeps `qd` reads in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queue {
+    /// A new read as each completes (fio's `--iodepth` alone).
+    Sliding,
+    /// `qd` reads submitted together, the next `qd` once all of them completed.
+    AwaitedBatches,
+}
 
 /// fio's IOPS at QD1 and QD `depth` on one file.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct FioRates {
     pub iops_qd1: f64,
     pub iops_qdn: f64,
+    /// QD `depth` in awaited batches ([`Queue::AwaitedBatches`]).
+    pub iops_qdn_batches: f64,
 }
 
 impl FioRates {
     pub fn ratio(&self) -> f64 {
         self.iops_qdn / self.iops_qd1.max(1e-12)
+    }
+    /// Awaited batches' IOPS over sliding QD `depth`'s: the share of fio's ratio a reader that
+    /// waits for each whole batch can reach at most on this disk.
+    pub fn batches_over_qdn(&self) -> f64 {
+        self.iops_qdn_batches / self.iops_qdn.max(1e-12)
     }
 }
 
@@ -37,10 +59,22 @@ pub enum FioOutcome {
 
 /// Random reads of `page_bytes` over the first `span_bytes` of `file` at QD1 and QD `depth`.
 pub fn measure(file: &Path, page_bytes: usize, span_bytes: u64, depth: usize) -> FioOutcome {
-    let (mut qd1, mut qdn) = ((0u64, 0.0f64), (0u64, 0.0f64));
+    let (mut qd1, mut qdn, mut batches) = ((0u64, 0.0f64), (0u64, 0.0f64), (0u64, 0.0f64));
     for _ in 0..ROUNDS {
-        for (qd, acc) in [(1, &mut qd1), (depth, &mut qdn)] {
-            match run(file, page_bytes, span_bytes, qd) {
+        let runs = [
+            (1, Queue::Sliding, &mut qd1),
+            (depth, Queue::Sliding, &mut qdn),
+            (depth, Queue::AwaitedBatches, &mut batches),
+        ];
+        for (qd, queue, acc) in runs {
+            let job = Job {
+                file,
+                page_bytes,
+                span_bytes,
+                qd,
+                queue,
+            };
+            match job.run_for(RUN_SECONDS * 1000) {
                 Ok((ios, seconds)) => {
                     acc.0 += ios;
                     acc.1 += seconds;
@@ -49,9 +83,11 @@ pub fn measure(file: &Path, page_bytes: usize, span_bytes: u64, depth: usize) ->
             }
         }
     }
+    let iops = |(ios, s): (u64, f64)| ios as f64 / s.max(1e-9);
     FioOutcome::Measured(FioRates {
-        iops_qd1: qd1.0 as f64 / qd1.1.max(1e-9),
-        iops_qdn: qdn.0 as f64 / qdn.1.max(1e-9),
+        iops_qd1: iops(qd1),
+        iops_qdn: iops(qdn),
+        iops_qdn_batches: iops(batches),
     })
 }
 
@@ -64,56 +100,74 @@ pub fn iops(
     qd: usize,
     ms: u32,
 ) -> Result<f64, FioOutcome> {
-    let (ios, s) = run_for(file, page_bytes, span_bytes, qd, ms.max(1))?;
+    let job = Job {
+        file,
+        page_bytes,
+        span_bytes,
+        qd,
+        queue: Queue::Sliding,
+    };
+    let (ios, s) = job.run_for(ms.max(1))?;
     Ok(ios as f64 / s.max(1e-9))
 }
 
-/// One fio run of `RUN_SECONDS`: (reads, seconds).
-fn run(
-    file: &Path,
+/// One fio job: random `page_bytes` reads over the first `span_bytes` of `file`, `qd` in
+/// flight as `queue` says.
+struct Job<'a> {
+    file: &'a Path,
     page_bytes: usize,
     span_bytes: u64,
     qd: usize,
-) -> Result<(u64, f64), FioOutcome> {
-    run_for(file, page_bytes, span_bytes, qd, RUN_SECONDS * 1000)
+    queue: Queue,
 }
 
-/// One fio run of `ms` milliseconds: (reads, seconds).
-fn run_for(
-    file: &Path,
-    page_bytes: usize,
-    span_bytes: u64,
-    qd: usize,
-    ms: u32,
-) -> Result<(u64, f64), FioOutcome> {
-    let span = span_bytes - span_bytes % page_bytes as u64;
-    let out = Command::new("fio")
-        .arg("--name=ceiling")
-        .arg(format!("--filename={}", file.display()))
-        .arg(format!("--size={span}"))
-        .arg("--rw=randread")
-        .arg(format!("--bs={page_bytes}"))
-        .args(["--direct=1", "--ioengine=io_uring", "--time_based"])
-        .arg(format!("--iodepth={qd}"))
-        .arg(format!("--runtime={ms}ms"))
-        .arg("--output-format=json")
-        .output();
-    let out = match out {
-        Ok(o) => o,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(FioOutcome::NotInstalled),
-        Err(e) => return Err(FioOutcome::Failed(format!("running fio: {e}"))),
-    };
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(FioOutcome::Failed(format!(
-            "fio exited with {}: {}",
-            out.status,
-            err.trim()
-        )));
+impl Job<'_> {
+    /// fio's arguments for a run of `ms` milliseconds.
+    fn args(&self, ms: u32) -> Vec<String> {
+        assert!(self.qd >= 1 && self.page_bytes > 0, "a job reads pages");
+        let span = self.span_bytes - self.span_bytes % self.page_bytes as u64;
+        let mut a = vec![
+            "--name=ceiling".to_string(),
+            format!("--filename={}", self.file.display()),
+            format!("--size={span}"),
+            "--rw=randread".into(),
+            format!("--bs={}", self.page_bytes),
+            "--direct=1".into(),
+            "--ioengine=io_uring".into(),
+            "--time_based".into(),
+            format!("--iodepth={}", self.qd),
+        ];
+        if self.queue == Queue::AwaitedBatches {
+            a.push(format!("--iodepth_batch_submit={}", self.qd));
+            a.push(format!("--iodepth_batch_complete_min={}", self.qd));
+        }
+        a.push(format!("--runtime={ms}ms"));
+        a.push("--output-format=json".into());
+        a
     }
-    parse(&out.stdout).ok_or_else(|| {
-        FioOutcome::Failed("fio's JSON has no jobs[0].read.total_ios / runtime".into())
-    })
+
+    /// One fio run of `ms` milliseconds: (reads, seconds).
+    fn run_for(&self, ms: u32) -> Result<(u64, f64), FioOutcome> {
+        let out = Command::new("fio").args(self.args(ms)).output();
+        let out = match out {
+            Ok(o) => o,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(FioOutcome::NotInstalled)
+            }
+            Err(e) => return Err(FioOutcome::Failed(format!("running fio: {e}"))),
+        };
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(FioOutcome::Failed(format!(
+                "fio exited with {}: {}",
+                out.status,
+                err.trim()
+            )));
+        }
+        parse(&out.stdout).ok_or_else(|| {
+            FioOutcome::Failed("fio's JSON has no jobs[0].read.total_ios / runtime".into())
+        })
+    }
 }
 
 /// (reads, seconds) of fio's JSON output (`jobs[0].read.total_ios`, `.runtime` in ms).
@@ -144,7 +198,60 @@ mod tests {
         let r = FioRates {
             iops_qd1: 10_000.0,
             iops_qdn: 40_000.0,
+            iops_qdn_batches: 30_000.0,
         };
         assert_eq!(r.ratio(), 4.0);
+        assert_eq!(r.batches_over_qdn(), 0.75);
+    }
+
+    #[test]
+    fn awaited_batches_submit_and_complete_the_whole_depth_and_sliding_runs_do_not() {
+        let job = |qd, queue| Job {
+            file: Path::new("f.dev"),
+            page_bytes: 8192,
+            span_bytes: 8192 * 10 + 100,
+            qd,
+            queue,
+        };
+        let batches = job(50, Queue::AwaitedBatches).args(700);
+        for want in [
+            "--iodepth=50",
+            "--iodepth_batch_submit=50",
+            "--iodepth_batch_complete_min=50",
+            "--size=81920",
+            "--bs=8192",
+            "--runtime=700ms",
+        ] {
+            assert!(batches.iter().any(|a| a == want), "{want}: {batches:?}");
+        }
+        let sliding = job(50, Queue::Sliding).args(700);
+        assert!(sliding.iter().any(|a| a == "--iodepth=50"), "{sliding:?}");
+        assert!(
+            !sliding.iter().any(|a| a.starts_with("--iodepth_batch")),
+            "{sliding:?}"
+        );
+        assert_eq!(sliding.len() + 2, batches.len());
+    }
+
+    /// Where fio is installed, it takes the awaited-batch options and reads (a misspelt
+    /// option fails the run).
+    #[test]
+    fn fio_takes_the_awaited_batch_options_where_installed() {
+        // In the crate's directory, as the devices' files (a RAM file system refuses O_DIRECT).
+        let dir = tempfile::tempdir_in(".").expect("tempdir");
+        let file = dir.path().join("f.dev");
+        std::fs::write(&file, vec![7u8; 8192 * 64]).expect("file");
+        let job = Job {
+            file: &file,
+            page_bytes: 8192,
+            span_bytes: 8192 * 64,
+            qd: 8,
+            queue: Queue::AwaitedBatches,
+        };
+        match job.run_for(200) {
+            Ok((ios, seconds)) => assert!(ios > 0 && seconds > 0.0),
+            Err(FioOutcome::NotInstalled) => {}
+            Err(other) => panic!("fio refused the awaited-batch job: {other:?}"),
+        }
     }
 }

@@ -456,7 +456,7 @@ fn tables(sel: &[Query], bat: &[Query], sim_preset: &str) -> Vec<Table> {
 fn ceiling_table(sel: &[Query], ceilings: &[Ceiling]) -> Table {
     let mut t = Table::new(
         format!("Read ceiling (random heap-page reads, same device, same run) beside batched({PAPER_BATCH}) at 20 %"),
-        &["device", "QD1 IOPS", "QD50 IOPS", "ceiling", "speedup", "share", "QD50 batches IOPS", "fio QD1", "fio QD50", "fio ceiling", "share of fio", "sync pages/s", "batched pages/s"],
+        &["device", "QD1 IOPS", "QD50 IOPS", "ceiling", "speedup", "share", "QD50 batches IOPS", "fio QD1", "fio QD50", "fio QD50 batches", "fio ceiling", "share of fio", "sync pages/s", "batched pages/s"],
     );
     for c in ceilings {
         let find = |m: ScanMode| {
@@ -480,6 +480,7 @@ fn ceiling_table(sel: &[Query], ceilings: &[Ceiling]) -> Table {
             fmt_f(c.iops_batches, 0),
             fio(&|f| fmt_f(f.iops_qd1, 0)),
             fio(&|f| fmt_f(f.iops_qdn, 0)),
+            fio(&|f| fmt_f(f.iops_qdn_batches, 0)),
             fio(&|f| format!("{:.2}x", f.ratio())),
             fio(&|f| format!("{:.0} %", 100.0 * sp / f.ratio().max(1e-12))),
             fmt_f(rate(s), 0),
@@ -488,7 +489,8 @@ fn ceiling_table(sel: &[Query], ceilings: &[Ceiling]) -> Table {
     }
     t.define(format!("QD1 IOPS = random heap-page reads one at a time (on a file the queue below one deep, fio's --iodepth=1; on sim and hdd read, the sync scan's path); QD50 IOPS = {PAPER_BATCH} kept in flight (read_queued: on a file a new read enters io_uring as each completes, as fio's iodepth, each a plain READ into the device's own buffer naming the file, as fio's defaults fixedbufs=0 and registerfiles=0, while the batched scan reads through fixed buffers and a fixed file, blockdev's FileOptions, unless --io-uring-fixed off; on sim and hdd batches of {PAPER_BATCH}); as many as the sync scan at 20 % missed, right after the selectivity sweep; ceiling = QD50 / QD1 IOPS"));
     t.define(format!("QD50 batches IOPS = the same number of reads in batches of {PAPER_BATCH}, each awaited before the next (submit: the batched scan's I/O pattern without the scan), right after the ceiling"));
-    t.define("fio QD1 / QD50 = fio (io_uring, O_DIRECT, randread) on the same file over the same heap pages, in the same run, alternating QD1 and QD50 for 3 rounds of 1 s; fio ceiling = their ratio; '-' = not a file, or fio not installed (see notes)");
+    t.define("fio QD1 / QD50 = fio (io_uring, O_DIRECT, randread) on the same file over the same heap pages, in the same run, alternating QD1, QD50 and QD50 batches for 3 rounds of 1 s; fio ceiling = QD50 / QD1; '-' = not a file, or fio not installed (see notes)");
+    t.define(format!("fio QD50 batches = fio at QD{PAPER_BATCH} in awaited batches (--iodepth_batch_submit and --iodepth_batch_complete_min {PAPER_BATCH}: a batch submitted together, the next once all of it completed): the most a scan that waits for each whole batch (P2's method as written) reaches on this disk; the batched scan on a file reads ahead instead (a new read as each completes)"));
     t.define("speedup = batched(50) at 20 % over sync (the selectivity sweep); share = speedup / ceiling; share of fio = speedup / fio ceiling; sync / batched pages/s = pages read per second by those scans (compare with QD1 / QD50 IOPS)");
     t
 }
@@ -500,6 +502,9 @@ fn ceiling_notes(ceilings: &[Ceiling], sim_preset: &str) -> Vec<String> {
     for c in ceilings {
         if let Some(why) = &c.fio_missing {
             notes.push(format!("{}: no fio comparison: {why}", c.device));
+        }
+        if let Some(f) = &c.fio {
+            notes.push(format!("{}: fio in awaited batches of {PAPER_BATCH} reads {:.0} IOPS, {:.0} % of its sliding QD{PAPER_BATCH} ({:.0} IOPS): a scan that waits for each whole batch of {PAPER_BATCH} before submitting the next could reach at most about that share of fio's QD{PAPER_BATCH}/QD1 ratio here; the batched scan on a file keeps {PAPER_BATCH} in flight across batches (reads ahead), so the sliding figure is its ceiling", c.device, f.iops_qdn_batches, 100.0 * f.batches_over_qdn(), f.iops_qdn));
         }
         if c.device == DeviceKind::Sim && sim_preset == DEFAULT_PRESET {
             notes.push(format!("sim ({DEFAULT_PRESET}, P2's Samsung 470): QD50/QD1 ceiling {:.2}x; P2's 6.5x on that drive means its own ratio is at least 6.5x (batching cannot beat the drive); the preset puts it near 7x, an assumption (Samsung published no random-read IOPS for the 470; see crates/ssd/presets/p2-ssd.toml)", c.ratio()));
