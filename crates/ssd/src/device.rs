@@ -182,17 +182,11 @@ impl Ssd {
         self.ftl.verify(&self.flash)
     }
 
-    /// A hint that `lpn` will be written soon (a driver that knows its next request): the FTL
-    /// starts loading its mapping, so that write's cache miss overlaps the current one's
-    /// work. Changes no result; out-of-range pages are ignored.
-    #[inline]
-    pub fn prefetch_write(&self, lpn: Lpn) {
-        self.write_prefetch().prefetch(lpn);
-    }
-
-    /// [`Ssd::prefetch_write`] for many pages: the FTL is asked once where its mapping is,
-    /// and each hint is then an address and a prefetch, with no call into the FTL (a driver
-    /// takes one per chunk of requests it pulls).
+    /// Hints that pages will be written soon, for a driver that knows its next requests: each
+    /// ([`WritePrefetch::prefetch`]) starts loading a page's mapping, so that write's cache
+    /// miss overlaps the current one's work. The FTL is asked once where its mapping is; each
+    /// hint is then an address and a prefetch, with no call into the FTL (a driver takes one
+    /// per chunk of requests it pulls). Changes no result.
     #[inline]
     pub fn write_prefetch(&self) -> WritePrefetch<'_> {
         match self.ftl.write_prefetch_map() {
@@ -209,7 +203,7 @@ impl Ssd {
         }
     }
 
-    /// A later hint for a write of `lpn` (after [`Ssd::prefetch_write`], once the mapping has
+    /// A later hint for a write of `lpn` (after [`Ssd::write_prefetch`]'s, once the mapping has
     /// had time to arrive): start loading the physical page's record the write invalidates.
     /// Changes no result; out-of-range pages are ignored.
     #[inline]
@@ -742,7 +736,7 @@ pub struct WritePrefetch<'a> {
 }
 
 impl WritePrefetch<'_> {
-    /// Start loading `lpn`'s mapping entry (see [`Ssd::prefetch_write`]).
+    /// Start loading `lpn`'s mapping entry (see [`Ssd::write_prefetch`]).
     #[inline(always)]
     pub fn prefetch(&self, lpn: Lpn) {
         if lpn.0 < self.logical_pages {
