@@ -151,7 +151,7 @@ impl HostDriver {
 
     /// [`HostDriver::run`], pulling requests [`CHUNK`] at a time so that each write's mapping
     /// is on its way from memory before the write needs it: its L2P entry is prefetched when
-    /// it is pulled ([`Ssd::prefetch_write`]), the physical page it overwrites
+    /// it is pulled ([`Ssd::write_prefetch`]), the physical page it overwrites
     /// [`OVERWRITE_AHEAD`] requests before it is issued ([`Ssd::prefetch_overwrite`]). The
     /// requests issued, and those pulled from the stream, are the same as one by one: nothing
     /// is pulled past the request that reaches `limit`, and a stream's error is returned once
@@ -240,12 +240,13 @@ impl HostDriver {
                 CHUNK.min(l.saturating_sub(count.pages).max(1) as usize)
             });
             let mut n = 0;
+            let hint = self.port.ssd().write_prefetch();
             for slot in &mut chunk[..room] {
                 let Some(lpn) = pages.next() else {
                     more = false;
                     break;
                 };
-                self.port.ssd().prefetch_write(Lpn(lpn));
+                hint.prefetch(Lpn(lpn));
                 *slot = lpn;
                 n += 1;
             }
@@ -316,6 +317,7 @@ impl Pull {
         limit: Option<u64>,
     ) {
         self.chunk.clear();
+        let hint = port.ssd().write_prefetch();
         while self.more && self.chunk.len() < CHUNK {
             match reqs.next() {
                 None => self.more = false,
@@ -329,7 +331,7 @@ impl Pull {
                     }
                     self.more = limit.is_none_or(|l| self.pulled_pages < l);
                     if r.op == OpKind::Write {
-                        port.ssd().prefetch_write(Lpn(r.lpn));
+                        hint.prefetch(Lpn(r.lpn));
                     }
                     self.chunk.push(r);
                 }

@@ -182,17 +182,28 @@ impl Ssd {
         self.ftl.verify(&self.flash)
     }
 
-    /// A hint that `lpn` will be written soon (a driver that knows its next request): the FTL
-    /// starts loading its mapping, so that write's cache miss overlaps the current one's
-    /// work. Changes no result; out-of-range pages are ignored.
+    /// Hints that pages will be written soon, for a driver that knows its next requests: each
+    /// ([`WritePrefetch::prefetch`]) starts loading a page's mapping, so that write's cache
+    /// miss overlaps the current one's work. The FTL is asked once where its mapping is; each
+    /// hint is then an address and a prefetch, with no call into the FTL (a driver takes one
+    /// per chunk of requests it pulls). Changes no result.
     #[inline]
-    pub fn prefetch_write(&self, lpn: Lpn) {
-        if lpn.0 < self.logical_pages() {
-            self.ftl.prefetch_write(lpn);
+    pub fn write_prefetch(&self) -> WritePrefetch<'_> {
+        match self.ftl.write_prefetch_map() {
+            Some((map, entry_bytes)) => WritePrefetch {
+                map,
+                entry_bytes,
+                logical_pages: self.logical_pages,
+            },
+            None => WritePrefetch {
+                map: &[],
+                entry_bytes: 0,
+                logical_pages: 0,
+            },
         }
     }
 
-    /// A later hint for a write of `lpn` (after [`Ssd::prefetch_write`], once the mapping has
+    /// A later hint for a write of `lpn` (after [`Ssd::write_prefetch`]'s, once the mapping has
     /// had time to arrive): start loading the physical page's record the write invalidates.
     /// Changes no result; out-of-range pages are ignored.
     #[inline]
@@ -712,6 +723,32 @@ impl Ssd {
     }
 }
 
+/// Hints that logical pages will be written soon ([`Ssd::write_prefetch`]): each starts
+/// loading the page's entry of the FTL's mapping table. Changes no result; out-of-range pages
+/// (and every page of an FTL without such a table) are ignored.
+#[derive(Clone, Copy)]
+pub struct WritePrefetch<'a> {
+    /// The mapping table's bytes, `entry_bytes` per logical page.
+    map: &'a [u8],
+    entry_bytes: usize,
+    /// Pages hinted: those below (0 when there is no table).
+    logical_pages: u64,
+}
+
+impl WritePrefetch<'_> {
+    /// Start loading `lpn`'s mapping entry (see [`Ssd::write_prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, lpn: Lpn) {
+        if lpn.0 < self.logical_pages {
+            let at = self
+                .map
+                .as_ptr()
+                .wrapping_add(lpn.0 as usize * self.entry_bytes);
+            crate::ftl::prefetch_line(at);
+        }
+    }
+}
+
 /// The clock of [`Ssd::write_pages_timed`]: per request, what the host port's `submit` and
 /// [`Ssd::write`] do around the FTL's write of its one page, in the same order. One of two,
 /// chosen per run from the configuration, so that branches the configuration decides stay
@@ -834,5 +871,55 @@ impl crate::ftl::RunClock for QueuedRun<'_> {
         self.queue.complete(done);
         *self.last_done = (*self.last_done).max(done);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(ftl: crate::config::FtlKind) -> Ssd {
+        let mut cfg = SsdConfig::preset("mlc-sata-2010").expect("preset");
+        (cfg.geometry.channels, cfg.geometry.dies_per_channel) = (2, 1);
+        (cfg.geometry.blocks_per_plane, cfg.geometry.pages_per_block) = (32, 16);
+        cfg.ftl.scheme = ftl;
+        cfg.ftl.op = 0.7;
+        cfg.timing.enabled = false;
+        Ssd::new(cfg).expect("small SSD")
+    }
+
+    /// Each hint of [`Ssd::write_prefetch`] goes to the page's own L2P entry: the bytes there
+    /// decode to the physical page the FTL maps it to (or none); pages out of range, and an
+    /// FTL without a page table, get no hint.
+    #[test]
+    fn write_prefetch_points_at_each_pages_mapping() {
+        let mut ssd = small(crate::config::FtlKind::Page);
+        let n = ssd.logical_pages();
+        for lpn in (0..n).step_by(3).chain([5, 5, 7]) {
+            ssd.write(Lpn(lpn), 1, StreamId(0), SimTime::ZERO).unwrap();
+        }
+        let hint = ssd.write_prefetch();
+        let (map, w) = (hint.map.to_vec(), hint.entry_bytes);
+        assert_eq!(hint.logical_pages, n);
+        assert!(w == 3 || w == 4, "{w} bytes per entry");
+        for lpn in 0..n {
+            let at = lpn as usize * w;
+            let bytes = &map[at..at + w];
+            let raw = bytes.iter().rev().fold(0u64, |v, &b| v << 8 | b as u64);
+            let nil = (1u64 << (8 * w)) - 1;
+            let mapped = (raw != nil).then_some(Ppn(raw));
+            let found = ssd
+                .ftl
+                .read(&mut ssd.flash, Lpn(lpn), SimTime::ZERO)
+                .unwrap()
+                .1;
+            assert_eq!(mapped, found, "lpn {lpn}");
+        }
+        assert_eq!(
+            small(crate::config::FtlKind::Block)
+                .write_prefetch()
+                .logical_pages,
+            0
+        );
     }
 }

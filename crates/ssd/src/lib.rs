@@ -43,7 +43,7 @@ pub mod types;
 pub use config::{
     DataMode, FdpConfig, FtlKind, GcPolicy, GcPool, GcStreamMode, Isolation, SsdConfig,
 };
-pub use device::{ReadPage, Ssd};
+pub use device::{ReadPage, Ssd, WritePrefetch};
 pub use error::{ConfigError, InvariantError, SsdError};
 pub use ftl::fdp::HandleStats;
 pub use host::{Command, HostPort};

@@ -35,6 +35,7 @@ mod merge;
 mod page;
 pub(crate) mod pagemap;
 mod scheme;
+pub(crate) use pagemap::prefetch_line;
 pub(crate) use scheme::{Ftl, HostWrite, RunClock, RUN_PREFETCH_AHEAD};
 
 use block::BlockMap;

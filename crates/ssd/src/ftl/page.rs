@@ -556,8 +556,8 @@ impl<P: VictimPolicy, const L: usize, const R: usize> Ftl for PageFtl<P, L, R> {
     }
 
     #[inline]
-    fn prefetch_write(&self, lpn: Lpn) {
-        self.l2p.prefetch(lpn.0 as usize);
+    fn write_prefetch_map(&self) -> Option<(&[u8], usize)> {
+        Some(self.l2p.bytes())
     }
 
     #[inline]

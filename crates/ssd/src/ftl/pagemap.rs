@@ -163,18 +163,27 @@ impl<const W: usize> PageMap<W> {
     /// Ask the CPU to start loading entry `i`'s cache line (a hint: any `i` is harmless).
     #[inline(always)]
     pub fn prefetch(&self, i: usize) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `wrapping_add` makes an address without dereferencing it, and a prefetch
-        // only hints the cache: it never faults, reads into the program or changes memory.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch(
-                self.bytes.as_ptr().wrapping_add(i.wrapping_mul(W)) as *const i8,
-                std::arch::x86_64::_MM_HINT_T0,
-            );
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
+        prefetch_line(self.bytes.as_ptr().wrapping_add(i.wrapping_mul(W)));
     }
+
+    /// The table's bytes (entry `i` at `i * W`) and `W`: where a prefetch of entry `i` goes
+    /// ([`crate::Ssd::write_prefetch`]).
+    pub fn bytes(&self) -> (&[u8], usize) {
+        (&self.bytes, W)
+    }
+}
+
+/// Start loading the cache line at `at` (any address: a hint that never faults).
+#[inline(always)]
+pub(crate) fn prefetch_line(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache: it never faults, reads into the program or
+    // changes memory, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(at as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
 }
 
 #[cfg(test)]

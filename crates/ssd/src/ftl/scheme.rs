@@ -36,10 +36,13 @@ pub(crate) trait Ftl: Send {
     fn mapping_bytes(&self, flash: &Flash) -> u64;
     /// Check every invariant of the scheme against the flash state.
     fn verify(&self, flash: &Flash) -> Result<(), InvariantError>;
-    /// A hint that `lpn` (in range) will be written soon: start loading what its write reads
-    /// first. Changes nothing a write does or returns.
+    /// Where a write of a logical page reads first, for [`crate::Ssd::write_prefetch`]'s
+    /// hints: a table of one entry per logical page, as its bytes and the bytes per entry
+    /// (`None`: nothing worth loading ahead).
     #[inline]
-    fn prefetch_write(&self, _lpn: Lpn) {}
+    fn write_prefetch_map(&self) -> Option<(&[u8], usize)> {
+        None
+    }
     /// A later hint for the same write, once its mapping is likely loaded: start loading what
     /// the write changes next (the old physical page's reverse map). Changes nothing.
     #[inline]
