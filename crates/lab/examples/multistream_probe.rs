@@ -304,70 +304,75 @@ fn free_order(scale: Scale) {
     }
 }
 
-/// A periodic fstrim of the file system's free space every given number of capacities
-/// written (`fstrim [quick|paper] [x,y,...]`; default 100 (one trim, at the start of the
-/// updates), 2, 0.5).
-fn periodic_fstrim(scale: Scale, every: Option<String>) {
+/// One run of the four policies per comma-separated value of `given` (or `default`): each
+/// value parsed by `parse` (its error ends the probe with usage) and set on the plan by `set`;
+/// each run labelled `{name} {value} {scale}`.
+fn sweep<T>(
+    scale: Scale,
+    given: Option<String>,
+    default: &str,
+    name: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+    set: impl Fn(&mut Plan, T),
+) {
     let opts = ReproduceOptions {
         scale,
         jobs: lab::parallel::Jobs::new(2),
         ..Default::default()
     };
-    let every = every.unwrap_or_else(|| "100,2,0.5".into());
-    for x in every.split(',') {
-        let x: f64 = match x.parse() {
-            Ok(x) if x > 0.0 => x,
-            _ => usage(&format!(
-                "fstrim period {x:?}: give capacities above 0, e.g. 2"
-            )),
-        };
+    let values = given.unwrap_or_else(|| default.into());
+    for x in values.split(',') {
+        let v = parse(x).unwrap_or_else(|why| usage(&why));
         let mut plan = four_policies(&opts);
-        plan.fstrim_every = Some(x);
-        run_and_print(&opts, &plan, &format!("fstrim every {x} {scale:?}"));
+        set(&mut plan, v);
+        run_and_print(&opts, &plan, &format!("{name} {x} {scale:?}"));
     }
+}
+
+/// A periodic fstrim of the file system's free space every given number of capacities
+/// written (`fstrim [quick|paper] [x,y,...]`; default 100 (one trim, at the start of the
+/// updates), 2, 0.5).
+fn periodic_fstrim(scale: Scale, every: Option<String>) {
+    let parse = |x: &str| match x.parse::<f64>() {
+        Ok(x) if x > 0.0 => Ok(x),
+        _ => Err(format!(
+            "fstrim period {x:?}: give capacities above 0, e.g. 2"
+        )),
+    };
+    sweep(scale, every, "100,2,0.5", "fstrim every", parse, |p, x| {
+        p.fstrim_every = Some(x)
+    });
 }
 
 /// The SSD's GC victim policy, each given one in turn (`gcpolicy [quick|paper]
 /// [greedy,cost-benefit,fifo]`; default greedy and cost-benefit).
 fn gc_policies(scale: Scale, names: Option<String>) {
-    let opts = ReproduceOptions {
-        scale,
-        jobs: lab::parallel::Jobs::new(2),
-        ..Default::default()
+    let parse = |name: &str| {
+        ssd::GcPolicy::parse(name)
+            .ok_or_else(|| format!("GC policy {name:?}: use greedy, cost-benefit or fifo"))
     };
-    let names = names.unwrap_or_else(|| "greedy,cost-benefit".into());
-    for name in names.split(',') {
-        let Some(policy) = ssd::GcPolicy::parse(name) else {
-            usage(&format!(
-                "GC policy {name:?}: use greedy, cost-benefit or fifo"
-            ))
-        };
-        let mut plan = four_policies(&opts);
-        plan.gc_policy = policy;
-        run_and_print(&opts, &plan, &format!("gcpolicy {name} {scale:?}"));
-    }
+    sweep(
+        scale,
+        names,
+        "greedy,cost-benefit",
+        "gcpolicy",
+        parse,
+        |p, g| p.gc_policy = g,
+    );
 }
 
 /// The SSD's over-provisioning, each given share in turn (`op [quick|paper] [x,y,...]`;
 /// default 0.145, the preset's, and 0.047).
 fn over_provisioning(scale: Scale, shares: Option<String>) {
-    let opts = ReproduceOptions {
-        scale,
-        jobs: lab::parallel::Jobs::new(2),
-        ..Default::default()
+    let parse = |x: &str| match x.parse::<f64>() {
+        Ok(op) if op > 0.0 => Ok(op),
+        _ => Err(format!(
+            "over-provisioning {x:?}: give a share above 0, e.g. 0.145"
+        )),
     };
-    let shares = shares.unwrap_or_else(|| "0.145,0.047".into());
-    for x in shares.split(',') {
-        let op: f64 = match x.parse() {
-            Ok(op) if op > 0.0 => op,
-            _ => usage(&format!(
-                "over-provisioning {x:?}: give a share above 0, e.g. 0.145"
-            )),
-        };
-        let mut plan = four_policies(&opts);
-        plan.op = Some(op);
-        run_and_print(&opts, &plan, &format!("op {x} {scale:?}"));
-    }
+    sweep(scale, shares, "0.145,0.047", "op", parse, |p, op| {
+        p.op = Some(op)
+    });
 }
 
 /// Incremental compaction (stale pages reused within the file) with retired headers held or
