@@ -76,6 +76,12 @@ pub struct ReproduceSpec {
     #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
     #[serde(deserialize_with = "de::opt_string")]
     pub io_uring_fixed: Option<String>,
+    /// async-scan on a file: how the device's io_uring is set up (blockdev's `RingSetup`):
+    /// plain (no flags), coop (COOP_TASKRUN), defer (COOP_TASKRUN, SINGLE_ISSUER and
+    /// DEFER_TASKRUN, as fio 3.31+) or sqpoll (SQPOLL) [default: plain].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "plain|coop|defer|sqpoll"))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub io_uring_setup: Option<String>,
 }
 
 impl Default for ReproduceSpec {
@@ -95,6 +101,7 @@ impl Default for ReproduceSpec {
             stream_map: None,
             jobs: None,
             io_uring_fixed: None,
+            io_uring_setup: None,
         }
     }
 }
@@ -121,6 +128,7 @@ impl RunSpec for ReproduceSpec {
             ));
         }
         self.io_uring_fixed()?;
+        self.io_uring_setup()?;
         self.device().map(|_| ())
     }
 }
@@ -141,6 +149,20 @@ impl ReproduceSpec {
                 v,
                 "expected on or off",
             )),
+        }
+    }
+
+    /// `--io-uring-setup`: one of blockdev's `RingSetup` names (default plain).
+    fn io_uring_setup(&self) -> Result<blockdev::RingSetup, SpecError> {
+        match self.io_uring_setup.as_deref() {
+            None => Ok(blockdev::RingSetup::default()),
+            Some(v) => blockdev::RingSetup::parse(v).ok_or_else(|| {
+                SpecError::value(
+                    "--io-uring-setup",
+                    v,
+                    "expected plain, coop, defer or sqpoll",
+                )
+            }),
         }
     }
 
@@ -177,6 +199,7 @@ impl ReproduceSpec {
                 .jobs
                 .map_or_else(crate::parallel::Jobs::cores, crate::parallel::Jobs::new),
             io_uring_fixed: self.io_uring_fixed()?,
+            io_uring_setup: self.io_uring_setup()?,
         })
     }
 
@@ -210,9 +233,13 @@ impl ReproduceSpec {
         )?;
         only(
             "async-scan",
-            &[(self.io_uring_fixed.is_some(), "--io-uring-fixed")],
+            &[
+                (self.io_uring_fixed.is_some(), "--io-uring-fixed"),
+                (self.io_uring_setup.is_some(), "--io-uring-setup"),
+            ],
         )?;
-        self.check_io_uring_fixed_has_a_file()?;
+        self.check_io_uring_has_a_file("--io-uring-fixed", &self.io_uring_fixed)?;
+        self.check_io_uring_has_a_file("--io-uring-setup", &self.io_uring_setup)?;
         only(
             "multistream",
             &[
@@ -223,15 +250,16 @@ impl ReproduceSpec {
         )
     }
 
-    /// `--io-uring-fixed` given by the user on a device without a real file (`sim`, `hdd`)
-    /// would change nothing, so it is refused; unset, its default applies silently.
-    fn check_io_uring_fixed_has_a_file(&self) -> Result<()> {
-        let (Some(value), DeviceChoice::One(kind)) = (&self.io_uring_fixed, self.device()?) else {
+    /// `--io-uring-fixed` or `--io-uring-setup` (`flag`, given as `value`) by the user on a
+    /// device without a real file (`sim`, `hdd`) would change nothing, so it is refused; unset,
+    /// its default applies silently.
+    fn check_io_uring_has_a_file(&self, flag: &str, value: &Option<String>) -> Result<()> {
+        let (Some(value), DeviceChoice::One(kind)) = (value, self.device()?) else {
             return Ok(());
         };
         if kind != crate::DeviceKind::File {
             bail!(
-                "--io-uring-fixed {value} has no effect with --device {}: it sets how the batched scan reads a real file; add --device file (or all), or drop --io-uring-fixed",
+                "{flag} {value} has no effect with --device {}: it sets how the batched scan reads a real file; add --device file (or all), or drop {flag}",
                 kind.name()
             );
         }
