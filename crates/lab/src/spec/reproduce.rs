@@ -78,7 +78,7 @@ pub struct ReproduceSpec {
     pub io_uring_fixed: Option<String>,
     /// async-scan on a file: how the device's io_uring is set up (blockdev's `RingSetup`):
     /// plain (no flags), coop (COOP_TASKRUN), defer (COOP_TASKRUN, SINGLE_ISSUER and
-    /// DEFER_TASKRUN, as fio 3.31+) or sqpoll (SQPOLL) [default: plain].
+    /// DEFER_TASKRUN, as fio 3.31+ sets up its own) or sqpoll (SQPOLL) [default: defer].
     #[cfg_attr(feature = "clap", arg(long, value_name = "plain|coop|defer|sqpoll"))]
     #[serde(deserialize_with = "de::opt_string")]
     pub io_uring_setup: Option<String>,
@@ -152,10 +152,10 @@ impl ReproduceSpec {
         }
     }
 
-    /// `--io-uring-setup`: one of blockdev's `RingSetup` names (default plain).
+    /// `--io-uring-setup`: one of blockdev's `RingSetup` names (default defer, fio's).
     fn io_uring_setup(&self) -> Result<blockdev::RingSetup, SpecError> {
         match self.io_uring_setup.as_deref() {
-            None => Ok(blockdev::RingSetup::default()),
+            None => Ok(ReproduceOptions::default().io_uring_setup),
             Some(v) => blockdev::RingSetup::parse(v).ok_or_else(|| {
                 SpecError::value(
                     "--io-uring-setup",
@@ -346,5 +346,40 @@ mod tests {
             };
             spec.check_applies("async-scan", true).unwrap();
         }
+    }
+
+    #[test]
+    fn io_uring_setup_takes_each_ring_setup_by_name_on_a_file_only() {
+        let with = |v: Option<&str>, device: &str| ReproduceSpec {
+            io_uring_setup: v.map(String::from),
+            device: Some(device.into()),
+            ..ReproduceSpec::default()
+        };
+        let default = with(None, "file").options(false).unwrap().io_uring_setup;
+        assert_eq!(default, blockdev::RingSetup::DeferTaskrun);
+        for setup in blockdev::RingSetup::ALL {
+            let spec = with(Some(setup.name()), "file");
+            assert_eq!(spec.options(false).unwrap().io_uring_setup, setup);
+            spec.check_applies("async-scan", true).unwrap();
+            let e = spec
+                .check_applies("as-btree", true)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(e, "--io-uring-setup applies to async-scan only");
+            let e = with(Some(setup.name()), "sim")
+                .check_applies("async-scan", true)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("--io-uring-setup {}", setup.name()))
+                    && e.contains("--device sim"),
+                "{e}"
+            );
+        }
+        let e = with(Some("poll"), "file")
+            .options(false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--io-uring-setup") && e.contains("poll"), "{e}");
     }
 }
