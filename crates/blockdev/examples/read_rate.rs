@@ -2,10 +2,11 @@
 //! `depth` (`submit`, the batched scan's path) and with `depth` kept in flight (`read_queued`,
 //! fio's `iodepth`): IOPS of each, to set beside fio's on the same file.
 //!
-//! Usage: `read_rate FILE PAGE_BYTES SPAN_PAGES DEPTH IOS [ROUNDS] [MODES]`, MODES a comma list
-//! of `qd1`, `batched`, `queued` (default all three; one alone, to profile one path).
+//! Usage: `read_rate FILE PAGE_BYTES SPAN_PAGES DEPTH IOS [ROUNDS] [MODES] [RING]`, MODES a comma list
+//! of `qd1`, `batched`, `queued` (default all three; one alone, to profile one path), and RING
+//! the ring's setup (`plain`, `coop`, `defer`, `sqpoll`: [`blockdev::RingSetup`]; default plain).
 
-use blockdev::{BlockDevice, FileDevice, FileOptions, Io, Lock};
+use blockdev::{BlockDevice, FileDevice, FileOptions, Io, Lock, RingSetup};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
@@ -65,11 +66,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 5 {
         return Err(
-            "usage: read_rate FILE PAGE_BYTES SPAN_PAGES DEPTH IOS [ROUNDS] [MODES]".into(),
+            "usage: read_rate FILE PAGE_BYTES SPAN_PAGES DEPTH IOS [ROUNDS] [MODES] [RING]".into(),
         );
     }
     let page_bytes: usize = args[1].parse()?;
+    let ring = args.get(7).map_or("plain", String::as_str);
+    let ring_setup = RingSetup::parse(ring)
+        .ok_or_else(|| format!("unknown ring setup {ring}: plain, coop, defer or sqpoll"))?;
     let opts = FileOptions {
+        ring_setup,
         queue_depth: 64,
         page_bytes,
         lock: Lock::Shared,

@@ -60,6 +60,86 @@ pub struct FileOptions {
     /// same reads as `fixed_buffers`; the read ceiling's reads name the file per read, as
     /// fio's default `registerfiles=0`.
     pub fixed_file: bool,
+    /// How the ring posts completions and who submits ([`RingSetup`]).
+    pub ring_setup: RingSetup,
+}
+
+/// How a [`FileDevice`]'s io_uring is set up: who runs a completed read's completion work
+/// (the kernel posts a file read's completion as task work of the task that issued it) and
+/// who submits. The default is the kernel's own default; the others are the setups fio
+/// 3.33 and SPDK-style pollers use, kept as switches so each can be measured against it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RingSetup {
+    /// No setup flags: a completion interrupts the issuing thread (an IPI when it runs
+    /// elsewhere) to post itself, wherever that thread is.
+    #[default]
+    Plain,
+    /// `IORING_SETUP_COOP_TASKRUN | TASKRUN_FLAG`: no interrupt; completions are posted at the
+    /// thread's next entry to the kernel, which the device makes when the ring flags work
+    /// pending.
+    CoopTaskrun,
+    /// `COOP_TASKRUN | SINGLE_ISSUER | DEFER_TASKRUN | TASKRUN_FLAG` (fio's io_uring setup
+    /// since 3.31): completions are posted only when the thread enters the kernel to take
+    /// them, in one batch. Only the thread that first used the ring may use it.
+    DeferTaskrun,
+    /// `IORING_SETUP_SQPOLL` (idle after [`SQPOLL_IDLE_MS`]): a kernel thread takes the
+    /// submission ring and issues (and posts) the reads, so neither needs a system call from
+    /// the device's thread; it spins on a CPU while reads come.
+    SqPoll,
+}
+
+/// How long a [`RingSetup::SqPoll`] ring's kernel thread polls with nothing to submit before
+/// it sleeps (milliseconds; the device wakes it on its next submission).
+pub const SQPOLL_IDLE_MS: u32 = 10;
+
+impl RingSetup {
+    pub const ALL: [RingSetup; 4] = [
+        RingSetup::Plain,
+        RingSetup::CoopTaskrun,
+        RingSetup::DeferTaskrun,
+        RingSetup::SqPoll,
+    ];
+
+    /// The name used in options and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            RingSetup::Plain => "plain",
+            RingSetup::CoopTaskrun => "coop",
+            RingSetup::DeferTaskrun => "defer",
+            RingSetup::SqPoll => "sqpoll",
+        }
+    }
+
+    /// The setup named `name` ([`RingSetup::name`]), or None.
+    pub fn parse(name: &str) -> Option<RingSetup> {
+        RingSetup::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// Whether only the ring's creating thread may submit to it and take its completions.
+    fn single_issuer(self) -> bool {
+        self == RingSetup::DeferTaskrun
+    }
+
+    /// A new ring of `entries` set up this way.
+    fn build(self, entries: u32) -> std::io::Result<IoUring> {
+        let mut b = IoUring::builder();
+        match self {
+            RingSetup::Plain => {}
+            RingSetup::CoopTaskrun => {
+                b.setup_coop_taskrun().setup_taskrun_flag();
+            }
+            RingSetup::DeferTaskrun => {
+                b.setup_coop_taskrun()
+                    .setup_taskrun_flag()
+                    .setup_single_issuer()
+                    .setup_defer_taskrun();
+            }
+            RingSetup::SqPoll => {
+                b.setup_sqpoll(SQPOLL_IDLE_MS);
+            }
+        }
+        b.build(entries)
+    }
 }
 
 impl Default for FileOptions {
@@ -71,6 +151,7 @@ impl Default for FileOptions {
             lock: Lock::Exclusive,
             fixed_buffers: true,
             fixed_file: true,
+            ring_setup: RingSetup::Plain,
         }
     }
 }
@@ -368,6 +449,8 @@ pub struct FileDevice {
     capacity_pages: u64,
     opts: FileOptions,
     ring: Option<IoUring>,
+    /// The thread that created `ring` (a single-issuer ring serves it alone).
+    ring_thread: std::thread::ThreadId,
     bounce: Vec<AlignedBuf>,
     /// Scratch for a wave's submissions and completions (kept to avoid allocation per I/O).
     sqes: Vec<io_uring::squeue::Entry>,
@@ -495,6 +578,7 @@ impl FileDevice {
             capacity_pages,
             opts,
             ring: None,
+            ring_thread: std::thread::current().id(),
             bounce: Vec::new(),
             sqes: Vec::new(),
             done: Vec::new(),
@@ -556,11 +640,31 @@ impl FileDevice {
     }
 
     fn ring(&mut self) -> Result<&mut IoUring, DevError> {
+        let here = std::thread::current().id();
+        if self.ring.is_some() && self.opts.ring_setup.single_issuer() && self.ring_thread != here {
+            // Only the ring's creator may use a single-issuer ring: a device moved to another
+            // thread gets a new ring there, once nothing is in flight on the old one. The
+            // kernel refuses to unregister the old ring's fixed file from here, so the file
+            // (and its lock) stays referenced until the kernel tears that ring down, shortly
+            // after it is dropped.
+            if self.stream_busy() {
+                let why = std::io::Error::other(
+                    "a single-issuer ring (RingSetup::DeferTaskrun) used from another thread while its reads are in flight",
+                );
+                return Err(io_err(&self.path, "io_uring_enter", why));
+            }
+            let old = self.ring.take().expect("checked above");
+            self.fixed.release(&old);
+        }
         if self.ring.is_none() {
-            let ring = IoUring::new(self.opts.queue_depth.max(1))
+            let ring = (self.opts.ring_setup)
+                .build(self.opts.queue_depth.max(1))
                 .map_err(|e| io_err(&self.path, "io_uring_setup", e))?;
+            let reads = self.fixed.reads;
             self.fixed = uring_queue::Fixed::register(&ring, &self.file, self.opts);
+            self.fixed.reads = reads;
             self.ring = Some(ring);
+            self.ring_thread = here;
         }
         Ok(self.ring.as_mut().expect("ring just created"))
     }

@@ -33,7 +33,7 @@ use policy::streams::{DataType, WriteClass};
 pub use crash::{CrashDevice, CrashHandle};
 pub use error::DevError;
 pub use extents::{ChunkGoal, Extents, Segment};
-pub use file::{FileDevice, FileOptions, WriteLife};
+pub use file::{FileDevice, FileOptions, RingSetup, WriteLife, SQPOLL_IDLE_MS};
 pub use hdd::{HddConfig, HddModel};
 pub use lock::Lock;
 pub use mem::MemDevice;

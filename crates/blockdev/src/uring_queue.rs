@@ -392,7 +392,9 @@ impl FileDevice {
     /// poisoned).
     fn reap(&mut self, q: &mut Queue, wait: bool) -> bool {
         let ring = self.ring.as_mut().expect("the queue's ring");
-        if wait || !ring.submission().is_empty() {
+        // A ring set up with TASKRUN_FLAG (RingSetup::CoopTaskrun, DeferTaskrun) flags
+        // completions the kernel holds until this thread enters it; never set otherwise.
+        if wait || !ring.submission().is_empty() || ring.submission().taskrun() {
             let reverse = self.enter_faults.reverse_completions;
             let want = match (wait, reverse) {
                 (false, _) => 0,
@@ -704,8 +706,14 @@ mod tests {
     }
 
     fn device(dir: &std::path::Path) -> FileDevice {
+        device_with(dir, crate::RingSetup::default())
+    }
+
+    /// A device of `PAGES` written pages whose ring is set up as `ring_setup`.
+    fn device_with(dir: &std::path::Path, ring_setup: crate::RingSetup) -> FileDevice {
         let o = FileOptions {
             queue_depth: 64,
+            ring_setup,
             ..FileOptions::default()
         };
         let mut dev = FileDevice::create(&dir.join("dev"), PAGES, PB, o).expect("device");
@@ -768,9 +776,10 @@ mod tests {
             depth in 1usize..80,
             direct in any::<bool>(),
             reverse in any::<bool>(),
+            setup in proptest::sample::select(crate::RingSetup::ALL.to_vec()),
         ) {
             let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-            let mut dev = device(dir.path());
+            let mut dev = device_with(dir.path(), setup);
             dev.enter_faults.reverse_completions = reverse;
             let before = dev.stats().read_ios;
             let got = pipelined(&mut dev, &pages, depth, direct).unwrap();
@@ -825,9 +834,10 @@ mod tests {
             depth in 1usize..80,
             cuts in proptest::collection::btree_set(0usize..150, 0..6),
             reverse in any::<bool>(),
+            setup in proptest::sample::select(crate::RingSetup::ALL.to_vec()),
         ) {
             let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-            let mut dev = device(dir.path());
+            let mut dev = device_with(dir.path(), setup);
             dev.enter_faults.reverse_completions = reverse;
             let cuts: Vec<usize> = cuts.into_iter().collect();
             for _ in 0..2 {
@@ -837,6 +847,76 @@ mod tests {
                 prop_assert!(dev.stream.queue.is_none() && dev.stream.finished.is_empty());
                 prop_assert_eq!(&got, &synchronous(&mut dev, &pages));
             }
+        }
+    }
+
+    /// A stream's reads complete by polling alone, never waiting, under every ring setup: a
+    /// ring that holds completions until the thread enters the kernel (coop, defer) is entered
+    /// when it flags them.
+    #[test]
+    fn polling_alone_finishes_a_streams_reads_under_every_ring_setup() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        for setup in crate::RingSetup::ALL {
+            let mut dev = device_with(dir.path(), setup);
+            let pages: Vec<u64> = (0..40).collect();
+            for &p in &pages {
+                dev.read_start(p, PageBuf::zeroed(PB), 16);
+            }
+            // Bounded: 20,000 polls a millisecond apart (the disk needs far less).
+            let mut polls = 0;
+            while dev.stream.finished.len() < pages.len() && polls < 20_000 {
+                dev.read_poll();
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                polls += 1;
+            }
+            assert_eq!(
+                dev.stream.finished.len(),
+                pages.len(),
+                "{setup:?}: every read finished by polling"
+            );
+            let mut out = Vec::new();
+            dev.read_finish(u64::MAX, &mut out).unwrap();
+            for (t, b) in &out {
+                assert!(
+                    b.to_vec() == page_image(pages[*t as usize]),
+                    "{setup:?} page {t}"
+                );
+            }
+            drop(dev);
+        }
+    }
+
+    /// A single-issuer ring serves only the thread that created it: a device moved to another
+    /// thread reads there on a new ring (and back again).
+    #[test]
+    fn a_device_moved_to_another_thread_reads_there_under_every_ring_setup() {
+        for setup in crate::RingSetup::ALL {
+            // A file per setup: a single-issuer ring left behind on another thread keeps its
+            // fixed file (and the lock) until the kernel tears it down.
+            let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+            let mut dev = device_with(dir.path(), setup);
+            let pages: Vec<u64> = (0..PAGES).rev().collect();
+            let here = pipelined(&mut dev, &pages, 16, true).unwrap();
+            let (mut dev, there) = std::thread::spawn(move || {
+                let got = pipelined(&mut dev, &pages, 16, true)
+                    .map(|g| (g, streamed(&mut dev, &pages, 8, &[5])));
+                (dev, got)
+            })
+            .join()
+            .unwrap();
+            let (there, streamed_there) = there.unwrap_or_else(|e| panic!("{setup:?}: {e}"));
+            assert_eq!(here, there, "{setup:?}");
+            assert_eq!(
+                streamed_there.map_err(|e| e.0.to_string()),
+                Ok(here.clone()),
+                "{setup:?}"
+            );
+            let pages: Vec<u64> = (0..PAGES).rev().collect();
+            assert_eq!(
+                pipelined(&mut dev, &pages, 16, true).unwrap(),
+                here,
+                "{setup:?}: back"
+            );
         }
     }
 

@@ -1,5 +1,5 @@
 //! CPU per page read of the batched scan on a real file against the device's own 50-deep
-//! reads: `cargo run --release -p engine --example scan_cpu -- DIR [ROUNDS] [all|scans|pace] [fixed|plain]`. Loads P2's quick
+//! reads: `cargo run --release -p engine --example scan_cpu -- DIR [ROUNDS] [all|scans|pace] [fixed|plain] [FACTOR] [RING]`. Loads P2's quick
 //! database (17.5 MB of 8 KiB pages, a 5 MB cache) into DIR/scan.dev, then alternates a
 //! batched(50) scan at 20 % and as many random 50-deep page reads, printing each one's wall
 //! and CPU (user + system) microseconds per page, and the share of the scan's wall time spent
@@ -119,16 +119,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let pace = what.as_deref() == Some("pace");
     // `plain`: no io_uring fixed buffers nor fixed file (the baseline of those switches).
     let fixed = args.next().as_deref() != Some("plain");
-    let records = 1_120_000_000 / 64 / RECORD_BYTES as u64;
+    // P2's database divided by this (64: quick scale, 1: paper scale).
+    let factor: u64 = args.next().map_or(Ok(64), |f| f.parse())?;
+    // The ring's setup (`blockdev::RingSetup`'s names; default plain).
+    let ring = args.next().unwrap_or_else(|| "plain".into());
+    let ring_setup =
+        blockdev::RingSetup::parse(&ring).ok_or("RING: plain, coop, defer or sqpoll")?;
+    let records = 1_120_000_000 / factor / RECORD_BYTES as u64;
     let heap = records.div_ceil(records_per_page(PB));
     let o = FileOptions {
         queue_depth: 64,
         fixed_buffers: fixed,
         fixed_file: fixed,
+        ring_setup,
         ..FileOptions::default()
     };
     let dev = FileDevice::create(&dir.join("scan.dev"), heap * 2 + 64, PB, o)?;
-    let frames = 320_000_000 / 64 / PB;
+    let frames = 320_000_000 / factor as usize / PB;
     let mut pool = Pager::new(Box::new(dev), frames);
     let db = load(&mut pool, records, 256, 1)?;
     let (lo, hi) = (u64::MAX / 10 * 3, u64::MAX / 10 * 5);

@@ -420,6 +420,7 @@ fn open(o: &BenchOptions) -> Result<Opened> {
                 queue_depth: *QUEUE_DEPTHS.iter().max().expect("depths"),
                 file_name: "bench-device.dev".into(),
                 io_uring_fixed: true,
+                io_uring_setup: blockdev::RingSetup::default(),
             };
             let dev = devices::open(DeviceKind::File, &req, tmp.path())?;
             Ok((Target::Dev(dev), Some(tmp), Some(fs)))

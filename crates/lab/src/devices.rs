@@ -133,6 +133,8 @@ pub struct DeviceRequest<'a> {
     /// A file device's stream reads through io_uring fixed buffers and a fixed file
     /// (`FileOptions::fixed_buffers` and `fixed_file`; their default is on).
     pub io_uring_fixed: bool,
+    /// How a file device's io_uring is set up (`FileOptions::ring_setup`).
+    pub io_uring_setup: blockdev::RingSetup,
 }
 
 /// The one device opener of the experiments.
@@ -145,6 +147,7 @@ pub fn open(kind: DeviceKind, req: &DeviceRequest<'_>, dir: &Path) -> Result<Box
                 queue_depth: req.queue_depth,
                 fixed_buffers: req.io_uring_fixed,
                 fixed_file: req.io_uring_fixed,
+                ring_setup: req.io_uring_setup,
                 ..FileOptions::default()
             };
             Box::new(FileDevice::create(&path, req.pages, req.page_bytes, o).map_err(

@@ -193,6 +193,10 @@ pub struct ReproduceOptions {
     /// `async-scan` on a file: the batched scan's reads through io_uring fixed buffers and a
     /// fixed file (`--io-uring-fixed on`, the default) or plain reads (`off`).
     pub io_uring_fixed: bool,
+    /// `async-scan` on a file: how the device's io_uring is set up (`--io-uring-setup`;
+    /// default fio's own setup, `DeferTaskrun`, so the scans and the read ceiling read as fio
+    /// reads: docs/papers.md, P2).
+    pub io_uring_setup: blockdev::RingSetup,
 }
 
 impl Default for ReproduceOptions {
@@ -215,6 +219,7 @@ impl Default for ReproduceOptions {
             stream_map: None,
             jobs: crate::parallel::Jobs::cores(),
             io_uring_fixed: true,
+            io_uring_setup: blockdev::RingSetup::DeferTaskrun,
         }
     }
 }

@@ -76,6 +76,12 @@ pub struct ReproduceSpec {
     #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
     #[serde(deserialize_with = "de::opt_string")]
     pub io_uring_fixed: Option<String>,
+    /// async-scan on a file: how the device's io_uring is set up (blockdev's `RingSetup`):
+    /// plain (no flags), coop (COOP_TASKRUN), defer (COOP_TASKRUN, SINGLE_ISSUER and
+    /// DEFER_TASKRUN, as fio 3.31+ sets up its own) or sqpoll (SQPOLL) [default: defer].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "plain|coop|defer|sqpoll"))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub io_uring_setup: Option<String>,
 }
 
 impl Default for ReproduceSpec {
@@ -95,6 +101,7 @@ impl Default for ReproduceSpec {
             stream_map: None,
             jobs: None,
             io_uring_fixed: None,
+            io_uring_setup: None,
         }
     }
 }
@@ -121,6 +128,7 @@ impl RunSpec for ReproduceSpec {
             ));
         }
         self.io_uring_fixed()?;
+        self.io_uring_setup()?;
         self.device().map(|_| ())
     }
 }
@@ -141,6 +149,20 @@ impl ReproduceSpec {
                 v,
                 "expected on or off",
             )),
+        }
+    }
+
+    /// `--io-uring-setup`: one of blockdev's `RingSetup` names (default defer, fio's).
+    fn io_uring_setup(&self) -> Result<blockdev::RingSetup, SpecError> {
+        match self.io_uring_setup.as_deref() {
+            None => Ok(ReproduceOptions::default().io_uring_setup),
+            Some(v) => blockdev::RingSetup::parse(v).ok_or_else(|| {
+                SpecError::value(
+                    "--io-uring-setup",
+                    v,
+                    "expected plain, coop, defer or sqpoll",
+                )
+            }),
         }
     }
 
@@ -177,6 +199,7 @@ impl ReproduceSpec {
                 .jobs
                 .map_or_else(crate::parallel::Jobs::cores, crate::parallel::Jobs::new),
             io_uring_fixed: self.io_uring_fixed()?,
+            io_uring_setup: self.io_uring_setup()?,
         })
     }
 
@@ -210,9 +233,13 @@ impl ReproduceSpec {
         )?;
         only(
             "async-scan",
-            &[(self.io_uring_fixed.is_some(), "--io-uring-fixed")],
+            &[
+                (self.io_uring_fixed.is_some(), "--io-uring-fixed"),
+                (self.io_uring_setup.is_some(), "--io-uring-setup"),
+            ],
         )?;
-        self.check_io_uring_fixed_has_a_file()?;
+        self.check_io_uring_has_a_file("--io-uring-fixed", &self.io_uring_fixed)?;
+        self.check_io_uring_has_a_file("--io-uring-setup", &self.io_uring_setup)?;
         only(
             "multistream",
             &[
@@ -223,15 +250,16 @@ impl ReproduceSpec {
         )
     }
 
-    /// `--io-uring-fixed` given by the user on a device without a real file (`sim`, `hdd`)
-    /// would change nothing, so it is refused; unset, its default applies silently.
-    fn check_io_uring_fixed_has_a_file(&self) -> Result<()> {
-        let (Some(value), DeviceChoice::One(kind)) = (&self.io_uring_fixed, self.device()?) else {
+    /// `--io-uring-fixed` or `--io-uring-setup` (`flag`, given as `value`) by the user on a
+    /// device without a real file (`sim`, `hdd`) would change nothing, so it is refused; unset,
+    /// its default applies silently.
+    fn check_io_uring_has_a_file(&self, flag: &str, value: &Option<String>) -> Result<()> {
+        let (Some(value), DeviceChoice::One(kind)) = (value, self.device()?) else {
             return Ok(());
         };
         if kind != crate::DeviceKind::File {
             bail!(
-                "--io-uring-fixed {value} has no effect with --device {}: it sets how the batched scan reads a real file; add --device file (or all), or drop --io-uring-fixed",
+                "{flag} {value} has no effect with --device {}: it sets how the batched scan reads a real file; add --device file (or all), or drop {flag}",
                 kind.name()
             );
         }
@@ -318,5 +346,40 @@ mod tests {
             };
             spec.check_applies("async-scan", true).unwrap();
         }
+    }
+
+    #[test]
+    fn io_uring_setup_takes_each_ring_setup_by_name_on_a_file_only() {
+        let with = |v: Option<&str>, device: &str| ReproduceSpec {
+            io_uring_setup: v.map(String::from),
+            device: Some(device.into()),
+            ..ReproduceSpec::default()
+        };
+        let default = with(None, "file").options(false).unwrap().io_uring_setup;
+        assert_eq!(default, blockdev::RingSetup::DeferTaskrun);
+        for setup in blockdev::RingSetup::ALL {
+            let spec = with(Some(setup.name()), "file");
+            assert_eq!(spec.options(false).unwrap().io_uring_setup, setup);
+            spec.check_applies("async-scan", true).unwrap();
+            let e = spec
+                .check_applies("as-btree", true)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(e, "--io-uring-setup applies to async-scan only");
+            let e = with(Some(setup.name()), "sim")
+                .check_applies("async-scan", true)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("--io-uring-setup {}", setup.name()))
+                    && e.contains("--device sim"),
+                "{e}"
+            );
+        }
+        let e = with(Some("poll"), "file")
+            .options(false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--io-uring-setup") && e.contains("poll"), "{e}");
     }
 }

@@ -290,6 +290,7 @@ def reproduce(
     stream_map: Optional[PathArg] = None,
     jobs: Optional[int] = None,
     io_uring_fixed: Optional[str] = None,
+    io_uring_setup: Optional[str] = None,
     progress: ProgressArg = True,
 ) -> Report:
     """A paper's experiment, e.g. ``reproduce("ioa-ftl")``: the report ``flashlab reproduce NAME
@@ -344,6 +345,11 @@ def reproduce(
         async-scan on a file: the batched scan's reads through io_uring fixed buffers
         and a fixed file (on), or plain READs naming the file (off), blockdev's
         `FileOptions` `fixed_buffers` and `fixed_file` [default: on]
+    io_uring_setup : str, optional
+        async-scan on a file: how the device's io_uring is set up (blockdev's
+        `RingSetup`): plain (no flags), coop (COOP_TASKRUN), defer (COOP_TASKRUN,
+        SINGLE_ISSUER and DEFER_TASKRUN, as fio 3.31+ sets up its own) or sqpoll
+        (SQPOLL) [default: defer]
     progress : bool or callable, default True
         A progress bar of the experiment's steps (as ``sim``'s); False for none; or a
         callable ``progress("steps", steps_done, steps_total)``, called as steps start
@@ -354,5 +360,5 @@ def reproduce(
     -------
     Report
     """
-    options = _options(locals(), ('scale', 'seed', 'device', 'dir', 'preset', 'allow_memory_fs', 'trace', 'trace_format', 'engine', 'capacity', 'streams', 'stream_map', 'jobs', 'io_uring_fixed',))
+    options = _options(locals(), ('scale', 'seed', 'device', 'dir', 'preset', 'allow_memory_fs', 'trace', 'trace_format', 'engine', 'capacity', 'streams', 'stream_map', 'jobs', 'io_uring_fixed', 'io_uring_setup',))
     return Report.from_json(_watched(_native.reproduce, progress, options, name, unit="step"))

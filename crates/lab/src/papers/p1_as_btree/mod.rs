@@ -315,6 +315,7 @@ fn open_device(
         queue_depth: 32,
         file_name: file_name(n),
         io_uring_fixed: true,
+        io_uring_setup: blockdev::RingSetup::default(),
     };
     Ok((devices::open(kind, &req, dir)?, None))
 }

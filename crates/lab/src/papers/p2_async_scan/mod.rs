@@ -114,6 +114,7 @@ fn device(
         queue_depth: 64,
         file_name: FILE_NAME.into(),
         io_uring_fixed: opts.io_uring_fixed,
+        io_uring_setup: opts.io_uring_setup,
     };
     devices::open(kind, &req, dir)
 }
@@ -604,6 +605,7 @@ pub fn run(opts: &ReproduceOptions) -> Result<Output> {
         // Only runs with a file device have one (sim-only JSON stays as it was).
         config["file_system"] = json!(fs);
         config["io_uring_fixed"] = json!(if opts.io_uring_fixed { "on" } else { "off" });
+        config["io_uring_setup"] = json!(opts.io_uring_setup.name());
     }
     let mut report = Report::new("async-scan", opts, config);
     let rows: Vec<ScanRow> = sel

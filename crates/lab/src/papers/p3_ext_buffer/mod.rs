@@ -783,6 +783,7 @@ fn engine_one(
         queue_depth: 1,
         file_name: name,
         io_uring_fixed: true,
+        io_uring_setup: blockdev::RingSetup::default(),
     };
     let (db_kind, flash_kind) = match kind {
         DeviceKind::File => (DeviceKind::File, DeviceKind::File),
