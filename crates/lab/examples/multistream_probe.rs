@@ -5,7 +5,7 @@
 //! and what the store does with retired DB headers and how it estimates the stale share
 //! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
 //! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]|gcpolicy [paper] [greedy,cost-benefit,fifo]|op [paper] [x,y,...]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]|gcpolicy [paper] [greedy,cost-benefit,fifo]|op [paper] [x,y,...]|gcvictim [paper] [device,stream]|walmax [paper] [n,...]]`.
 
 use blockdev::ChunkGoal;
 use engine::kv::{CompactionMode, RetiredHeaders, StaleEstimate, StalePages};
@@ -37,6 +37,8 @@ fn main() {
         Some("fstrim") => periodic_fstrim(scale, std::env::args().nth(3)),
         Some("gcpolicy") => gc_policies(scale, std::env::args().nth(3)),
         Some("op") => over_provisioning(scale, std::env::args().nth(3)),
+        Some("gcvictim") => gc_victims(scale, std::env::args().nth(3)),
+        Some("walmax") => wal_flush_max(scale, std::env::args().nth(3)),
         Some("faithful") => faithful(
             scale,
             std::env::args().nth(3),
@@ -47,7 +49,7 @@ fn main() {
             chunks_per_file(Scale::Quick);
         }
         Some(other) => usage(&format!(
-            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim`, `reuse`, `gcpolicy` or `op`"
+            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim`, `reuse`, `gcpolicy`, `op`, `gcvictim` or `walmax`"
         )),
     }
 }
@@ -359,6 +361,34 @@ fn gc_policies(scale: Scale, names: Option<String>) {
         parse,
         |p, g| p.gc_policy = g,
     );
+}
+
+/// Where the SSD takes a GC victim from, each given scope in turn (`gcvictim [quick|paper]
+/// [device,stream]`; default both).
+fn gc_victims(scale: Scale, names: Option<String>) {
+    let parse = |name: &str| {
+        ssd::GcVictimScope::parse(name)
+            .ok_or_else(|| format!("GC victim scope {name:?}: use device or stream"))
+    };
+    sweep(scale, names, "device,stream", "gcvictim", parse, |p, v| {
+        p.gc_victim = v
+    });
+}
+
+/// The WAL flush threshold's cap in documents (ForestDB's 4,096 by default), each given one in
+/// turn on the default plan (`walmax [quick|paper] [n,...]`; default 4096 and 512). A file
+/// flushes at its key count or the cap, whichever is smaller: 815 keys a file at 128 MiB (a
+/// flush per key count), 6,520 at 1 GiB (4,096: 0.63 of it); 512 gives 128 MiB 1 GiB's share.
+fn wal_flush_max(scale: Scale, docs: Option<String>) {
+    let parse = |x: &str| match x.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "WAL documents {x:?}: give a whole number above 0, e.g. 512"
+        )),
+    };
+    sweep(scale, docs, "4096,512", "walmax", parse, |p, n| {
+        p.wal_flush_docs_max = n
+    });
 }
 
 /// The SSD's over-provisioning, each given share in turn (`op [quick|paper] [x,y,...]`;

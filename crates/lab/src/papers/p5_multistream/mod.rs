@@ -239,6 +239,14 @@ pub struct Plan {
     /// to blocks whose data is still live (`multistream_probe -- gcpolicy`): it keeps the
     /// stream gains where greedy has them (2026-11-29-p5-6.md).
     pub gc_policy: ssd::GcPolicy,
+    /// Where the SSD takes a GC victim from: any closed block of its pool (`Device`, default:
+    /// the PM953's victim choice is not published, and a drive that pools its blocks for the
+    /// device needs no more) or the blocks of the stream that needs a free block (`Stream`:
+    /// a multi-stream SSD that keeps each stream in a block set of its own and collects a
+    /// stream's garbage when it writes; `ssd::GcVictimScope`). With `Stream` a run under the
+    /// GC mode `separate` is refused (its shared GC stream belongs to no stream). Probe
+    /// `multistream_probe -- gcvictim`.
+    pub gc_victim: ssd::GcVictimScope,
     /// The SSD's over-provisioning, (physical − logical) / logical (`None`, default: the
     /// preset's, 14.5 %, the PM953's 512 GiB of flash for 480 GB). A probe, not a fit: a
     /// smaller spare area stands in for the spare that dead superblock pages hold inside data
@@ -287,6 +295,7 @@ impl Plan {
             aged_drive: true,
             fstrim_every: None,
             gc_policy: ssd::GcPolicy::Greedy,
+            gc_victim: ssd::GcVictimScope::Device,
             op: None,
         }
     }
@@ -331,6 +340,7 @@ impl Plan {
             "aged_drive": self.aged_drive,
             "fstrim_every": self.fstrim_every,
             "gc_policy": self.gc_policy,
+            "gc_victim": self.gc_victim.name(),
             "op": self.op,
         })
     }
@@ -525,6 +535,7 @@ fn device_config(plan: &Plan, gc: GcStreamMode) -> Result<SsdConfig> {
     cfg.ftl.streams = plan.device_streams;
     cfg.ftl.gc_stream = gc;
     cfg.ftl.gc_policy = plan.gc_policy;
+    cfg.ftl.gc_victim = plan.gc_victim;
     if let Some(op) = plan.op {
         anyhow::ensure!(
             op.is_finite() && op > 0.0,
