@@ -183,7 +183,7 @@ fn wal_flush(scale: Scale, docs: Option<String>) {
         plan.db_files = files;
         plan.chunk_goal = goal;
         plan.live_share = live;
-        plan.wal_flush_docs_max = docs;
+        plan.wal_flush_docs_max = Some(docs);
         let probe = format!(
             "wal {docs} files {} goal {} live {live} {scale:?}",
             files.name(),
@@ -375,19 +375,19 @@ fn gc_victims(scale: Scale, names: Option<String>) {
     });
 }
 
-/// The WAL flush threshold's cap in documents (ForestDB's 4,096 by default), each given one in
-/// turn on the default plan (`walmax [quick|paper] [n,...]`; default 4096 and 512). A file
-/// flushes at its key count or the cap, whichever is smaller: 815 keys a file at 128 MiB (a
-/// flush per key count), 6,520 at 1 GiB (4,096: 0.63 of it); 512 gives 128 MiB 1 GiB's share.
+/// The WAL flush threshold's cap in documents, each given one in turn on the default plan
+/// (`walmax [quick|paper] [n,...]`, 0: no cap, the default; default 0, 4096 and 512). A file
+/// flushes at its key count or the cap, whichever is smaller: 814 keys a file at 128 MiB, 6,520
+/// at 1 GiB; ForestDB's 4,096 is 0.63 of the latter, and 512 gives 128 MiB that share.
 fn wal_flush_max(scale: Scale, docs: Option<String>) {
     let parse = |x: &str| match x.parse::<u64>() {
-        Ok(n) if n > 0 => Ok(n),
+        Ok(n) => Ok(n),
         _ => Err(format!(
-            "WAL documents {x:?}: give a whole number above 0, e.g. 512"
+            "WAL documents {x:?}: give a whole number, e.g. 512 (0: no cap)"
         )),
     };
-    sweep(scale, docs, "4096,512", "walmax", parse, |p, n| {
-        p.wal_flush_docs_max = n
+    sweep(scale, docs, "0,4096,512", "walmax", parse, |p, n| {
+        p.wal_flush_docs_max = (n > 0).then_some(n)
     });
 }
 
