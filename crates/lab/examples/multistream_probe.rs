@@ -5,7 +5,7 @@
 //! and what the store does with retired DB headers and how it estimates the stale share
 //! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
 //! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]|gcpolicy [paper] [greedy,cost-benefit,fifo]|op [paper] [x,y,...]|gcvictim [paper] [device,stream]|walmax [paper] [n,...]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]|gcpolicy [paper] [greedy,cost-benefit,fifo]|op [paper] [x,y,...]|gcvictim [paper] [device,stream]|walmax [paper] [n,...]|capacity quick [MiB,...]]`.
 
 use blockdev::ChunkGoal;
 use engine::kv::{CompactionMode, RetiredHeaders, StaleEstimate, StalePages};
@@ -39,6 +39,7 @@ fn main() {
         Some("op") => over_provisioning(scale, std::env::args().nth(3)),
         Some("gcvictim") => gc_victims(scale, std::env::args().nth(3)),
         Some("walmax") => wal_flush_max(scale, std::env::args().nth(3)),
+        Some("capacity") => capacities(std::env::args().nth(3)),
         Some("faithful") => faithful(
             scale,
             std::env::args().nth(3),
@@ -49,7 +50,7 @@ fn main() {
             chunks_per_file(Scale::Quick);
         }
         Some(other) => usage(&format!(
-            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim`, `reuse`, `gcpolicy`, `op`, `gcvictim` or `walmax`"
+            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim`, `reuse`, `gcpolicy`, `op`, `gcvictim`, `walmax` or `capacity`"
         )),
     }
 }
@@ -389,6 +390,26 @@ fn wal_flush_max(scale: Scale, docs: Option<String>) {
     sweep(scale, docs, "0,4096,512", "walmax", parse, |p, n| {
         p.wal_flush_docs_max = (n > 0).then_some(n)
     });
+}
+
+/// The device's capacity in MiB, each given one in turn on the default plan (`capacity quick
+/// [MiB,...]`; default 256 and 512, between the scales' 128 and 1,024): how the stream gains
+/// and the superblock's lifetime factor move with the device alone.
+fn capacities(mib: Option<String>) {
+    let parse = |x: &str| match x.parse::<u64>() {
+        Ok(n) if n >= 16 => Ok(n),
+        _ => Err(format!(
+            "capacity {x:?}: give MiB as a whole number of at least 16, e.g. 256"
+        )),
+    };
+    sweep(
+        Scale::Quick,
+        mib,
+        "256,512",
+        "capacity MiB",
+        parse,
+        |p, n| p.capacity_bytes = n << 20,
+    );
 }
 
 /// The SSD's over-provisioning, each given share in turn (`op [quick|paper] [x,y,...]`;

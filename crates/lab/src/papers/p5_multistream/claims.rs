@@ -238,7 +238,7 @@ fn lifetime_spans(
         .judge(
             paper_sb,
             ours_sb,
-            "a superblock slot is rewritten every 64 commits of the device (32 files, 2 slots each) at every capacity, while a header lives about a capacity of device writes, so the factor grows with the device: a small device keeps it below P5's (measured at 128 MiB and 1 GiB: docs/results/2026-11-29-p5-7.md)",
+            "a superblock slot is rewritten every 64 commits of the device (32 files, 2 slots each) at every capacity, while a header lives about a capacity of device writes, so the factor grows with the device: it doubles with the device from 128 MiB to 1 GiB and a small device keeps it below P5's (docs/results/2026-11-29-p5-7.md)",
             "the lifetime measurement (config.lifetime)",
         ),
         spec(

@@ -254,8 +254,10 @@ pub struct Plan {
     /// device needs no more) or the blocks of the stream that needs a free block (`Stream`:
     /// a multi-stream SSD that keeps each stream in a block set of its own and collects a
     /// stream's garbage when it writes; `ssd::GcVictimScope`). With `Stream` a run under the
-    /// GC mode `separate` is refused (its shared GC stream belongs to no stream). Probe
-    /// `multistream_probe -- gcvictim`.
+    /// GC mode `separate` is refused (its shared GC stream belongs to no stream). Measured
+    /// (`multistream_probe -- gcvictim`): per stream lowers every gain at both scales, as the
+    /// spare area no longer moves to the stream whose blocks hold the garbage
+    /// (2026-11-29-p5-7.md).
     pub gc_victim: ssd::GcVictimScope,
     /// The SSD's over-provisioning, (physical − logical) / logical (`None`, default: the
     /// preset's, 14.5 %, the PM953's 512 GiB of flash for 480 GB). A probe, not a fit: a
