@@ -327,3 +327,25 @@ fn the_gc_victim_scope_reaches_the_device() {
     let err = format!("{:#}", run_with(&opts, &plan).unwrap_err());
     assert!(err.contains("ftl.gc_victim"), "{err}");
 }
+
+/// The WAL flush threshold is the same share of a file's keys at every capacity (a file's key
+/// count by default: 814 keys at 128 MiB, 6,520 at 1 GiB); a cap, when set, binds only on
+/// files with more keys than it.
+#[test]
+fn the_wal_is_the_same_share_of_a_file_at_every_capacity() {
+    use lab::papers::p5_multistream::wal_flush_docs;
+    for scale in [lab::report::Scale::Quick, lab::report::Scale::Paper] {
+        let opts = ReproduceOptions {
+            scale,
+            ..Default::default()
+        };
+        let plan = Plan::new(&opts);
+        for keys in [1, 814, 4_096, 6_520, 390_000] {
+            assert_eq!(wal_flush_docs(&plan, keys), keys, "{scale:?}, {keys} keys");
+        }
+        let mut capped = plan.clone();
+        capped.wal_flush_docs_max = Some(4_096);
+        assert_eq!(wal_flush_docs(&capped, 814), 814);
+        assert_eq!(wal_flush_docs(&capped, 6_520), 4_096);
+    }
+}
