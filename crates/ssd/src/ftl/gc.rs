@@ -135,9 +135,10 @@ impl Greedy {
             .iter_mut()
             .for_each(Vec::clear);
         self.dies[d].low = 0;
-        for b in blocks.blocks_of_bin(layout, d) {
+        let group = (d % blocks.groups as usize) as u16;
+        for b in layout.blocks_of_die(blocks.die_of_bin(d)) {
             let m = blocks.meta[b as usize];
-            if m.member {
+            if m.member && m.group == group {
                 self.stacks[d * counts + m.valid as usize].push(b);
             }
         }
@@ -423,26 +424,33 @@ impl<P: VictimPolicy> VictimIndex<P> {
         m.valid -= 1;
         if m.member {
             let (v, group) = (m.valid, m.group);
-            let bin = self.bin(die, group);
-            if self.blocks.groups > 1 {
-                self.full[bin] -= u32::from(v + 1 == self.ppb);
-                self.empty[bin] += u32::from(v == 0);
-            }
-            self.policy
-                .invalidated(layout, &self.blocks, bin as u32, block, v);
+            // One group (the default): the bin is the die, and no per-bin counts are kept.
+            let bin = if self.blocks.groups == 1 {
+                die
+            } else {
+                self.grouped_invalidation(die, group, v)
+            };
+            self.policy.invalidated(layout, &self.blocks, bin, block, v);
         }
     }
 
-    /// The bin of `die` GC takes its victim from when `group` needs a free block. One group:
-    /// the die's. More (a stream's own blocks, [`crate::GcVictimScope::Stream`]): a bin
+    /// With several groups: a closed block of `group` on `die` now holds `valid` pages; keep
+    /// its bin's counts of empty and full blocks. Returns the bin.
+    #[inline(never)]
+    fn grouped_invalidation(&mut self, die: u32, group: u16, valid: u32) -> u32 {
+        let bin = self.bin(die, group);
+        self.full[bin] -= u32::from(valid + 1 == self.ppb);
+        self.empty[bin] += u32::from(valid == 0);
+        bin as u32
+    }
+
+    /// The bin of `die` GC takes its victim from when `group` needs a free block, with more
+    /// than one group (a stream's own blocks, [`crate::GcVictimScope::Stream`]): a bin
     /// holding a block with no valid page (erasing it copies nothing); else `group`'s own
     /// bin if one of its blocks holds an invalid page (collecting it frees something); else
     /// the bin with most such blocks (its set can give one up), else most blocks.
     fn victim_bin(&self, die: u32, group: u16) -> usize {
         let bins = self.bins_of_die(die);
-        if bins.len() == 1 {
-            return bins.start;
-        }
         if let Some(b) = bins.clone().find(|&b| self.empty[b] > 0) {
             return b;
         }
@@ -459,14 +467,17 @@ impl<P: VictimPolicy> VictimIndex<P> {
     /// Choose and remove the victim on `die` for victim `group` (see `victim_bin`); `None`
     /// when the die has no closed block.
     pub fn take_victim(&mut self, layout: &Layout, die: u32, group: u16) -> Option<u32> {
-        if self.closed_blocks(die) == 0 {
+        // One group (the default): the die's bin, with no rule to apply.
+        let d = if self.blocks.groups == 1 {
+            die as usize
+        } else if self.closed_blocks(die) == 0 {
+            return None;
+        } else {
+            self.victim_bin(die, group)
+        };
+        if self.blocks.count[d] == 0 {
             return None;
         }
-        let d = self.victim_bin(die, group);
-        assert!(
-            self.blocks.count[d] > 0,
-            "victim bin {d} of die {die} is empty"
-        );
         let victim = self.policy.choose(layout, &self.blocks, d as u32);
         // Every closed block can be found by its policy (a bin with one has a victim).
         let victim = victim.expect("a bin with closed blocks has a victim");
