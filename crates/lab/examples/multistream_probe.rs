@@ -5,7 +5,7 @@
 //! and what the store does with retired DB headers and how it estimates the stale share
 //! (`headers`, at the scale given second), and the file system's allocator, ext4-mballoc-like
 //! or first fit from each file's goal (`mballoc [quick|paper] [live share]`).
-//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]|gcpolicy [paper] [greedy,cost-benefit,fifo]|op [paper] [x,y,...]]`.
+//! Run: `cargo run --release -p lab --example multistream_probe -- [pool|chunks [paper]|goal [paper]|headers [paper]|space [paper] [live]|mballoc [paper] [live]|wal [paper] [docs]|stale [paper]|trim [paper]|inplace [paper]|faithful [paper] [live] [reuse|hold]|freeorder [paper] [stream|free]|fstrim [paper] [x,y,...]|reuse [paper] [name,...]|gcpolicy [paper] [greedy,cost-benefit,fifo]|op [paper] [x,y,...]|gcvictim [paper] [device,stream]|walmax [paper] [n,...]|capacity quick [MiB,...]]`.
 
 use blockdev::ChunkGoal;
 use engine::kv::{CompactionMode, RetiredHeaders, StaleEstimate, StalePages};
@@ -37,6 +37,9 @@ fn main() {
         Some("fstrim") => periodic_fstrim(scale, std::env::args().nth(3)),
         Some("gcpolicy") => gc_policies(scale, std::env::args().nth(3)),
         Some("op") => over_provisioning(scale, std::env::args().nth(3)),
+        Some("gcvictim") => gc_victims(scale, std::env::args().nth(3)),
+        Some("walmax") => wal_flush_max(scale, std::env::args().nth(3)),
+        Some("capacity") => capacities(std::env::args().nth(3)),
         Some("faithful") => faithful(
             scale,
             std::env::args().nth(3),
@@ -47,7 +50,7 @@ fn main() {
             chunks_per_file(Scale::Quick);
         }
         Some(other) => usage(&format!(
-            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim`, `reuse`, `gcpolicy` or `op`"
+            "unknown probe {other:?}; use `pool`, `chunks`, `goal`, `headers`, `space`, `mballoc`, `wal`, `stale`, `trim`, `inplace`, `faithful`, `freeorder`, `fstrim`, `reuse`, `gcpolicy`, `op`, `gcvictim`, `walmax` or `capacity`"
         )),
     }
 }
@@ -181,7 +184,7 @@ fn wal_flush(scale: Scale, docs: Option<String>) {
         plan.db_files = files;
         plan.chunk_goal = goal;
         plan.live_share = live;
-        plan.wal_flush_docs_max = docs;
+        plan.wal_flush_docs_max = Some(docs);
         let probe = format!(
             "wal {docs} files {} goal {} live {live} {scale:?}",
             files.name(),
@@ -358,6 +361,54 @@ fn gc_policies(scale: Scale, names: Option<String>) {
         "gcpolicy",
         parse,
         |p, g| p.gc_policy = g,
+    );
+}
+
+/// Where the SSD takes a GC victim from, each given scope in turn (`gcvictim [quick|paper]
+/// [device,stream]`; default both).
+fn gc_victims(scale: Scale, names: Option<String>) {
+    let parse = |name: &str| {
+        ssd::GcVictimScope::parse(name)
+            .ok_or_else(|| format!("GC victim scope {name:?}: use device or stream"))
+    };
+    sweep(scale, names, "device,stream", "gcvictim", parse, |p, v| {
+        p.gc_victim = v
+    });
+}
+
+/// The WAL flush threshold's cap in documents, each given one in turn on the default plan
+/// (`walmax [quick|paper] [n,...]`, 0: no cap, the default; default 0, 4096 and 512). A file
+/// flushes at its key count or the cap, whichever is smaller: 814 keys a file at 128 MiB, 6,520
+/// at 1 GiB; ForestDB's 4,096 is 0.63 of the latter, and 512 gives 128 MiB that share.
+fn wal_flush_max(scale: Scale, docs: Option<String>) {
+    let parse = |x: &str| match x.parse::<u64>() {
+        Ok(n) => Ok(n),
+        _ => Err(format!(
+            "WAL documents {x:?}: give a whole number, e.g. 512 (0: no cap)"
+        )),
+    };
+    sweep(scale, docs, "0,4096,512", "walmax", parse, |p, n| {
+        p.wal_flush_docs_max = (n > 0).then_some(n)
+    });
+}
+
+/// The device's capacity in MiB, each given one in turn on the default plan (`capacity quick
+/// [MiB,...]`; default 256 and 512, between the scales' 128 and 1,024): how the stream gains
+/// and the superblock's lifetime factor move with the device alone.
+fn capacities(mib: Option<String>) {
+    let parse = |x: &str| match x.parse::<u64>() {
+        Ok(n) if n >= 16 => Ok(n),
+        _ => Err(format!(
+            "capacity {x:?}: give MiB as a whole number of at least 16, e.g. 256"
+        )),
+    };
+    sweep(
+        Scale::Quick,
+        mib,
+        "256,512",
+        "capacity MiB",
+        parse,
+        |p, n| p.capacity_bytes = n << 20,
     );
 }
 

@@ -294,3 +294,58 @@ fn the_over_provisioning_reaches_the_device_and_a_bad_one_is_refused() {
     let err = format!("{:#}", run(Some(0.0)).unwrap_err());
     assert!(err.contains("over-provisioning 0"), "{err}");
 }
+
+/// Where the SSD takes a GC victim from reaches the device: with every page on one stream
+/// (`none`) a stream's blocks are the device's, so both scopes give the same run; per type,
+/// victims from the writing stream's own blocks change the copies. A shared GC stream (GC mode
+/// `separate`) with victims per stream is refused by name.
+#[test]
+fn the_gc_victim_scope_reaches_the_device() {
+    let (opts, mut plan) = small();
+    plan.policies = vec![
+        MapSpec::Policy(NamedPolicy::NoStreams),
+        MapSpec::Policy(NamedPolicy::PerType),
+    ];
+    plan.gc_modes = vec![ssd::GcStreamMode::PerStream];
+    let run = |scope: ssd::GcVictimScope| {
+        let mut p = plan.clone();
+        p.gc_victim = scope;
+        let out = run_with(&opts, &p).unwrap();
+        assert_eq!(out.report.config["gc_victim"], scope.name());
+        let rows: Vec<MultistreamRow> = out.report.rows_as().unwrap();
+        (rows[0].gc_pages_copied, rows[1].gc_pages_copied)
+    };
+    let (device, stream) = (
+        run(ssd::GcVictimScope::Device),
+        run(ssd::GcVictimScope::Stream),
+    );
+    assert!(device.1 > 0, "this run has GC copies to compare");
+    assert_eq!(device.0, stream.0, "one stream: the same victims");
+    assert_ne!(device.1, stream.1, "per type: victims per stream");
+    plan.gc_modes = vec![ssd::GcStreamMode::Separate];
+    plan.gc_victim = ssd::GcVictimScope::Stream;
+    let err = format!("{:#}", run_with(&opts, &plan).unwrap_err());
+    assert!(err.contains("ftl.gc_victim"), "{err}");
+}
+
+/// The WAL flush threshold is the same share of a file's keys at every capacity (a file's key
+/// count by default: 814 keys at 128 MiB, 6,520 at 1 GiB); a cap, when set, binds only on
+/// files with more keys than it.
+#[test]
+fn the_wal_is_the_same_share_of_a_file_at_every_capacity() {
+    use lab::papers::p5_multistream::wal_flush_docs;
+    for scale in [lab::report::Scale::Quick, lab::report::Scale::Paper] {
+        let opts = ReproduceOptions {
+            scale,
+            ..Default::default()
+        };
+        let plan = Plan::new(&opts);
+        for keys in [1, 814, 4_096, 6_520, 390_000] {
+            assert_eq!(wal_flush_docs(&plan, keys), keys, "{scale:?}, {keys} keys");
+        }
+        let mut capped = plan.clone();
+        capped.wal_flush_docs_max = Some(4_096);
+        assert_eq!(wal_flush_docs(&capped, 814), 814);
+        assert_eq!(wal_flush_docs(&capped, 6_520), 4_096);
+    }
+}

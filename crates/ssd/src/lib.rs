@@ -41,7 +41,8 @@ pub mod stats;
 pub mod types;
 
 pub use config::{
-    DataMode, FdpConfig, FtlKind, GcPolicy, GcPool, GcStreamMode, Isolation, SsdConfig,
+    DataMode, FdpConfig, FtlKind, GcPolicy, GcPool, GcStreamMode, GcVictimScope, Isolation,
+    SsdConfig,
 };
 pub use device::{ReadPage, Ssd, WritePrefetch};
 pub use error::{ConfigError, InvariantError, SsdError};

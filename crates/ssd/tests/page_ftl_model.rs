@@ -1,13 +1,15 @@
 //! Model-based tests of the page-mapping FTL: random mixes of multi-page writes, reads and
 //! trims on small devices under heavy GC pressure, with several streams, every GC policy and
-//! both GC stream modes, checked against a trivial model (every read returns the last write,
+//! every GC stream mode and victim scope, checked against a trivial model (every read returns the last write,
 //! or "unwritten"/"trimmed"). The FTL's invariant verifier runs after every GC
 //! (`check_invariants`) and once more at the end.
 
 mod common;
 
 use proptest::prelude::*;
-use ssd::{GcPolicy, GcPool, GcStreamMode, Lpn, ReadPage, SimTime, Ssd, SsdConfig, StreamId};
+use ssd::{
+    GcPolicy, GcPool, GcStreamMode, GcVictimScope, Lpn, ReadPage, SimTime, Ssd, SsdConfig, StreamId,
+};
 use std::collections::HashMap;
 
 #[derive(Clone, Debug)]
@@ -48,6 +50,10 @@ fn policy() -> impl Strategy<Value = GcPolicy> {
 
 fn pool() -> impl Strategy<Value = GcPool> {
     prop_oneof![Just(GcPool::PerDie), Just(GcPool::Device)]
+}
+
+fn scope() -> impl Strategy<Value = GcVictimScope> {
+    prop_oneof![Just(GcVictimScope::Device), Just(GcVictimScope::Stream)]
 }
 
 fn mode() -> impl Strategy<Value = GcStreamMode> {
@@ -126,10 +132,16 @@ proptest! {
         streams in 1u16..4,
         timing in any::<bool>(),
         gc_pool in pool(),
+        scope in scope(),
         ops in proptest::collection::vec(op_strategy(1 << 20, 3), 200..1500),
     ) {
         let mut cfg = config(policy, mode, streams, timing);
         cfg.ftl.gc_pool = gc_pool;
+        cfg.ftl.gc_victim = scope;
+        if scope == GcVictimScope::Stream && mode == GcStreamMode::Separate {
+            // Victims per stream need each stream's copies in its own blocks.
+            cfg.ftl.gc_stream = GcStreamMode::PerStream;
+        }
         let n = cfg.logical_pages();
         let ops: Vec<Op> = ops.into_iter().map(|op| match op {
             Op::Write { lpn, pages, stream } => Op::Write { lpn: lpn % n, pages, stream: stream % streams },

@@ -216,6 +216,48 @@ impl GcPolicy {
     }
 }
 
+/// Which closed blocks GC may take its victim from (page-mapped schemes), beside the victim
+/// policy that orders them ([`GcPolicy`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GcVictimScope {
+    /// Any closed block of the pool (a die, or the device under `gc_pool = "device"`): the
+    /// policy's best of them all.
+    #[default]
+    Device,
+    /// The blocks of the stream that needs a free block: a multi-stream SSD that keeps each
+    /// stream in a block set of its own and collects a stream's garbage when that stream
+    /// writes. A stream's blocks are those of its host writes and of its GC copies
+    /// (`gc_stream = "per_stream"` or `"victim"`; a shared GC stream holds every stream's
+    /// copies and belongs to none, so `"separate"` is refused with more than one stream).
+    /// Three rules keep it from deadlock, each with a physical reason: a closed block with no
+    /// valid page is taken from any stream first (erasing it copies nothing); a stream whose
+    /// own closed blocks are all full of valid pages (collecting one frees nothing) or that has
+    /// none takes the policy's choice in the stream holding most reclaimable blocks (whose
+    /// set can give one up). With one stream it is exactly `device`.
+    Stream,
+}
+
+impl GcVictimScope {
+    pub const ALL: [GcVictimScope; 2] = [GcVictimScope::Device, GcVictimScope::Stream];
+
+    /// The config and CLI name (`device`, `stream`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GcVictimScope::Device => "device",
+            GcVictimScope::Stream => "stream",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<GcVictimScope> {
+        GcVictimScope::ALL.into_iter().find(|m| m.name() == s)
+    }
+
+    fn is_device(&self) -> bool {
+        *self == GcVictimScope::Device
+    }
+}
+
 /// Where GC copies go (page-mapped schemes).
 ///
 /// Measured on a 90/10 hot/cold workload (`hotcold-write:0.9:0.1`) with oracle separation
@@ -318,6 +360,10 @@ pub struct FtlConfig {
     pub op: f64,
     #[serde(default = "greedy")]
     pub gc_policy: GcPolicy,
+    /// Where GC's victim comes from: any closed block of the pool (`device`, default) or the
+    /// blocks of the stream that needs a free block (`stream`; see [`GcVictimScope`]).
+    #[serde(default, skip_serializing_if = "GcVictimScope::is_device")]
+    pub gc_victim: GcVictimScope,
     /// Foreground GC runs when a die's free blocks fall below this many (the GC reserve; of
     /// the whole device's free blocks under `gc_pool = "device"`).
     #[serde(default = "two")]

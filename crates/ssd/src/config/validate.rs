@@ -1,7 +1,7 @@
 //! Validation: every field in its documented range, then whether the spare blocks hold what
 //! the FTL needs. Runs before anything is sized or allocated.
 
-use super::{FtlKind, GcStreamMode, SsdConfig};
+use super::{FtlKind, GcStreamMode, GcVictimScope, SsdConfig};
 use crate::error::ConfigError;
 
 impl SsdConfig {
@@ -167,6 +167,17 @@ impl SsdConfig {
                 "ftl.streams",
                 f.streams,
                 "at most 32767 with gc_stream = \"per_stream\" (a GC stream per host stream)",
+            ));
+        }
+        if f.gc_victim == GcVictimScope::Stream
+            && f.gc_stream == GcStreamMode::Separate
+            && f.streams > 1
+        {
+            return Err(invalid(
+                "ftl.gc_victim",
+                "stream",
+                "needs gc_stream = \"per_stream\" or \"victim\" (a shared GC stream's blocks \
+                 hold every stream's copies and belong to no stream)",
             ));
         }
         positive("ftl.gc_free_blocks_min", f.gc_free_blocks_min as u64)?;

@@ -1,19 +1,22 @@
 //! Garbage-collection victim selection: the *policy* half of GC (the page FTL's `reclaim`
 //! applies it and does not know which policy it holds).
 //!
-//! Model: each die keeps its closed (full, not open) blocks in a [`VictimIndex`]. The index
-//! knows each closed block's valid-page count; a [`VictimPolicy`] type keeps whatever order it
-//! needs and chooses:
+//! Model: each die keeps its closed (full, not open) blocks in a [`VictimIndex`], in one bin
+//! per victim group (one group: any closed block of the die can be the victim; one group per
+//! stream under [`crate::GcVictimScope::Stream`]: a stream collects its own blocks, with the
+//! index's [`VictimIndex::take_victim`] rules for when it cannot). The index knows each closed
+//! block's valid-page count; a [`VictimPolicy`] type keeps whatever order it needs per bin
+//! and chooses:
 //! - [`Greedy`]: fewest valid pages (per-count stacks updated lazily, see [`Greedy`]);
 //! - [`Fifo`]: the block closed longest ago (the log-structured "circular" cleaner of Desnoyers'
 //!   and Hu et al.'s FIFO model), whatever its valid count;
 //! - [`CostBenefit`]: highest `age * (1 - u) / (2u)` (Rosenblum & Ousterhout), `u` the valid
 //!   fraction and `age` the number of blocks closed on the die since this one was closed;
-//!   a linear scan over the die's closed blocks (it is the slow policy; that is the price).
+//!   a linear scan over the bin's closed blocks (it is the slow policy; that is the price).
 //!
 //! The FTL is generic over the policy (`PageFtl<P>`), so the hot path (an invalidation per host
 //! write) has no dynamic dispatch. Invariant: only closed blocks can be chosen; every closed
-//! block can be found by its policy.
+//! block can be found by its policy in its bin.
 
 use crate::error::InvariantError;
 use crate::flash::Layout;
@@ -24,36 +27,62 @@ use std::collections::VecDeque;
 pub(crate) struct Meta {
     pub valid: u32,
     pub member: bool,
+    /// The victim group of a closed block (0 with one group).
+    pub group: u16,
 }
 
-/// What every policy sees: each block's valid count and membership, and closed blocks per die.
+/// What every policy sees: each block's valid count, membership and group, and closed blocks
+/// per bin (`die * groups + group`; with one group a bin is a die).
 #[derive(Clone, Debug)]
 pub(crate) struct ClosedBlocks {
     pub meta: Vec<Meta>,
-    /// Per die: number of closed blocks.
+    /// Per bin: number of closed blocks.
     pub count: Vec<u32>,
+    /// Victim groups per die.
+    pub groups: u32,
 }
 
-/// A GC victim policy: told when blocks close and lose pages, asked to choose a victim.
+impl ClosedBlocks {
+    /// The die of `bin`.
+    #[inline]
+    pub fn die_of_bin(&self, bin: usize) -> u32 {
+        (bin / self.groups as usize) as u32
+    }
+
+    /// The blocks of `bin`'s die whose group is `bin`'s (members or not), in block order.
+    pub fn blocks_of_bin<'a>(
+        &'a self,
+        layout: &Layout,
+        bin: usize,
+    ) -> impl Iterator<Item = u32> + 'a {
+        let group = (bin % self.groups as usize) as u16;
+        layout
+            .blocks_of_die(self.die_of_bin(bin))
+            .filter(move |&b| self.meta[b as usize].group == group)
+    }
+}
+
+/// A GC victim policy: told when blocks close and lose pages, asked to choose a victim. It
+/// keeps its order per bin (`blocks.count.len()` bins: dies times victim groups).
 pub(crate) trait VictimPolicy: Send + Sized {
-    fn new(layout: &Layout) -> Self;
-    /// `block` of `die` was closed holding `valid` valid pages.
-    fn closed(&mut self, layout: &Layout, blocks: &ClosedBlocks, die: u32, block: u32, valid: u32);
-    /// Closed `block` of `die` lost a page and now holds `valid`.
+    fn new(layout: &Layout, groups: u32) -> Self;
+    /// `block` of `bin` was closed holding `valid` valid pages.
+    fn closed(&mut self, layout: &Layout, blocks: &ClosedBlocks, bin: u32, block: u32, valid: u32);
+    /// Closed `block` of `bin` lost a page and now holds `valid`.
     #[inline]
     fn invalidated(
         &mut self,
         _layout: &Layout,
         _blocks: &ClosedBlocks,
-        _die: u32,
+        _bin: u32,
         _block: u32,
         _valid: u32,
     ) {
     }
-    /// Choose and forget the victim among `die`'s closed blocks (there is at least one).
-    fn choose(&mut self, layout: &Layout, blocks: &ClosedBlocks, die: u32) -> Option<u32>;
-    /// Whether closed `block` of `die`, holding `valid` pages, can be chosen.
-    fn can_choose(&self, die: u32, block: u32, valid: u32) -> bool;
+    /// Choose and forget the victim among `bin`'s closed blocks (there is at least one).
+    fn choose(&mut self, layout: &Layout, blocks: &ClosedBlocks, bin: u32) -> Option<u32>;
+    /// Whether closed `block` of `bin`, holding `valid` pages, can be chosen.
+    fn can_choose(&self, bin: u32, block: u32, valid: u32) -> bool;
 }
 
 /// Greedy keeps, per die, a stack of block ids for each valid count and updates it lazily: an
@@ -64,15 +93,15 @@ pub(crate) trait VictimPolicy: Send + Sized {
 /// a bound and are rebuilt from the counts (amortised O(1)).
 #[derive(Clone, Debug)]
 pub(crate) struct Greedy {
-    /// Per die, per valid count (`die * counts + valid`), candidate blocks (possibly stale).
+    /// Per bin, per valid count (`bin * counts + valid`), candidate blocks (possibly stale).
     stacks: Vec<Vec<u32>>,
     /// Valid counts a block can have: pages per block + 1.
     counts: usize,
-    /// Per die, what a push updates, together (one bound check, one cache line).
+    /// Per bin, what a push updates, together (one bound check, one cache line).
     dies: Vec<DieStacks>,
 }
 
-/// One die's [`Greedy`] bookkeeping.
+/// One bin's [`Greedy`] bookkeeping.
 #[derive(Clone, Copy, Debug, Default)]
 struct DieStacks {
     /// Entries in its stacks (live and stale).
@@ -97,7 +126,7 @@ impl Greedy {
         }
     }
 
-    /// Drop a die's stale entries: one entry per closed block, at its count.
+    /// Drop a bin's stale entries: one entry per closed block, at its count.
     #[cold]
     #[inline(never)]
     fn rebuild(&mut self, layout: &Layout, blocks: &ClosedBlocks, d: usize) {
@@ -106,9 +135,10 @@ impl Greedy {
             .iter_mut()
             .for_each(Vec::clear);
         self.dies[d].low = 0;
-        for b in layout.blocks_of_die(d as u32) {
+        let group = (d % blocks.groups as usize) as u16;
+        for b in layout.blocks_of_die(blocks.die_of_bin(d)) {
             let m = blocks.meta[b as usize];
-            if m.member {
+            if m.member && m.group == group {
                 self.stacks[d * counts + m.valid as usize].push(b);
             }
         }
@@ -119,18 +149,18 @@ impl Greedy {
             .sum();
         assert_eq!(
             entries, self.dies[d].entries,
-            "die {d}: one entry per closed block"
+            "bin {d}: one entry per closed block"
         );
     }
 }
 
 impl VictimPolicy for Greedy {
-    fn new(layout: &Layout) -> Greedy {
-        let d = layout.dies as usize;
+    fn new(layout: &Layout, groups: u32) -> Greedy {
+        let d = layout.dies as usize * groups as usize;
         let counts = layout.ppb as usize + 1;
         assert!(
             d >= 1 && counts >= 2,
-            "greedy over {d} dies of {counts} counts"
+            "greedy over {d} bins of {counts} counts"
         );
         Greedy {
             stacks: vec![Vec::new(); counts * d],
@@ -138,31 +168,34 @@ impl VictimPolicy for Greedy {
             dies: vec![DieStacks::default(); d],
         }
     }
-    fn closed(&mut self, layout: &Layout, blocks: &ClosedBlocks, die: u32, block: u32, valid: u32) {
-        self.push(layout, blocks, die as usize, block, valid);
+    fn closed(&mut self, layout: &Layout, blocks: &ClosedBlocks, bin: u32, block: u32, valid: u32) {
+        self.push(layout, blocks, bin as usize, block, valid);
     }
     #[inline(always)]
     fn invalidated(
         &mut self,
         layout: &Layout,
         blocks: &ClosedBlocks,
-        die: u32,
+        bin: u32,
         block: u32,
         valid: u32,
     ) {
-        self.push(layout, blocks, die as usize, block, valid);
+        self.push(layout, blocks, bin as usize, block, valid);
     }
-    fn choose(&mut self, _layout: &Layout, blocks: &ClosedBlocks, die: u32) -> Option<u32> {
-        let d = die as usize;
+    fn choose(&mut self, _layout: &Layout, blocks: &ClosedBlocks, bin: u32) -> Option<u32> {
+        let d = bin as usize;
         let die = &mut self.dies[d];
         let low = die.low;
         let counts = self.counts;
         let stacks = &mut self.stacks[d * counts..(d + 1) * counts];
+        // An entry is live if its block is closed, in this bin's group, at this count (a
+        // block freed and closed again in another group leaves a stale entry here).
+        let group = (d % blocks.groups as usize) as u16;
         for (v, stack) in stacks.iter_mut().enumerate().skip(low) {
             while let Some(b) = stack.pop() {
                 die.entries -= 1;
                 let m = blocks.meta[b as usize];
-                if m.member && m.valid as usize == v {
+                if m.member && m.valid as usize == v && m.group == group {
                     die.low = v;
                     return Some(b);
                 }
@@ -172,37 +205,37 @@ impl VictimPolicy for Greedy {
         // Every closed block has an entry at its count: none found means none closed.
         assert_eq!(
             blocks.count[d], 0,
-            "die {d}: closed blocks greedy cannot find"
+            "bin {d}: closed blocks greedy cannot find"
         );
         None
     }
-    fn can_choose(&self, die: u32, block: u32, valid: u32) -> bool {
-        self.stacks[die as usize * self.counts + valid as usize].contains(&block)
+    fn can_choose(&self, bin: u32, block: u32, valid: u32) -> bool {
+        self.stacks[bin as usize * self.counts + valid as usize].contains(&block)
     }
 }
 
-/// Closed blocks in close order, per die; the oldest is the victim.
+/// Closed blocks in close order, per bin; the oldest is the victim.
 #[derive(Clone, Debug)]
 pub(crate) struct Fifo {
     queues: Vec<VecDeque<u32>>,
 }
 
 impl VictimPolicy for Fifo {
-    fn new(layout: &Layout) -> Fifo {
+    fn new(layout: &Layout, groups: u32) -> Fifo {
         Fifo {
-            queues: vec![VecDeque::new(); layout.dies as usize],
+            queues: vec![VecDeque::new(); layout.dies as usize * groups as usize],
         }
     }
-    fn closed(&mut self, layout: &Layout, _: &ClosedBlocks, die: u32, block: u32, _valid: u32) {
+    fn closed(&mut self, layout: &Layout, b: &ClosedBlocks, bin: u32, block: u32, _valid: u32) {
         assert_eq!(
             layout.die_of(block),
-            die,
+            b.die_of_bin(bin as usize),
             "block {block} closed on another die"
         );
-        self.queues[die as usize].push_back(block);
+        self.queues[bin as usize].push_back(block);
     }
-    fn choose(&mut self, _: &Layout, blocks: &ClosedBlocks, die: u32) -> Option<u32> {
-        let victim = self.queues[die as usize].pop_front();
+    fn choose(&mut self, _: &Layout, blocks: &ClosedBlocks, bin: u32) -> Option<u32> {
+        let victim = self.queues[bin as usize].pop_front();
         // The queue holds exactly the closed blocks (only `take_victim` removes one).
         assert!(
             victim.is_none_or(|b| blocks.meta[b as usize].member),
@@ -210,12 +243,13 @@ impl VictimPolicy for Fifo {
         );
         victim
     }
-    fn can_choose(&self, die: u32, block: u32, _valid: u32) -> bool {
-        self.queues[die as usize].contains(&block)
+    fn can_choose(&self, bin: u32, block: u32, _valid: u32) -> bool {
+        self.queues[bin as usize].contains(&block)
     }
 }
 
-/// Rosenblum & Ousterhout's cost-benefit, by a scan of the die's closed blocks.
+/// Rosenblum & Ousterhout's cost-benefit, by a scan of the bin's closed blocks (the age clock
+/// counts the blocks closed on the die, whatever their group).
 #[derive(Clone, Debug)]
 pub(crate) struct CostBenefit {
     /// Per block: the die's close clock when it was closed.
@@ -225,13 +259,14 @@ pub(crate) struct CostBenefit {
 }
 
 impl VictimPolicy for CostBenefit {
-    fn new(layout: &Layout) -> CostBenefit {
+    fn new(layout: &Layout, _groups: u32) -> CostBenefit {
         CostBenefit {
             closed_seq: vec![0; layout.total_blocks() as usize],
             seq: vec![0; layout.dies as usize],
         }
     }
-    fn closed(&mut self, layout: &Layout, _: &ClosedBlocks, die: u32, block: u32, _valid: u32) {
+    fn closed(&mut self, layout: &Layout, b: &ClosedBlocks, bin: u32, block: u32, _valid: u32) {
+        let die = b.die_of_bin(bin as usize);
         assert_eq!(
             layout.die_of(block),
             die,
@@ -240,10 +275,10 @@ impl VictimPolicy for CostBenefit {
         self.closed_seq[block as usize] = self.seq[die as usize];
         self.seq[die as usize] += 1;
     }
-    fn choose(&mut self, layout: &Layout, blocks: &ClosedBlocks, die: u32) -> Option<u32> {
-        let now = self.seq[die as usize];
+    fn choose(&mut self, layout: &Layout, blocks: &ClosedBlocks, bin: u32) -> Option<u32> {
+        let now = self.seq[blocks.die_of_bin(bin as usize) as usize];
         let mut best: Option<(f64, u64, u32)> = None;
-        for b in layout.blocks_of_die(die) {
+        for b in blocks.blocks_of_bin(layout, bin as usize) {
             let m = blocks.meta[b as usize];
             if !m.member {
                 continue;
@@ -262,43 +297,65 @@ impl VictimPolicy for CostBenefit {
             }
         }
         assert!(
-            best.is_some() || blocks.count[die as usize] == 0,
-            "die {die}: closed blocks cost-benefit cannot find"
+            best.is_some() || blocks.count[bin as usize] == 0,
+            "bin {bin}: closed blocks cost-benefit cannot find"
         );
         best.map(|(_, _, b)| b)
     }
-    fn can_choose(&self, _die: u32, _block: u32, _valid: u32) -> bool {
+    fn can_choose(&self, _bin: u32, _block: u32, _valid: u32) -> bool {
         true
     }
 }
 
-/// Closed blocks of every die, indexed for victim selection by policy `P`, plus every block's
-/// valid-page count (closed or not). Blocks are global ids laid out die by die
-/// (`die * blocks_per_die + i`, as in [`crate::flash::Flash`]).
+/// Closed blocks of every die, indexed for victim selection by policy `P` in one bin per
+/// (die, victim group), plus every block's valid-page count (closed or not). Blocks are global
+/// ids laid out die by die (`die * blocks_per_die + i`, as in [`crate::flash::Flash`]).
 #[derive(Clone, Debug)]
 pub(crate) struct VictimIndex<P> {
     blocks: ClosedBlocks,
     policy: P,
+    /// Per bin, with more than one group: closed blocks holding no valid page, and closed
+    /// blocks holding only valid pages (what [`VictimIndex::take_victim`]'s rules look at).
+    empty: Vec<u32>,
+    full: Vec<u32>,
+    ppb: u32,
 }
 
 impl<P: VictimPolicy> VictimIndex<P> {
-    pub fn new(layout: &Layout) -> VictimIndex<P> {
+    /// An index with `groups` victim groups per die (1: any closed block of a die is a
+    /// candidate).
+    pub fn new(layout: &Layout, groups: u32) -> VictimIndex<P> {
         assert!(
-            layout.dies >= 1 && layout.ppb >= 1,
-            "an index over {layout:?}"
+            layout.dies >= 1 && layout.ppb >= 1 && groups >= 1 && groups <= u16::MAX as u32,
+            "an index over {layout:?} in {groups} groups"
         );
+        let bins = layout.dies as usize * groups as usize;
         VictimIndex {
             blocks: ClosedBlocks {
                 meta: vec![Meta::default(); layout.total_blocks() as usize],
-                count: vec![0; layout.dies as usize],
+                count: vec![0; bins],
+                groups,
             },
-            policy: P::new(layout),
+            policy: P::new(layout, groups),
+            empty: vec![0; bins],
+            full: vec![0; bins],
+            ppb: layout.ppb,
         }
     }
 
-    /// Closed blocks on `die`.
+    #[inline]
+    fn bin(&self, die: u32, group: u16) -> usize {
+        die as usize * self.blocks.groups as usize + group as usize
+    }
+
+    fn bins_of_die(&self, die: u32) -> std::ops::Range<usize> {
+        let g = self.blocks.groups as usize;
+        die as usize * g..(die as usize + 1) * g
+    }
+
+    /// Closed blocks on `die` (every group).
     pub fn closed_blocks(&self, die: u32) -> u32 {
-        self.blocks.count[die as usize]
+        self.blocks.count[self.bins_of_die(die)].iter().sum()
     }
 
     pub fn contains(&self, block: u32) -> bool {
@@ -332,19 +389,31 @@ impl<P: VictimPolicy> VictimIndex<P> {
         m.valid = 0;
     }
 
-    /// A block of `die` was filled and closed with `valid` valid pages.
-    pub fn insert(&mut self, layout: &Layout, die: u32, block: u32, valid: u32) {
+    /// A block of `die` was filled and closed with `valid` valid pages, in victim `group`.
+    pub fn insert(&mut self, layout: &Layout, die: u32, block: u32, valid: u32, group: u16) {
         assert!(!self.contains(block), "block {block} closed twice");
         assert!(
             valid <= layout.ppb,
             "block {block} closed with {valid} valid pages"
         );
+        assert!(
+            (group as u32) < self.blocks.groups,
+            "block {block} closed in group {group} of {}",
+            self.blocks.groups
+        );
         self.blocks.meta[block as usize] = Meta {
             valid,
             member: true,
+            group,
         };
-        self.blocks.count[die as usize] += 1;
-        self.policy.closed(layout, &self.blocks, die, block, valid);
+        let bin = self.bin(die, group);
+        self.blocks.count[bin] += 1;
+        if self.blocks.groups > 1 {
+            self.empty[bin] += u32::from(valid == 0);
+            self.full[bin] += u32::from(valid == self.ppb);
+        }
+        self.policy
+            .closed(layout, &self.blocks, bin as u32, block, valid);
     }
 
     /// A block (closed or open) lost one valid page (overwrite or trim).
@@ -354,36 +423,90 @@ impl<P: VictimPolicy> VictimIndex<P> {
         assert!(m.valid > 0, "block {block} lost a page it did not hold");
         m.valid -= 1;
         if m.member {
-            let v = m.valid;
-            self.policy.invalidated(layout, &self.blocks, die, block, v);
+            let (v, group) = (m.valid, m.group);
+            // One group (the default): the bin is the die, and no per-bin counts are kept.
+            let bin = if self.blocks.groups == 1 {
+                die
+            } else {
+                self.grouped_invalidation(die, group, v)
+            };
+            self.policy.invalidated(layout, &self.blocks, bin, block, v);
         }
     }
 
-    /// Choose and remove the victim on `die`; `None` when the die has no closed block.
-    pub fn take_victim(&mut self, layout: &Layout, die: u32) -> Option<u32> {
-        let d = die as usize;
+    /// With several groups: a closed block of `group` on `die` now holds `valid` pages; keep
+    /// its bin's counts of empty and full blocks. Returns the bin.
+    #[inline(never)]
+    fn grouped_invalidation(&mut self, die: u32, group: u16, valid: u32) -> u32 {
+        let bin = self.bin(die, group);
+        self.full[bin] -= u32::from(valid + 1 == self.ppb);
+        self.empty[bin] += u32::from(valid == 0);
+        bin as u32
+    }
+
+    /// The bin of `die` GC takes its victim from when `group` needs a free block, with more
+    /// than one group (a stream's own blocks, [`crate::GcVictimScope::Stream`]): a bin
+    /// holding a block with no valid page (erasing it copies nothing); else `group`'s own
+    /// bin if one of its blocks holds an invalid page (collecting it frees something); else
+    /// the bin with most such blocks (its set can give one up), else most blocks.
+    fn victim_bin(&self, die: u32, group: u16) -> usize {
+        let bins = self.bins_of_die(die);
+        if let Some(b) = bins.clone().find(|&b| self.empty[b] > 0) {
+            return b;
+        }
+        let reclaimable = |b: usize| self.blocks.count[b] - self.full[b];
+        let own = self.bin(die, group);
+        if reclaimable(own) > 0 {
+            return own;
+        }
+        // Ties go to the lower bin (determinism).
+        bins.max_by_key(|&b| (reclaimable(b), self.blocks.count[b], std::cmp::Reverse(b)))
+            .expect("a die has a bin")
+    }
+
+    /// Choose and remove the victim on `die` for victim `group` (see `victim_bin`); `None`
+    /// when the die has no closed block.
+    pub fn take_victim(&mut self, layout: &Layout, die: u32, group: u16) -> Option<u32> {
+        // One group (the default): the die's bin, with no rule to apply.
+        let d = if self.blocks.groups == 1 {
+            die as usize
+        } else if self.closed_blocks(die) == 0 {
+            return None;
+        } else {
+            self.victim_bin(die, group)
+        };
         if self.blocks.count[d] == 0 {
             return None;
         }
-        let victim = self.policy.choose(layout, &self.blocks, die);
-        // Every closed block can be found by its policy (a die with one has a victim).
-        let victim = victim.expect("a die with closed blocks has a victim");
+        let victim = self.policy.choose(layout, &self.blocks, d as u32);
+        // Every closed block can be found by its policy (a bin with one has a victim).
+        let victim = victim.expect("a bin with closed blocks has a victim");
+        let group = self.blocks.meta[victim as usize].group;
+        assert_eq!(self.bin(die, group), d, "victim {victim} is not in its bin");
         let m = &mut self.blocks.meta[victim as usize];
         assert!(m.member, "victim {victim} is not a closed block");
         m.member = false;
+        let v = m.valid;
         self.blocks.count[d] -= 1;
+        if self.blocks.groups > 1 {
+            self.empty[d] -= u32::from(v == 0);
+            self.full[d] -= u32::from(v == self.ppb);
+        }
         Some(victim)
     }
 
     /// Check the index against the FTL's valid counts (`valid_of(block)`): counts agree, every
-    /// closed block is findable by its policy, per-die counts match.
+    /// closed block is findable by its policy in its bin, per-bin counts (closed, empty, full)
+    /// match.
     pub fn check(
         &self,
         layout: &Layout,
         valid_of: impl Fn(u32) -> u32,
     ) -> Result<(), InvariantError> {
+        let bins = self.blocks.count.len();
+        let (mut members, mut empty, mut full) =
+            (vec![0u32; bins], vec![0u32; bins], vec![0u32; bins]);
         for die in 0..layout.dies {
-            let mut members = 0;
             for b in layout.blocks_of_die(die) {
                 let m = self.blocks.meta[b as usize];
                 if m.valid != valid_of(b) {
@@ -396,26 +519,48 @@ impl<P: VictimPolicy> VictimIndex<P> {
                 if !m.member {
                     continue;
                 }
-                members += 1;
-                if !self.policy.can_choose(die, b, m.valid) {
+                let bin = self.bin(die, m.group);
+                members[bin] += 1;
+                empty[bin] += u32::from(m.valid == 0);
+                full[bin] += u32::from(m.valid == layout.ppb);
+                if !self.policy.can_choose(bin as u32, b, m.valid) {
                     return Err(InvariantError::VictimUnfindable {
                         block: b,
                         valid: m.valid,
                     });
                 }
             }
-            if members != self.blocks.count[die as usize] {
-                return Err(InvariantError::Count {
-                    what: "closed blocks on a die",
-                    expected: self.blocks.count[die as usize] as u64,
-                    found: members as u64,
-                });
-            }
+        }
+        let counted = |what, expected: &[u32], found: &[u32]| {
+            let bin = (0..bins).find(|&i| expected[i] != found[i]);
+            bin.map_or(Ok(()), |i| {
+                Err(InvariantError::Count {
+                    what,
+                    expected: expected[i] as u64,
+                    found: found[i] as u64,
+                })
+            })
+        };
+        counted(
+            "closed blocks in a victim bin",
+            &self.blocks.count,
+            &members,
+        )?;
+        if self.blocks.groups > 1 {
+            counted(
+                "closed blocks without valid pages in a bin",
+                &self.empty,
+                &empty,
+            )?;
+            counted(
+                "closed blocks full of valid pages in a bin",
+                &self.full,
+                &full,
+            )?;
         }
         Ok(())
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,56 +572,111 @@ mod tests {
             dies,
             channels: 1,
         };
-        (l, VictimIndex::new(&l))
+        (l, VictimIndex::new(&l, 1))
     }
 
     #[test]
     fn greedy_takes_the_block_with_fewest_valid_pages() {
         let (l, mut ix) = index::<Greedy>(1, 4, 8);
-        ix.insert(&l, 0, 0, 8);
-        ix.insert(&l, 0, 1, 8);
-        ix.insert(&l, 0, 2, 8);
+        ix.insert(&l, 0, 0, 8, 0);
+        ix.insert(&l, 0, 1, 8, 0);
+        ix.insert(&l, 0, 2, 8, 0);
         for _ in 0..5 {
             ix.invalidate_one(&l, 0, 1);
         }
         ix.invalidate_one(&l, 0, 2);
-        assert_eq!(ix.take_victim(&l, 0), Some(1));
-        assert_eq!(ix.take_victim(&l, 0), Some(2));
-        assert_eq!(ix.take_victim(&l, 0), Some(0));
-        assert_eq!(ix.take_victim(&l, 0), None);
+        assert_eq!(ix.take_victim(&l, 0, 0), Some(1));
+        assert_eq!(ix.take_victim(&l, 0, 0), Some(2));
+        assert_eq!(ix.take_victim(&l, 0, 0), Some(0));
+        assert_eq!(ix.take_victim(&l, 0, 0), None);
     }
 
     #[test]
     fn fifo_takes_the_oldest_closed_block_whatever_its_validity() {
         let (l, mut ix) = index::<Fifo>(1, 3, 8);
-        ix.insert(&l, 0, 2, 8);
-        ix.insert(&l, 0, 0, 1);
-        assert_eq!(ix.take_victim(&l, 0), Some(2));
-        assert_eq!(ix.take_victim(&l, 0), Some(0));
+        ix.insert(&l, 0, 2, 8, 0);
+        ix.insert(&l, 0, 0, 1, 0);
+        assert_eq!(ix.take_victim(&l, 0, 0), Some(2));
+        assert_eq!(ix.take_victim(&l, 0, 0), Some(0));
     }
 
     #[test]
     fn cost_benefit_weighs_age_against_utilisation() {
         let (l, mut ix) = index::<CostBenefit>(1, 3, 8);
-        ix.insert(&l, 0, 0, 4);
-        ix.insert(&l, 0, 1, 4);
-        ix.insert(&l, 0, 2, 2);
+        ix.insert(&l, 0, 0, 4, 0);
+        ix.insert(&l, 0, 1, 4, 0);
+        ix.insert(&l, 0, 2, 2, 0);
         // Clock 3. Block 2: u = 1/4, age 2 -> 3.0; block 0: u = 1/2, age 4 -> 2.0;
         // block 1: u = 1/2, age 3 -> 1.5.
-        assert_eq!(ix.take_victim(&l, 0), Some(2));
-        assert_eq!(ix.take_victim(&l, 0), Some(0));
-        assert_eq!(ix.take_victim(&l, 0), Some(1));
+        assert_eq!(ix.take_victim(&l, 0, 0), Some(2));
+        assert_eq!(ix.take_victim(&l, 0, 0), Some(0));
+        assert_eq!(ix.take_victim(&l, 0, 0), Some(1));
     }
 
     #[test]
     fn dies_are_independent() {
         let (l, mut ix) = index::<Greedy>(2, 4, 4);
-        ix.insert(&l, 0, 0, 4);
-        ix.insert(&l, 1, 3, 1);
-        assert_eq!(ix.take_victim(&l, 0), Some(0));
-        assert_eq!(ix.take_victim(&l, 0), None);
-        assert_eq!(ix.take_victim(&l, 1), Some(3));
+        ix.insert(&l, 0, 0, 4, 0);
+        ix.insert(&l, 1, 3, 1, 0);
+        assert_eq!(ix.take_victim(&l, 0, 0), Some(0));
+        assert_eq!(ix.take_victim(&l, 0, 0), None);
+        assert_eq!(ix.take_victim(&l, 1, 0), Some(3));
         ix.check(&l, |b| [4, 0, 0, 1][b as usize]).unwrap();
+    }
+
+    fn grouped<P: VictimPolicy>(groups: u32) -> (Layout, VictimIndex<P>) {
+        let l = Layout {
+            ppb: 4,
+            blocks_per_die: 8,
+            dies: 1,
+            channels: 1,
+        };
+        (l, VictimIndex::new(&l, groups))
+    }
+
+    #[test]
+    fn a_group_takes_its_own_victim_before_a_better_one_of_another_group() {
+        let (l, mut ix) = grouped::<Greedy>(2);
+        ix.insert(&l, 0, 0, 1, 0); // group 0: the device-wide best
+        ix.insert(&l, 0, 1, 3, 1); // group 1: its own, worse
+        assert_eq!(ix.take_victim(&l, 0, 1), Some(1));
+        assert_eq!(ix.take_victim(&l, 0, 1), Some(0), "none left of its own");
+        ix.check(&l, |b| [1, 3, 0, 0, 0, 0, 0, 0][b as usize])
+            .unwrap();
+    }
+
+    #[test]
+    fn a_block_without_valid_pages_is_taken_from_any_group() {
+        let (l, mut ix) = grouped::<Greedy>(2);
+        ix.insert(&l, 0, 0, 2, 0);
+        ix.insert(&l, 0, 1, 2, 1);
+        ix.invalidate_one(&l, 0, 1);
+        ix.invalidate_one(&l, 0, 1);
+        assert_eq!(ix.take_victim(&l, 0, 0), Some(1));
+    }
+
+    #[test]
+    fn a_group_whose_blocks_are_all_valid_borrows_from_the_group_with_most_to_give() {
+        let (l, mut ix) = grouped::<Greedy>(3);
+        ix.insert(&l, 0, 0, 4, 0); // group 0 full: collecting it frees nothing
+        ix.insert(&l, 0, 1, 3, 1);
+        ix.insert(&l, 0, 2, 3, 2);
+        ix.insert(&l, 0, 3, 2, 2);
+        assert_eq!(ix.take_victim(&l, 0, 0), Some(3), "group 2 has two to give");
+        let valid = [4, 3, 3, 2, 0, 0, 0, 0];
+        ix.check(&l, |b| valid[b as usize]).unwrap();
+    }
+
+    #[test]
+    fn one_group_is_the_device_wide_choice() {
+        let (l, mut one) = grouped::<Greedy>(1);
+        let (_, mut many) = grouped::<Greedy>(2);
+        for (b, v) in [(0, 3), (1, 1), (2, 2)] {
+            one.insert(&l, 0, b, v, 0);
+            many.insert(&l, 0, b, v, (b % 2) as u16);
+        }
+        assert_eq!(one.take_victim(&l, 0, 0), Some(1));
+        assert_eq!(many.take_victim(&l, 0, 0), Some(2), "group 0's best");
     }
 
     #[test]
@@ -485,7 +685,7 @@ mod tests {
         // rebuilt; the victim is still the emptiest block.
         let (l, mut ix) = index::<Greedy>(1, 64, 32);
         for b in 0..64 {
-            ix.insert(&l, 0, b, 32);
+            ix.insert(&l, 0, b, 32, 0);
         }
         for round in 0..20 {
             for b in 0..64 {
@@ -495,7 +695,7 @@ mod tests {
             }
         }
         ix.check(&l, |b| ix.valid(b)).unwrap();
-        let v = ix.take_victim(&l, 0).unwrap();
+        let v = ix.take_victim(&l, 0, 0).unwrap();
         assert_eq!(ix.valid(v), 12);
         assert_ne!(v % 7, 3);
     }

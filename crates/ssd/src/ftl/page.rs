@@ -8,7 +8,9 @@
 //! `gc_free_blocks_min` free blocks or fewer, GC reclaims victims on that die (policy chooses,
 //! this module applies: copy the victim's valid pages to the GC stream's open block — the
 //! shared one, the victim's stream's own GC stream, or back to the victim's own stream, per
-//! `gc_stream` — then erase it) until the die has more. GC
+//! `gc_stream` — then erase it) until the die has more. The victim comes from any closed block
+//! of the die, or (`gc_victim = "stream"`) from the blocks of the stream that needs the free
+//! block ([`VictimIndex`]'s groups: one per host stream, its GC stream's blocks in its group). GC
 //! starts when the host write arrives and occupies the die, so its time is charged to the
 //! die it uses and the host write waits behind it on the die's timeline. With
 //! `gc_pool = "device"` (small devices on many dies) the pools, open blocks, cursor and victim
@@ -25,7 +27,7 @@ use super::fdp::SlotStats;
 use super::gc::{VictimIndex, VictimPolicy};
 use super::pagemap::PageMap;
 use super::scheme::{Done, Found, Ftl, HostWrite};
-use crate::config::{GcPool, GcStreamMode, SsdConfig};
+use crate::config::{GcPool, GcStreamMode, GcVictimScope, SsdConfig};
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{DivU32, Flash, Layout};
 use crate::types::{BlockId, Lpn, Ppn, SimTime};
@@ -57,6 +59,8 @@ pub(crate) struct PageFtl<P, const L: usize = 3, const R: usize = 3> {
     streams: u16,
     gc_mode: GcStreamMode,
     gc_min: u32,
+    /// Victim groups per die: 1 (`gc_victim = "device"`), or one per host stream.
+    victim_groups: u32,
     /// Logical to physical and back, 3 or 4 bytes per entry ([`PageMap`]).
     pub(crate) l2p: PageMap<L>,
     pub(crate) p2l: PageMap<R>,
@@ -108,19 +112,29 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
             streams >= 1 && g.dies >= 1,
             "a page FTL needs a stream and a die"
         );
+        let victim_groups = match cfg.ftl.gc_victim {
+            GcVictimScope::Device => 1,
+            GcVictimScope::Stream => streams as u32,
+        };
+        // A stream's GC blocks are in its group (`victim_group`): a shared GC stream is not.
+        assert!(
+            victim_groups == 1 || cfg.ftl.gc_stream != GcStreamMode::Separate,
+            "victims per stream with one shared GC stream (refused by validate)"
+        );
         PageFtl {
             g: *g,
             logical,
             streams,
             gc_mode: cfg.ftl.gc_stream,
             gc_min: cfg.ftl.gc_free_blocks_min,
+            victim_groups,
             l2p: PageMap::new(logical as usize, g.total_pages()),
             p2l: PageMap::new(g.total_pages() as usize, logical),
             state: vec![BlockState::Free; blocks],
             owner: vec![0; blocks],
             blocks: BlockManager::per_die(g, cfg.ftl.open_slots() as usize),
             cursor: (0..streams as u32).map(|s| s % g.dies).collect(),
-            victims: VictimIndex::new(g),
+            victims: VictimIndex::new(g, victim_groups),
             moved_offs: Vec::with_capacity(g.ppb as usize),
             moved_lpns: Vec::with_capacity(g.ppb as usize),
             per_block: DivU32::new(g.ppb),
@@ -164,7 +178,7 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
         let g = self.g;
         let mut t = now;
         if !in_gc {
-            t = self.collect(flash, die, now)?;
+            t = self.collect(flash, die, now, self.victim_group(slot))?;
             // GC may have opened this slot's block (gc_stream = victim).
             let b = self.blocks.open_block(&g, slot, die);
             if b != NIL {
@@ -190,8 +204,26 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
         Ok((b, t))
     }
 
-    /// Foreground GC on `die` until it has more than `gc_free_blocks_min` free blocks.
-    fn collect(&mut self, flash: &mut Flash, die: u32, now: SimTime) -> Result<SimTime, SsdError> {
+    /// The victim group of open-block `slot`'s blocks: 0 with one group, else its host
+    /// stream (GC slot `streams + s` of `gc_stream = "per_stream"` is stream `s`'s).
+    #[inline]
+    fn victim_group(&self, slot: u16) -> u16 {
+        if self.victim_groups == 1 {
+            0
+        } else {
+            slot % self.streams
+        }
+    }
+
+    /// Foreground GC on `die` until it has more than `gc_free_blocks_min` free blocks, each
+    /// victim chosen for victim `group` (the stream that needs the block).
+    fn collect(
+        &mut self,
+        flash: &mut Flash,
+        die: u32,
+        now: SimTime,
+        group: u16,
+    ) -> Result<SimTime, SsdError> {
         let mut t = now;
         // Each round frees one block; bound the rounds so a device with nothing to reclaim
         // reports DeviceFull instead of spinning.
@@ -201,7 +233,7 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
                 return Err(SsdError::DeviceFull { die });
             }
             budget -= 1;
-            t = self.reclaim(flash, die, t)?;
+            t = self.reclaim(flash, die, t, group)?;
         }
         assert!(
             self.blocks.free_blocks(die) > self.gc_min,
@@ -210,12 +242,18 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
         Ok(t)
     }
 
-    /// Reclaim one victim on `die`: copy its valid pages, erase it, free it.
-    fn reclaim(&mut self, flash: &mut Flash, die: u32, now: SimTime) -> Result<SimTime, SsdError> {
+    /// Reclaim one victim on `die` for victim `group`: copy its valid pages, erase it, free it.
+    fn reclaim(
+        &mut self,
+        flash: &mut Flash,
+        die: u32,
+        now: SimTime,
+        group: u16,
+    ) -> Result<SimTime, SsdError> {
         let g = self.g;
         let victim = self
             .victims
-            .take_victim(&g, die)
+            .take_victim(&g, die, group)
             .ok_or(SsdError::DeviceFull { die })?;
         assert_eq!(
             self.state[victim as usize],
@@ -360,7 +398,8 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
             valid <= g.ppb,
             "closed block {block} holds {valid} valid pages"
         );
-        self.victims.insert(g, die, block, valid);
+        let group = self.victim_group(slot);
+        self.victims.insert(g, die, block, valid, group);
     }
 
     /// L2P and P2L are inverse, mapped pages are programmed, and each block's valid count is

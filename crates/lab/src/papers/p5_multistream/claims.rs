@@ -70,7 +70,9 @@ pub fn claims(report: &Report) -> Vec<Claim> {
          takes those (a smaller spare area gives the per-type data stream the same copies: \
          `multistream_probe -- op`), and P5's own Table 1 lifetimes, written as uniform random \
          flows on this drive, give merge-different no gain either \
-         (docs/results/2026-11-29-p5-6.md)",
+         (docs/results/2026-11-29-p5-6.md); GC victims taken per stream instead of \
+         device-wide (`multistream_probe -- gcvictim`) lower every gain \
+         (docs/results/2026-11-29-p5-7.md)",
         waf("none").unwrap_or(f64::NAN)
     );
     let why = match super::gc_streams::claim_note(&report.config) {
@@ -236,7 +238,7 @@ fn lifetime_spans(
         .judge(
             paper_sb,
             ours_sb,
-            "our DB files are small at this scale, so their headers and documents are rewritten sooner after the superblock than ForestDB's",
+            "a superblock slot is rewritten every 64 commits of the device (32 files, 2 slots each) at every capacity, while a header lives about a capacity of device writes, so the factor grows with the device: it doubles with the device from 128 MiB to 1 GiB and a small device keeps it below P5's (docs/results/2026-11-29-p5-7.md)",
             "the lifetime measurement (config.lifetime)",
         ),
         spec(

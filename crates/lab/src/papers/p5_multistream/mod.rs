@@ -48,7 +48,7 @@ use anyhow::{Context, Result};
 use blockdev::{BlockDevice, MemDevice, Partition, SharedDevice, SimDevice};
 use engine::kv::{
     CompactionMode, NodeLayout, Options, RetiredHeaders, StaleEstimate, StalePages, Store,
-    WritePath, WAL_FLUSH_DOCS_DEFAULT,
+    WritePath,
 };
 use policy::streams::{
     ClassStreams, DataType, DeathRecorder, LifetimeReport, NamedPolicy, OracleStreams, StreamMap,
@@ -152,9 +152,19 @@ pub struct Plan {
     pub max_host_x: f64,
     /// How the stores commit (ForestDB's `wal` by default).
     pub write_path: WritePath,
-    /// WAL flush threshold in documents, at most (ForestDB's 4,096; a file with fewer keys
-    /// flushes once the WAL holds as many documents as it has keys).
-    pub wal_flush_docs_max: u64,
+    /// A cap on the WAL flush threshold in documents (`Some(4_096)`: ForestDB's default,
+    /// [`engine::kv::WAL_FLUSH_DOCS_DEFAULT`]), or none (`None`, default: the threshold is the same share
+    /// of a file's keys at every capacity, `wal_flush_share`). Why none: the cap is an
+    /// absolute count for files of P5's size (~390,000 documents) and binds only on our
+    /// larger files, so with it the WAL was a file's 814 keys at 128 MiB (one flush per key
+    /// count) but 4,096 of 6,520 at 1 GiB (0.63): the two scales modelled different stores,
+    /// and that alone made paper scale's stream gains half quick scale's (quick with the
+    /// 1 GiB share: none 2.387, per-type −10.5 %; 1 GiB with the 128 MiB share: none 1.985,
+    /// per-type −22.7 %; `multistream_probe -- walmax`). With the cap, 51 % of the index
+    /// pages a 1 GiB file writes are rewritten in the same file within a generation (ours
+    /// reuses a freed index node; ForestDB appends until the compaction), against 3–10 % at a
+    /// flush per key count (docs/results/2026-11-29-p5-7.md).
+    pub wal_flush_docs_max: Option<u64>,
     /// The WAL flush threshold as a share of a file's documents (`Some`: P5's ~1 %,
     /// [`P5_WAL_FLUSH_SHARE`]; at least one document, at most `wal_flush_docs_max`), or the
     /// file's key count (`None`: a WAL as large as the file's live data on files smaller than
@@ -239,6 +249,16 @@ pub struct Plan {
     /// to blocks whose data is still live (`multistream_probe -- gcpolicy`): it keeps the
     /// stream gains where greedy has them (2026-11-29-p5-6.md).
     pub gc_policy: ssd::GcPolicy,
+    /// Where the SSD takes a GC victim from: any closed block of its pool (`Device`, default:
+    /// the PM953's victim choice is not published, and a drive that pools its blocks for the
+    /// device needs no more) or the blocks of the stream that needs a free block (`Stream`:
+    /// a multi-stream SSD that keeps each stream in a block set of its own and collects a
+    /// stream's garbage when it writes; `ssd::GcVictimScope`). With `Stream` a run under the
+    /// GC mode `separate` is refused (its shared GC stream belongs to no stream). Measured
+    /// (`multistream_probe -- gcvictim`): per stream lowers every gain at both scales, as the
+    /// spare area no longer moves to the stream whose blocks hold the garbage
+    /// (2026-11-29-p5-7.md).
+    pub gc_victim: ssd::GcVictimScope,
     /// The SSD's over-provisioning, (physical − logical) / logical (`None`, default: the
     /// preset's, 14.5 %, the PM953's 512 GiB of flash for 480 GB). A probe, not a fit: a
     /// smaller spare area stands in for the spare that dead superblock pages hold inside data
@@ -268,7 +288,7 @@ impl Plan {
             pages_per_block: PAGES_PER_BLOCK,
             max_host_x: MAX_HOST_X,
             write_path: WritePath::Wal,
-            wal_flush_docs_max: WAL_FLUSH_DOCS_DEFAULT,
+            wal_flush_docs_max: None,
             wal_flush_share: None,
             compaction_mode: CompactionMode::WholeFile,
             next_fit: true,
@@ -287,6 +307,7 @@ impl Plan {
             aged_drive: true,
             fstrim_every: None,
             gc_policy: ssd::GcPolicy::Greedy,
+            gc_victim: ssd::GcVictimScope::Device,
             op: None,
         }
     }
@@ -331,6 +352,7 @@ impl Plan {
             "aged_drive": self.aged_drive,
             "fstrim_every": self.fstrim_every,
             "gc_policy": self.gc_policy,
+            "gc_victim": self.gc_victim.name(),
             "op": self.op,
         })
     }
@@ -525,6 +547,7 @@ fn device_config(plan: &Plan, gc: GcStreamMode) -> Result<SsdConfig> {
     cfg.ftl.streams = plan.device_streams;
     cfg.ftl.gc_stream = gc;
     cfg.ftl.gc_policy = plan.gc_policy;
+    cfg.ftl.gc_victim = plan.gc_victim;
     if let Some(op) = plan.op {
         anyhow::ensure!(
             op.is_finite() && op > 0.0,
@@ -596,8 +619,8 @@ fn store_options(plan: &Plan, file_pages: u64, keys_per_file: u64) -> Options {
 }
 
 /// The WAL flush threshold of a file with `keys_per_file` keys: `wal_flush_share` of its keys
-/// when set, else the file's key count; at most `wal_flush_docs_max` (ForestDB's 4,096) and at
-/// least one document. (A WAL larger than the live data would hold most of a small file's
+/// when set, else the file's key count; at most `wal_flush_docs_max` if set and at least one
+/// document. (A WAL larger than the live data would hold most of a small file's
 /// space until its flush.)
 pub fn wal_flush_docs(plan: &Plan, keys_per_file: u64) -> u64 {
     let docs = match plan.wal_flush_share {
@@ -607,7 +630,7 @@ pub fn wal_flush_docs(plan: &Plan, keys_per_file: u64) -> u64 {
         }
         None => keys_per_file,
     };
-    plan.wal_flush_docs_max.min(docs).max(1)
+    plan.wal_flush_docs_max.map_or(docs, |m| m.min(docs)).max(1)
 }
 
 fn key(k: u64) -> [u8; KEY_BYTES] {

@@ -274,12 +274,28 @@ pub(super) fn lifetime_table(rows: &[LifetimeRow]) -> Table {
     t
 }
 
+/// When the stores flush their WAL, in words (`Plan::wal_flush_share`, `wal_flush_docs_max`).
+fn wal_rule(plan: &Plan) -> String {
+    let share = match plan.wal_flush_share {
+        Some(s) => format!("{:.2} % of the file's keys", s * 100.0),
+        None => "the file's key count".to_string(),
+    };
+    let cap = match plan.wal_flush_docs_max {
+        Some(cap) => format!(", at most {cap}"),
+        None => String::new(),
+    };
+    format!(
+        "each time the WAL holds {share} in documents{cap} (the same share of a file at every \
+         capacity unless capped; ForestDB's 4,096 documents are ~1 % of a P5 file)"
+    )
+}
+
 pub(super) fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
     let mut n = vec![
         format!("Scaled down from P5's 480 GB drive with 400 GB in 32 DB files: {} MiB of logical space, {:.1} % of it in {} partitions (one store each; the fill ratio and file count kept)", plan.capacity_bytes >> 20, FILL * 100.0, plan.files),
         format!("Device: preset {PRESET} with 4 KiB pages, {}-page blocks and its over-provisioning (14.5 %: 512 GiB of flash for 480 GB); the PM953's flash geometry is not published (page and block size assumed); WAF depends on the block size (a block holds pages written close together in time; smaller blocks die whole more often). {} and {}", plan.pages_per_block, if plan.aged_drive { "The drive is aged (every logical page written once)" } else { "The drive starts as mkfs.ext4 leaves it (the whole device discarded: only what the files write is valid on it)" }, if plan.discard { "the stores' trims are passed on (ext4 with `discard`; not P5's setting): a page a store frees dies on the drive at once" } else { "the stores' trims are dropped (ext4 without `discard`, as on P5's Ubuntu 14.04; its weekly fstrim would trim at most once in a 6.5 h run), so the SSD counts every page valid until it is overwritten" }),
         format!("Documents: {KEY_BYTES}-byte keys, {}-byte values, live documents {:.0} % of each file, a commit every {} updates of a file (P5 states neither document size nor commit interval)", plan.value_bytes, plan.live_share * 100.0, plan.ops_per_commit),
-        format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, every min(4,096, keys per file) documents (ForestDB's default 4,096), and with each compaction batch", plan.write_path.name()),
+        format!("Write path `{}`: as ForestDB, a commit appends its documents (the WAL entries) and a DB header and rewrites a superblock slot; the B+-tree (ForestDB: HB+-trie) is updated and its changed nodes appended only when the WAL is flushed, {}, and with each compaction batch", plan.write_path.name(), wal_rule(plan)),
         format!("Compaction `{}` at {:.0} % stale bytes (ForestDB's default): one commit rewrites every live document of the file and a new index, appended together (appended next fit: each store is an append-only log wrapping around its space, as ForestDB appends to its file), and the old generation's pages are released whole (their trims dropped, as ext4 without discard). Stale share estimated `{}` (file-size: ForestDB's auto-compaction, the pages written since the generation began less the live documents and index nodes; data-pages: stale document bytes on the data pages in use); retired DB headers `{}` (hold: kept in the file until the compaction, then released with the old generation, as ForestDB's headers die with their file; reuse: given back to the store's allocator at the next commit){}", plan.compaction_mode.name(), COMPACT_THRESHOLD * 100.0, plan.stale_estimate.name(), plan.retired_headers.name(), match plan.stale_pages { engine::kv::StalePages::Reuse => "", engine::kv::StalePages::Hold => "; every page freed within a generation (index nodes a WAL flush rewrote, stale data pages) held until the compaction that ends it, so new index nodes go to the file's end (stale pages `hold`, ForestDB's)" }),
         match plan.fs_chunk_pages {
             Some(n) => format!("Placement: the DB files are files of one file system, not fixed partitions: their pages are placed on the device in chunks of {n} pages ({} KiB; 1 page = ext4's 4 KiB block, its unit of allocation) where ext4's allocator would put them ({}) and a chunk whose pages a compaction released goes back to the pool, so a file written after another's old generation was deleted overwrites that generation's LBAs. The drive, which gets no trims, sees each new generation overwrite data of other files written at other times: this is what raises `none`'s WAF from 1.15 (fixed partitions, each file a log wrapping in its own range: blocks die in the order they were written) to P5's range, and what streams then separate (quick scale, seed 1: none 1.152 / 1.377 / 1.613 and per-type -9.8 / -25.4 / -23.2 % with fixed partitions / 16-page / 64-page chunks). {}", n * PAGE_BYTES as u64 / 1024, placement_rule(plan), free_space_note(plan)),
