@@ -4,7 +4,7 @@
 use crate::config::{Aging, SsdConfig};
 use crate::error::{ConfigError, InvariantError, SsdError};
 use crate::flash::{Flash, TAG_EMPTY};
-use crate::ftl::{self, Ftl, HostWrite};
+use crate::ftl::{self, Ftl, HostWrite, Placed};
 use crate::latency::LatencyCounts;
 use crate::link::HostInterface;
 use crate::stats::Stats;
@@ -802,8 +802,12 @@ impl crate::ftl::RunClock for ClosedLoop<'_> {
     /// page's program (at least its issue), plus the acknowledgement. Completed requests
     /// are the run's written pages (the caller counts them).
     #[inline(always)]
-    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
+    fn complete(&mut self, flash: &mut Flash, placed: Placed) -> Result<(), SsdError> {
         let at = self.at;
+        let programmed = match placed {
+            Placed::Block(b) => flash.time_placed(b, at),
+            Placed::Done(t) => t,
+        };
         // At least `at`: the latency below needs no saturating subtraction.
         let done = at.0.max(programmed.0).saturating_add(self.ack_ns);
         if done == u64::MAX {
@@ -851,11 +855,16 @@ impl crate::ftl::RunClock for QueuedRun<'_> {
         self.slot
     }
 
-    /// The page of the request issued last was programmed by `programmed`: complete the
-    /// request (an error: it failed, after its page was written).
+    /// The page of the request issued last was written where `placed` says: time its
+    /// program at its cache slot (its data's arrival without a cache) if the FTL left it
+    /// untimed, then complete the request (an error: it failed, after its page was written).
     #[inline(always)]
-    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
+    fn complete(&mut self, flash: &mut Flash, placed: Placed) -> Result<(), SsdError> {
         let at = self.at;
+        let programmed = match placed {
+            Placed::Block(b) => flash.time_placed(b, self.slot),
+            Placed::Done(t) => t,
+        };
         let stored = at.max(self.iface.page_done(self.slot, programmed));
         let done = self.iface.write_acked(stored);
         // As `Ssd::finish`, then the port's `complete`.

@@ -322,15 +322,14 @@ impl Flash {
         self.time_program(block, now)
     }
 
-    /// Program the next page of `block`: [`Flash::program`] for a caller that knows the
-    /// block. Returns the page programmed and the completion time.
+    /// Program the next page of `block` for a caller that knows the block, and leave its
+    /// timing to the caller: [`Flash::time_program`] (or, on a timed run,
+    /// [`Flash::time_placed`]) with the block and the write's time gives what
+    /// [`Flash::program`] would have. Nothing in between may touch the die's or channel's
+    /// timeline (the page FTL's host write maps and closes in between: no timing).
+    /// Returns the page programmed.
     #[inline(always)]
-    pub(crate) fn program_next(
-        &mut self,
-        block: u32,
-        data: PageWrite,
-        now: SimTime,
-    ) -> (Ppn, SimTime) {
+    pub(crate) fn program_next(&mut self, block: u32, data: PageWrite) -> Ppn {
         let wp = &mut self.write_pointer[block as usize];
         assert!(
             *wp < self.layout.ppb,
@@ -340,7 +339,7 @@ impl Flash {
         *wp += 1;
         self.store(ppn, data);
         self.stats.flash_pages_written += 1;
-        (ppn, self.time_program(BlockId(block), now))
+        ppn
     }
 
     /// Keep what a program writes at `ppn`: its tag, and its payload in payload mode.
@@ -616,12 +615,22 @@ impl Flash {
         *wp += 1;
     }
 
+    /// The completion time of a page programmed into `block` at `now` (`now` itself when
+    /// timing is off).
     #[inline(always)]
-    fn time_program(&mut self, block: BlockId, now: SimTime) -> SimTime {
+    pub(crate) fn time_program(&mut self, block: BlockId, now: SimTime) -> SimTime {
         if !self.timing {
             return now;
         }
-        let (die, ch) = self.place_of_block[block.0 as usize];
+        self.time_placed(block.0, now)
+    }
+
+    /// [`Flash::time_program`] on a flash known to be timed (a timed run checks once that
+    /// it is): the page's transfer on its die's channel, then its program on the die.
+    #[inline(always)]
+    pub(crate) fn time_placed(&mut self, block: u32, now: SimTime) -> SimTime {
+        debug_assert!(self.timing, "a timed program on an untimed flash");
+        let (die, ch) = self.place_of_block[block as usize];
         self.time_program_at(die, ch as usize, now)
     }
 

@@ -24,7 +24,7 @@ use super::blocks::{BlockManager, NIL};
 use super::fdp::SlotStats;
 use super::gc::{VictimIndex, VictimPolicy};
 use super::pagemap::PageMap;
-use super::scheme::{Done, Found, Ftl, HostWrite};
+use super::scheme::{Done, Found, Ftl, HostWrite, Placed};
 use crate::config::{GcPool, GcStreamMode, SsdConfig};
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{DivU32, Flash, Layout};
@@ -363,6 +363,57 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
         self.victims.insert(g, die, block, valid);
     }
 
+    /// [`Ftl::write`] up to the host page's program, which it leaves untimed (GC before
+    /// it is timed): returns the block the page went to, for the caller to time the program
+    /// in ([`Flash::time_program`], or a timed run's clock: [`Ftl::write_placed`]).
+    #[inline(always)]
+    fn write_untimed(&mut self, flash: &mut Flash, w: HostWrite) -> Result<u32, SsdError> {
+        let HostWrite {
+            lpn,
+            stream,
+            data,
+            now,
+        } = w;
+        let g = self.g;
+        let s = stream.0 as usize;
+        let mut die = self.cursor[s];
+        self.cursor[s] = if die + 1 == g.dies { 0 } else { die + 1 };
+        // GC time lands on the die's timeline; the program, timed once this returns, queues
+        // behind it there.
+        // A die whose blocks hold only valid data cannot take the page: try the next die
+        // (a workload in step with the striping can fill one die while others have room).
+        let mut tries = 0;
+        let block = loop {
+            match self.open_block(flash, stream.0, die, now, false) {
+                Ok((b, _)) => break b,
+                Err(SsdError::DeviceFull { .. }) if tries + 1 < g.dies => {
+                    tries += 1;
+                    die = if die + 1 == g.dies { 0 } else { die + 1 };
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        // The old page goes invalid; `map` below overwrites the L2P entry (no NIL between).
+        let old = self.l2p.get(lpn.0 as usize);
+        if old != NIL {
+            self.invalidate(&g, old);
+        }
+        let ppn = flash.program_next(block, data);
+        // The page is in the block (its offset from the block's first page is below ppb).
+        // Debug only: `program_next` computes it from the block and its asserted write
+        // pointer, and this runs once per host write.
+        let offset = (ppn.0 as u32).wrapping_sub(block * g.ppb);
+        debug_assert!(offset < g.ppb, "page {ppn:?} of block {block}");
+        self.map(lpn.0 as u32, ppn.0 as u32, block);
+        // The block is full when this was its last page (`close_if_full` without reloading
+        // the write pointer `program_next` just moved to `offset + 1`).
+        debug_assert_eq!(flash.is_full(BlockId(block)), offset + 1 == g.ppb);
+        if offset + 1 == g.ppb {
+            self.close(stream.0, die, block);
+        }
+        Ok(block)
+    }
+
     /// L2P and P2L are inverse, mapped pages are programmed, and each block's valid count is
     /// its mapped pages. Returns the mapped pages per block.
     fn verify_maps(&self, flash: &Flash) -> Result<Vec<u32>, InvariantError> {
@@ -474,49 +525,14 @@ impl<P: VictimPolicy, const L: usize, const R: usize> Ftl for PageFtl<P, L, R> {
 
     #[inline(always)]
     fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done {
-        let HostWrite {
-            lpn,
-            stream,
-            data,
-            now,
-        } = w;
-        let g = self.g;
-        let s = stream.0 as usize;
-        let mut die = self.cursor[s];
-        self.cursor[s] = if die + 1 == g.dies { 0 } else { die + 1 };
-        // GC time lands on the die's timeline; the program below queues behind it there.
-        // A die whose blocks hold only valid data cannot take the page: try the next die
-        // (a workload in step with the striping can fill one die while others have room).
-        let mut tries = 0;
-        let block = loop {
-            match self.open_block(flash, stream.0, die, now, false) {
-                Ok((b, _)) => break b,
-                Err(SsdError::DeviceFull { .. }) if tries + 1 < g.dies => {
-                    tries += 1;
-                    die = if die + 1 == g.dies { 0 } else { die + 1 };
-                }
-                Err(e) => return Err(e),
-            }
-        };
-        // The old page goes invalid; `map` below overwrites the L2P entry (no NIL between).
-        let old = self.l2p.get(lpn.0 as usize);
-        if old != NIL {
-            self.invalidate(&g, old);
-        }
-        let (ppn, done) = flash.program_next(block, data, now);
-        // The page is in the block (its offset from the block's first page is below ppb).
-        // Debug only: `program_next` computes it from the block and its asserted write
-        // pointer, and this runs once per host write.
-        let offset = (ppn.0 as u32).wrapping_sub(block * g.ppb);
-        debug_assert!(offset < g.ppb, "page {ppn:?} of block {block}");
-        self.map(lpn.0 as u32, ppn.0 as u32, block);
-        // The block is full when this was its last page (`close_if_full` without reloading
-        // the write pointer `program_next` just moved to `offset + 1`).
-        debug_assert_eq!(flash.is_full(BlockId(block)), offset + 1 == g.ppb);
-        if offset + 1 == g.ppb {
-            self.close(stream.0, die, block);
-        }
-        Ok(done)
+        let now = w.now;
+        let block = self.write_untimed(flash, w)?;
+        Ok(flash.time_program(BlockId(block), now))
+    }
+
+    #[inline(always)]
+    fn write_placed(&mut self, flash: &mut Flash, w: HostWrite) -> Result<Placed, SsdError> {
+        self.write_untimed(flash, w).map(Placed::Block)
     }
 
     fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found {
