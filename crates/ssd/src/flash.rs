@@ -132,7 +132,9 @@ pub struct Flash {
     /// instead of computed.
     channel_of_die: Box<[u32]>,
     /// Each block's die and that die's channel (timing on; else empty), looked up on every
-    /// timed program of a host page instead of a division and a second lookup.
+    /// timed program of a host page instead of a division and a second lookup. Every entry
+    /// indexes `die_free_ns` and `channel_free_ns` (asserted in [`Flash::new`]; neither
+    /// table changes length), which lets [`Flash::time_placed`] skip their bound checks.
     place_of_block: Box<[(DieId, u32)]>,
     timing: bool,
     t_read_ns: u64,
@@ -150,13 +152,13 @@ pub struct Flash {
     /// were skipped unprogrammed (block-mapped schemes place pages at their offset).
     skipped: Option<LivePages>,
     payloads: Option<Vec<Option<Box<[u8]>>>>,
-    die_free_ns: Vec<u64>,
+    die_free_ns: Box<[u64]>,
     /// When each die's last read ends (used only with `reads_suspend`).
     die_read_free_ns: Vec<u64>,
     /// `timing.read_priority` (without `reads_suspend`): the operations booked on each die,
     /// so a read goes ahead of those queued (see [`DieQueues`]).
     die_queues: Option<DieQueues>,
-    channel_free_ns: Vec<u64>,
+    channel_free_ns: Box<[u64]>,
     /// GC copies per tag class since counting was turned on (empty: not counted).
     copies_by_tag_class: Vec<u64>,
     /// The SSD layer's counters; FTLs add merges, copies and translation I/O here.
@@ -169,7 +171,7 @@ impl Flash {
         let blocks = cfg.total_blocks() as usize;
         let pages = cfg.physical_pages() as usize;
         let xfer_ns = (g.page_bytes as f64 * 1e3 / cfg.timing.channel_mb_per_s).round() as u64;
-        Flash {
+        let flash = Flash {
             layout: Layout::new(cfg),
             per_block: DivU32::new(g.pages_per_block),
             per_die: DivU32::new(cfg.blocks_per_die()),
@@ -197,16 +199,25 @@ impl Flash {
             },
             skipped: (cfg.ftl.data == DataMode::None).then(|| LivePages::new(pages as u64)),
             payloads: (cfg.ftl.data == DataMode::Payloads).then(|| vec![None; pages]),
-            die_free_ns: vec![0; cfg.dies() as usize],
+            die_free_ns: vec![0; cfg.dies() as usize].into(),
             die_read_free_ns: vec![0; cfg.dies() as usize],
             die_queues: (cfg.timing.enabled
                 && cfg.timing.read_priority
                 && !cfg.timing.reads_suspend_programs)
                 .then(|| DieQueues::new(cfg.dies() as usize)),
-            channel_free_ns: vec![0; g.channels as usize],
+            channel_free_ns: vec![0; g.channels as usize].into(),
             copies_by_tag_class: Vec::new(),
             stats: Stats::default(),
-        }
+        };
+        // What `time_placed`'s unchecked indexing rests on.
+        assert!(
+            flash.place_of_block.iter().all(|&(die, ch)| {
+                (die.0 as usize) < flash.die_free_ns.len()
+                    && (ch as usize) < flash.channel_free_ns.len()
+            }),
+            "a block placed beyond the dies or channels"
+        );
+        flash
     }
 
     pub fn total_blocks(&self) -> u32 {
@@ -631,7 +642,19 @@ impl Flash {
     pub(crate) fn time_placed(&mut self, block: u32, now: SimTime) -> SimTime {
         debug_assert!(self.timing, "a timed program on an untimed flash");
         let (die, ch) = self.place_of_block[block as usize];
-        self.time_program_at(die, ch as usize, now)
+        // SAFETY: every entry of `place_of_block` indexes both timelines (asserted in
+        // `Flash::new`; the boxed tables never change length).
+        let (ch_free, die_free) = unsafe {
+            (
+                self.channel_free_ns.get_unchecked_mut(ch as usize),
+                self.die_free_ns.get_unchecked_mut(die.0 as usize),
+            )
+        };
+        let (start_ns, end) = program_step(now, ch_free, die_free, self.xfer_ns, self.t_prog_ns);
+        if let Some(q) = self.die_queues.as_mut() {
+            q.book(die.0 as usize, start_ns, self.t_prog_ns, 1);
+        }
+        end
     }
 
     /// [`Flash::time_program`] on a die already known.
@@ -643,10 +666,15 @@ impl Flash {
     /// [`Flash::time_program`] on a die and its channel already known.
     #[inline(always)]
     fn time_program_at(&mut self, die: DieId, ch: usize, now: SimTime) -> SimTime {
-        let start = now.0.max(self.channel_free_ns[ch]);
-        let sent = start.saturating_add(self.xfer_ns);
-        self.channel_free_ns[ch] = sent;
-        self.occupy_die(die, SimTime(sent), self.t_prog_ns)
+        let (ch_free, die_free) = (
+            &mut self.channel_free_ns[ch],
+            &mut self.die_free_ns[die.0 as usize],
+        );
+        let (start_ns, end) = program_step(now, ch_free, die_free, self.xfer_ns, self.t_prog_ns);
+        if let Some(q) = self.die_queues.as_mut() {
+            q.book(die.0 as usize, start_ns, self.t_prog_ns, 1);
+        }
+        end
     }
 
     #[inline(always)]
@@ -668,6 +696,25 @@ impl Flash {
         *c = now.0.max(*c).saturating_add(self.xfer_ns);
         SimTime(*c)
     }
+}
+
+/// One page's program on the timelines of its channel and die: the transfer when both `now`
+/// and the channel allow, then the program when the die is free too. Times saturate at
+/// `u64::MAX` ns (the device reports that as an overflow). Returns when the program started
+/// on the die and when it ends.
+#[inline(always)]
+fn program_step(
+    now: SimTime,
+    channel_free_ns: &mut u64,
+    die_free_ns: &mut u64,
+    xfer_ns: u64,
+    t_prog_ns: u64,
+) -> (u64, SimTime) {
+    let sent = now.0.max(*channel_free_ns).saturating_add(xfer_ns);
+    *channel_free_ns = sent;
+    let start_ns = sent.max(*die_free_ns);
+    *die_free_ns = start_ns.saturating_add(t_prog_ns);
+    (start_ns, SimTime(*die_free_ns))
 }
 
 #[cfg(test)]
