@@ -789,6 +789,36 @@ mod copy_run_tests {
         cfg
     }
 
+    /// A host page's program timed from its block's place ([`Flash::time_placed`], the
+    /// table a timed run reads without bound checks) takes the same time, on the same die
+    /// and channel, as one timed on the block's die ([`Flash::time_program_on`]), for
+    /// every block of four dies on two channels.
+    #[test]
+    fn a_placed_program_times_like_one_on_its_die() {
+        let mut flash = Flash::new(&four_dies());
+        // Busy timelines, different per die and channel.
+        for (i, t) in flash.die_free_ns.iter_mut().enumerate() {
+            *t = 10_000 * i as u64;
+        }
+        flash.channel_free_ns[1] = 25_000;
+        for block in 0..flash.total_blocks() {
+            let (mut placed, mut on_die) = (flash.clone(), flash.clone());
+            let now = SimTime(5_000);
+            let t_placed = placed.time_placed(block, now);
+            let die = on_die.die_of(crate::types::BlockId(block));
+            let t_on_die = on_die.time_program_on(die, now);
+            assert_eq!(t_placed, t_on_die, "block {block}");
+            assert_eq!(
+                placed.die_free_ns, on_die.die_free_ns,
+                "dies, block {block}"
+            );
+            assert_eq!(
+                placed.channel_free_ns, on_die.channel_free_ns,
+                "channels, block {block}"
+            );
+        }
+    }
+
     /// A run of copies ends when page-by-page copies do, on the same die and across dies
     /// and channels, with every die's and channel's timeline left the same.
     #[test]
