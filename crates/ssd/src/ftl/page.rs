@@ -307,16 +307,15 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
         slot
     }
 
+    /// Map `lpn` to `ppn`, just programmed in `block`: returns the physical page `lpn` had
+    /// ([`NIL`]: none), which the caller invalidates. Each map's entry is read and written in
+    /// one step (one bound check, one address).
     #[inline(always)]
-    fn map(&mut self, lpn: u32, ppn: u32, block: u32) {
-        assert_eq!(
-            self.p2l.get(ppn as usize),
-            NIL,
-            "physical page {ppn} mapped twice (lpn {lpn})"
-        );
-        self.p2l.set(ppn as usize, lpn);
-        self.l2p.set(lpn as usize, ppn);
+    fn map(&mut self, lpn: u32, ppn: u32, block: u32) -> u32 {
+        let was = self.p2l.replace(ppn as usize, lpn);
+        assert_eq!(was, NIL, "physical page {ppn} mapped twice (lpn {lpn})");
         self.victims.add_valid(block);
+        self.l2p.replace(lpn as usize, ppn)
     }
 
     /// Drop the current mapping of `lpn`, if any.
@@ -393,18 +392,18 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
                 Err(e) => return Err(e),
             }
         };
-        // The old page goes invalid; `map` below overwrites the L2P entry (no NIL between).
-        let old = self.l2p.get(lpn.0 as usize);
-        if old != NIL {
-            self.invalidate(&g, old);
-        }
         let ppn = flash.program_next(block, data);
         // The page is in the block (its offset from the block's first page is below ppb).
         // Debug only: `program_next` computes it from the block and its asserted write
         // pointer, and this runs once per host write.
         let offset = (ppn.0 as u32).wrapping_sub(block * g.ppb);
         debug_assert!(offset < g.ppb, "page {ppn:?} of block {block}");
-        self.map(lpn.0 as u32, ppn.0 as u32, block);
+        // The new page replaces the old one in L2P (no NIL between); the old goes invalid
+        // before the block can close (a closed block enters GC's index with its count).
+        let old = self.map(lpn.0 as u32, ppn.0 as u32, block);
+        if old != NIL {
+            self.invalidate(&g, old);
+        }
         // The block is full when this was its last page (`close_if_full` without reloading
         // the write pointer `program_next` just moved to `offset + 1`).
         debug_assert_eq!(flash.is_full(BlockId(block)), offset + 1 == g.ppb);
