@@ -121,6 +121,19 @@ impl DivU32 {
     }
 }
 
+/// A block [`Flash::program_next`] has just programmed a page of, to be timed
+/// ([`Flash::time_placed`]). Made only there, so its block is one of the flash's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Programmed(u32);
+
+impl Programmed {
+    /// The block programmed.
+    #[inline(always)]
+    pub(crate) fn block(self) -> BlockId {
+        BlockId(self.0)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Flash {
     pub(crate) layout: Layout,
@@ -131,10 +144,11 @@ pub struct Flash {
     /// Each die's channel (`die % channels`), looked up on every timed program and read
     /// instead of computed.
     channel_of_die: Box<[u32]>,
-    /// Each block's die and that die's channel (timing on; else empty), looked up on every
-    /// timed program of a host page instead of a division and a second lookup. Every entry
-    /// indexes `die_free_ns` and `channel_free_ns` (asserted in [`Flash::new`]; neither
-    /// table changes length), which lets [`Flash::time_placed`] skip their bound checks.
+    /// Each block's die and that die's channel, looked up on every timed program of a host
+    /// page instead of a division and a second lookup. One entry per block (as
+    /// `write_pointer`), each indexing `die_free_ns` and `channel_free_ns` (asserted in
+    /// [`Flash::new`]; none of these boxed tables changes length), which lets
+    /// [`Flash::time_placed`] skip all three bound checks.
     place_of_block: Box<[(DieId, u32)]>,
     timing: bool,
     t_read_ns: u64,
@@ -144,7 +158,7 @@ pub struct Flash {
     /// `timing.reads_suspend_programs`: reads keep their own per-die timeline
     /// (`die_read_free_ns`) and push a running program or erase back instead of waiting for it.
     reads_suspend: bool,
-    write_pointer: Vec<u32>,
+    write_pointer: Box<[u32]>,
     erase_count: Vec<u32>,
     /// A tag per page (empty with `data = "none"`).
     tags: Vec<u64>,
@@ -176,22 +190,19 @@ impl Flash {
             per_block: DivU32::new(g.pages_per_block),
             per_die: DivU32::new(cfg.blocks_per_die()),
             channel_of_die: (0..cfg.dies()).map(|d| d % g.channels).collect(),
-            place_of_block: match cfg.timing.enabled {
-                true => (0..blocks as u32)
-                    .map(|b| {
-                        let die = b / cfg.blocks_per_die();
-                        (DieId(die), die % g.channels)
-                    })
-                    .collect(),
-                false => Box::default(),
-            },
+            place_of_block: (0..blocks as u32)
+                .map(|b| {
+                    let die = b / cfg.blocks_per_die();
+                    (DieId(die), die % g.channels)
+                })
+                .collect(),
             timing: cfg.timing.enabled,
             t_read_ns: cfg.timing.t_read_ns,
             t_prog_ns: cfg.timing.t_prog_ns,
             t_erase_ns: cfg.timing.t_erase_ns,
             xfer_ns,
             reads_suspend: cfg.timing.reads_suspend_programs,
-            write_pointer: vec![0; blocks],
+            write_pointer: vec![0; blocks].into(),
             erase_count: vec![0; blocks],
             tags: match cfg.ftl.data {
                 DataMode::None => Vec::new(),
@@ -210,6 +221,10 @@ impl Flash {
             stats: Stats::default(),
         };
         // What `time_placed`'s unchecked indexing rests on.
+        assert!(
+            flash.place_of_block.len() == flash.write_pointer.len(),
+            "a place per block"
+        );
         assert!(
             flash.place_of_block.iter().all(|&(die, ch)| {
                 (die.0 as usize) < flash.die_free_ns.len()
@@ -338,9 +353,9 @@ impl Flash {
     /// [`Flash::time_placed`]) with the block and the write's time gives what
     /// [`Flash::program`] would have. Nothing in between may touch the die's or channel's
     /// timeline (the page FTL's host write maps and closes in between: no timing).
-    /// Returns the page programmed.
+    /// Returns the page programmed and the block as a [`Programmed`] to time.
     #[inline(always)]
-    pub(crate) fn program_next(&mut self, block: u32, data: PageWrite) -> Ppn {
+    pub(crate) fn program_next(&mut self, block: u32, data: PageWrite) -> (Ppn, Programmed) {
         let wp = &mut self.write_pointer[block as usize];
         assert!(
             *wp < self.layout.ppb,
@@ -350,7 +365,7 @@ impl Flash {
         *wp += 1;
         self.store(ppn, data);
         self.stats.flash_pages_written += 1;
-        ppn
+        (ppn, Programmed(block))
     }
 
     /// Keep what a program writes at `ppn`: its tag, and its payload in payload mode.
@@ -633,17 +648,23 @@ impl Flash {
         if !self.timing {
             return now;
         }
-        self.time_placed(block.0, now)
+        let (die, ch) = self.place_of_block[block.0 as usize];
+        self.time_program_at(die, ch as usize, now)
     }
 
     /// [`Flash::time_program`] on a flash known to be timed (a timed run checks once that
     /// it is): the page's transfer on its die's channel, then its program on the die.
     #[inline(always)]
-    pub(crate) fn time_placed(&mut self, block: u32, now: SimTime) -> SimTime {
+    pub(crate) fn time_placed(&mut self, programmed: Programmed, now: SimTime) -> SimTime {
         debug_assert!(self.timing, "a timed program on an untimed flash");
-        let (die, ch) = self.place_of_block[block as usize];
-        // SAFETY: every entry of `place_of_block` indexes both timelines (asserted in
-        // `Flash::new`; the boxed tables never change length).
+        let block = programmed.0 as usize;
+        debug_assert!(block < self.place_of_block.len(), "block {block}");
+        // SAFETY: a `Programmed` is made only by `program_next` of a block it has just
+        // indexed (so below the blocks, and `place_of_block` has one entry per block), and
+        // only the flash that made it receives it back; every entry of `place_of_block`
+        // indexes both timelines. All asserted in `Flash::new`; the boxed tables never
+        // change length.
+        let (die, ch) = unsafe { *self.place_of_block.get_unchecked(block) };
         let (ch_free, die_free) = unsafe {
             (
                 self.channel_free_ns.get_unchecked_mut(ch as usize),
@@ -804,7 +825,7 @@ mod copy_run_tests {
         for block in 0..flash.total_blocks() {
             let (mut placed, mut on_die) = (flash.clone(), flash.clone());
             let now = SimTime(5_000);
-            let t_placed = placed.time_placed(block, now);
+            let t_placed = placed.time_placed(super::Programmed(block), now);
             let die = on_die.die_of(crate::types::BlockId(block));
             let t_on_die = on_die.time_program_on(die, now);
             assert_eq!(t_placed, t_on_die, "block {block}");

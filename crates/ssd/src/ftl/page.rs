@@ -27,7 +27,7 @@ use super::pagemap::PageMap;
 use super::scheme::{Done, Found, Ftl, HostWrite, Placed};
 use crate::config::{GcPool, GcStreamMode, SsdConfig};
 use crate::error::{InvariantError, SsdError};
-use crate::flash::{DivU32, Flash, Layout};
+use crate::flash::{DivU32, Flash, Layout, Programmed};
 use crate::types::{BlockId, Lpn, Ppn, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -366,7 +366,7 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
     /// it is timed): returns the block the page went to, for the caller to time the program
     /// in ([`Flash::time_program`], or a timed run's clock: [`Ftl::write_placed`]).
     #[inline(always)]
-    fn write_untimed(&mut self, flash: &mut Flash, w: HostWrite) -> Result<u32, SsdError> {
+    fn write_untimed(&mut self, flash: &mut Flash, w: HostWrite) -> Result<Programmed, SsdError> {
         let HostWrite {
             lpn,
             stream,
@@ -392,7 +392,7 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
                 Err(e) => return Err(e),
             }
         };
-        let ppn = flash.program_next(block, data);
+        let (ppn, programmed) = flash.program_next(block, data);
         // The page is in the block (its offset from the block's first page is below ppb).
         // Debug only: `program_next` computes it from the block and its asserted write
         // pointer, and this runs once per host write.
@@ -410,7 +410,7 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
         if offset + 1 == g.ppb {
             self.close(stream.0, die, block);
         }
-        Ok(block)
+        Ok(programmed)
     }
 
     /// L2P and P2L are inverse, mapped pages are programmed, and each block's valid count is
@@ -525,8 +525,8 @@ impl<P: VictimPolicy, const L: usize, const R: usize> Ftl for PageFtl<P, L, R> {
     #[inline(always)]
     fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done {
         let now = w.now;
-        let block = self.write_untimed(flash, w)?;
-        Ok(flash.time_program(BlockId(block), now))
+        let programmed = self.write_untimed(flash, w)?;
+        Ok(flash.time_program(programmed.block(), now))
     }
 
     #[inline(always)]

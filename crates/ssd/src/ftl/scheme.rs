@@ -1,7 +1,7 @@
 //! What every FTL scheme offers the device: the [`Ftl`] trait and the page write it receives.
 
 use crate::error::{InvariantError, SsdError};
-use crate::flash::Flash;
+use crate::flash::{Flash, Programmed};
 use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
 
 /// One page write as an FTL receives it: where, on which stream, what, and when.
@@ -20,9 +20,9 @@ pub(crate) const RUN_PREFETCH_AHEAD: usize = 4;
 /// Where [`Ftl::write_placed`] put a host page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Placed {
-    /// Programmed into this block and not yet timed: [`crate::flash::Flash::time_program`]
-    /// at the write's time gives its completion (nothing touched the flash's timelines since).
-    Block(u32),
+    /// Programmed into this block and not yet timed: [`Flash::time_placed`] (timing on) at
+    /// the write's time gives its completion (nothing touched the flash's timelines since).
+    Block(Programmed),
     /// The scheme timed its own programs: the write's completion time.
     Done(SimTime),
 }
