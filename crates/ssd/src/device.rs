@@ -377,6 +377,7 @@ impl Ssd {
                 latency: &mut self.latency_ns,
                 cfg: &self.cfg,
                 ack_ns: self.iface.write_ack_ns(),
+                end_max_ns: u64::MAX - 1 - self.iface.write_ack_ns(),
                 at: first,
                 next_at: first,
                 // No latency is 0 ns (each is at least 1): the first request starts a row.
@@ -767,6 +768,9 @@ pub(crate) struct ClosedLoop<'a> {
     latency: &'a mut LatencyCounts,
     cfg: &'a SsdConfig,
     ack_ns: u64,
+    /// The latest program end whose completion (`ack_ns` later) stays below `u64::MAX` ns,
+    /// the overflow: one compare per request instead of a saturating add and a compare.
+    end_max_ns: u64,
     /// The current request's issue time, and the next one's (the current one's completion
     /// once it has completed).
     at: SimTime,
@@ -809,13 +813,15 @@ impl crate::ftl::RunClock for ClosedLoop<'_> {
             Placed::Done(t) => t,
         };
         // At least `at`: the latency below needs no saturating subtraction.
-        let done = at.0.max(programmed.0).saturating_add(self.ack_ns);
-        if done == u64::MAX {
+        let end = at.0.max(programmed.0);
+        // The completion would saturate at (or reach) u64::MAX ns: the run overflows.
+        if end > self.end_max_ns {
             return Err(SsdError::TimeOverflow {
                 at_ns: at.0,
                 field: self.cfg.slowest_timing_field(),
             });
         }
+        let done = end + self.ack_ns;
         let ns = (done - at.0).max(1);
         if ns != self.same_ns {
             self.count_row();
