@@ -148,8 +148,9 @@ pub struct Flash {
     /// page instead of a division and a second lookup. One entry per block (as
     /// `write_pointer`), each indexing `die_free_ns` and `channel_free_ns` (asserted in
     /// [`Flash::new`]; none of these boxed tables changes length), which lets
-    /// [`Flash::time_placed`] skip all three bound checks.
-    place_of_block: Box<[(DieId, u32)]>,
+    /// [`Flash::time_placed`] skip all three bound checks. At most 65,536 dies (validated):
+    /// both numbers fit 16 bits, 4 bytes a block.
+    place_of_block: Box<[(u16, u16)]>,
     timing: bool,
     t_read_ns: u64,
     t_prog_ns: u64,
@@ -193,7 +194,9 @@ impl Flash {
             place_of_block: (0..blocks as u32)
                 .map(|b| {
                     let die = b / cfg.blocks_per_die();
-                    (DieId(die), die % g.channels)
+                    let place = (die, die % g.channels);
+                    let fits = |n: u32| u16::try_from(n).expect("at most 65,536 dies (validated)");
+                    (fits(place.0), fits(place.1))
                 })
                 .collect(),
             timing: cfg.timing.enabled,
@@ -227,7 +230,7 @@ impl Flash {
         );
         assert!(
             flash.place_of_block.iter().all(|&(die, ch)| {
-                (die.0 as usize) < flash.die_free_ns.len()
+                (die as usize) < flash.die_free_ns.len()
                     && (ch as usize) < flash.channel_free_ns.len()
             }),
             "a block placed beyond the dies or channels"
@@ -649,7 +652,7 @@ impl Flash {
             return now;
         }
         let (die, ch) = self.place_of_block[block.0 as usize];
-        self.time_program_at(die, ch as usize, now)
+        self.time_program_at(DieId(die as u32), ch as usize, now)
     }
 
     /// [`Flash::time_program`] on a flash known to be timed (a timed run checks once that
@@ -668,12 +671,12 @@ impl Flash {
         let (ch_free, die_free) = unsafe {
             (
                 self.channel_free_ns.get_unchecked_mut(ch as usize),
-                self.die_free_ns.get_unchecked_mut(die.0 as usize),
+                self.die_free_ns.get_unchecked_mut(die as usize),
             )
         };
         let (start_ns, end) = program_step(now, ch_free, die_free, self.xfer_ns, self.t_prog_ns);
         if let Some(q) = self.die_queues.as_mut() {
-            q.book(die.0 as usize, start_ns, self.t_prog_ns, 1);
+            q.book(die as usize, start_ns, self.t_prog_ns, 1);
         }
         end
     }
