@@ -4,7 +4,7 @@
 use crate::config::{Aging, SsdConfig};
 use crate::error::{ConfigError, InvariantError, SsdError};
 use crate::flash::{Flash, TAG_EMPTY};
-use crate::ftl::{self, Ftl, HostWrite};
+use crate::ftl::{self, Ftl, HostWrite, Placed};
 use crate::latency::LatencyCounts;
 use crate::link::HostInterface;
 use crate::stats::Stats;
@@ -377,6 +377,7 @@ impl Ssd {
                 latency: &mut self.latency_ns,
                 cfg: &self.cfg,
                 ack_ns: self.iface.write_ack_ns(),
+                end_max_ns: u64::MAX - 1 - self.iface.write_ack_ns(),
                 at: first,
                 next_at: first,
                 // No latency is 0 ns (each is at least 1): the first request starts a row.
@@ -767,6 +768,9 @@ pub(crate) struct ClosedLoop<'a> {
     latency: &'a mut LatencyCounts,
     cfg: &'a SsdConfig,
     ack_ns: u64,
+    /// The latest program end whose completion (`ack_ns` later) stays below `u64::MAX` ns,
+    /// the overflow: one compare per request instead of a saturating add and a compare.
+    end_max_ns: u64,
     /// The current request's issue time, and the next one's (the current one's completion
     /// once it has completed).
     at: SimTime,
@@ -802,16 +806,22 @@ impl crate::ftl::RunClock for ClosedLoop<'_> {
     /// page's program (at least its issue), plus the acknowledgement. Completed requests
     /// are the run's written pages (the caller counts them).
     #[inline(always)]
-    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
+    fn complete(&mut self, flash: &mut Flash, placed: Placed) -> Result<(), SsdError> {
         let at = self.at;
+        let programmed = match placed {
+            Placed::Block(b) => flash.time_placed(b, at),
+            Placed::Done(t) => t,
+        };
         // At least `at`: the latency below needs no saturating subtraction.
-        let done = at.0.max(programmed.0).saturating_add(self.ack_ns);
-        if done == u64::MAX {
+        let end = at.0.max(programmed.0);
+        // The completion would saturate at (or reach) u64::MAX ns: the run overflows.
+        if end > self.end_max_ns {
             return Err(SsdError::TimeOverflow {
                 at_ns: at.0,
                 field: self.cfg.slowest_timing_field(),
             });
         }
+        let done = end + self.ack_ns;
         let ns = (done - at.0).max(1);
         if ns != self.same_ns {
             self.count_row();
@@ -851,11 +861,16 @@ impl crate::ftl::RunClock for QueuedRun<'_> {
         self.slot
     }
 
-    /// The page of the request issued last was programmed by `programmed`: complete the
-    /// request (an error: it failed, after its page was written).
+    /// The page of the request issued last was written where `placed` says: time its
+    /// program at its cache slot (its data's arrival without a cache) if the FTL left it
+    /// untimed, then complete the request (an error: it failed, after its page was written).
     #[inline(always)]
-    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError> {
+    fn complete(&mut self, flash: &mut Flash, placed: Placed) -> Result<(), SsdError> {
         let at = self.at;
+        let programmed = match placed {
+            Placed::Block(b) => flash.time_placed(b, self.slot),
+            Placed::Done(t) => t,
+        };
         let stored = at.max(self.iface.page_done(self.slot, programmed));
         let done = self.iface.write_acked(stored);
         // As `Ssd::finish`, then the port's `complete`.

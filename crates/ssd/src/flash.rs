@@ -121,6 +121,19 @@ impl DivU32 {
     }
 }
 
+/// A block [`Flash::program_next`] has just programmed a page of, to be timed
+/// ([`Flash::time_placed`]). Made only there, so its block is one of the flash's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Programmed(u32);
+
+impl Programmed {
+    /// The block programmed.
+    #[inline(always)]
+    pub(crate) fn block(self) -> BlockId {
+        BlockId(self.0)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Flash {
     pub(crate) layout: Layout,
@@ -131,9 +144,13 @@ pub struct Flash {
     /// Each die's channel (`die % channels`), looked up on every timed program and read
     /// instead of computed.
     channel_of_die: Box<[u32]>,
-    /// Each block's die and that die's channel (timing on; else empty), looked up on every
-    /// timed program of a host page instead of a division and a second lookup.
-    place_of_block: Box<[(DieId, u32)]>,
+    /// Each block's die and that die's channel, looked up on every timed program of a host
+    /// page instead of a division and a second lookup. One entry per block (as
+    /// `write_pointer`), each indexing `die_free_ns` and `channel_free_ns` (asserted in
+    /// [`Flash::new`]; none of these boxed tables changes length), which lets
+    /// [`Flash::time_placed`] skip all three bound checks. At most 65,536 dies (validated):
+    /// both numbers fit 16 bits, 4 bytes a block.
+    place_of_block: Box<[(u16, u16)]>,
     timing: bool,
     t_read_ns: u64,
     t_prog_ns: u64,
@@ -142,7 +159,7 @@ pub struct Flash {
     /// `timing.reads_suspend_programs`: reads keep their own per-die timeline
     /// (`die_read_free_ns`) and push a running program or erase back instead of waiting for it.
     reads_suspend: bool,
-    write_pointer: Vec<u32>,
+    write_pointer: Box<[u32]>,
     erase_count: Vec<u32>,
     /// A tag per page (empty with `data = "none"`).
     tags: Vec<u64>,
@@ -150,13 +167,13 @@ pub struct Flash {
     /// were skipped unprogrammed (block-mapped schemes place pages at their offset).
     skipped: Option<LivePages>,
     payloads: Option<Vec<Option<Box<[u8]>>>>,
-    die_free_ns: Vec<u64>,
+    die_free_ns: Box<[u64]>,
     /// When each die's last read ends (used only with `reads_suspend`).
     die_read_free_ns: Vec<u64>,
     /// `timing.read_priority` (without `reads_suspend`): the operations booked on each die,
     /// so a read goes ahead of those queued (see [`DieQueues`]).
     die_queues: Option<DieQueues>,
-    channel_free_ns: Vec<u64>,
+    channel_free_ns: Box<[u64]>,
     /// GC copies per tag class since counting was turned on (empty: not counted).
     copies_by_tag_class: Vec<u64>,
     /// The SSD layer's counters; FTLs add merges, copies and translation I/O here.
@@ -169,27 +186,26 @@ impl Flash {
         let blocks = cfg.total_blocks() as usize;
         let pages = cfg.physical_pages() as usize;
         let xfer_ns = (g.page_bytes as f64 * 1e3 / cfg.timing.channel_mb_per_s).round() as u64;
-        Flash {
+        let flash = Flash {
             layout: Layout::new(cfg),
             per_block: DivU32::new(g.pages_per_block),
             per_die: DivU32::new(cfg.blocks_per_die()),
             channel_of_die: (0..cfg.dies()).map(|d| d % g.channels).collect(),
-            place_of_block: match cfg.timing.enabled {
-                true => (0..blocks as u32)
-                    .map(|b| {
-                        let die = b / cfg.blocks_per_die();
-                        (DieId(die), die % g.channels)
-                    })
-                    .collect(),
-                false => Box::default(),
-            },
+            place_of_block: (0..blocks as u32)
+                .map(|b| {
+                    let die = b / cfg.blocks_per_die();
+                    let place = (die, die % g.channels);
+                    let fits = |n: u32| u16::try_from(n).expect("at most 65,536 dies (validated)");
+                    (fits(place.0), fits(place.1))
+                })
+                .collect(),
             timing: cfg.timing.enabled,
             t_read_ns: cfg.timing.t_read_ns,
             t_prog_ns: cfg.timing.t_prog_ns,
             t_erase_ns: cfg.timing.t_erase_ns,
             xfer_ns,
             reads_suspend: cfg.timing.reads_suspend_programs,
-            write_pointer: vec![0; blocks],
+            write_pointer: vec![0; blocks].into(),
             erase_count: vec![0; blocks],
             tags: match cfg.ftl.data {
                 DataMode::None => Vec::new(),
@@ -197,16 +213,29 @@ impl Flash {
             },
             skipped: (cfg.ftl.data == DataMode::None).then(|| LivePages::new(pages as u64)),
             payloads: (cfg.ftl.data == DataMode::Payloads).then(|| vec![None; pages]),
-            die_free_ns: vec![0; cfg.dies() as usize],
+            die_free_ns: vec![0; cfg.dies() as usize].into(),
             die_read_free_ns: vec![0; cfg.dies() as usize],
             die_queues: (cfg.timing.enabled
                 && cfg.timing.read_priority
                 && !cfg.timing.reads_suspend_programs)
                 .then(|| DieQueues::new(cfg.dies() as usize)),
-            channel_free_ns: vec![0; g.channels as usize],
+            channel_free_ns: vec![0; g.channels as usize].into(),
             copies_by_tag_class: Vec::new(),
             stats: Stats::default(),
-        }
+        };
+        // What `time_placed`'s unchecked indexing rests on.
+        assert!(
+            flash.place_of_block.len() == flash.write_pointer.len(),
+            "a place per block"
+        );
+        assert!(
+            flash.place_of_block.iter().all(|&(die, ch)| {
+                (die as usize) < flash.die_free_ns.len()
+                    && (ch as usize) < flash.channel_free_ns.len()
+            }),
+            "a block placed beyond the dies or channels"
+        );
+        flash
     }
 
     pub fn total_blocks(&self) -> u32 {
@@ -322,15 +351,14 @@ impl Flash {
         self.time_program(block, now)
     }
 
-    /// Program the next page of `block`: [`Flash::program`] for a caller that knows the
-    /// block. Returns the page programmed and the completion time.
+    /// Program the next page of `block` for a caller that knows the block, and leave its
+    /// timing to the caller: [`Flash::time_program`] (or, on a timed run,
+    /// [`Flash::time_placed`]) with the block and the write's time gives what
+    /// [`Flash::program`] would have. Nothing in between may touch the die's or channel's
+    /// timeline (the page FTL's host write maps and closes in between: no timing).
+    /// Returns the page programmed and the block as a [`Programmed`] to time.
     #[inline(always)]
-    pub(crate) fn program_next(
-        &mut self,
-        block: u32,
-        data: PageWrite,
-        now: SimTime,
-    ) -> (Ppn, SimTime) {
+    pub(crate) fn program_next(&mut self, block: u32, data: PageWrite) -> (Ppn, Programmed) {
         let wp = &mut self.write_pointer[block as usize];
         assert!(
             *wp < self.layout.ppb,
@@ -340,7 +368,7 @@ impl Flash {
         *wp += 1;
         self.store(ppn, data);
         self.stats.flash_pages_written += 1;
-        (ppn, self.time_program(BlockId(block), now))
+        (ppn, Programmed(block))
     }
 
     /// Keep what a program writes at `ppn`: its tag, and its payload in payload mode.
@@ -616,13 +644,41 @@ impl Flash {
         *wp += 1;
     }
 
+    /// The completion time of a page programmed into `block` at `now` (`now` itself when
+    /// timing is off).
     #[inline(always)]
-    fn time_program(&mut self, block: BlockId, now: SimTime) -> SimTime {
+    pub(crate) fn time_program(&mut self, block: BlockId, now: SimTime) -> SimTime {
         if !self.timing {
             return now;
         }
         let (die, ch) = self.place_of_block[block.0 as usize];
-        self.time_program_at(die, ch as usize, now)
+        self.time_program_at(DieId(die as u32), ch as usize, now)
+    }
+
+    /// [`Flash::time_program`] on a flash known to be timed (a timed run checks once that
+    /// it is): the page's transfer on its die's channel, then its program on the die.
+    #[inline(always)]
+    pub(crate) fn time_placed(&mut self, programmed: Programmed, now: SimTime) -> SimTime {
+        debug_assert!(self.timing, "a timed program on an untimed flash");
+        let block = programmed.0 as usize;
+        debug_assert!(block < self.place_of_block.len(), "block {block}");
+        // SAFETY: a `Programmed` is made only by `program_next` of a block it has just
+        // indexed (so below the blocks, and `place_of_block` has one entry per block), and
+        // only the flash that made it receives it back; every entry of `place_of_block`
+        // indexes both timelines. All asserted in `Flash::new`; the boxed tables never
+        // change length.
+        let (die, ch) = unsafe { *self.place_of_block.get_unchecked(block) };
+        let (ch_free, die_free) = unsafe {
+            (
+                self.channel_free_ns.get_unchecked_mut(ch as usize),
+                self.die_free_ns.get_unchecked_mut(die as usize),
+            )
+        };
+        let (start_ns, end) = program_step(now, ch_free, die_free, self.xfer_ns, self.t_prog_ns);
+        if let Some(q) = self.die_queues.as_mut() {
+            q.book(die as usize, start_ns, self.t_prog_ns, 1);
+        }
+        end
     }
 
     /// [`Flash::time_program`] on a die already known.
@@ -634,10 +690,15 @@ impl Flash {
     /// [`Flash::time_program`] on a die and its channel already known.
     #[inline(always)]
     fn time_program_at(&mut self, die: DieId, ch: usize, now: SimTime) -> SimTime {
-        let start = now.0.max(self.channel_free_ns[ch]);
-        let sent = start.saturating_add(self.xfer_ns);
-        self.channel_free_ns[ch] = sent;
-        self.occupy_die(die, SimTime(sent), self.t_prog_ns)
+        let (ch_free, die_free) = (
+            &mut self.channel_free_ns[ch],
+            &mut self.die_free_ns[die.0 as usize],
+        );
+        let (start_ns, end) = program_step(now, ch_free, die_free, self.xfer_ns, self.t_prog_ns);
+        if let Some(q) = self.die_queues.as_mut() {
+            q.book(die.0 as usize, start_ns, self.t_prog_ns, 1);
+        }
+        end
     }
 
     #[inline(always)]
@@ -659,6 +720,25 @@ impl Flash {
         *c = now.0.max(*c).saturating_add(self.xfer_ns);
         SimTime(*c)
     }
+}
+
+/// One page's program on the timelines of its channel and die: the transfer when both `now`
+/// and the channel allow, then the program when the die is free too. Times saturate at
+/// `u64::MAX` ns (the device reports that as an overflow). Returns when the program started
+/// on the die and when it ends.
+#[inline(always)]
+fn program_step(
+    now: SimTime,
+    channel_free_ns: &mut u64,
+    die_free_ns: &mut u64,
+    xfer_ns: u64,
+    t_prog_ns: u64,
+) -> (u64, SimTime) {
+    let sent = now.0.max(*channel_free_ns).saturating_add(xfer_ns);
+    *channel_free_ns = sent;
+    let start_ns = sent.max(*die_free_ns);
+    *die_free_ns = start_ns.saturating_add(t_prog_ns);
+    (start_ns, SimTime(*die_free_ns))
 }
 
 #[cfg(test)]
@@ -731,6 +811,36 @@ mod copy_run_tests {
         };
         assert!(cfg.timing.enabled, "the preset times flash");
         cfg
+    }
+
+    /// A host page's program timed from its block's place ([`Flash::time_placed`], the
+    /// table a timed run reads without bound checks) takes the same time, on the same die
+    /// and channel, as one timed on the block's die ([`Flash::time_program_on`]), for
+    /// every block of four dies on two channels.
+    #[test]
+    fn a_placed_program_times_like_one_on_its_die() {
+        let mut flash = Flash::new(&four_dies());
+        // Busy timelines, different per die and channel.
+        for (i, t) in flash.die_free_ns.iter_mut().enumerate() {
+            *t = 10_000 * i as u64;
+        }
+        flash.channel_free_ns[1] = 25_000;
+        for block in 0..flash.total_blocks() {
+            let (mut placed, mut on_die) = (flash.clone(), flash.clone());
+            let now = SimTime(5_000);
+            let t_placed = placed.time_placed(super::Programmed(block), now);
+            let die = on_die.die_of(crate::types::BlockId(block));
+            let t_on_die = on_die.time_program_on(die, now);
+            assert_eq!(t_placed, t_on_die, "block {block}");
+            assert_eq!(
+                placed.die_free_ns, on_die.die_free_ns,
+                "dies, block {block}"
+            );
+            assert_eq!(
+                placed.channel_free_ns, on_die.channel_free_ns,
+                "channels, block {block}"
+            );
+        }
     }
 
     /// A run of copies ends when page-by-page copies do, on the same die and across dies

@@ -36,7 +36,7 @@ mod page;
 pub(crate) mod pagemap;
 mod scheme;
 pub(crate) use pagemap::prefetch_line;
-pub(crate) use scheme::{Ftl, HostWrite, RunClock, RUN_PREFETCH_AHEAD};
+pub(crate) use scheme::{Ftl, HostWrite, Placed, RunClock, RUN_PREFETCH_AHEAD};
 
 use block::BlockMap;
 use blockmap::BlockMapped;

@@ -26,10 +26,10 @@ use super::blocks::{BlockManager, NIL};
 use super::fdp::SlotStats;
 use super::gc::{VictimIndex, VictimPolicy};
 use super::pagemap::PageMap;
-use super::scheme::{Done, Found, Ftl, HostWrite};
+use super::scheme::{Done, Found, Ftl, HostWrite, Placed};
 use crate::config::{GcPool, GcStreamMode, GcVictimScope, SsdConfig};
 use crate::error::{InvariantError, SsdError};
-use crate::flash::{DivU32, Flash, Layout};
+use crate::flash::{DivU32, Flash, Layout, Programmed};
 use crate::types::{BlockId, Lpn, Ppn, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -345,16 +345,15 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
         slot
     }
 
+    /// Map `lpn` to `ppn`, just programmed in `block`: returns the physical page `lpn` had
+    /// ([`NIL`]: none), which the caller invalidates. Each map's entry is read and written in
+    /// one step (one bound check, one address).
     #[inline(always)]
-    fn map(&mut self, lpn: u32, ppn: u32, block: u32) {
-        assert_eq!(
-            self.p2l.get(ppn as usize),
-            NIL,
-            "physical page {ppn} mapped twice (lpn {lpn})"
-        );
-        self.p2l.set(ppn as usize, lpn);
-        self.l2p.set(lpn as usize, ppn);
+    fn map(&mut self, lpn: u32, ppn: u32, block: u32) -> u32 {
+        let was = self.p2l.replace(ppn as usize, lpn);
+        assert_eq!(was, NIL, "physical page {ppn} mapped twice (lpn {lpn})");
         self.victims.add_valid(block);
+        self.l2p.replace(lpn as usize, ppn)
     }
 
     /// Drop the current mapping of `lpn`, if any.
@@ -400,6 +399,57 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
         );
         let group = self.victim_group(slot);
         self.victims.insert(g, die, block, valid, group);
+    }
+
+    /// [`Ftl::write`] up to the host page's program, which it leaves untimed (GC before
+    /// it is timed): returns the block the page went to, for the caller to time the program
+    /// in ([`Flash::time_program`], or a timed run's clock: [`Ftl::write_placed`]).
+    #[inline(always)]
+    fn write_untimed(&mut self, flash: &mut Flash, w: HostWrite) -> Result<Programmed, SsdError> {
+        let HostWrite {
+            lpn,
+            stream,
+            data,
+            now,
+        } = w;
+        let g = self.g;
+        let s = stream.0 as usize;
+        let mut die = self.cursor[s];
+        self.cursor[s] = if die + 1 == g.dies { 0 } else { die + 1 };
+        // GC time lands on the die's timeline; the program, timed once this returns, queues
+        // behind it there.
+        // A die whose blocks hold only valid data cannot take the page: try the next die
+        // (a workload in step with the striping can fill one die while others have room).
+        let mut tries = 0;
+        let block = loop {
+            match self.open_block(flash, stream.0, die, now, false) {
+                Ok((b, _)) => break b,
+                Err(SsdError::DeviceFull { .. }) if tries + 1 < g.dies => {
+                    tries += 1;
+                    die = if die + 1 == g.dies { 0 } else { die + 1 };
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let (ppn, programmed) = flash.program_next(block, data);
+        // The page is in the block (its offset from the block's first page is below ppb).
+        // Debug only: `program_next` computes it from the block and its asserted write
+        // pointer, and this runs once per host write.
+        let offset = (ppn.0 as u32).wrapping_sub(block * g.ppb);
+        debug_assert!(offset < g.ppb, "page {ppn:?} of block {block}");
+        // The new page replaces the old one in L2P (no NIL between); the old goes invalid
+        // before the block can close (a closed block enters GC's index with its count).
+        let old = self.map(lpn.0 as u32, ppn.0 as u32, block);
+        if old != NIL {
+            self.invalidate(&g, old);
+        }
+        // The block is full when this was its last page (`close_if_full` without reloading
+        // the write pointer `program_next` just moved to `offset + 1`).
+        debug_assert_eq!(flash.is_full(BlockId(block)), offset + 1 == g.ppb);
+        if offset + 1 == g.ppb {
+            self.close(stream.0, die, block);
+        }
+        Ok(programmed)
     }
 
     /// L2P and P2L are inverse, mapped pages are programmed, and each block's valid count is
@@ -513,49 +563,14 @@ impl<P: VictimPolicy, const L: usize, const R: usize> Ftl for PageFtl<P, L, R> {
 
     #[inline(always)]
     fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done {
-        let HostWrite {
-            lpn,
-            stream,
-            data,
-            now,
-        } = w;
-        let g = self.g;
-        let s = stream.0 as usize;
-        let mut die = self.cursor[s];
-        self.cursor[s] = if die + 1 == g.dies { 0 } else { die + 1 };
-        // GC time lands on the die's timeline; the program below queues behind it there.
-        // A die whose blocks hold only valid data cannot take the page: try the next die
-        // (a workload in step with the striping can fill one die while others have room).
-        let mut tries = 0;
-        let block = loop {
-            match self.open_block(flash, stream.0, die, now, false) {
-                Ok((b, _)) => break b,
-                Err(SsdError::DeviceFull { .. }) if tries + 1 < g.dies => {
-                    tries += 1;
-                    die = if die + 1 == g.dies { 0 } else { die + 1 };
-                }
-                Err(e) => return Err(e),
-            }
-        };
-        // The old page goes invalid; `map` below overwrites the L2P entry (no NIL between).
-        let old = self.l2p.get(lpn.0 as usize);
-        if old != NIL {
-            self.invalidate(&g, old);
-        }
-        let (ppn, done) = flash.program_next(block, data, now);
-        // The page is in the block (its offset from the block's first page is below ppb).
-        // Debug only: `program_next` computes it from the block and its asserted write
-        // pointer, and this runs once per host write.
-        let offset = (ppn.0 as u32).wrapping_sub(block * g.ppb);
-        debug_assert!(offset < g.ppb, "page {ppn:?} of block {block}");
-        self.map(lpn.0 as u32, ppn.0 as u32, block);
-        // The block is full when this was its last page (`close_if_full` without reloading
-        // the write pointer `program_next` just moved to `offset + 1`).
-        debug_assert_eq!(flash.is_full(BlockId(block)), offset + 1 == g.ppb);
-        if offset + 1 == g.ppb {
-            self.close(stream.0, die, block);
-        }
-        Ok(done)
+        let now = w.now;
+        let programmed = self.write_untimed(flash, w)?;
+        Ok(flash.time_program(programmed.block(), now))
+    }
+
+    #[inline(always)]
+    fn write_placed(&mut self, flash: &mut Flash, w: HostWrite) -> Result<Placed, SsdError> {
+        self.write_untimed(flash, w).map(Placed::Block)
     }
 
     fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found {

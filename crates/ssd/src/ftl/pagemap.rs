@@ -80,6 +80,15 @@ impl<const W: usize> PageMap<W> {
         self.store(i, v);
     }
 
+    /// Set entry `i` to `v` and return what it held ([`PageMap::get`] then
+    /// [`PageMap::set`], with one bound check and one address).
+    #[inline(always)]
+    pub fn replace(&mut self, i: usize, v: u32) -> u32 {
+        let was = self.get(i);
+        self.store(i, v);
+        was
+    }
+
     /// Set entries `first..first + vals.len()` to `vals` in order: [`PageMap::set`] of each,
     /// with the bound checked once for the run (GC's copies fill a destination block's pages
     /// in order).

@@ -1,7 +1,7 @@
 //! What every FTL scheme offers the device: the [`Ftl`] trait and the page write it receives.
 
 use crate::error::{InvariantError, SsdError};
-use crate::flash::Flash;
+use crate::flash::{Flash, Programmed};
 use crate::types::{Lpn, PageWrite, Ppn, SimTime, StreamId};
 
 /// One page write as an FTL receives it: where, on which stream, what, and when.
@@ -17,6 +17,16 @@ pub(crate) struct HostWrite {
 /// request was pulled, has arrived by then).
 pub(crate) const RUN_PREFETCH_AHEAD: usize = 4;
 
+/// Where [`Ftl::write_placed`] put a host page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placed {
+    /// Programmed into this block and not yet timed: [`Flash::time_placed`] (timing on) at
+    /// the write's time gives its completion (nothing touched the flash's timelines since).
+    Block(Programmed),
+    /// The scheme timed its own programs: the write's completion time.
+    Done(SimTime),
+}
+
 /// A completion time, or why the operation was refused.
 pub(crate) type Done = Result<SimTime, SsdError>;
 /// A read's completion time and where the data is (`None`: not mapped).
@@ -27,6 +37,14 @@ pub(crate) trait Ftl: Send {
     fn logical_pages(&self) -> u64;
     /// Write one logical page; may run GC/merges first. Returns the completion time.
     fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done;
+    /// [`Ftl::write`], except that a scheme may leave the host page's own program untimed
+    /// and say where it went ([`Placed::Block`]): a run times it after, in its clock, so an
+    /// untimed run pays nothing for it and a timed one no flag check inside the write. This
+    /// default times everything ([`Placed::Done`]).
+    #[inline(always)]
+    fn write_placed(&mut self, flash: &mut Flash, w: HostWrite) -> Result<Placed, SsdError> {
+        self.write(flash, w).map(Placed::Done)
+    }
     /// Read one logical page: completion time and where its data is (`None`: not mapped).
     fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found;
     /// Drop a logical page's mapping (TRIM).
@@ -94,8 +112,10 @@ pub(crate) trait Ftl: Send {
 pub(crate) trait RunClock {
     /// The time the next page's write starts.
     fn issue(&mut self) -> SimTime;
-    /// The page issued last was programmed by `programmed` (an error: its request failed).
-    fn complete(&mut self, programmed: SimTime) -> Result<(), SsdError>;
+    /// The page issued last was written where `placed` says: time its program if it is
+    /// not yet timed (a timed clock: on `flash`, at the page's issue time), and complete
+    /// its request (an error: the request failed).
+    fn complete(&mut self, flash: &mut Flash, placed: Placed) -> Result<(), SsdError>;
 }
 
 /// An untimed run's clock: every page at `self.0`, nothing to complete.
@@ -106,14 +126,16 @@ impl RunClock for Untimed {
     fn issue(&mut self) -> SimTime {
         self.0
     }
+    /// Nothing to time or complete: an untimed device's program takes no time.
     #[inline(always)]
-    fn complete(&mut self, _programmed: SimTime) -> Result<(), SsdError> {
+    fn complete(&mut self, _flash: &mut Flash, _placed: Placed) -> Result<(), SsdError> {
         Ok(())
     }
 }
 
-/// Write one page at each of `lpns` in order through `ftl`'s own `write`, at the times
-/// `clock` gives, prefetching each page's overwrite [`RUN_PREFETCH_AHEAD`] pages early.
+/// Write one page at each of `lpns` in order through `ftl`'s own `write_placed`, at the
+/// times `clock` gives (the clock times each page's program where the FTL left it
+/// untimed), prefetching each page's overwrite [`RUN_PREFETCH_AHEAD`] pages early.
 /// Returns how many pages were written; on an error, the index of the page whose write or
 /// completion failed (nothing after it was attempted) and the error.
 #[inline(always)]
@@ -135,8 +157,8 @@ fn run_pages<F: Ftl + ?Sized, C: RunClock>(
             data: PageWrite::tag(first_tag + i as u64),
             now: clock.issue(),
         };
-        let programmed = ftl.write(flash, w).map_err(|e| (i, e))?;
-        clock.complete(programmed).map_err(|e| (i, e))?;
+        let placed = ftl.write_placed(flash, w).map_err(|e| (i, e))?;
+        clock.complete(flash, placed).map_err(|e| (i, e))?;
     }
     Ok(lpns.len())
 }
