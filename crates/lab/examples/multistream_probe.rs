@@ -397,9 +397,11 @@ fn wal_flush_max(scale: Scale, docs: Option<String>) {
 /// and the superblock's lifetime factor move with the device alone.
 fn capacities(mib: Option<String>) {
     let parse = |x: &str| match x.parse::<u64>() {
-        Ok(n) if n >= 16 => Ok(n),
+        // At most 16 GiB: the store runs in memory on the simulated device (and n << 20 must
+        // not lose bits).
+        Ok(n) if (16..=16 << 10).contains(&n) => Ok(n),
         _ => Err(format!(
-            "capacity {x:?}: give MiB as a whole number of at least 16, e.g. 256"
+            "capacity {x:?}: give MiB as a whole number from 16 to 16384, e.g. 256"
         )),
     };
     sweep(
