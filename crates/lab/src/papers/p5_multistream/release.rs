@@ -54,7 +54,7 @@ impl ReleaseCounter {
             Event::Trim { file, page, pages } => {
                 (*page..page + pages).for_each(|p| self.release(*file, p, false))
             }
-            Event::Flush { .. } | Event::Commit => {}
+            Event::Flush { .. } | Event::Commit { .. } => {}
         }
     }
 
