@@ -1178,7 +1178,6 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
     if let Some(c) = tables::compactions_config(plan, &runs) {
         report.config["compactions_per_file"] = c;
     }
-    report.claims = claims::claims(&report);
     report.notes = notes(plan, &runs);
     report.notes.extend(gc_streams::note(plan, &runs));
     if !death.is_empty() {
@@ -1196,7 +1195,10 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
         report.notes.push(release::note(&released, &life));
         report.notes.extend(release::order_note(&released, &life));
         config_release(&mut report.config, &released);
+        report.config["reuse_wait_share"] = json!(release::reuse_wait_share(&released, &life));
     }
+    // After the config holds every measurement the claims' notes read.
+    report.claims = claims::claims(&report);
     report.series = series(&runs, plan, lifetimes.as_ref());
     let tables = vec![
         waf_table(&runs, plan),
