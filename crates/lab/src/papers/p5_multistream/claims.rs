@@ -337,6 +337,32 @@ mod tests {
         );
     }
 
+    /// The merge-different note gives the run's own figures, and says "unmeasured" where the
+    /// run has none (never a figure of another run).
+    #[test]
+    fn the_merge_different_note_gives_this_runs_lifetimes_and_reuse_wait() {
+        let life = |t: &str, w: f64| json!({"type": t, "writes": 10, "share_pct": 25.0, "overwritten": 5, "mean_writes": w, "median_writes": 1});
+        let config = json!({
+            "lifetime": [life("superblock", 700.0), life("header", 500.0), life("index", 1_500.0), life("data", 1_000.0)],
+            "reuse_wait_share": 0.25,
+        });
+        let r = Report::new("multistream", &crate::ReproduceOptions::default(), config);
+        let n = merge_different_note(&r);
+        assert!(n.contains("header ÷ data 0.50, index ÷ data 1.50"), "{n}");
+        assert!(n.contains("is 25 % of their device lifetime"), "{n}");
+        assert!(n.contains("dead within 700 device writes"), "{n}");
+        let empty = Report::new(
+            "multistream",
+            &crate::ReproduceOptions::default(),
+            json!({}),
+        );
+        let n = merge_different_note(&empty);
+        assert!(
+            n.contains("header ÷ data unmeasured") && n.contains("is unmeasured of"),
+            "{n}"
+        );
+    }
+
     #[test]
     fn orders_are_ascending() {
         assert_eq!(
