@@ -269,6 +269,10 @@ pub struct Plan {
 impl Plan {
     pub fn new(opts: &ReproduceOptions) -> Plan {
         let capacity_bytes = opts.capacity.unwrap_or(match opts.scale {
+            // 128 MiB: a short run. The superblock's lifetime factor (device pages over the
+            // ~770 device writes between two rewrites of a slot) needs >= ~290 MiB for 100x,
+            // but every larger device measured (320, 384, 512 MiB) puts data's write share
+            // above its band (docs/results/2026-11-29-p5-8.md), so quick keeps this size.
             Scale::Quick => 128 << 20,
             Scale::Paper => 1 << 30,
         });
