@@ -349,3 +349,51 @@ fn the_wal_is_the_same_share_of_a_file_at_every_capacity() {
         assert_eq!(wal_flush_docs(&capped, 6_520), 4_096);
     }
 }
+
+/// Each DB file's whole-file compactions are counted over the update phase
+/// (`config.compactions_per_file`, the rows' `compactions_per_file_*`): every file is compacted
+/// (uniform updates), about as often as ForestDB's 30 % stale rule allows — once per
+/// generation, a generation being the file's live data written again plus the 30 % it may
+/// grow by, a few tenths of a capacity of each file's share (not once per commit: a file
+/// commits every 16 updates) — and a file with less live data is compacted more often (its
+/// generation is shorter).
+#[test]
+fn every_file_is_compacted_as_often_as_its_stale_threshold_allows() {
+    let (opts, mut plan) = small();
+    plan.policies = vec![MapSpec::Policy(NamedPolicy::NoStreams)];
+    plan.gc_modes = vec![ssd::GcStreamMode::PerStream];
+    plan.max_host_x = 2.0;
+    let run = |live_share: f64| {
+        let mut p = plan.clone();
+        p.live_share = live_share;
+        let out = run_with(&opts, &p).unwrap();
+        let c = out.report.config["compactions_per_file"].clone();
+        let rows: Vec<MultistreamRow> = out.report.rows_as().unwrap();
+        let r = &rows[0];
+        assert_eq!(c["files"], 32, "{c}");
+        assert_eq!(c["min"], r.compactions_per_file_min, "{c}");
+        assert_eq!(c["max"], r.compactions_per_file_max, "{c}");
+        assert_eq!(c["mean"], r.compactions_per_file_mean, "{c}");
+        let total = c["total"].as_u64().unwrap();
+        assert!((total as f64 - r.compactions_per_file_mean * 32.0).abs() < 1e-9);
+        assert!(r.compactions_per_file_min >= 1, "every file compacted: {c}");
+        let (lo, hi) = (r.compactions_per_file_min, r.compactions_per_file_max);
+        assert!(hi - lo <= 2, "uniform updates compact the files alike: {c}");
+        // Per capacity the host writes: a generation is a few tenths of a file's share.
+        let per_x = r.compactions_per_file_mean / r.host_writes_x_capacity;
+        assert!((0.5..=6.0).contains(&per_x), "{per_x} a capacity: {c}");
+        assert!(
+            out.report
+                .notes
+                .iter()
+                .any(|n| n.starts_with("Compactions")),
+            "the note"
+        );
+        per_x
+    };
+    let (default, less_live) = (run(0.25), run(0.15));
+    assert!(
+        less_live > default * 1.2,
+        "live share 0.15: {less_live} a capacity, 0.25: {default}"
+    );
+}

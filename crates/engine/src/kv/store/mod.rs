@@ -531,6 +531,13 @@ impl Store {
         &self.pager
     }
 
+    /// Compaction passes finished so far, as the newest DB header records them (each
+    /// whole-file compaction, or each incremental pass, ends one generation). O(1), unlike
+    /// [`Store::stat`], so a caller may read it after every commit.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     pub fn stat(&self) -> StoreStat {
         let mut in_use = format::PagesByType {
             superblock: 2,

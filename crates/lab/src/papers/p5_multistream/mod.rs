@@ -269,6 +269,10 @@ pub struct Plan {
 impl Plan {
     pub fn new(opts: &ReproduceOptions) -> Plan {
         let capacity_bytes = opts.capacity.unwrap_or(match opts.scale {
+            // 128 MiB: a short run. The superblock's lifetime factor (device pages over the
+            // ~770 device writes between two rewrites of a slot) needs >= ~290 MiB for 100x,
+            // but every larger device measured (320, 384, 512 MiB) puts data's write share
+            // above its band (docs/results/2026-11-29-p5-8.md), so quick keeps this size.
             Scale::Quick => 128 << 20,
             Scale::Paper => 1 << 30,
         });
@@ -456,6 +460,37 @@ struct Run {
     gc_by_stream: Vec<gc_streams::StreamGc>,
     /// The periodic fstrims of the update phase (`Plan::fstrim_every`).
     fstrims: Fstrims,
+    /// Compactions each DB file finished over the run's update phase.
+    compactions: Compactions,
+}
+
+/// Compaction passes the DB files finished over a run's update phase (whole-file by default:
+/// each a new file written and the old one deleted), over the files: fewest, mean, most.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Compactions {
+    pub min: u64,
+    pub mean: f64,
+    pub max: u64,
+    pub total: u64,
+}
+
+impl Compactions {
+    /// The summary of per-file counts (index = DB file).
+    pub fn of(per_file: &[u64]) -> Compactions {
+        assert!(!per_file.is_empty(), "at least one DB file");
+        let total: u64 = per_file.iter().sum();
+        let c = Compactions {
+            min: *per_file.iter().min().expect("a file"),
+            mean: total as f64 / per_file.len() as f64,
+            max: *per_file.iter().max().expect("a file"),
+            total,
+        };
+        assert!(
+            c.min as f64 <= c.mean && c.mean <= c.max as f64,
+            "min <= mean <= max: {c:?}"
+        );
+        c
+    }
 }
 
 /// Periodic fstrims in a run: how many, and the free pages they trimmed in all.
@@ -735,20 +770,30 @@ impl Updates {
     }
 
     /// One update; the file commits every `ops_per_commit` updates it received. Returns
-    /// whether it committed.
-    fn next(&mut self, files: &mut Files, plan: &Plan) -> Result<bool> {
+    /// the commit's tape event if it committed (with whether the commit ended a compaction).
+    fn next(&mut self, files: &mut Files, plan: &Plan) -> Result<Option<Event>> {
         let f = self.rng.gen_range(0..plan.files as usize);
         let k = self.rng.gen_range(0..files.keys_per_file);
         self.op += 1;
         self.value[..8].copy_from_slice(&self.op.to_le_bytes());
-        files.stores[f].put(&key(k), &self.value)?;
+        let store = &mut files.stores[f];
+        store.put(&key(k), &self.value)?;
         files.pending[f] += 1;
         if files.pending[f] < plan.ops_per_commit {
-            return Ok(false);
+            return Ok(None);
         }
         files.pending[f] = 0;
-        files.stores[f].commit()?;
-        Ok(true)
+        let before = store.generation();
+        store.commit()?;
+        let after = store.generation();
+        assert!(
+            after == before || after == before + 1,
+            "a commit ends at most one compaction (generation {before} -> {after})"
+        );
+        Ok(Some(Event::Commit {
+            file: u16::try_from(f).expect("at most u16::MAX DB files"),
+            compaction_done: after > before,
+        }))
     }
 }
 
@@ -782,10 +827,10 @@ fn record(plan: &Plan, seed: u64) -> Result<Tape> {
     let until = tape.borrow().pages_written + max_pages + window_pages;
     let mut updates = Updates::new(plan, seed);
     loop {
-        if !updates.next(&mut files, plan)? {
+        let Some(commit) = updates.next(&mut files, plan)? else {
             continue;
-        }
-        tape.borrow_mut().push(Event::Commit);
+        };
+        tape.borrow_mut().push(commit);
         if tape.borrow().pages_written >= until {
             break;
         }
@@ -933,14 +978,20 @@ fn run_one(
     });
     let mut next_trim = 0;
     let mut fstrims = Fstrims::default();
+    let mut compactions = vec![0u64; plan.files as usize];
     let flat = loop {
         let e = events.next().context(
             "the recorded updates ended before the run (a tape shorter than max_host_x)",
         )?;
         player.play(e)?;
-        if !matches!(e, Event::Commit) {
+        let Event::Commit {
+            file,
+            compaction_done,
+        } = *e
+        else {
             continue;
-        }
+        };
+        compactions[usize::from(file)] += u64::from(compaction_done);
         let s = sample(&shared, &base, t0);
         if let Some(every) = trim_every {
             // Between two commits, as a cron job runs between the stores' writes.
@@ -987,6 +1038,7 @@ fn run_one(
         oracle: r.oracle().map(|o| (o.groups(), o.placed(), o.recorded())),
         gc_by_stream,
         fstrims,
+        compactions: Compactions::of(&compactions),
     })
 }
 
@@ -1127,7 +1179,9 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
     report.set_rows(&rows);
     report.paper = papers::p5().rows.clone();
     report.config["gc_by_stream"] = gc_streams::config(plan, &runs);
-    report.claims = claims::claims(&report);
+    if let Some(c) = tables::compactions_config(plan, &runs) {
+        report.config["compactions_per_file"] = c;
+    }
     report.notes = notes(plan, &runs);
     report.notes.extend(gc_streams::note(plan, &runs));
     if !death.is_empty() {
@@ -1145,7 +1199,10 @@ pub fn run_with(opts: &ReproduceOptions, plan: &Plan) -> Result<Output> {
         report.notes.push(release::note(&released, &life));
         report.notes.extend(release::order_note(&released, &life));
         config_release(&mut report.config, &released);
+        report.config["reuse_wait_share"] = json!(release::reuse_wait_share(&released, &life));
     }
+    // After the config holds every measurement the claims' notes read.
+    report.claims = claims::claims(&report);
     report.series = series(&runs, plan, lifetimes.as_ref());
     let tables = vec![
         waf_table(&runs, plan),

@@ -54,7 +54,7 @@ impl ReleaseCounter {
             Event::Trim { file, page, pages } => {
                 (*page..page + pages).for_each(|p| self.release(*file, p, false))
             }
-            Event::Flush { .. } | Event::Commit => {}
+            Event::Flush { .. } | Event::Commit { .. } => {}
         }
     }
 
@@ -144,17 +144,35 @@ pub fn note(lines: &[ReleaseLine], lifetime_writes: &[(DataType, f64)]) -> Strin
     )
 }
 
+/// Header's, index's and data's (age at release, device lifetime), in that order (None when
+/// one is missing).
+fn three_types(
+    lines: &[ReleaseLine],
+    lifetime_writes: &[(DataType, f64)],
+) -> Option<Vec<(DataType, f64, f64)>> {
+    [DataType::Header, DataType::Index, DataType::Data]
+        .into_iter()
+        .map(|t| {
+            let age = lines.iter().find(|l| l.data_type == t)?.mean_age_writes;
+            let life = lifetime_writes.iter().find(|(x, _)| *x == t)?.1;
+            Some((t, age, life))
+        })
+        .collect()
+}
+
+/// The reuse wait's mean share of the device lifetime of header, index and data pages: the
+/// part of a page's lifetime after its store released it, until the file system gave its
+/// block to a writer (None when a type is missing).
+pub fn reuse_wait_share(lines: &[ReleaseLine], lifetime_writes: &[(DataType, f64)]) -> Option<f64> {
+    let rows = three_types(lines, lifetime_writes)?;
+    Some(rows.iter().map(|r| (r.2 - r.1) / r.2).sum::<f64>() / rows.len() as f64)
+}
+
 /// The measured reason the device's lifetime order of header, index and data differs from
 /// the store's order of release (None when a type's lifetime is missing): each type's age at
 /// release and reuse wait, the two orders, and how far apart the three die on the device.
 pub fn order_note(lines: &[ReleaseLine], lifetime_writes: &[(DataType, f64)]) -> Option<String> {
-    let three = [DataType::Header, DataType::Index, DataType::Data];
-    let mut rows: Vec<(DataType, f64, f64)> = Vec::new();
-    for t in three {
-        let age = lines.iter().find(|l| l.data_type == t)?.mean_age_writes;
-        let life = lifetime_writes.iter().find(|(x, _)| *x == t)?.1;
-        rows.push((t, age, life));
-    }
+    let rows = three_types(lines, lifetime_writes)?;
     let order = |key: fn(&(DataType, f64, f64)) -> f64| {
         let mut v = rows.clone();
         v.sort_by(|a, b| key(a).total_cmp(&key(b)));
@@ -165,7 +183,7 @@ pub fn order_note(lines: &[ReleaseLine], lifetime_writes: &[(DataType, f64)]) ->
     let lives: Vec<f64> = rows.iter().map(|r| r.2).collect();
     let spread = lives.iter().cloned().fold(0.0, f64::max)
         / lives.iter().cloned().fold(f64::INFINITY, f64::min);
-    let wait_share: f64 = rows.iter().map(|r| (r.2 - r.1) / r.2).sum::<f64>() / 3.0;
+    let wait_share = reuse_wait_share(lines, lifetime_writes)?;
     let waits: Vec<String> = rows
         .iter()
         .map(|r| format!("{} {:.0}", r.0.name(), r.2 - r.1))

@@ -27,6 +27,14 @@ pub struct MultistreamRow {
     pub flash_pages_written: u64,
     pub erases: u64,
     pub gc_pages_copied: u64,
+    /// Compactions (whole-file by default) each DB file finished over this run's update
+    /// phase: the fewest, the mean and the most over the files.
+    #[serde(default)]
+    pub compactions_per_file_min: u64,
+    #[serde(default)]
+    pub compactions_per_file_mean: f64,
+    #[serde(default)]
+    pub compactions_per_file_max: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waf_gc_per_stream: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -120,6 +128,9 @@ pub(super) fn rows(runs: &[Run], plan: &Plan) -> Vec<MultistreamRow> {
                 flash_pages_written: s.flash_pages_written,
                 erases: s.erases,
                 gc_pages_copied: s.gc_pages_copied,
+                compactions_per_file_min: r.compactions.min,
+                compactions_per_file_mean: r.compactions.mean,
+                compactions_per_file_max: r.compactions.max,
                 waf_gc_per_stream: per,
                 waf_gc_separate: sep,
                 waf_gc_victim: vic,
@@ -323,6 +334,7 @@ pub(super) fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
             .collect();
         n.push(format!("Periodic fstrim of the file system's free space at the start of the updates and every {x} capacities the host writes (not P5's setting: Ubuntu 14.04's weekly cron job would give a 6.5 h run at most one): {}", each.join("; ")));
     }
+    n.extend(compaction_note(plan, runs));
     n.extend(oracle_notes(plan, runs));
     let auto = find(runs, &MapSpec::Policy(NamedPolicy::Auto), plan.gc_modes[0]);
     if let Some(r) = auto {
@@ -343,6 +355,48 @@ pub(super) fn notes(plan: &Plan, runs: &[Run]) -> Vec<String> {
         ));
     }
     n
+}
+
+/// The first run's compactions per file (`none`, the first GC mode: the lifetime table's run),
+/// as `config.compactions_per_file`: the counts and the capacities the run wrote.
+pub(super) fn compactions_config(plan: &Plan, runs: &[Run]) -> Option<serde_json::Value> {
+    let r = find(runs, &plan.policies[0], plan.gc_modes[0])?;
+    let c = r.compactions;
+    Some(json!({
+        "policy": r.policy.name(),
+        "gc_mode": gc_name(r.gc),
+        "files": plan.files,
+        "min": c.min,
+        "mean": c.mean,
+        "max": c.max,
+        "total": c.total,
+        "host_writes_x_capacity": ratio(r.stats.host_pages_written, r.logical_pages),
+    }))
+}
+
+/// How often the DB files were compacted whole over the first run's update phase.
+fn compaction_note(plan: &Plan, runs: &[Run]) -> Option<String> {
+    let r = find(runs, &plan.policies[0], plan.gc_modes[0])?;
+    let c = r.compactions;
+    let x = ratio(r.stats.host_pages_written, r.logical_pages);
+    let every = (c.mean > 0.0).then(|| {
+        format!(
+            "; a file is compacted every {:.2} capacities the host writes",
+            x / c.mean
+        )
+    });
+    Some(format!(
+        "Compactions (`{}`) per DB file over the update phase ({} run, gc {}, {x:.1} capacities written by the host; each row's compactions_per_file_* for its own run): min {}, mean {:.1}, max {} over {} files, {} in all{}",
+        plan.compaction_mode.name(),
+        r.policy.name(),
+        gc_name(r.gc),
+        c.min,
+        c.mean,
+        c.max,
+        plan.files,
+        c.total,
+        every.unwrap_or_default()
+    ))
 }
 
 /// Whether the file system's free space is in the chunk pool, and what it changes (measured

@@ -49,8 +49,13 @@ pub enum Event {
     Flush {
         file: u16,
     },
-    /// A file committed in the update phase (runs sample their counters here).
-    Commit,
+    /// DB file `file` committed in the update phase (runs sample their counters here);
+    /// `compaction_done`: the commit ended a whole-file compaction (the store's generation
+    /// went up by one with it).
+    Commit {
+        file: u16,
+        compaction_done: bool,
+    },
 }
 
 /// A recording: the load's events, then the update phase's.
@@ -217,7 +222,7 @@ impl<D: BlockDevice> Player<D> {
             Event::Submit { file, ops } => self.play_submit(*file, ops),
             Event::Trim { file, page, pages } => self.parts[*file as usize].trim(*page, *pages),
             Event::Flush { file } => self.parts[*file as usize].flush(),
-            Event::Commit => Ok(()),
+            Event::Commit { .. } => Ok(()),
         }
     }
 
