@@ -281,7 +281,7 @@ fn lifetime_spans(
         .judge(
             paper_sb,
             ours_sb,
-            "a superblock slot is rewritten every 64 commits of the device (32 files, 2 slots each) at every capacity, while a header lives about a capacity of device writes, so the factor grows with the device: it doubles with the device from 128 MiB to 1 GiB and a small device keeps it below P5's (docs/results/2026-11-29-p5-7.md); quick scale keeps 128 MiB because every device large enough for 100× (320, 384, 512 MiB measured) puts data's write share above its band (docs/results/2026-11-29-p5-8.md)",
+            "a superblock slot is rewritten every 64 commits of the device (32 files, 2 slots each) at every capacity, while a header lives about a capacity of device writes, so the factor grows with the device: it is the device's pages over ~770 writes (45× at 128 MiB, 164× at 512 MiB, 315× at 1 GiB; docs/results/2026-11-29-p5-7.md), so quick scale runs 512 MiB, the smallest power of two above the ~290 MiB a 100× factor needs, and P5's 480 GB drive gives 1,017×",
             "the lifetime measurement (config.lifetime)",
         ),
         spec(
