@@ -278,10 +278,16 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
             std::mem::take(&mut self.moved_lpns),
         );
         // Branch-free gather into buffers a block long (sized once): write every page, keep
-        // the valid ones.
-        offs.resize(ppb, 0);
+        // the valid ones. Their offsets only where a copy moves data (tags, payloads).
+        let keeps_data = flash.keeps_data();
         lpns.resize(ppb, 0);
-        let valid = self.p2l.gather(first, ppb, &mut offs, &mut lpns);
+        let valid = if keeps_data {
+            offs.resize(ppb, 0);
+            self.p2l.gather::<true>(first, ppb, &mut offs, &mut lpns)
+        } else {
+            offs.clear();
+            self.p2l.gather::<false>(first, ppb, &mut offs, &mut lpns)
+        };
         self.slot_stats
             .copied(self.owner[victim as usize], valid as u32);
         // Per block, valid count vs map: the victim's count is its mapped pages.
@@ -290,26 +296,30 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
             valid as u32,
             "victim {victim}: valid count vs P2L"
         );
-        let (offs_v, lpns_v) = (&offs[..valid], &lpns[..valid]);
+        let lpns_v = &lpns[..valid];
+        let offs_v = if keeps_data { &offs[..valid] } else { &[][..] };
         for &lpn in lpns_v {
             self.l2p.prefetch(lpn as usize);
         }
         self.p2l.clear(first..first + ppb);
         let mut i = 0;
-        while i < offs_v.len() {
+        while i < lpns_v.len() {
             let (dst_block, _) = self.open_block(flash, slot, die, t, true)?;
             let wp = flash.write_pointer(BlockId(dst_block));
             assert!(
                 dst_block != victim && wp < g.ppb,
                 "GC copies into {dst_block}"
             );
-            let n = (g.ppb - wp).min((offs_v.len() - i) as u32) as usize;
+            let n = (g.ppb - wp).min((lpns_v.len() - i) as u32) as usize;
             let dst0 = dst_block as usize * ppb + wp as usize;
-            t = flash.copy_run(victim, &offs_v[i..i + n], dst_block, t);
+            let offs_run = if keeps_data {
+                &offs_v[i..i + n]
+            } else {
+                offs_v
+            };
+            t = flash.copy_run(victim, offs_run, n, dst_block, t);
             let run = &lpns_v[i..i + n];
-            for (&lpn, ppn) in run.iter().zip(dst0 as u32..) {
-                self.l2p.set(lpn as usize, ppn);
-            }
+            self.l2p.set_each_to_run(run, dst0 as u32);
             self.p2l.set_run(dst0, run);
             self.victims.add_valid_n(dst_block, n as u32);
             if let Some(m) = self.gc_moved.as_mut() {

@@ -131,27 +131,54 @@ impl<const W: usize> PageMap<W> {
 
     /// Branch-free: write the offset and entry of each of the `n` entries from `first` at the
     /// next free slot of `offs` and `vals`, advancing only past those not [`NIL`]. Returns
-    /// how many were not (now first in both).
+    /// how many were not (now first in both). With `OFFS` false, `offs` is not written (it
+    /// may be empty): the entries alone, one store each (a flash that keeps no data needs no
+    /// offsets to copy).
     #[inline]
-    pub fn gather(&self, first: usize, n: usize, offs: &mut [u32], vals: &mut [u32]) -> usize {
+    pub fn gather<const OFFS: bool>(
+        &self,
+        first: usize,
+        n: usize,
+        offs: &mut [u32],
+        vals: &mut [u32],
+    ) -> usize {
         assert!(
-            first + n <= self.len && offs.len() >= n && vals.len() >= n,
+            first + n <= self.len && (!OFFS || offs.len() >= n) && vals.len() >= n,
             "gather of {n} entries from {first}: beyond the map or the buffers"
         );
         let base = self.bytes.as_ptr();
         let mut found = 0;
         for off in 0..n {
             // SAFETY: `first + off < len` (asserted), so the 4-byte load lies inside `bytes`
-            // (see `get`); `found <= off < n <= offs.len(), vals.len()` (asserted above).
+            // (see `get`); `found <= off < n <= offs.len() (when written), vals.len()`
+            // (asserted above).
             unsafe {
                 let raw = std::ptr::read_unaligned(base.add((first + off) * W) as *const u32);
                 let v = u32::from_le(raw) & Self::NIL_W;
-                *offs.get_unchecked_mut(found) = off as u32;
+                if OFFS {
+                    *offs.get_unchecked_mut(found) = off as u32;
+                }
                 *vals.get_unchecked_mut(found) = v;
                 found += (v != Self::NIL_W) as usize;
             }
         }
         found
+    }
+
+    /// Set entry `idx[j]` to `first_v + j` for each `j` (GC's moved pages: each logical page
+    /// to the next page of the destination run), with the bound checked once for the run:
+    /// its largest index (a branch-free pass the compiler vectorizes) against `len`.
+    #[inline(always)]
+    pub fn set_each_to_run(&mut self, idx: &[u32], first_v: u32) {
+        let max = idx.iter().copied().fold(0, u32::max);
+        assert!(
+            idx.is_empty() || (max as usize) < self.len,
+            "page map entry {max} beyond {}",
+            self.len
+        );
+        for (&i, v) in idx.iter().zip(first_v..) {
+            self.store(i as usize, v);
+        }
     }
 
     /// Set entries `range` to [`NIL`].
@@ -233,7 +260,7 @@ mod tests {
         }
         assert!(m.iter().eq(model.iter().copied()), "{W} bytes for {values}");
         let (mut offs, mut vals) = (vec![0; 100], vec![0; 100]);
-        let n = m.gather(150, 100, &mut offs, &mut vals);
+        let n = m.gather::<true>(150, 100, &mut offs, &mut vals);
         let want: Vec<(u32, u32)> = (0..100u32)
             .map(|o| (o, model[150 + o as usize]))
             .filter(|&(_, v)| v != NIL)
@@ -244,6 +271,16 @@ mod tests {
             .zip(vals[..n].iter().copied())
             .collect();
         assert_eq!(got, want, "gather at {W} bytes for {values}");
+        let mut alone = vec![0; 100];
+        let n_alone = m.gather::<false>(150, 100, &mut [], &mut alone);
+        assert_eq!(&alone[..n_alone], &vals[..n], "values alone at {W} bytes");
+        // Each gathered entry pointed at the next of a run, the others left alone.
+        let from = top.saturating_sub(n as u32 + 1);
+        m.set_each_to_run(&offs[..n], from);
+        for (j, &i) in offs[..n].iter().enumerate() {
+            model[i as usize] = from + j as u32;
+        }
+        assert!(m.iter().eq(model.iter().copied()), "runs at {W} bytes");
     }
 
     #[test]
@@ -263,6 +300,12 @@ mod tests {
     #[should_panic(expected = "beyond 10")]
     fn a_run_past_the_last_entry_is_refused() {
         PageMap::<3>::new(10, 100).set_run(8, &[1, 2, 3]);
+    }
+
+    #[test]
+    #[should_panic(expected = "entry 10 beyond 10")]
+    fn a_moved_page_past_the_last_entry_is_refused() {
+        PageMap::<3>::new(10, 100).set_each_to_run(&[3, 10, 4], 0);
     }
 
     #[test]
