@@ -427,22 +427,32 @@ impl<P: VictimPolicy> VictimIndex<P> {
             .closed(layout, &self.blocks, bin as u32, block, valid);
     }
 
-    /// A block (closed or open) lost one valid page (overwrite or trim).
+    /// A block (closed or open) lost one valid page (overwrite or trim). `GROUPED`: whether
+    /// the index has more than one victim group, which the caller fixes once (for a run of
+    /// writes: [`VictimIndex::grouped`]), so the one-group case computes no bin and checks
+    /// no group count per page.
     #[inline(always)]
-    pub fn invalidate_one(&mut self, layout: &Layout, die: u32, block: u32) {
+    pub fn invalidate_one<const GROUPED: bool>(&mut self, layout: &Layout, die: u32, block: u32) {
+        debug_assert_eq!(GROUPED, self.grouped(), "the caller's group count");
         let m = &mut self.blocks.meta[block as usize];
         assert!(m.valid > 0, "block {block} lost a page it did not hold");
         m.valid -= 1;
         if m.member {
             let (v, group) = (m.valid, m.group);
             // One group (the default): the bin is the die, and no per-bin counts are kept.
-            let bin = if self.blocks.groups == 1 {
-                die
-            } else {
+            let bin = if GROUPED {
                 self.grouped_invalidation(die, group, v)
+            } else {
+                die
             };
             self.policy.invalidated(layout, &self.blocks, bin, block, v);
         }
+    }
+
+    /// Whether the index has more than one victim group (fixed at construction).
+    #[inline]
+    pub fn grouped(&self) -> bool {
+        self.blocks.groups > 1
     }
 
     /// With several groups: a closed block of `group` on `die` now holds `valid` pages; keep
@@ -593,9 +603,9 @@ mod tests {
         ix.insert(&l, 0, 1, 8, 0);
         ix.insert(&l, 0, 2, 8, 0);
         for _ in 0..5 {
-            ix.invalidate_one(&l, 0, 1);
+            ix.invalidate_one::<false>(&l, 0, 1);
         }
-        ix.invalidate_one(&l, 0, 2);
+        ix.invalidate_one::<false>(&l, 0, 2);
         assert_eq!(ix.take_victim(&l, 0, 0), Some(1));
         assert_eq!(ix.take_victim(&l, 0, 0), Some(2));
         assert_eq!(ix.take_victim(&l, 0, 0), Some(0));
@@ -661,8 +671,8 @@ mod tests {
         let (l, mut ix) = grouped::<Greedy>(2);
         ix.insert(&l, 0, 0, 2, 0);
         ix.insert(&l, 0, 1, 2, 1);
-        ix.invalidate_one(&l, 0, 1);
-        ix.invalidate_one(&l, 0, 1);
+        ix.invalidate_one::<true>(&l, 0, 1);
+        ix.invalidate_one::<true>(&l, 0, 1);
         assert_eq!(ix.take_victim(&l, 0, 0), Some(1));
     }
 
@@ -701,7 +711,7 @@ mod tests {
         for round in 0..20 {
             for b in 0..64 {
                 if b % 7 != 3 || round < 10 {
-                    ix.invalidate_one(&l, 0, b);
+                    ix.invalidate_one::<false>(&l, 0, b);
                 }
             }
         }

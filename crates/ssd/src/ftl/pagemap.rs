@@ -60,7 +60,7 @@ impl<const W: usize> PageMap<W> {
     /// Entry `i`, or [`NIL`].
     #[inline(always)]
     pub fn get(&self, i: usize) -> u32 {
-        assert!(i < self.len, "page map entry {i} beyond {}", self.len);
+        self.check(i);
         // SAFETY: `i < len`, so bytes `i * W .. i * W + 4` lie inside `bytes`
         // (`len * W + 1` long, `W >= 3`); an unaligned read of plain bytes.
         let raw = unsafe { std::ptr::read_unaligned(self.bytes.as_ptr().add(i * W) as *const u32) };
@@ -76,7 +76,7 @@ impl<const W: usize> PageMap<W> {
     /// Set entry `i` to `v` (a page number the table was made for, or [`NIL`]).
     #[inline(always)]
     pub fn set(&mut self, i: usize, v: u32) {
-        assert!(i < self.len, "page map entry {i} beyond {}", self.len);
+        self.check(i);
         self.store(i, v);
     }
 
@@ -87,6 +87,16 @@ impl<const W: usize> PageMap<W> {
         let was = self.get(i);
         self.store(i, v);
         was
+    }
+
+    /// Assert that entry `i` is in the table. The panic is out of line, so the check is a
+    /// compare and a branch (formatting its message in line would keep `i` on the stack on
+    /// every call).
+    #[inline(always)]
+    fn check(&self, i: usize) {
+        if i >= self.len {
+            beyond(i, self.len);
+        }
     }
 
     /// Set entries `first..first + vals.len()` to `vals` in order: [`PageMap::set`] of each,
@@ -114,7 +124,8 @@ impl<const W: usize> PageMap<W> {
             "page number {v} in a 3-byte map"
         );
         let p = self.bytes.as_mut_ptr();
-        // SAFETY: `i < len` (asserted by `set` and `set_run`), so the entry's `W` bytes from `i * W` lie inside `bytes`;
+        // SAFETY: `i < len` (checked by `set`, `replace`'s `get`, `set_run` and
+        // `set_each_to_run`), so the entry's `W` bytes from `i * W` lie inside `bytes`;
         // unaligned stores of plain bytes. (Two fixed-size stores, not a copy of `width`
         // bytes, which the compiler would make a call to `memcpy`.)
         unsafe {
@@ -207,6 +218,13 @@ impl<const W: usize> PageMap<W> {
     pub fn bytes(&self) -> (&[u8], usize) {
         (&self.bytes, W)
     }
+}
+
+/// An entry's index beyond the table: a broken invariant of the caller.
+#[cold]
+#[inline(never)]
+fn beyond(i: usize, len: usize) -> ! {
+    panic!("page map entry {i} beyond {len}");
 }
 
 /// Start loading the cache line at `at` (any address: a hint that never faults).
