@@ -25,7 +25,7 @@
 use super::blocks::{BlockManager, NIL};
 use super::fdp::SlotStats;
 use super::gc::{VictimIndex, VictimPolicy};
-use super::pagemap::PageMap;
+use super::pagemap::{remap_run, PageMap};
 use super::scheme::{run_pages_with, Done, Found, Ftl, HostWrite, Placed, RunClock, Untimed};
 use crate::config::{GcPool, GcStreamMode, GcVictimScope, SsdConfig};
 use crate::device::TimedRun;
@@ -320,8 +320,7 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
             };
             t = flash.copy_run(victim, offs_run, n, dst_block, t);
             let run = &lpns_v[i..i + n];
-            self.l2p.set_each_to_run(run, dst0 as u32);
-            self.p2l.set_run(dst0, run);
+            remap_run(&mut self.l2p, &mut self.p2l, run, dst0);
             self.victims.add_valid_n(dst_block, n as u32);
             if let Some(m) = self.gc_moved.as_mut() {
                 m.extend_from_slice(run);

@@ -99,22 +99,6 @@ impl<const W: usize> PageMap<W> {
         }
     }
 
-    /// Set entries `first..first + vals.len()` to `vals` in order: [`PageMap::set`] of each,
-    /// with the bound checked once for the run (GC's copies fill a destination block's pages
-    /// in order).
-    #[inline(always)]
-    pub fn set_run(&mut self, first: usize, vals: &[u32]) {
-        assert!(
-            first <= self.len && vals.len() <= self.len - first,
-            "page map run of {} entries from {first} beyond {}",
-            vals.len(),
-            self.len
-        );
-        for (i, &v) in (first..).zip(vals) {
-            self.store(i, v);
-        }
-    }
-
     /// Entry `i` (below `len`: each caller asserts it) is `v`.
     #[inline(always)]
     fn store(&mut self, i: usize, v: u32) {
@@ -124,8 +108,8 @@ impl<const W: usize> PageMap<W> {
             "page number {v} in a 3-byte map"
         );
         let p = self.bytes.as_mut_ptr();
-        // SAFETY: `i < len` (checked by `set`, `replace`'s `get`, `set_run` and
-        // `set_each_to_run`), so the entry's `W` bytes from `i * W` lie inside `bytes`;
+        // SAFETY: `i < len` (checked by `set`, `replace`'s `get` and `remap_run`), so the
+        // entry's `W` bytes from `i * W` lie inside `bytes`;
         // unaligned stores of plain bytes. (Two fixed-size stores, not a copy of `width`
         // bytes, which the compiler would make a call to `memcpy`.)
         unsafe {
@@ -176,22 +160,6 @@ impl<const W: usize> PageMap<W> {
         found
     }
 
-    /// Set entry `idx[j]` to `first_v + j` for each `j` (GC's moved pages: each logical page
-    /// to the next page of the destination run), with the bound checked once for the run:
-    /// its largest index (a branch-free pass the compiler vectorizes) against `len`.
-    #[inline(always)]
-    pub fn set_each_to_run(&mut self, idx: &[u32], first_v: u32) {
-        let max = idx.iter().copied().fold(0, u32::max);
-        assert!(
-            idx.is_empty() || (max as usize) < self.len,
-            "page map entry {max} beyond {}",
-            self.len
-        );
-        for (&i, v) in idx.iter().zip(first_v..) {
-            self.store(i as usize, v);
-        }
-    }
-
     /// Set entries `range` to [`NIL`].
     pub fn clear(&mut self, range: std::ops::Range<usize>) {
         assert!(
@@ -217,6 +185,33 @@ impl<const W: usize> PageMap<W> {
     /// ([`crate::Ssd::write_prefetch`]).
     pub fn bytes(&self) -> (&[u8], usize) {
         (&self.bytes, W)
+    }
+}
+
+/// GC's move of `lpns` to the physical pages `dst0..dst0 + lpns.len()`, in one pass: L2P
+/// entry `lpns[j]` becomes `dst0 + j` and P2L entry `dst0 + j` becomes `lpns[j]`
+/// ([`PageMap::set`] of each, with one load per page, P2L's run checked once, and each
+/// logical page checked against L2P's length held in a register).
+#[inline(always)]
+pub(crate) fn remap_run<const L: usize, const R: usize>(
+    l2p: &mut PageMap<L>,
+    p2l: &mut PageMap<R>,
+    lpns: &[u32],
+    dst0: usize,
+) {
+    assert!(
+        dst0 <= p2l.len && lpns.len() <= p2l.len - dst0,
+        "page map run of {} entries from {dst0} beyond {}",
+        lpns.len(),
+        p2l.len
+    );
+    let len = l2p.len;
+    for (ppn, &lpn) in (dst0..).zip(lpns) {
+        if lpn as usize >= len {
+            beyond(lpn as usize, len);
+        }
+        l2p.store(lpn as usize, ppn as u32);
+        p2l.store(ppn, lpn);
     }
 }
 
@@ -271,7 +266,9 @@ mod tests {
                 let run: Vec<u32> = (0..20u32.min(257 - i as u32 / 3))
                     .map(|k| (x >> 11).wrapping_add(k as u64 * 7919) as u32 % (top + 1))
                     .collect();
-                m.set_run(i / 3, &run);
+                for (k, &v) in run.iter().enumerate() {
+                    m.set(i / 3 + k, v);
+                }
                 model[i / 3..i / 3 + run.len()].copy_from_slice(&run);
             }
             assert_eq!(m.get(i), model[i]);
@@ -292,13 +289,22 @@ mod tests {
         let mut alone = vec![0; 100];
         let n_alone = m.gather::<false>(150, 100, &mut [], &mut alone);
         assert_eq!(&alone[..n_alone], &vals[..n], "values alone at {W} bytes");
-        // Each gathered entry pointed at the next of a run, the others left alone.
-        let from = top.saturating_sub(n as u32 + 1);
-        m.set_each_to_run(&offs[..n], from);
-        for (j, &i) in offs[..n].iter().enumerate() {
-            model[i as usize] = from + j as u32;
+        // GC's move: each gathered offset (as a logical page) to the next entry of a run
+        // in a second map, and back; the other entries left alone.
+        let lpns = &offs[..n];
+        let mut back = PageMap::<W>::new(257, values);
+        let mut back_model = vec![NIL; 257];
+        let dst0 = 257 - n;
+        remap_run(&mut m, &mut back, lpns, dst0);
+        for (j, &lpn) in lpns.iter().enumerate() {
+            model[lpn as usize] = (dst0 + j) as u32;
+            back_model[dst0 + j] = lpn;
         }
-        assert!(m.iter().eq(model.iter().copied()), "runs at {W} bytes");
+        assert!(
+            m.iter().eq(model.iter().copied()),
+            "L2P after a move at {W} bytes"
+        );
+        assert!(back.iter().eq(back_model), "P2L after a move at {W} bytes");
     }
 
     #[test]
@@ -317,13 +323,15 @@ mod tests {
     #[test]
     #[should_panic(expected = "beyond 10")]
     fn a_run_past_the_last_entry_is_refused() {
-        PageMap::<3>::new(10, 100).set_run(8, &[1, 2, 3]);
+        let mut l2p = PageMap::<3>::new(10, 100);
+        remap_run(&mut l2p, &mut PageMap::<3>::new(10, 100), &[1, 2, 3], 8);
     }
 
     #[test]
     #[should_panic(expected = "entry 10 beyond 10")]
     fn a_moved_page_past_the_last_entry_is_refused() {
-        PageMap::<3>::new(10, 100).set_each_to_run(&[3, 10, 4], 0);
+        let mut p2l = PageMap::<3>::new(20, 10);
+        remap_run(&mut PageMap::<3>::new(10, 100), &mut p2l, &[3, 10, 4], 0);
     }
 
     #[test]
