@@ -254,6 +254,12 @@ impl Flash {
     pub fn has_tags(&self) -> bool {
         !self.tags.is_empty()
     }
+    /// Whether a page's copy moves anything (a tag, a payload): only then does a copy need
+    /// the offsets of its source pages ([`Flash::copy_run`]).
+    #[inline]
+    pub(crate) fn keeps_data(&self) -> bool {
+        self.has_tags() || self.payloads.is_some()
+    }
     pub fn timing_enabled(&self) -> bool {
         self.timing
     }
@@ -511,20 +517,27 @@ impl Flash {
         }
     }
 
-    /// Copy pages `offs` of `src_block` (ascending or not) to the next `offs.len()` pages of
-    /// `dst_block`, in order: the same effect, counters and timing as one [`Flash::copy`] per
-    /// page (each copy starting when the previous one finished), in one pass — one write
-    /// pointer check for the run, the data moved in a tight loop, counters added once.
+    /// Copy `n` pages of `src_block`, at offsets `offs` (ascending or not), to the next `n`
+    /// pages of `dst_block`, in order: the same effect, counters and timing as one
+    /// [`Flash::copy`] per page (each copy starting when the previous one finished), in one
+    /// pass — one write pointer check for the run, the data moved in a tight loop, counters
+    /// added once. A flash that keeps no data ([`Flash::keeps_data`]) reads no offset, and
+    /// `offs` may then be empty.
     #[inline]
     pub(crate) fn copy_run(
         &mut self,
         src_block: u32,
         offs: &[u32],
+        n: usize,
         dst_block: u32,
         now: SimTime,
     ) -> SimTime {
         let ppb = self.layout.ppb as usize;
-        let n = offs.len();
+        assert!(
+            offs.len() == n || (offs.is_empty() && !self.keeps_data()),
+            "{} offsets for {n} copies from block {src_block}",
+            offs.len()
+        );
         let wp = self.write_pointer[dst_block as usize] as usize;
         assert!(
             wp + n <= ppb,
@@ -862,7 +875,7 @@ mod copy_run_tests {
         for dst_block in [2, bpd + 1, 2 * bpd + 3, 3 * bpd] {
             let (mut run, mut one) = (flash.clone(), flash.clone());
             let now = SimTime(1_000_000);
-            let t_run = run.copy_run(1, &offs, dst_block, now);
+            let t_run = run.copy_run(1, &offs, offs.len(), dst_block, now);
             let mut t_one = now;
             for (j, &off) in offs.iter().enumerate() {
                 let src = Ppn(16 + off as u64);

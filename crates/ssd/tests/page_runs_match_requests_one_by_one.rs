@@ -11,7 +11,7 @@ mod common;
 
 use proptest::prelude::*;
 use ssd::host::{Command, HostPort};
-use ssd::{DataMode, FtlKind, GcPolicy, Lpn, ReadPage, Ssd, StreamId};
+use ssd::{DataMode, FtlKind, GcPolicy, GcVictimScope, Lpn, ReadPage, Ssd, StreamId};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -76,12 +76,23 @@ fn iface() -> impl Strategy<Value = Iface> {
         })
 }
 
-fn port(kind: FtlKind, policy: GcPolicy, timing: bool, qd: u32, iface: Iface) -> HostPort {
+/// A device of scheme `kind` with GC `policy`; the page FTL's two streams take their GC
+/// victims per stream when `victims_per_stream` (the victim index's grouped page loop).
+fn port(
+    kind: FtlKind,
+    (policy, victims_per_stream): (GcPolicy, bool),
+    timing: bool,
+    qd: u32,
+    iface: Iface,
+) -> HostPort {
     let mut cfg = common::tiny(kind);
     cfg.ftl.check_invariants = false; // else every run takes the general path
     cfg.ftl.data = DataMode::Tags;
     cfg.ftl.gc_policy = policy;
     cfg.ftl.streams = if kind == FtlKind::Page { 2 } else { 1 };
+    if kind == FtlKind::Page && victims_per_stream {
+        cfg.ftl.gc_victim = GcVictimScope::Stream;
+    }
     cfg.timing.enabled = timing;
     // A write cache (timed): requests complete at their pages' slots, which free as pages
     // program.
@@ -163,12 +174,14 @@ fn scheme() -> impl Strategy<Value = FtlKind> {
     prop::sample::select(FtlKind::ALL.to_vec())
 }
 
-fn policy() -> impl Strategy<Value = GcPolicy> {
-    prop::sample::select(vec![
+/// A GC policy, and whether victims are taken per stream.
+fn policy() -> impl Strategy<Value = (GcPolicy, bool)> {
+    let policy = prop::sample::select(vec![
         GcPolicy::Greedy,
         GcPolicy::Fifo,
         GcPolicy::CostBenefit,
-    ])
+    ]);
+    (policy, any::<bool>())
 }
 
 proptest! {

@@ -93,35 +93,42 @@ pub(crate) trait VictimPolicy: Send + Sized {
 /// a bound and are rebuilt from the counts (amortised O(1)).
 #[derive(Clone, Debug)]
 pub(crate) struct Greedy {
-    /// Per bin, per valid count (`bin * counts + valid`), candidate blocks (possibly stale).
-    stacks: Vec<Vec<u32>>,
-    /// Valid counts a block can have: pages per block + 1.
-    counts: usize,
-    /// Per bin, what a push updates, together (one bound check, one cache line).
-    dies: Vec<DieStacks>,
+    /// Per bin, what a push reads and updates, together (one bound check).
+    dies: Box<[DieStacks]>,
 }
 
 /// One bin's [`Greedy`] bookkeeping.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug)]
 struct DieStacks {
+    /// Per valid count (pages per block + 1 of them), candidate blocks (possibly stale).
+    stacks: Box<[Vec<u32>]>,
     /// Entries in its stacks (live and stale).
     entries: usize,
     /// A valid count below which every stack is empty (where `choose` starts).
     low: usize,
+    /// Entries past which the stacks are rebuilt: 4 per closed block of the bin, plus 64.
+    /// Kept here as blocks close (`closed`) and are chosen (`choose`), so a push compares
+    /// within this record (`rebuild` checks it against the index's count).
+    limit: usize,
+}
+
+/// Entries a bin's stacks may hold before a rebuild: 4 per closed block, plus 64.
+#[inline]
+fn entries_limit(closed: u32) -> usize {
+    4 * closed as usize + 64
 }
 
 impl Greedy {
+    /// Push `block`, now holding `valid` pages, onto its count's stack in bin `d`. A count
+    /// beyond pages per block has no stack: the index panics (an invariant the valid counts
+    /// keep).
     #[inline(always)]
     fn push(&mut self, layout: &Layout, blocks: &ClosedBlocks, d: usize, block: u32, valid: u32) {
-        assert!(
-            (valid as usize) < self.counts,
-            "block {block} with {valid} valid pages"
-        );
-        self.stacks[d * self.counts + valid as usize].push(block);
         let die = &mut self.dies[d];
+        die.stacks[valid as usize].push(block);
         die.low = die.low.min(valid as usize);
         die.entries += 1;
-        if die.entries > 4 * blocks.count[d] as usize + 64 {
+        if die.entries > die.limit {
             self.rebuild(layout, blocks, d);
         }
     }
@@ -130,27 +137,24 @@ impl Greedy {
     #[cold]
     #[inline(never)]
     fn rebuild(&mut self, layout: &Layout, blocks: &ClosedBlocks, d: usize) {
-        let counts = self.counts;
-        self.stacks[d * counts..(d + 1) * counts]
-            .iter_mut()
-            .for_each(Vec::clear);
-        self.dies[d].low = 0;
         let group = (d % blocks.groups as usize) as u16;
+        let die = &mut self.dies[d];
+        assert_eq!(
+            die.limit,
+            entries_limit(blocks.count[d]),
+            "bin {d}: the rebuild limit follows the closed blocks"
+        );
+        die.stacks.iter_mut().for_each(Vec::clear);
+        die.low = 0;
         for b in layout.blocks_of_die(blocks.die_of_bin(d)) {
             let m = blocks.meta[b as usize];
             if m.member && m.group == group {
-                self.stacks[d * counts + m.valid as usize].push(b);
+                die.stacks[m.valid as usize].push(b);
             }
         }
-        self.dies[d].entries = blocks.count[d] as usize;
-        let entries: usize = self.stacks[d * counts..(d + 1) * counts]
-            .iter()
-            .map(Vec::len)
-            .sum();
-        assert_eq!(
-            entries, self.dies[d].entries,
-            "bin {d}: one entry per closed block"
-        );
+        die.entries = blocks.count[d] as usize;
+        let entries: usize = die.stacks.iter().map(Vec::len).sum();
+        assert_eq!(entries, die.entries, "bin {d}: one entry per closed block");
     }
 }
 
@@ -162,13 +166,19 @@ impl VictimPolicy for Greedy {
             d >= 1 && counts >= 2,
             "greedy over {d} bins of {counts} counts"
         );
+        let bin = DieStacks {
+            stacks: vec![Vec::new(); counts].into(),
+            entries: 0,
+            low: 0,
+            limit: entries_limit(0),
+        };
         Greedy {
-            stacks: vec![Vec::new(); counts * d],
-            counts,
-            dies: vec![DieStacks::default(); d],
+            dies: vec![bin; d].into(),
         }
     }
     fn closed(&mut self, layout: &Layout, blocks: &ClosedBlocks, bin: u32, block: u32, valid: u32) {
+        // One more closed block in the bin (the index counted it already).
+        self.dies[bin as usize].limit = entries_limit(blocks.count[bin as usize]);
         self.push(layout, blocks, bin as usize, block, valid);
     }
     #[inline(always)]
@@ -186,17 +196,18 @@ impl VictimPolicy for Greedy {
         let d = bin as usize;
         let die = &mut self.dies[d];
         let low = die.low;
-        let counts = self.counts;
-        let stacks = &mut self.stacks[d * counts..(d + 1) * counts];
+        let counts = die.stacks.len();
         // An entry is live if its block is closed, in this bin's group, at this count (a
         // block freed and closed again in another group leaves a stale entry here).
         let group = (d % blocks.groups as usize) as u16;
-        for (v, stack) in stacks.iter_mut().enumerate().skip(low) {
+        for (v, stack) in die.stacks.iter_mut().enumerate().skip(low) {
             while let Some(b) = stack.pop() {
                 die.entries -= 1;
                 let m = blocks.meta[b as usize];
                 if m.member && m.valid as usize == v && m.group == group {
                     die.low = v;
+                    // The index takes it out of the bin: one closed block fewer.
+                    die.limit = entries_limit(blocks.count[d] - 1);
                     return Some(b);
                 }
             }
@@ -210,7 +221,7 @@ impl VictimPolicy for Greedy {
         None
     }
     fn can_choose(&self, bin: u32, block: u32, valid: u32) -> bool {
-        self.stacks[bin as usize * self.counts + valid as usize].contains(&block)
+        self.dies[bin as usize].stacks[valid as usize].contains(&block)
     }
 }
 
@@ -416,22 +427,32 @@ impl<P: VictimPolicy> VictimIndex<P> {
             .closed(layout, &self.blocks, bin as u32, block, valid);
     }
 
-    /// A block (closed or open) lost one valid page (overwrite or trim).
+    /// A block (closed or open) lost one valid page (overwrite or trim). `GROUPED`: whether
+    /// the index has more than one victim group, which the caller fixes once (for a run of
+    /// writes: [`VictimIndex::grouped`]), so the one-group case computes no bin and checks
+    /// no group count per page.
     #[inline(always)]
-    pub fn invalidate_one(&mut self, layout: &Layout, die: u32, block: u32) {
+    pub fn invalidate_one<const GROUPED: bool>(&mut self, layout: &Layout, die: u32, block: u32) {
+        debug_assert_eq!(GROUPED, self.grouped(), "the caller's group count");
         let m = &mut self.blocks.meta[block as usize];
         assert!(m.valid > 0, "block {block} lost a page it did not hold");
         m.valid -= 1;
         if m.member {
             let (v, group) = (m.valid, m.group);
             // One group (the default): the bin is the die, and no per-bin counts are kept.
-            let bin = if self.blocks.groups == 1 {
-                die
-            } else {
+            let bin = if GROUPED {
                 self.grouped_invalidation(die, group, v)
+            } else {
+                die
             };
             self.policy.invalidated(layout, &self.blocks, bin, block, v);
         }
+    }
+
+    /// Whether the index has more than one victim group (fixed at construction).
+    #[inline]
+    pub fn grouped(&self) -> bool {
+        self.blocks.groups > 1
     }
 
     /// With several groups: a closed block of `group` on `die` now holds `valid` pages; keep
@@ -582,9 +603,9 @@ mod tests {
         ix.insert(&l, 0, 1, 8, 0);
         ix.insert(&l, 0, 2, 8, 0);
         for _ in 0..5 {
-            ix.invalidate_one(&l, 0, 1);
+            ix.invalidate_one::<false>(&l, 0, 1);
         }
-        ix.invalidate_one(&l, 0, 2);
+        ix.invalidate_one::<false>(&l, 0, 2);
         assert_eq!(ix.take_victim(&l, 0, 0), Some(1));
         assert_eq!(ix.take_victim(&l, 0, 0), Some(2));
         assert_eq!(ix.take_victim(&l, 0, 0), Some(0));
@@ -650,8 +671,8 @@ mod tests {
         let (l, mut ix) = grouped::<Greedy>(2);
         ix.insert(&l, 0, 0, 2, 0);
         ix.insert(&l, 0, 1, 2, 1);
-        ix.invalidate_one(&l, 0, 1);
-        ix.invalidate_one(&l, 0, 1);
+        ix.invalidate_one::<true>(&l, 0, 1);
+        ix.invalidate_one::<true>(&l, 0, 1);
         assert_eq!(ix.take_victim(&l, 0, 0), Some(1));
     }
 
@@ -690,7 +711,7 @@ mod tests {
         for round in 0..20 {
             for b in 0..64 {
                 if b % 7 != 3 || round < 10 {
-                    ix.invalidate_one(&l, 0, b);
+                    ix.invalidate_one::<false>(&l, 0, b);
                 }
             }
         }

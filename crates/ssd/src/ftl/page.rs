@@ -25,12 +25,13 @@
 use super::blocks::{BlockManager, NIL};
 use super::fdp::SlotStats;
 use super::gc::{VictimIndex, VictimPolicy};
-use super::pagemap::PageMap;
-use super::scheme::{Done, Found, Ftl, HostWrite, Placed};
+use super::pagemap::{remap_run, PageMap};
+use super::scheme::{run_pages_with, Done, Found, Ftl, HostWrite, Placed, RunClock, Untimed};
 use crate::config::{GcPool, GcStreamMode, GcVictimScope, SsdConfig};
+use crate::device::TimedRun;
 use crate::error::{InvariantError, SsdError};
 use crate::flash::{DivU32, Flash, Layout, Programmed};
-use crate::types::{BlockId, Lpn, Ppn, SimTime};
+use crate::types::{BlockId, Lpn, Ppn, SimTime, StreamId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BlockState {
@@ -278,10 +279,16 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
             std::mem::take(&mut self.moved_lpns),
         );
         // Branch-free gather into buffers a block long (sized once): write every page, keep
-        // the valid ones.
-        offs.resize(ppb, 0);
+        // the valid ones. Their offsets only where a copy moves data (tags, payloads).
+        let keeps_data = flash.keeps_data();
         lpns.resize(ppb, 0);
-        let valid = self.p2l.gather(first, ppb, &mut offs, &mut lpns);
+        let valid = if keeps_data {
+            offs.resize(ppb, 0);
+            self.p2l.gather::<true>(first, ppb, &mut offs, &mut lpns)
+        } else {
+            offs.clear();
+            self.p2l.gather::<false>(first, ppb, &mut offs, &mut lpns)
+        };
         self.slot_stats
             .copied(self.owner[victim as usize], valid as u32);
         // Per block, valid count vs map: the victim's count is its mapped pages.
@@ -290,27 +297,30 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
             valid as u32,
             "victim {victim}: valid count vs P2L"
         );
-        let (offs_v, lpns_v) = (&offs[..valid], &lpns[..valid]);
+        let lpns_v = &lpns[..valid];
+        let offs_v = if keeps_data { &offs[..valid] } else { &[][..] };
         for &lpn in lpns_v {
             self.l2p.prefetch(lpn as usize);
         }
         self.p2l.clear(first..first + ppb);
         let mut i = 0;
-        while i < offs_v.len() {
+        while i < lpns_v.len() {
             let (dst_block, _) = self.open_block(flash, slot, die, t, true)?;
             let wp = flash.write_pointer(BlockId(dst_block));
             assert!(
                 dst_block != victim && wp < g.ppb,
                 "GC copies into {dst_block}"
             );
-            let n = (g.ppb - wp).min((offs_v.len() - i) as u32) as usize;
+            let n = (g.ppb - wp).min((lpns_v.len() - i) as u32) as usize;
             let dst0 = dst_block as usize * ppb + wp as usize;
-            t = flash.copy_run(victim, &offs_v[i..i + n], dst_block, t);
+            let offs_run = if keeps_data {
+                &offs_v[i..i + n]
+            } else {
+                offs_v
+            };
+            t = flash.copy_run(victim, offs_run, n, dst_block, t);
             let run = &lpns_v[i..i + n];
-            for (&lpn, ppn) in run.iter().zip(dst0 as u32..) {
-                self.l2p.set(lpn as usize, ppn);
-            }
-            self.p2l.set_run(dst0, run);
+            remap_run(&mut self.l2p, &mut self.p2l, run, dst0);
             self.victims.add_valid_n(dst_block, n as u32);
             if let Some(m) = self.gc_moved.as_mut() {
                 m.extend_from_slice(run);
@@ -364,18 +374,23 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
             return;
         }
         self.l2p.set(lpn as usize, NIL);
-        self.invalidate(g, old);
+        if self.victims.grouped() {
+            self.invalidate::<true>(g, old);
+        } else {
+            self.invalidate::<false>(g, old);
+        }
     }
 
-    /// Physical page `old` no longer holds data: clear its P2L entry and count it invalid.
+    /// Physical page `old` no longer holds data: clear its P2L entry and count it invalid
+    /// (`GROUPED`: [`VictimIndex::grouped`], fixed by the caller).
     #[inline(always)]
-    fn invalidate(&mut self, g: &Layout, old: u32) {
+    fn invalidate<const GROUPED: bool>(&mut self, g: &Layout, old: u32) {
         // (That P2L maps `old` back to its lpn is `verify_maps`'s: reading it here would turn
         // this store's cache miss into a load the write waits for.)
         self.p2l.set(old as usize, NIL);
         let block = self.per_block.div(old);
         self.victims
-            .invalidate_one(g, self.per_die.div(block), block);
+            .invalidate_one::<GROUPED>(g, self.per_die.div(block), block);
     }
 
     #[inline(always)]
@@ -404,8 +419,14 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
     /// [`Ftl::write`] up to the host page's program, which it leaves untimed (GC before
     /// it is timed): returns the block the page went to, for the caller to time the program
     /// in ([`Flash::time_program`], or a timed run's clock: [`Ftl::write_placed`]).
+    /// `GROUPED`: [`VictimIndex::grouped`], which the caller fixes ([`PageFtl::placed`], or
+    /// once for a run: [`PageFtl::run`]).
     #[inline(always)]
-    fn write_untimed(&mut self, flash: &mut Flash, w: HostWrite) -> Result<Programmed, SsdError> {
+    fn write_untimed<const GROUPED: bool>(
+        &mut self,
+        flash: &mut Flash,
+        w: HostWrite,
+    ) -> Result<Programmed, SsdError> {
         let HostWrite {
             lpn,
             stream,
@@ -441,7 +462,7 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
         // before the block can close (a closed block enters GC's index with its count).
         let old = self.map(lpn.0 as u32, ppn.0 as u32, block);
         if old != NIL {
-            self.invalidate(&g, old);
+            self.invalidate::<GROUPED>(&g, old);
         }
         // The block is full when this was its last page (`close_if_full` without reloading
         // the write pointer `program_next` just moved to `offset + 1`).
@@ -450,6 +471,39 @@ impl<P: VictimPolicy, const L: usize, const R: usize> PageFtl<P, L, R> {
             self.close(stream.0, die, block);
         }
         Ok(programmed)
+    }
+
+    /// [`PageFtl::write_untimed`] with the index's group count read for this write.
+    #[inline(always)]
+    fn placed(&mut self, flash: &mut Flash, w: HostWrite) -> Result<Programmed, SsdError> {
+        if self.victims.grouped() {
+            self.write_untimed::<true>(flash, w)
+        } else {
+            self.write_untimed::<false>(flash, w)
+        }
+    }
+
+    /// A run of host pages through `clock` ([`Ftl::write_run`], [`Ftl::write_run_timed`]),
+    /// with the victim index's group count read once for the run: the page loop is compiled
+    /// for one group and for several, and the one-group loop (the default) computes no bin.
+    #[inline(always)]
+    fn run<C: RunClock>(
+        &mut self,
+        flash: &mut Flash,
+        lpns: &[u64],
+        stream: StreamId,
+        first_tag: u64,
+        clock: &mut C,
+    ) -> Result<usize, (usize, SsdError)> {
+        if self.victims.grouped() {
+            run_pages_with(self, flash, lpns, stream, first_tag, clock, |f, fl, w| {
+                f.write_untimed::<true>(fl, w).map(Placed::Block)
+            })
+        } else {
+            run_pages_with(self, flash, lpns, stream, first_tag, clock, |f, fl, w| {
+                f.write_untimed::<false>(fl, w).map(Placed::Block)
+            })
+        }
     }
 
     /// L2P and P2L are inverse, mapped pages are programmed, and each block's valid count is
@@ -564,13 +618,39 @@ impl<P: VictimPolicy, const L: usize, const R: usize> Ftl for PageFtl<P, L, R> {
     #[inline(always)]
     fn write(&mut self, flash: &mut Flash, w: HostWrite) -> Done {
         let now = w.now;
-        let programmed = self.write_untimed(flash, w)?;
+        let programmed = self.placed(flash, w)?;
         Ok(flash.time_program(programmed.block(), now))
     }
 
     #[inline(always)]
     fn write_placed(&mut self, flash: &mut Flash, w: HostWrite) -> Result<Placed, SsdError> {
-        self.write_untimed(flash, w).map(Placed::Block)
+        self.placed(flash, w).map(Placed::Block)
+    }
+
+    fn write_run(
+        &mut self,
+        flash: &mut Flash,
+        lpns: &[u64],
+        stream: StreamId,
+        first_tag: u64,
+        now: SimTime,
+    ) -> Result<usize, (usize, SsdError)> {
+        self.run(flash, lpns, stream, first_tag, &mut Untimed(now))
+    }
+
+    fn write_run_timed(
+        &mut self,
+        flash: &mut Flash,
+        lpns: &[u64],
+        stream: StreamId,
+        first_tag: u64,
+        clock: &mut TimedRun<'_>,
+    ) -> Result<usize, (usize, SsdError)> {
+        // One loop per clock: the configuration's branches stay out of the page loop.
+        match clock {
+            TimedRun::Closed(c) => self.run(flash, lpns, stream, first_tag, c),
+            TimedRun::Queued(c) => self.run(flash, lpns, stream, first_tag, c),
+        }
     }
 
     fn read(&mut self, flash: &mut Flash, lpn: Lpn, now: SimTime) -> Found {

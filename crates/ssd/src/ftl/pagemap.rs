@@ -60,7 +60,7 @@ impl<const W: usize> PageMap<W> {
     /// Entry `i`, or [`NIL`].
     #[inline(always)]
     pub fn get(&self, i: usize) -> u32 {
-        assert!(i < self.len, "page map entry {i} beyond {}", self.len);
+        self.check(i);
         // SAFETY: `i < len`, so bytes `i * W .. i * W + 4` lie inside `bytes`
         // (`len * W + 1` long, `W >= 3`); an unaligned read of plain bytes.
         let raw = unsafe { std::ptr::read_unaligned(self.bytes.as_ptr().add(i * W) as *const u32) };
@@ -76,7 +76,7 @@ impl<const W: usize> PageMap<W> {
     /// Set entry `i` to `v` (a page number the table was made for, or [`NIL`]).
     #[inline(always)]
     pub fn set(&mut self, i: usize, v: u32) {
-        assert!(i < self.len, "page map entry {i} beyond {}", self.len);
+        self.check(i);
         self.store(i, v);
     }
 
@@ -89,19 +89,13 @@ impl<const W: usize> PageMap<W> {
         was
     }
 
-    /// Set entries `first..first + vals.len()` to `vals` in order: [`PageMap::set`] of each,
-    /// with the bound checked once for the run (GC's copies fill a destination block's pages
-    /// in order).
+    /// Assert that entry `i` is in the table. The panic is out of line, so the check is a
+    /// compare and a branch (formatting its message in line would keep `i` on the stack on
+    /// every call).
     #[inline(always)]
-    pub fn set_run(&mut self, first: usize, vals: &[u32]) {
-        assert!(
-            first <= self.len && vals.len() <= self.len - first,
-            "page map run of {} entries from {first} beyond {}",
-            vals.len(),
-            self.len
-        );
-        for (i, &v) in (first..).zip(vals) {
-            self.store(i, v);
+    fn check(&self, i: usize) {
+        if i >= self.len {
+            beyond(i, self.len);
         }
     }
 
@@ -114,7 +108,8 @@ impl<const W: usize> PageMap<W> {
             "page number {v} in a 3-byte map"
         );
         let p = self.bytes.as_mut_ptr();
-        // SAFETY: `i < len` (asserted by `set` and `set_run`), so the entry's `W` bytes from `i * W` lie inside `bytes`;
+        // SAFETY: `i < len` (checked by `set`, `replace`'s `get` and `remap_run`), so the
+        // entry's `W` bytes from `i * W` lie inside `bytes`;
         // unaligned stores of plain bytes. (Two fixed-size stores, not a copy of `width`
         // bytes, which the compiler would make a call to `memcpy`.)
         unsafe {
@@ -131,22 +126,33 @@ impl<const W: usize> PageMap<W> {
 
     /// Branch-free: write the offset and entry of each of the `n` entries from `first` at the
     /// next free slot of `offs` and `vals`, advancing only past those not [`NIL`]. Returns
-    /// how many were not (now first in both).
+    /// how many were not (now first in both). With `OFFS` false, `offs` is not written (it
+    /// may be empty): the entries alone, one store each (a flash that keeps no data needs no
+    /// offsets to copy).
     #[inline]
-    pub fn gather(&self, first: usize, n: usize, offs: &mut [u32], vals: &mut [u32]) -> usize {
+    pub fn gather<const OFFS: bool>(
+        &self,
+        first: usize,
+        n: usize,
+        offs: &mut [u32],
+        vals: &mut [u32],
+    ) -> usize {
         assert!(
-            first + n <= self.len && offs.len() >= n && vals.len() >= n,
+            first + n <= self.len && (!OFFS || offs.len() >= n) && vals.len() >= n,
             "gather of {n} entries from {first}: beyond the map or the buffers"
         );
         let base = self.bytes.as_ptr();
         let mut found = 0;
         for off in 0..n {
             // SAFETY: `first + off < len` (asserted), so the 4-byte load lies inside `bytes`
-            // (see `get`); `found <= off < n <= offs.len(), vals.len()` (asserted above).
+            // (see `get`); `found <= off < n <= offs.len() (when written), vals.len()`
+            // (asserted above).
             unsafe {
                 let raw = std::ptr::read_unaligned(base.add((first + off) * W) as *const u32);
                 let v = u32::from_le(raw) & Self::NIL_W;
-                *offs.get_unchecked_mut(found) = off as u32;
+                if OFFS {
+                    *offs.get_unchecked_mut(found) = off as u32;
+                }
                 *vals.get_unchecked_mut(found) = v;
                 found += (v != Self::NIL_W) as usize;
             }
@@ -180,6 +186,40 @@ impl<const W: usize> PageMap<W> {
     pub fn bytes(&self) -> (&[u8], usize) {
         (&self.bytes, W)
     }
+}
+
+/// GC's move of `lpns` to the physical pages `dst0..dst0 + lpns.len()`, in one pass: L2P
+/// entry `lpns[j]` becomes `dst0 + j` and P2L entry `dst0 + j` becomes `lpns[j]`
+/// ([`PageMap::set`] of each, with one load per page, P2L's run checked once, and each
+/// logical page checked against L2P's length held in a register).
+#[inline(always)]
+pub(crate) fn remap_run<const L: usize, const R: usize>(
+    l2p: &mut PageMap<L>,
+    p2l: &mut PageMap<R>,
+    lpns: &[u32],
+    dst0: usize,
+) {
+    assert!(
+        dst0 <= p2l.len && lpns.len() <= p2l.len - dst0,
+        "page map run of {} entries from {dst0} beyond {}",
+        lpns.len(),
+        p2l.len
+    );
+    let len = l2p.len;
+    for (ppn, &lpn) in (dst0..).zip(lpns) {
+        if lpn as usize >= len {
+            beyond(lpn as usize, len);
+        }
+        l2p.store(lpn as usize, ppn as u32);
+        p2l.store(ppn, lpn);
+    }
+}
+
+/// An entry's index beyond the table: a broken invariant of the caller.
+#[cold]
+#[inline(never)]
+fn beyond(i: usize, len: usize) -> ! {
+    panic!("page map entry {i} beyond {len}");
 }
 
 /// Start loading the cache line at `at` (any address: a hint that never faults).
@@ -226,14 +266,16 @@ mod tests {
                 let run: Vec<u32> = (0..20u32.min(257 - i as u32 / 3))
                     .map(|k| (x >> 11).wrapping_add(k as u64 * 7919) as u32 % (top + 1))
                     .collect();
-                m.set_run(i / 3, &run);
+                for (k, &v) in run.iter().enumerate() {
+                    m.set(i / 3 + k, v);
+                }
                 model[i / 3..i / 3 + run.len()].copy_from_slice(&run);
             }
             assert_eq!(m.get(i), model[i]);
         }
         assert!(m.iter().eq(model.iter().copied()), "{W} bytes for {values}");
         let (mut offs, mut vals) = (vec![0; 100], vec![0; 100]);
-        let n = m.gather(150, 100, &mut offs, &mut vals);
+        let n = m.gather::<true>(150, 100, &mut offs, &mut vals);
         let want: Vec<(u32, u32)> = (0..100u32)
             .map(|o| (o, model[150 + o as usize]))
             .filter(|&(_, v)| v != NIL)
@@ -244,6 +286,25 @@ mod tests {
             .zip(vals[..n].iter().copied())
             .collect();
         assert_eq!(got, want, "gather at {W} bytes for {values}");
+        let mut alone = vec![0; 100];
+        let n_alone = m.gather::<false>(150, 100, &mut [], &mut alone);
+        assert_eq!(&alone[..n_alone], &vals[..n], "values alone at {W} bytes");
+        // GC's move: each gathered offset (as a logical page) to the next entry of a run
+        // in a second map, and back; the other entries left alone.
+        let lpns = &offs[..n];
+        let mut back = PageMap::<W>::new(257, values);
+        let mut back_model = vec![NIL; 257];
+        let dst0 = 257 - n;
+        remap_run(&mut m, &mut back, lpns, dst0);
+        for (j, &lpn) in lpns.iter().enumerate() {
+            model[lpn as usize] = (dst0 + j) as u32;
+            back_model[dst0 + j] = lpn;
+        }
+        assert!(
+            m.iter().eq(model.iter().copied()),
+            "L2P after a move at {W} bytes"
+        );
+        assert!(back.iter().eq(back_model), "P2L after a move at {W} bytes");
     }
 
     #[test]
@@ -262,7 +323,15 @@ mod tests {
     #[test]
     #[should_panic(expected = "beyond 10")]
     fn a_run_past_the_last_entry_is_refused() {
-        PageMap::<3>::new(10, 100).set_run(8, &[1, 2, 3]);
+        let mut l2p = PageMap::<3>::new(10, 100);
+        remap_run(&mut l2p, &mut PageMap::<3>::new(10, 100), &[1, 2, 3], 8);
+    }
+
+    #[test]
+    #[should_panic(expected = "entry 10 beyond 10")]
+    fn a_moved_page_past_the_last_entry_is_refused() {
+        let mut p2l = PageMap::<3>::new(20, 10);
+        remap_run(&mut PageMap::<3>::new(10, 100), &mut p2l, &[3, 10, 4], 0);
     }
 
     #[test]

@@ -119,7 +119,7 @@ pub(crate) trait RunClock {
 }
 
 /// An untimed run's clock: every page at `self.0`, nothing to complete.
-struct Untimed(SimTime);
+pub(crate) struct Untimed(pub SimTime);
 
 impl RunClock for Untimed {
     #[inline(always)]
@@ -147,6 +147,23 @@ fn run_pages<F: Ftl + ?Sized, C: RunClock>(
     first_tag: u64,
     clock: &mut C,
 ) -> Result<usize, (usize, SsdError)> {
+    run_pages_with(ftl, flash, lpns, stream, first_tag, clock, |f, fl, w| {
+        f.write_placed(fl, w)
+    })
+}
+
+/// [`run_pages`] with each page written by `write` (what `write_placed` does, in a form a
+/// scheme fixes for the run: the page FTL's victim groups).
+#[inline(always)]
+pub(crate) fn run_pages_with<F: Ftl + ?Sized, C: RunClock>(
+    ftl: &mut F,
+    flash: &mut Flash,
+    lpns: &[u64],
+    stream: StreamId,
+    first_tag: u64,
+    clock: &mut C,
+    mut write: impl FnMut(&mut F, &mut Flash, HostWrite) -> Result<Placed, SsdError>,
+) -> Result<usize, (usize, SsdError)> {
     for (i, &lpn) in lpns.iter().enumerate() {
         if let Some(&ahead) = lpns.get(i + RUN_PREFETCH_AHEAD) {
             ftl.prefetch_overwrite(Lpn(ahead));
@@ -157,7 +174,7 @@ fn run_pages<F: Ftl + ?Sized, C: RunClock>(
             data: PageWrite::tag(first_tag + i as u64),
             now: clock.issue(),
         };
-        let placed = ftl.write_placed(flash, w).map_err(|e| (i, e))?;
+        let placed = write(ftl, flash, w).map_err(|e| (i, e))?;
         clock.complete(flash, placed).map_err(|e| (i, e))?;
     }
     Ok(lpns.len())
