@@ -67,9 +67,14 @@ fn plan(scale: Scale) -> Plan {
             Scale::Quick => &[1, 4, 16, 64, 256],
         },
         factor,
+        // Quick: 9 rounds (was 5). A round's share moves ±30 points on a shared machine, mostly
+        // with the scans' own pace (fio's runs around a scan differ by 5-10 %), so the median of
+        // 5 moved ±10 points between runs of the same code; 9 narrow it (the median's spread
+        // falls as 1/√rounds) without moving its centre: docs/results/2026-11-29-p2-file-8.md.
+        // Paper: one round (a round's scans take minutes there).
         fio_rounds: match scale {
             Scale::Paper => 1,
-            Scale::Quick => 5,
+            Scale::Quick => 9,
         },
     }
 }
