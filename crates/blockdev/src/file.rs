@@ -120,6 +120,13 @@ impl RingSetup {
         self == RingSetup::DeferTaskrun
     }
 
+    /// Whether this kernel sets up a ring this way: the kernel's refusal otherwise (EINVAL
+    /// for `DeferTaskrun` before Linux 6.1, which added `IORING_SETUP_DEFER_TASKRUN`; EPERM
+    /// for `SqPoll` without the privilege before 5.11). Builds a ring of 2 entries and drops it.
+    pub fn probe(self) -> std::io::Result<()> {
+        self.build(2).map(drop)
+    }
+
     /// A new ring of `entries` set up this way.
     fn build(self, entries: u32) -> std::io::Result<IoUring> {
         let mut b = IoUring::builder();

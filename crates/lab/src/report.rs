@@ -197,6 +197,9 @@ pub struct ReproduceOptions {
     /// default fio's own setup, `DeferTaskrun`, so the scans and the read ceiling read as fio
     /// reads: docs/papers.md, P2).
     pub io_uring_setup: blockdev::RingSetup,
+    /// Whether `io_uring_setup` was asked for (`--io-uring-setup`): a setup the kernel refuses
+    /// is then an error; the default falls back to `plain` with a note instead.
+    pub io_uring_setup_asked: bool,
 }
 
 impl Default for ReproduceOptions {
@@ -220,6 +223,7 @@ impl Default for ReproduceOptions {
             jobs: crate::parallel::Jobs::cores(),
             io_uring_fixed: true,
             io_uring_setup: blockdev::RingSetup::DeferTaskrun,
+            io_uring_setup_asked: false,
         }
     }
 }

@@ -200,6 +200,7 @@ impl ReproduceSpec {
                 .map_or_else(crate::parallel::Jobs::cores, crate::parallel::Jobs::new),
             io_uring_fixed: self.io_uring_fixed()?,
             io_uring_setup: self.io_uring_setup()?,
+            io_uring_setup_asked: self.io_uring_setup.is_some(),
         })
     }
 
