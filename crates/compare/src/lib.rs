@@ -373,6 +373,17 @@ mod tests {
         assert_eq!(parse_proc_io("rchar: 1\n", "write_bytes"), None);
     }
 
+    /// Held by every test that runs an engine: host bytes are the process's `/proc/self/io`
+    /// counters, which another test's writes, run on a parallel test thread, would add to
+    /// (redb's and LMDB's load wrote 537 KB into RocksDB's phase C once).
+    static ENGINE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// One engine-running test at a time in this process (see [`ENGINE_RUN`]); a test that
+    /// panicked leaves the lock poisoned, which the next one takes anyway.
+    fn one_engine_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+        ENGINE_RUN.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn small_run(e: &mut dyn Engine, files: &[PathBuf]) -> Vec<Measured> {
         let base = YcsbConfig {
             records: 300,
@@ -395,6 +406,7 @@ mod tests {
 
     #[test]
     fn driver_runs_load_and_reads_find_every_record_on_flashlab() {
+        let _one = one_engine_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let opts = Options {
             file_pages: 4096,
@@ -434,6 +446,7 @@ mod tests {
         eprintln!("skipped: built without --features rocksdb");
         #[cfg(feature = "rocksdb")]
         {
+            let _one = one_engine_at_a_time();
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("rocks");
             let cfg = RocksConfig {
@@ -445,8 +458,9 @@ mod tests {
             assert_eq!(phases[2].run.reads_found, 300);
             // RocksDB's host bytes are the process's `wchar`, which also counts the test
             // harness's own lines ("test … ok", ~70 bytes each) written while this test runs
-            // beside the others (at most the other three tests' lines): C writes no record,
-            // so it stays under 10 records' worth, where the load writes 300 (≥ 30,000 bytes).
+            // beside the others (at most the other three tests' lines; no other engine runs
+            // meanwhile: `one_engine_at_a_time`): C writes no record, so it stays under 10
+            // records' worth, where the load writes 300 (≥ 30,000 bytes).
             let c_bytes = phases[2].host_bytes.expect("wchar is readable here");
             assert!(c_bytes < 1_000, "C writes no record: {c_bytes} bytes");
             assert!(
@@ -473,6 +487,7 @@ mod tests {
     #[cfg(feature = "compare")]
     #[test]
     fn the_other_engines_find_every_record() {
+        let _one = one_engine_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let mut engines: Vec<Box<dyn Engine>> = vec![
             Box::new(Redb::create(&dir.path().join("r.redb")).unwrap()),
