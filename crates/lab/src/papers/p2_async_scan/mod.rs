@@ -120,6 +120,7 @@ fn device(
         file_name: FILE_NAME.into(),
         io_uring_fixed: opts.io_uring_fixed,
         io_uring_setup: opts.io_uring_setup,
+        read_thread: opts.read_thread,
     };
     devices::open(kind, &req, dir)
 }
@@ -657,6 +658,7 @@ fn run_probing(
         config["file_system"] = json!(fs);
         config["io_uring_fixed"] = json!(if opts.io_uring_fixed { "on" } else { "off" });
         config["io_uring_setup"] = json!(opts.io_uring_setup.name());
+        config["read_thread"] = json!(if opts.read_thread { "on" } else { "off" });
         if let Some(why) = &fallback {
             config["io_uring_setup_fallback"] = json!(why);
         }
