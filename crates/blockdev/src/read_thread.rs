@@ -18,7 +18,8 @@
 //! until the caller's side has taken back every buffer it sent and the error (the trait's
 //! contract). A thread that stops (a panic) wakes the caller, who then fails, never hangs.
 
-use super::{uring_queue::aligned, FileDevice};
+use super::uring_queue::{aligned, take_below};
+use super::FileDevice;
 use crate::{DevError, DevStats, PageBuf, PageNo};
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -222,14 +223,7 @@ impl Reader {
         if err.is_some() || ended {
             out.append(&mut self.finished);
         } else {
-            let mut i = 0;
-            while i < self.finished.len() {
-                if self.finished[i].0 < until {
-                    out.push(self.finished.swap_remove(i));
-                } else {
-                    i += 1;
-                }
-            }
+            take_below(&mut self.finished, until, out);
         }
         out[start..].sort_unstable_by_key(|r| r.0);
         match err {

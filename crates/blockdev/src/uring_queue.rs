@@ -584,14 +584,7 @@ impl FileDevice {
             out.extend(st.pending.drain(..).map(|(t, _, b)| (t, b)));
             out.append(&mut st.finished);
         } else {
-            let mut i = 0;
-            while i < st.finished.len() {
-                if st.finished[i].0 < until {
-                    out.push(st.finished.swap_remove(i));
-                } else {
-                    i += 1;
-                }
-            }
+            take_below(&mut st.finished, until, out);
         }
         out[start..].sort_unstable_by_key(|r| r.0);
         let idle = st
@@ -719,6 +712,22 @@ impl ReadStream for FileDevice {
             }
         }
         self.stream_hand_back(until, out)
+    }
+}
+
+/// Move the reads of `finished` with tickets below `until` to `out` (in no order).
+pub(super) fn take_below(
+    finished: &mut Vec<(u64, PageBuf)>,
+    until: u64,
+    out: &mut Vec<(u64, PageBuf)>,
+) {
+    let mut i = 0;
+    while i < finished.len() {
+        if finished[i].0 < until {
+            out.push(finished.swap_remove(i));
+        } else {
+            i += 1;
+        }
     }
 }
 
