@@ -31,6 +31,9 @@ use std::time::Instant;
 #[path = "uring_queue.rs"]
 mod uring_queue;
 
+#[path = "read_thread.rs"]
+mod read_thread;
+
 /// Alignment of every buffer the kernel reads into or writes from (O_DIRECT).
 pub(crate) const ALIGN: usize = 4096;
 const SECTOR: usize = 512;
@@ -62,6 +65,12 @@ pub struct FileOptions {
     pub fixed_file: bool,
     /// How the ring posts completions and who submits ([`RingSetup`]).
     pub ring_setup: RingSetup,
+    /// The device's [`crate::ReadStream`] is served by a reader thread with a ring of its
+    /// own, which re-issues a read the moment one completes while the caller uses the pages
+    /// handed back (see `read_thread.rs`). Off: the caller's thread issues the next reads
+    /// whenever it calls the stream (the inline queue). Other reads and writes are the
+    /// caller's either way.
+    pub read_thread: bool,
 }
 
 /// How a [`FileDevice`]'s io_uring is set up: who runs a completed read's completion work
@@ -159,6 +168,7 @@ impl Default for FileOptions {
             fixed_buffers: true,
             fixed_file: true,
             ring_setup: RingSetup::Plain,
+            read_thread: false,
         }
     }
 }
@@ -478,6 +488,8 @@ pub struct FileDevice {
     stream: uring_queue::Stream,
     /// What the ring has registered (fixed file, fixed buffers) and the reads that used them.
     fixed: uring_queue::Fixed,
+    /// The reader thread serving the stream ([`FileOptions::read_thread`]), once started.
+    reader: Option<read_thread::Reader>,
 }
 
 impl Drop for FileDevice {
@@ -598,6 +610,7 @@ impl FileDevice {
             placement: PlacementSupport::default(),
             stream: uring_queue::Stream::default(),
             fixed: uring_queue::Fixed::default(),
+            reader: None,
         };
         dev.placement = dev.detect_placement();
         // Some file systems accept O_DIRECT at open and refuse it at the first I/O.
@@ -615,13 +628,17 @@ impl FileDevice {
     /// Reads done through io_uring's fixed buffers (READ_FIXED) since the device opened; 0
     /// with [`FileOptions::fixed_buffers`] off or refused by the kernel.
     pub fn fixed_reads(&self) -> u64 {
-        self.fixed.reads
+        self.fixed.reads + self.reader.as_ref().map_or(0, |r| r.fixed_reads)
     }
 
     /// Why the kernel refused a registration the options asked for (fixed file or buffers),
     /// if it did: the device then reads plainly.
     pub fn fixed_refused(&self) -> Option<&str> {
-        self.fixed.refused.as_deref()
+        let thread = self
+            .reader
+            .as_ref()
+            .and_then(|r| r.fixed_refused.as_deref());
+        self.fixed.refused.as_deref().or(thread)
     }
 
     fn bounce(&mut self, i: usize, len: usize) -> &mut [u8] {

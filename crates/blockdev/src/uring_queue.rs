@@ -228,7 +228,7 @@ impl Queue {
 
 /// Whether the kernel may read into `ptr` directly (O_DIRECT's alignment; `len` is whole pages,
 /// a multiple of 512 bytes).
-fn aligned(ptr: *mut u8) -> bool {
+pub(super) fn aligned(ptr: *mut u8) -> bool {
     (ptr as usize).is_multiple_of(ALIGN)
 }
 
@@ -240,8 +240,10 @@ pub(crate) struct Stream {
     /// Started, waiting for a free slot (in ticket order).
     pending: VecDeque<(u64, PageNo, PageBuf)>,
     /// Done (or never issued after an error), waiting for `read_finish`.
-    finished: Vec<(u64, PageBuf)>,
-    next_ticket: u64,
+    pub(super) finished: Vec<(u64, PageBuf)>,
+    pub(super) next_ticket: u64,
+    /// A reader thread could not be started: the error, for `read_finish`.
+    pub(super) thread_err: Option<DevError>,
 }
 
 // SAFETY: between calls a stream's queue holds only `Dest::Owned` reads (buffers it owns); a
@@ -492,6 +494,9 @@ impl FileDevice {
     /// Wait for the stream's reads in flight (their results kept for `read_finish`; those
     /// pending stay pending): any other use of the ring comes after them.
     pub(crate) fn stream_settle(&mut self) {
+        if let Some(r) = self.reader.as_mut() {
+            r.settle();
+        }
         if self.poisoned.is_some() {
             return;
         }
@@ -579,14 +584,7 @@ impl FileDevice {
             out.extend(st.pending.drain(..).map(|(t, _, b)| (t, b)));
             out.append(&mut st.finished);
         } else {
-            let mut i = 0;
-            while i < st.finished.len() {
-                if st.finished[i].0 < until {
-                    out.push(st.finished.swap_remove(i));
-                } else {
-                    i += 1;
-                }
-            }
+            take_below(&mut st.finished, until, out);
         }
         out[start..].sort_unstable_by_key(|r| r.0);
         let idle = st
@@ -603,10 +601,16 @@ impl FileDevice {
     }
 }
 
-impl ReadStream for FileDevice {
-    fn read_start(&mut self, page: PageNo, mut buf: PageBuf, depth: usize) -> u64 {
-        let ticket = self.stream.next_ticket;
-        self.stream.next_ticket += 1;
+impl FileDevice {
+    /// Start stream read `ticket` (the next ticket) without submitting it: pending until
+    /// `stream_pump`, `stream_wait_some` or `read_finish` issues it.
+    pub(super) fn stream_start(
+        &mut self,
+        ticket: u64,
+        page: PageNo,
+        mut buf: PageBuf,
+        depth: usize,
+    ) {
         let depth = depth.clamp(1, self.opts.queue_depth.max(1) as usize);
         let mut q = self
             .stream
@@ -635,15 +639,64 @@ impl ReadStream for FileDevice {
             Ok(()) => self.stream.pending.push_back((ticket, page, buf)),
         }
         self.stream.queue = Some(q);
+    }
+
+    /// Issue what is pending, wait for at least one read in flight to complete, then issue
+    /// and submit what waits at once (fio's loop); returns at once with nothing in flight.
+    pub(super) fn stream_wait_some(&mut self) {
+        let Some(mut q) = self.stream.queue.take() else {
+            return;
+        };
+        if self.poisoned.is_none() {
+            self.stream_issue(&mut q);
+            if q.in_flight > 0 && self.reap(&mut q, true) && self.stream_issue(&mut q) {
+                self.reap(&mut q, false);
+            }
+        }
+        self.stream.queue = Some(q);
+    }
+
+    /// Every finished read to `out`, in any order; after an error (or poisoned) every buffer
+    /// the stream holds and the error, once the reads in flight are reaped (see
+    /// [`ReadStream::read_finish`]).
+    pub(super) fn stream_take(&mut self, out: &mut Vec<(u64, PageBuf)>) -> Result<(), DevError> {
+        let failed = self.poisoned.is_some()
+            || self
+                .stream
+                .queue
+                .as_ref()
+                .is_some_and(|q| q.first_err.is_some());
+        if failed {
+            self.read_finish(u64::MAX, out)
+        } else {
+            self.stream_hand_back(u64::MAX, out)
+        }
+    }
+}
+
+impl ReadStream for FileDevice {
+    fn read_start(&mut self, page: PageNo, buf: PageBuf, depth: usize) -> u64 {
+        if self.opts.read_thread {
+            return self.threaded_start(page, buf, depth);
+        }
+        let ticket = self.stream.next_ticket;
+        self.stream.next_ticket += 1;
+        self.stream_start(ticket, page, buf, depth);
         self.stream_pump();
         ticket
     }
 
     fn read_poll(&mut self) {
-        self.stream_pump();
+        // A reader thread issues on its own: nothing to do here.
+        if !self.opts.read_thread {
+            self.stream_pump();
+        }
     }
 
     fn read_finish(&mut self, until: u64, out: &mut Vec<(u64, PageBuf)>) -> Result<(), DevError> {
+        if self.opts.read_thread {
+            return self.threaded_finish(until, out);
+        }
         while let Some(mut q) = self.stream.queue.take() {
             self.stream_issue(&mut q);
             let failed = q.first_err.is_some() || self.poisoned.is_some();
@@ -659,6 +712,22 @@ impl ReadStream for FileDevice {
             }
         }
         self.stream_hand_back(until, out)
+    }
+}
+
+/// Move the reads of `finished` with tickets below `until` to `out` (in no order).
+pub(super) fn take_below(
+    finished: &mut Vec<(u64, PageBuf)>,
+    until: u64,
+    out: &mut Vec<(u64, PageBuf)>,
+) {
+    let mut i = 0;
+    while i < finished.len() {
+        if finished[i].0 < until {
+            out.push(finished.swap_remove(i));
+        } else {
+            i += 1;
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! CPU per page read of the batched scan on a real file against the device's own 50-deep
-//! reads: `cargo run --release -p engine --example scan_cpu -- DIR [ROUNDS] [all|scans|pace] [fixed|plain] [FACTOR] [RING]`. Loads P2's quick
+//! reads: `cargo run --release -p engine --example scan_cpu -- DIR [ROUNDS] [all|scans|pace] [fixed|plain] [FACTOR] [RING] [inline|thread]`. Loads P2's quick
 //! database (17.5 MB of 8 KiB pages, a 5 MB cache) into DIR/scan.dev, then alternates a
 //! batched(50) scan at 20 % and as many random 50-deep page reads, printing each one's wall
 //! and CPU (user + system) microseconds per page, and the share of the scan's wall time spent
@@ -125,6 +125,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ring = args.next().unwrap_or_else(|| "plain".into());
     let ring_setup =
         blockdev::RingSetup::parse(&ring).ok_or("RING: plain, coop, defer or sqpoll")?;
+    // `thread`: the read stream served by a reader thread (`FileOptions::read_thread`).
+    let read_thread = args.next().as_deref() == Some("thread");
     let records = 1_120_000_000 / factor / RECORD_BYTES as u64;
     let heap = records.div_ceil(records_per_page(PB));
     let o = FileOptions {
@@ -132,6 +134,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         fixed_buffers: fixed,
         fixed_file: fixed,
         ring_setup,
+        read_thread,
         ..FileOptions::default()
     };
     let dev = FileDevice::create(&dir.join("scan.dev"), heap * 2 + 64, PB, o)?;

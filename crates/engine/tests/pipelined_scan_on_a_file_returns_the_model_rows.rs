@@ -1,7 +1,8 @@
 //! On a real file (io_uring, O_DIRECT) the batched scan keeps `n` reads in flight across its
 //! batches (reads started ahead, straight into the pager's frames): it returns exactly the rows
 //! of the synchronous scan and of the model, for random databases, cache sizes, ranges and
-//! batch sizes, and leaves no pin behind.
+//! batch sizes, with the reads kept in flight by the scan's thread or by a reader thread, and
+//! leaves no pin behind.
 
 use blockdev::{BlockDevice, FileDevice, FileOptions};
 use engine::heap::load;
@@ -13,8 +14,14 @@ use std::collections::BTreeMap;
 const PB: usize = 8192;
 
 fn file_pool(dir: &std::path::Path, pool_pages: usize) -> Pager {
+    file_pool_with(dir, pool_pages, false)
+}
+
+/// `read_thread`: the device's stream served by a reader thread (`FileOptions::read_thread`).
+fn file_pool_with(dir: &std::path::Path, pool_pages: usize, read_thread: bool) -> Pager {
     let o = FileOptions {
         queue_depth: 64,
+        read_thread,
         ..FileOptions::default()
     };
     // 8,192 pages (64 MiB, sparse): room for the largest generated table, 6,000 records at
@@ -35,9 +42,10 @@ proptest! {
         seed in any::<u64>(),
         batch in 1usize..64,
         ranges in proptest::collection::vec((any::<u64>(), any::<u64>()), 1..4),
+        read_thread in any::<bool>(),
     ) {
         let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-        let mut pool = file_pool(dir.path(), pool_pages);
+        let mut pool = file_pool_with(dir.path(), pool_pages, read_thread);
         let db = load(&mut pool, records, leaf_keys, seed).unwrap();
         let model: BTreeMap<u64, u64> = (0..records).map(|id| (db.key_of(id), id)).collect();
         let mut ranges = ranges;
@@ -49,7 +57,7 @@ proptest! {
             pool.clear().unwrap();
             let misses = pool.stats().misses;
             let got = range_scan(&mut pool, &db, lo, hi, ScanMode::Batched(batch)).unwrap();
-            prop_assert_eq!(&got, &sync, "batched({}) on [{}, {}]", batch, lo, hi);
+            prop_assert_eq!(&got, &sync, "batched({}) on [{}, {}], read thread {}", batch, lo, hi, read_thread);
             prop_assert_eq!(&got, &want);
             prop_assert_eq!(pool.pinned_count(), 0);
             prop_assert!(pool.stats().misses >= misses);

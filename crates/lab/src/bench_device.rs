@@ -421,6 +421,7 @@ fn open(o: &BenchOptions) -> Result<Opened> {
                 file_name: "bench-device.dev".into(),
                 io_uring_fixed: true,
                 io_uring_setup: blockdev::RingSetup::default(),
+                read_thread: false,
             };
             let dev = devices::open(DeviceKind::File, &req, tmp.path())?;
             Ok((Target::Dev(dev), Some(tmp), Some(fs)))

@@ -135,6 +135,8 @@ pub struct DeviceRequest<'a> {
     pub io_uring_fixed: bool,
     /// How a file device's io_uring is set up (`FileOptions::ring_setup`).
     pub io_uring_setup: blockdev::RingSetup,
+    /// A file device's stream served by a reader thread (`FileOptions::read_thread`).
+    pub read_thread: bool,
 }
 
 /// The one device opener of the experiments.
@@ -148,6 +150,7 @@ pub fn open(kind: DeviceKind, req: &DeviceRequest<'_>, dir: &Path) -> Result<Box
                 fixed_buffers: req.io_uring_fixed,
                 fixed_file: req.io_uring_fixed,
                 ring_setup: req.io_uring_setup,
+                read_thread: req.read_thread,
                 ..FileOptions::default()
             };
             Box::new(FileDevice::create(&path, req.pages, req.page_bytes, o).map_err(

@@ -200,6 +200,11 @@ pub struct ReproduceOptions {
     /// Whether `io_uring_setup` was asked for (`--io-uring-setup`): a setup the kernel refuses
     /// is then an error; the default falls back to `plain` with a note instead.
     pub io_uring_setup_asked: bool,
+    /// `async-scan` on a file: the batched scan's reads kept in flight by a reader thread
+    /// (`--read-thread on`) or by the scan's own thread (`off`, the default: the thread
+    /// measured no faster, docs/results/2026-11-29-p2-file-9.md): blockdev's
+    /// `FileOptions::read_thread`.
+    pub read_thread: bool,
 }
 
 impl Default for ReproduceOptions {
@@ -224,6 +229,7 @@ impl Default for ReproduceOptions {
             io_uring_fixed: true,
             io_uring_setup: blockdev::RingSetup::DeferTaskrun,
             io_uring_setup_asked: false,
+            read_thread: false,
         }
     }
 }

@@ -82,6 +82,13 @@ pub struct ReproduceSpec {
     #[cfg_attr(feature = "clap", arg(long, value_name = "plain|coop|defer|sqpoll"))]
     #[serde(deserialize_with = "de::opt_string")]
     pub io_uring_setup: Option<String>,
+    /// async-scan on a file: the batched scan's reads kept in flight by a reader thread with
+    /// a ring of its own, re-issuing a read the moment one completes while the scan checks
+    /// pages (on), or by the scan's thread between pages (off), blockdev's `FileOptions`
+    /// `read_thread` [default: off].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub read_thread: Option<String>,
 }
 
 impl Default for ReproduceSpec {
@@ -102,6 +109,7 @@ impl Default for ReproduceSpec {
             jobs: None,
             io_uring_fixed: None,
             io_uring_setup: None,
+            read_thread: None,
         }
     }
 }
@@ -129,6 +137,7 @@ impl RunSpec for ReproduceSpec {
         }
         self.io_uring_fixed()?;
         self.io_uring_setup()?;
+        self.read_thread()?;
         self.device().map(|_| ())
     }
 }
@@ -149,6 +158,16 @@ impl ReproduceSpec {
                 v,
                 "expected on or off",
             )),
+        }
+    }
+
+    /// `--read-thread`: on or off (the default).
+    fn read_thread(&self) -> Result<bool, SpecError> {
+        match self.read_thread.as_deref() {
+            None => Ok(ReproduceOptions::default().read_thread),
+            Some("on") => Ok(true),
+            Some("off") => Ok(false),
+            Some(v) => Err(SpecError::value("--read-thread", v, "expected on or off")),
         }
     }
 
@@ -201,6 +220,7 @@ impl ReproduceSpec {
             io_uring_fixed: self.io_uring_fixed()?,
             io_uring_setup: self.io_uring_setup()?,
             io_uring_setup_asked: self.io_uring_setup.is_some(),
+            read_thread: self.read_thread()?,
         })
     }
 
@@ -237,10 +257,12 @@ impl ReproduceSpec {
             &[
                 (self.io_uring_fixed.is_some(), "--io-uring-fixed"),
                 (self.io_uring_setup.is_some(), "--io-uring-setup"),
+                (self.read_thread.is_some(), "--read-thread"),
             ],
         )?;
         self.check_io_uring_has_a_file("--io-uring-fixed", &self.io_uring_fixed)?;
         self.check_io_uring_has_a_file("--io-uring-setup", &self.io_uring_setup)?;
+        self.check_io_uring_has_a_file("--read-thread", &self.read_thread)?;
         only(
             "multistream",
             &[
@@ -382,5 +404,43 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("--io-uring-setup") && e.contains("poll"), "{e}");
+    }
+
+    #[test]
+    fn read_thread_is_off_unless_turned_on_on_a_file_and_a_bad_value_is_named() {
+        let with = |v: Option<&str>, device: &str| ReproduceSpec {
+            read_thread: v.map(String::from),
+            device: Some(device.into()),
+            ..ReproduceSpec::default()
+        };
+        assert!(!with(None, "file").options(false).unwrap().read_thread);
+        assert!(with(Some("on"), "file").options(false).unwrap().read_thread);
+        assert!(
+            !with(Some("off"), "file")
+                .options(false)
+                .unwrap()
+                .read_thread
+        );
+        let e = with(Some("yes"), "file")
+            .options(false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--read-thread") && e.contains("yes"), "{e}");
+        with(Some("on"), "file")
+            .check_applies("async-scan", true)
+            .unwrap();
+        let e = with(Some("on"), "file")
+            .check_applies("as-btree", true)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "--read-thread applies to async-scan only");
+        let e = with(Some("on"), "sim")
+            .check_applies("async-scan", true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--read-thread on") && e.contains("--device sim"),
+            "{e}"
+        );
     }
 }

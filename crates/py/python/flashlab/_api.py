@@ -291,6 +291,7 @@ def reproduce(
     jobs: Optional[int] = None,
     io_uring_fixed: Optional[str] = None,
     io_uring_setup: Optional[str] = None,
+    read_thread: Optional[str] = None,
     progress: ProgressArg = True,
 ) -> Report:
     """A paper's experiment, e.g. ``reproduce("ioa-ftl")``: the report ``flashlab reproduce NAME
@@ -350,6 +351,11 @@ def reproduce(
         `RingSetup`): plain (no flags), coop (COOP_TASKRUN), defer (COOP_TASKRUN,
         SINGLE_ISSUER and DEFER_TASKRUN, as fio 3.31+ sets up its own) or sqpoll
         (SQPOLL) [default: defer]
+    read_thread : str, optional
+        async-scan on a file: the batched scan's reads kept in flight by a reader thread
+        with a ring of its own, re-issuing a read the moment one completes while the
+        scan checks pages (on), or by the scan's thread between pages (off), blockdev's
+        `FileOptions` `read_thread` [default: off]
     progress : bool or callable, default True
         A progress bar of the experiment's steps (as ``sim``'s); False for none; or a
         callable ``progress("steps", steps_done, steps_total)``, called as steps start
@@ -360,5 +366,5 @@ def reproduce(
     -------
     Report
     """
-    options = _options(locals(), ('scale', 'seed', 'device', 'dir', 'preset', 'allow_memory_fs', 'trace', 'trace_format', 'engine', 'capacity', 'streams', 'stream_map', 'jobs', 'io_uring_fixed', 'io_uring_setup',))
+    options = _options(locals(), ('scale', 'seed', 'device', 'dir', 'preset', 'allow_memory_fs', 'trace', 'trace_format', 'engine', 'capacity', 'streams', 'stream_map', 'jobs', 'io_uring_fixed', 'io_uring_setup', 'read_thread',))
     return Report.from_json(_watched(_native.reproduce, progress, options, name, unit="step"))

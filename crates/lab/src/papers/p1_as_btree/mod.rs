@@ -316,6 +316,7 @@ fn open_device(
         file_name: file_name(n),
         io_uring_fixed: true,
         io_uring_setup: blockdev::RingSetup::default(),
+        read_thread: false,
     };
     Ok((devices::open(kind, &req, dir)?, None))
 }

@@ -120,6 +120,7 @@ fn device(
         file_name: FILE_NAME.into(),
         io_uring_fixed: opts.io_uring_fixed,
         io_uring_setup: opts.io_uring_setup,
+        read_thread: opts.read_thread,
     };
     devices::open(kind, &req, dir)
 }
@@ -524,7 +525,7 @@ fn pairs_note(c: &Ceiling) -> String {
     let v = pairs::fio_share(&c.fio_pairs);
     let (own, own_lo, own_hi) = pairs::spread(&c.fio_pairs, |p| p.flashlab_over_fio_qd50);
     format!(
-        "{}: paired rounds ({}, load {:.1}-{:.1}): batched({PAPER_BATCH}) at 20 % reaches {:.0} % (median; range {:.0}-{:.0} %) of fio's QD{PAPER_BATCH}/QD1 ratio, fio run right before and right after each scan: target {:.0} % {} (judged on the median); the batched scan reads pages at {:.0} % of fio's QD{PAPER_BATCH} IOPS and the sync scan at {:.0} % of fio's QD1 (medians); flashlab's own 50-deep reads reach {:.0} % ({:.0}-{:.0} %) of fio's QD{PAPER_BATCH} IOPS; the same fio run moves by {:.0} % (median) between the runs before and after a scan, the noise floor of one round",
+        "{}: paired rounds ({}, load {:.1}-{:.1}): batched({PAPER_BATCH}) at 20 % reaches {:.0} % (median; range {:.0}-{:.0} %) of fio's QD{PAPER_BATCH}/QD1 ratio, fio run right before and right after each scan: target {:.0} % {} (judged on the median); the batched scan reads pages at {:.0} % of fio's QD{PAPER_BATCH} IOPS and the sync scan at {:.0} % of fio's QD1 (medians); flashlab's own 50-deep reads reach {:.0} % ({:.0}-{:.0} %) of fio's QD{PAPER_BATCH} IOPS; through the scan's read stream they reach {:.0} % into 100 buffers used in turn (fio reuses {PAPER_BATCH} at once) and {:.0} % into as many as the pool holds, used in turn, as the scan's reads land in its frames: the difference is what the destination memory alone costs on this disk; the same fio run moves by {:.0} % (median) between the runs before and after a scan, the noise floor of one round",
         c.device,
         v.rounds,
         v.load_avg_1min_min,
@@ -539,6 +540,8 @@ fn pairs_note(c: &Ceiling) -> String {
         100.0 * own,
         100.0 * own_lo,
         100.0 * own_hi,
+        100.0 * pairs::spread(&c.fio_pairs, |p| p.flashlab_stream_over_fio_qd50).0,
+        100.0 * pairs::spread(&c.fio_pairs, |p| p.flashlab_pool_over_fio_qd50).0,
         100.0 * v.fio_drift_median
     )
 }
@@ -657,6 +660,7 @@ fn run_probing(
         config["file_system"] = json!(fs);
         config["io_uring_fixed"] = json!(if opts.io_uring_fixed { "on" } else { "off" });
         config["io_uring_setup"] = json!(opts.io_uring_setup.name());
+        config["read_thread"] = json!(if opts.read_thread { "on" } else { "off" });
         if let Some(why) = &fallback {
             config["io_uring_setup_fallback"] = json!(why);
         }

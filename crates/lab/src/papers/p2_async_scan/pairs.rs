@@ -6,13 +6,17 @@
 //! share of fio's ratio is computed from figures taken seconds apart, and the report gives the
 //! median and range over rounds instead of one pairing of a scan with a distant fio run. How
 //! far the two fio runs around a scan differ is the noise floor of any one comparison; the
-//! report gives it.
+//! report gives it. Right after flashlab's own QD50 reads, the same number of random heap pages
+//! is read 50 deep twice more through the device's read stream (the scan's read path): into 100
+//! page buffers used in turn (about as fio and `read_queued` reuse 50 at once), then into as
+//! many as the pool holds, used in turn (where the scan's reads land), so the round shows how
+//! much of the scan's pace the destination memory alone costs on this disk.
 
 use super::{fio, timed_scan, FILE_NAME, PAGE_BYTES, PAPER_BATCH};
 use crate::devices::DeviceKind;
 use crate::report::{fmt_f, Table};
 use anyhow::{anyhow, Result};
-use blockdev::BlockDevice;
+use blockdev::{BlockDevice, PageBuf};
 use engine::heap::Database;
 use engine::scan::ScanMode;
 use engine::Pager;
@@ -51,6 +55,17 @@ pub struct FioPair {
     pub flashlab_iops_qd50: f64,
     /// `flashlab_iops_qd50` / `fio_iops_qd50`.
     pub flashlab_over_fio_qd50: f64,
+    /// As many random heap-page reads with 50 in flight through the device's read stream into
+    /// 100 page buffers used in turn (the scan's read path, fio's few hot buffers), right
+    /// after `flashlab_iops_qd50`.
+    pub flashlab_stream_iops_qd50: f64,
+    /// `flashlab_stream_iops_qd50` / `fio_iops_qd50`.
+    pub flashlab_stream_over_fio_qd50: f64,
+    /// The same through the read stream into as many page buffers as the pool holds, used in
+    /// turn (the scan's destination memory), right after `flashlab_stream_iops_qd50`.
+    pub flashlab_pool_iops_qd50: f64,
+    /// `flashlab_pool_iops_qd50` / `fio_iops_qd50`.
+    pub flashlab_pool_over_fio_qd50: f64,
     /// The machine's 1-minute load average as the round began (`/proc/loadavg`; NaN where
     /// there is none): a shared machine's timings are read beside it.
     pub load_avg_1min: f64,
@@ -207,13 +222,17 @@ fn round(
     let mut dev = pool.into_device();
     let (heap, ios) = (rig.db.heap_pages, batched.pages_read);
     let flashlab_iops_qd50 = queued_iops(dev.as_mut(), heap, ios, &mut rig.rng)?;
+    let hot = 2 * PAPER_BATCH;
+    let hot_iops = stream_iops(dev.as_mut(), heap, ios, hot, &mut rig.rng)?;
+    let pool_iops = stream_iops(dev.as_mut(), heap, ios, rig.frames, &mut rig.rng)?;
     let pool = Pager::new(dev, rig.frames);
     let qd50_after = rig.fio(PAPER_BATCH, batched.seconds)?;
     let fio = Bracketed {
         qd1: (qd1_before, qd1_after),
         qd50: (qd50_before, qd50_after),
     };
-    let pair = FioPair::of(&sync, &batched, fio, flashlab_iops_qd50, load_avg_1min);
+    let own = [flashlab_iops_qd50, hot_iops, pool_iops];
+    let pair = FioPair::of(&sync, &batched, fio, own, load_avg_1min);
     Ok((pool, pair))
 }
 
@@ -230,7 +249,7 @@ impl FioPair {
         sync: &super::Query,
         batched: &super::Query,
         fio: Bracketed,
-        flashlab_iops_qd50: f64,
+        [flashlab_iops_qd50, flashlab_stream_iops_qd50, flashlab_pool_iops_qd50]: [f64; 3],
         load_avg_1min: f64,
     ) -> FioPair {
         let fio_iops_qd1 = (fio.qd1.0 + fio.qd1.1) / 2.0;
@@ -254,6 +273,10 @@ impl FioPair {
             batched_over_fio_qd50: pages_per_s(batched) / fio_iops_qd50.max(1e-12),
             flashlab_iops_qd50,
             flashlab_over_fio_qd50: flashlab_iops_qd50 / fio_iops_qd50.max(1e-12),
+            flashlab_stream_iops_qd50,
+            flashlab_stream_over_fio_qd50: flashlab_stream_iops_qd50 / fio_iops_qd50.max(1e-12),
+            flashlab_pool_iops_qd50,
+            flashlab_pool_over_fio_qd50: flashlab_pool_iops_qd50 / fio_iops_qd50.max(1e-12),
             load_avg_1min,
         }
     }
@@ -272,6 +295,51 @@ fn queued_iops(
         .collect();
     let wall = Instant::now();
     let done = dev.read_queued(&mut pages.into_iter(), PAPER_BATCH)?;
+    Ok(done as f64 / wall.elapsed().as_secs_f64().max(1e-12))
+}
+
+/// IOPS of `ios` random heap-page reads kept 50 in flight through `dev`'s read stream into
+/// `frames` page buffers (at least two batches') used in turn, oldest first: with the pool's
+/// frame count, as the scan's reads land in its frames (each buffer read into again only after
+/// all the others); with 100, about as `read_queued` and fio reuse 50 at once. Windows of 50 are handed back in order, up
+/// to `frames` reads started. NaN on a device without a stream.
+fn stream_iops(
+    dev: &mut dyn BlockDevice,
+    heap_pages: u64,
+    ios: u64,
+    frames: usize,
+    rng: &mut ChaCha8Rng,
+) -> Result<f64> {
+    let span = heap_pages.clamp(1, dev.capacity_pages());
+    let page_bytes = dev.page_bytes();
+    let pages: Vec<u64> = (0..ios.max(PAPER_BATCH as u64))
+        .map(|_| rng.gen_range(0..span))
+        .collect();
+    let Some(stream) = dev.read_stream() else {
+        return Ok(f64::NAN);
+    };
+    let mut bufs: std::collections::VecDeque<PageBuf> = (0..frames.max(2 * PAPER_BATCH))
+        .map(|_| PageBuf::zeroed(page_bytes))
+        .collect();
+    let (mut out, mut next, mut done, mut first) = (Vec::new(), 0, 0, None);
+    let wall = Instant::now();
+    while done < pages.len() {
+        while next < pages.len() {
+            let Some(buf) = bufs.pop_front() else { break };
+            let t = stream.read_start(pages[next], buf, PAPER_BATCH);
+            first.get_or_insert(t);
+            next += 1;
+        }
+        let first = first.expect("a read started");
+        stream.read_finish(
+            first + (done + PAPER_BATCH).min(pages.len()) as u64,
+            &mut out,
+        )?;
+        assert!(!out.is_empty(), "a window of reads handed back");
+        done += out.len();
+        bufs.extend(out.drain(..).map(|(_, b)| b));
+    }
+    assert_eq!(done, pages.len(), "every read handed back once");
     Ok(done as f64 / wall.elapsed().as_secs_f64().max(1e-12))
 }
 
@@ -295,7 +363,7 @@ pub fn spread(pairs: &[FioPair], f: impl Fn(&FioPair) -> f64) -> (f64, f64, f64)
 pub fn table(pairs: &[FioPair]) -> Table {
     let mut t = Table::new(
         format!("Real file, paired rounds: batched({PAPER_BATCH}) vs sync at 20 % beside fio's QD{PAPER_BATCH}/QD1, each the mean of fio runs right before and right after its scan"),
-        &["round", "load", "sync s", "batched s", "speedup", "fio QD1", "fio QD50", "fio ratio", "share of fio", "sync / fio QD1", "batched / fio QD50", "flashlab QD50", "flashlab / fio QD50"],
+        &["round", "load", "sync s", "batched s", "speedup", "fio QD1", "fio QD50", "fio ratio", "share of fio", "sync / fio QD1", "batched / fio QD50", "flashlab QD50", "flashlab / fio QD50", "stream, 100 buffers / fio QD50", "stream, pool's memory / fio QD50"],
     );
     for (i, p) in pairs.iter().enumerate() {
         t.push(vec![
@@ -312,6 +380,8 @@ pub fn table(pairs: &[FioPair]) -> Table {
             format!("{:.0} %", 100.0 * p.batched_over_fio_qd50),
             fmt_f(p.flashlab_iops_qd50, 0),
             format!("{:.0} %", 100.0 * p.flashlab_over_fio_qd50),
+            format!("{:.0} %", 100.0 * p.flashlab_stream_over_fio_qd50),
+            format!("{:.0} %", 100.0 * p.flashlab_pool_over_fio_qd50),
         ]);
     }
     let (share, lo, hi) = spread(pairs, |p| p.share_of_fio);
@@ -343,6 +413,14 @@ pub fn table(pairs: &[FioPair]) -> Table {
             100.0 * own_lo,
             100.0 * own_hi
         ),
+        format!(
+            "{:.0} %",
+            100.0 * spread(pairs, |p| p.flashlab_stream_over_fio_qd50).0
+        ),
+        format!(
+            "{:.0} %",
+            100.0 * spread(pairs, |p| p.flashlab_pool_over_fio_qd50).0
+        ),
     ]);
     t.push(vec![
         "fio drift".into(),
@@ -353,6 +431,8 @@ pub fn table(pairs: &[FioPair]) -> Table {
         String::new(),
         String::new(),
         format!("{:.0} %", 100.0 * fio_drift_median(pairs)),
+        String::new(),
+        String::new(),
         String::new(),
         String::new(),
         String::new(),
@@ -388,11 +468,13 @@ mod tests {
             qd1: (8_000.0, 12_000.0),
             qd50: (30_000.0, 50_000.0),
         };
-        let p = FioPair::of(&sync, &batched, fio, 44_000.0, 3.0);
+        let p = FioPair::of(&sync, &batched, fio, [44_000.0, 42_000.0, 36_000.0], 3.0);
         assert_eq!((p.fio_iops_qd1, p.fio_iops_qd50), (10_000.0, 40_000.0));
         assert_eq!((p.speedup, p.fio_ratio, p.share_of_fio), (4.0, 4.0, 1.0));
         assert_eq!((p.sync_over_fio_qd1, p.batched_over_fio_qd50), (1.0, 1.0));
         assert_eq!(p.flashlab_over_fio_qd50, 1.1);
+        assert_eq!(p.flashlab_pool_over_fio_qd50, 0.9);
+        assert_eq!(p.flashlab_stream_over_fio_qd50, 1.05);
         assert_eq!(
             (p.fio_iops_qd1_before, p.fio_iops_qd50_after),
             (8_000.0, 50_000.0)
@@ -417,6 +499,10 @@ mod tests {
             batched_over_fio_qd50: 1.0,
             flashlab_iops_qd50: 1.0,
             flashlab_over_fio_qd50: 1.0,
+            flashlab_stream_iops_qd50: 1.0,
+            flashlab_stream_over_fio_qd50: 1.0,
+            flashlab_pool_iops_qd50: 1.0,
+            flashlab_pool_over_fio_qd50: 0.5 + s,
             load_avg_1min: 2.0 * s,
         };
         let pairs = [p(0.9), p(0.7), p(0.8)];
@@ -434,6 +520,7 @@ mod tests {
         let t = table(&pairs).to_string();
         assert!(t.contains("80 % (70-90)"), "{t}");
         assert!(t.contains("fio drift") && t.contains("35 %"), "{t}");
+        assert!(t.contains("pool's memory") && t.contains("130 %"), "{t}");
         let v = fio_share(&pairs);
         assert_eq!((v.verdict, v.rounds, v.share_median), ("missed", 3, 0.8));
         assert_eq!((v.load_avg_1min_min, v.load_avg_1min_max), (1.4, 1.8));

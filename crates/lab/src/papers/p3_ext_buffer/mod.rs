@@ -784,6 +784,7 @@ fn engine_one(
         file_name: name,
         io_uring_fixed: true,
         io_uring_setup: blockdev::RingSetup::default(),
+        read_thread: false,
     };
     let (db_kind, flash_kind) = match kind {
         DeviceKind::File => (DeviceKind::File, DeviceKind::File),
