@@ -159,8 +159,8 @@ mod slab {
     pub(super) const MAX_BYTES: usize = 16 * BLOCK_BYTES;
     /// Images per slab on plain pages (256 KiB of 4 KiB images, 512 KiB of 8 KiB ones).
     const SLAB_PAGES: usize = 64;
-    /// A huge slab's size and alignment: one x86-64 / arm64 (4 KiB granule) huge page.
-    pub(super) const HUGE_BYTES: usize = 2 << 20;
+    /// A huge slab's size and alignment: one huge page.
+    pub(super) const HUGE_BYTES: usize = ssd::hugevec::HUGE_BYTES;
 
     static HUGE: AtomicBool = AtomicBool::new(true);
 
@@ -283,9 +283,8 @@ mod slab {
             if tail > 0 {
                 libc::munmap((start + bytes) as *mut libc::c_void, tail);
             }
-            // A refusal (THP disabled) leaves plain pages, what asking nothing gives: ignored.
-            libc::madvise(start as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
             assert!(start.is_multiple_of(HUGE_BYTES), "a huge slab is aligned");
+            ssd::hugevec::advise_huge(start, bytes);
             Some(start as *mut u8)
         }
     }
