@@ -151,6 +151,16 @@ impl RunSpec for ReproduceSpec {
     }
 }
 
+/// An `on|off` option `flag` as given (`value`), or `default` when it is not.
+fn on_off(flag: &'static str, value: &Option<String>, default: bool) -> Result<bool, SpecError> {
+    match value.as_deref() {
+        None => Ok(default),
+        Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(v) => Err(SpecError::value(flag, v, "expected on or off")),
+    }
+}
+
 impl ReproduceSpec {
     pub fn scale(&self) -> Result<Scale, SpecError> {
         Scale::parse(&self.scale)
@@ -159,35 +169,20 @@ impl ReproduceSpec {
 
     /// `--io-uring-fixed`: on (the default) or off.
     fn io_uring_fixed(&self) -> Result<bool, SpecError> {
-        match self.io_uring_fixed.as_deref() {
-            None | Some("on") => Ok(true),
-            Some("off") => Ok(false),
-            Some(v) => Err(SpecError::value(
-                "--io-uring-fixed",
-                v,
-                "expected on or off",
-            )),
-        }
+        let default = ReproduceOptions::default().io_uring_fixed;
+        on_off("--io-uring-fixed", &self.io_uring_fixed, default)
     }
 
     /// `--read-thread`: on or off (the default).
     fn read_thread(&self) -> Result<bool, SpecError> {
-        match self.read_thread.as_deref() {
-            None => Ok(ReproduceOptions::default().read_thread),
-            Some("on") => Ok(true),
-            Some("off") => Ok(false),
-            Some(v) => Err(SpecError::value("--read-thread", v, "expected on or off")),
-        }
+        let default = ReproduceOptions::default().read_thread;
+        on_off("--read-thread", &self.read_thread, default)
     }
 
     /// `--huge-pages`: on (the default) or off.
     fn huge_pages(&self) -> Result<bool, SpecError> {
-        match self.huge_pages.as_deref() {
-            None => Ok(ReproduceOptions::default().huge_pages),
-            Some("on") => Ok(true),
-            Some("off") => Ok(false),
-            Some(v) => Err(SpecError::value("--huge-pages", v, "expected on or off")),
-        }
+        let default = ReproduceOptions::default().huge_pages;
+        on_off("--huge-pages", &self.huge_pages, default)
     }
 
     /// `--io-uring-setup`: one of blockdev's `RingSetup` names (default defer, fio's).

@@ -344,6 +344,19 @@ impl FioPair {
     }
 }
 
+/// `ios` (at least one batch) pages drawn at random from the heap's first `heap_pages`.
+fn random_heap_pages(
+    dev: &dyn BlockDevice,
+    heap_pages: u64,
+    ios: u64,
+    rng: &mut ChaCha8Rng,
+) -> Vec<u64> {
+    let span = heap_pages.clamp(1, dev.capacity_pages());
+    (0..ios.max(PAPER_BATCH as u64))
+        .map(|_| rng.gen_range(0..span))
+        .collect()
+}
+
 /// IOPS of `ios` random heap-page reads kept 50 in flight on `dev`.
 fn queued_iops(
     dev: &mut dyn BlockDevice,
@@ -351,10 +364,7 @@ fn queued_iops(
     ios: u64,
     rng: &mut ChaCha8Rng,
 ) -> Result<f64> {
-    let span = heap_pages.clamp(1, dev.capacity_pages());
-    let pages: Vec<u64> = (0..ios.max(PAPER_BATCH as u64))
-        .map(|_| rng.gen_range(0..span))
-        .collect();
+    let pages = random_heap_pages(dev, heap_pages, ios, rng);
     let wall = Instant::now();
     let done = dev.read_queued(&mut pages.into_iter(), PAPER_BATCH)?;
     Ok(done as f64 / wall.elapsed().as_secs_f64().max(1e-12))
@@ -372,11 +382,8 @@ fn stream_iops(
     frames: usize,
     rng: &mut ChaCha8Rng,
 ) -> Result<f64> {
-    let span = heap_pages.clamp(1, dev.capacity_pages());
     let page_bytes = dev.page_bytes();
-    let pages: Vec<u64> = (0..ios.max(PAPER_BATCH as u64))
-        .map(|_| rng.gen_range(0..span))
-        .collect();
+    let pages = random_heap_pages(dev, heap_pages, ios, rng);
     let Some(stream) = dev.read_stream() else {
         return Ok(f64::NAN);
     };
