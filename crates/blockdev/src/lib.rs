@@ -37,7 +37,7 @@ pub use file::{FileDevice, FileOptions, RingSetup, WriteLife, SQPOLL_IDLE_MS};
 pub use hdd::{HddConfig, HddModel};
 pub use lock::Lock;
 pub use mem::MemDevice;
-pub use page_buf::PageBuf;
+pub use page_buf::{anon_huge_kib, huge_pages, set_huge_pages, PageBuf};
 pub use partition::{Partition, SharedDevice};
 pub use placement::PlacementSupport;
 pub use sim::SimDevice;

@@ -1256,7 +1256,14 @@ mod fixed_tests {
         for p in 0..PAGES {
             dev.write(p, &image(p, pb), WriteHint::NONE).unwrap();
         }
-        let pages: Vec<u64> = (0..PAGES).rev().chain(0..PAGES).collect();
+        // More images held at once than a slab of either backing holds (a huge slab: 2 MiB).
+        let held = (2 << 20) / pb + 1;
+        let pages: Vec<u64> = (0..PAGES)
+            .rev()
+            .chain(0..PAGES)
+            .cycle()
+            .take(held)
+            .collect();
         let got = stream(&mut dev, &pages, 64).unwrap();
         let slabs: std::collections::BTreeSet<u32> =
             got.iter().filter_map(|b| b.slab_id()).collect();

@@ -34,6 +34,7 @@ pub fn run(a: &ReproduceArgs, base: ReproduceOptions) -> Result<()> {
         progress: !a.quiet,
         ..base
     };
+    base.apply_memory();
     let display = Display::new(!a.quiet, lab::EXPERIMENTS.len());
     let done = all::run(&spec, &base, &display)?;
     display.finish();

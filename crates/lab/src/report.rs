@@ -205,6 +205,10 @@ pub struct ReproduceOptions {
     /// measured no faster, docs/results/2026-11-29-p2-file-9.md): blockdev's
     /// `FileOptions::read_thread`.
     pub read_thread: bool,
+    /// Page images on transparent huge pages (`--huge-pages on`, the default) or plain pages,
+    /// process-wide (blockdev's `set_huge_pages`; applied by [`Self::apply_memory`] as a run
+    /// starts): docs/results/2026-11-29-p2-file-10.md.
+    pub huge_pages: bool,
 }
 
 impl Default for ReproduceOptions {
@@ -230,11 +234,29 @@ impl Default for ReproduceOptions {
             io_uring_setup: blockdev::RingSetup::DeferTaskrun,
             io_uring_setup_asked: false,
             read_thread: false,
+            huge_pages: true,
         }
     }
 }
 
 impl ReproduceOptions {
+    /// Set what these options ask of the whole process before a run: page images on huge
+    /// pages or plain ones (`huge_pages`).
+    pub fn apply_memory(&self) {
+        blockdev::set_huge_pages(self.huge_pages);
+    }
+
+    /// What a file run's JSON says of its page images' memory: `huge_pages` (`on`, `off`) and
+    /// `anon_huge_kib`, the process's memory the kernel held on huge pages when the run ended
+    /// (absent where the kernel does not say), so a run shows whether the pages were granted.
+    pub fn memory_config(&self) -> Value {
+        let mut m = serde_json::json!({ "huge_pages": if self.huge_pages { "on" } else { "off" } });
+        if let Some(kib) = blockdev::anon_huge_kib() {
+            m["anon_huge_kib"] = serde_json::json!(kib);
+        }
+        m
+    }
+
     /// The simulated SSD preset: `--preset` if given, else the experiment's `default` (the
     /// preset calibrated to its paper's device).
     pub fn preset_or<'a>(&'a self, default: &'a str) -> &'a str {

@@ -12,18 +12,20 @@ pub fn filled<T: Copy>(n: usize, value: T) -> Vec<T> {
     v
 }
 
+/// A huge page's size (x86-64, and arm64 with 4 KiB pages).
+pub const HUGE_BYTES: usize = 2 << 20;
+
+/// Ask the kernel to back the whole huge pages inside `[addr, addr + len)` with transparent
+/// huge pages (`madvise(MADV_HUGEPAGE)`), best before the memory is first touched; the caller
+/// owns the range. A refusal (THP disabled) leaves plain pages and is ignored. Also used by
+/// blockdev's page-image slabs.
 #[cfg(target_os = "linux")]
-fn advise_huge(addr: usize, len: usize) {
-    const HUGE: usize = 2 << 20;
-    if len < 2 * HUGE {
-        return;
-    }
-    let start = addr.next_multiple_of(HUGE);
-    let end = (addr + len) / HUGE * HUGE;
+pub fn advise_huge(addr: usize, len: usize) {
+    let start = addr.next_multiple_of(HUGE_BYTES);
+    let end = (addr + len) / HUGE_BYTES * HUGE_BYTES;
     if end > start {
-        // SAFETY: [start, end) lies inside the allocation just made by `with_capacity`, which
-        // this function's caller owns; MADV_HUGEPAGE only changes how the kernel backs the
-        // range, never its contents. A failure (e.g. THP disabled) is harmless and ignored.
+        // SAFETY: [start, end) lies inside memory the caller owns (an allocation just made);
+        // MADV_HUGEPAGE only changes how the kernel backs the range, never its contents.
         unsafe {
             libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
         }
@@ -31,7 +33,7 @@ fn advise_huge(addr: usize, len: usize) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn advise_huge(_addr: usize, _len: usize) {}
+pub fn advise_huge(_addr: usize, _len: usize) {}
 
 #[cfg(test)]
 mod tests {

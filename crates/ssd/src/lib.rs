@@ -32,7 +32,7 @@ pub mod error;
 pub mod flash;
 pub mod ftl;
 pub mod host;
-mod hugevec;
+pub mod hugevec;
 mod latency;
 mod link;
 mod live;

@@ -89,6 +89,13 @@ pub struct ReproduceSpec {
     #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
     #[serde(deserialize_with = "de::opt_string")]
     pub read_thread: Option<String>,
+    /// The page images of the buffer pool (and every device buffer) asked for on 2 MiB
+    /// transparent huge pages (on) or plain 4 KiB pages (off), process-wide, like PostgreSQL's
+    /// `huge_pages`; changes timings on real files only, never a result on a simulated device
+    /// [default: on].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
+    #[serde(deserialize_with = "de::opt_string")]
+    pub huge_pages: Option<String>,
 }
 
 impl Default for ReproduceSpec {
@@ -110,6 +117,7 @@ impl Default for ReproduceSpec {
             io_uring_fixed: None,
             io_uring_setup: None,
             read_thread: None,
+            huge_pages: None,
         }
     }
 }
@@ -138,7 +146,18 @@ impl RunSpec for ReproduceSpec {
         self.io_uring_fixed()?;
         self.io_uring_setup()?;
         self.read_thread()?;
+        self.huge_pages()?;
         self.device().map(|_| ())
+    }
+}
+
+/// An `on|off` option `flag` as given (`value`), or `default` when it is not.
+fn on_off(flag: &'static str, value: &Option<String>, default: bool) -> Result<bool, SpecError> {
+    match value.as_deref() {
+        None => Ok(default),
+        Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(v) => Err(SpecError::value(flag, v, "expected on or off")),
     }
 }
 
@@ -150,25 +169,20 @@ impl ReproduceSpec {
 
     /// `--io-uring-fixed`: on (the default) or off.
     fn io_uring_fixed(&self) -> Result<bool, SpecError> {
-        match self.io_uring_fixed.as_deref() {
-            None | Some("on") => Ok(true),
-            Some("off") => Ok(false),
-            Some(v) => Err(SpecError::value(
-                "--io-uring-fixed",
-                v,
-                "expected on or off",
-            )),
-        }
+        let default = ReproduceOptions::default().io_uring_fixed;
+        on_off("--io-uring-fixed", &self.io_uring_fixed, default)
     }
 
     /// `--read-thread`: on or off (the default).
     fn read_thread(&self) -> Result<bool, SpecError> {
-        match self.read_thread.as_deref() {
-            None => Ok(ReproduceOptions::default().read_thread),
-            Some("on") => Ok(true),
-            Some("off") => Ok(false),
-            Some(v) => Err(SpecError::value("--read-thread", v, "expected on or off")),
-        }
+        let default = ReproduceOptions::default().read_thread;
+        on_off("--read-thread", &self.read_thread, default)
+    }
+
+    /// `--huge-pages`: on (the default) or off.
+    fn huge_pages(&self) -> Result<bool, SpecError> {
+        let default = ReproduceOptions::default().huge_pages;
+        on_off("--huge-pages", &self.huge_pages, default)
     }
 
     /// `--io-uring-setup`: one of blockdev's `RingSetup` names (default defer, fio's).
@@ -221,6 +235,7 @@ impl ReproduceSpec {
             io_uring_setup: self.io_uring_setup()?,
             io_uring_setup_asked: self.io_uring_setup.is_some(),
             read_thread: self.read_thread()?,
+            huge_pages: self.huge_pages()?,
         })
     }
 
@@ -309,7 +324,9 @@ impl ReproduceSpec {
         };
         self.scale()?;
         self.check_applies(name, experiment.takes_devices())?;
-        (experiment.run)(&adjust(self.options(false)?))
+        let opts = adjust(self.options(false)?);
+        opts.apply_memory();
+        (experiment.run)(&opts)
     }
 }
 
@@ -339,6 +356,41 @@ mod tests {
         };
         on("file").check_applies("async-scan", true).unwrap();
         on("all").check_applies("async-scan", true).unwrap();
+    }
+
+    #[test]
+    fn huge_pages_are_on_unless_turned_off_and_a_bad_value_is_named() {
+        let with = |v: Option<&str>| ReproduceSpec {
+            huge_pages: v.map(String::from),
+            ..ReproduceSpec::default()
+        };
+        assert!(with(None).options(false).unwrap().huge_pages);
+        assert!(with(Some("on")).options(false).unwrap().huge_pages);
+        assert!(!with(Some("off")).options(false).unwrap().huge_pages);
+        let e = with(Some("try")).options(false).unwrap_err().to_string();
+        assert!(
+            e.contains("--huge-pages") && e.contains("try") && e.contains("on or off"),
+            "{e}"
+        );
+        // Process-wide memory, so every experiment on every device takes it.
+        for name in [
+            "as-btree",
+            "async-scan",
+            "ext-buffer",
+            "ioa-ftl",
+            "multistream",
+        ] {
+            with(Some("off")).check_applies(name, true).unwrap();
+        }
+        let memory = |on: bool| {
+            ReproduceOptions {
+                huge_pages: on,
+                ..ReproduceOptions::default()
+            }
+            .memory_config()
+        };
+        assert_eq!(memory(true)["huge_pages"], "on");
+        assert_eq!(memory(false)["huge_pages"], "off");
     }
 
     #[test]

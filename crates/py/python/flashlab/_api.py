@@ -292,6 +292,7 @@ def reproduce(
     io_uring_fixed: Optional[str] = None,
     io_uring_setup: Optional[str] = None,
     read_thread: Optional[str] = None,
+    huge_pages: Optional[str] = None,
     progress: ProgressArg = True,
 ) -> Report:
     """A paper's experiment, e.g. ``reproduce("ioa-ftl")``: the report ``flashlab reproduce NAME
@@ -356,6 +357,11 @@ def reproduce(
         with a ring of its own, re-issuing a read the moment one completes while the
         scan checks pages (on), or by the scan's thread between pages (off), blockdev's
         `FileOptions` `read_thread` [default: off]
+    huge_pages : str, optional
+        The page images of the buffer pool (and every device buffer) asked for on 2 MiB
+        transparent huge pages (on) or plain 4 KiB pages (off), process-wide, like
+        PostgreSQL's `huge_pages`; changes timings on real files only, never a result on
+        a simulated device [default: on]
     progress : bool or callable, default True
         A progress bar of the experiment's steps (as ``sim``'s); False for none; or a
         callable ``progress("steps", steps_done, steps_total)``, called as steps start
@@ -366,5 +372,5 @@ def reproduce(
     -------
     Report
     """
-    options = _options(locals(), ('scale', 'seed', 'device', 'dir', 'preset', 'allow_memory_fs', 'trace', 'trace_format', 'engine', 'capacity', 'streams', 'stream_map', 'jobs', 'io_uring_fixed', 'io_uring_setup', 'read_thread',))
+    options = _options(locals(), ('scale', 'seed', 'device', 'dir', 'preset', 'allow_memory_fs', 'trace', 'trace_format', 'engine', 'capacity', 'streams', 'stream_map', 'jobs', 'io_uring_fixed', 'io_uring_setup', 'read_thread', 'huge_pages',))
     return Report.from_json(_watched(_native.reproduce, progress, options, name, unit="step"))

@@ -1038,6 +1038,12 @@ fn run_plan(opts: &ReproduceOptions, p: Plan) -> Result<Output> {
     if let Some(fs) = file_system {
         // Only runs with a file device have one (sim-only JSON stays as it was).
         config["file_system"] = json!(fs);
+        if let serde_json::Value::Object(m) = opts.memory_config() {
+            config
+                .as_object_mut()
+                .expect("config is an object")
+                .extend(m);
+        }
     }
     let mut report = Report::new("as-btree", opts, config);
     report.set_rows(&measured.iter().map(|m| to_row(m, &p)).collect::<Vec<_>>());

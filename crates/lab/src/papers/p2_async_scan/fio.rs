@@ -27,6 +27,43 @@ pub enum Queue {
     AwaitedBatches,
 }
 
+/// Where fio's read buffers live (`--iomem`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Iomem {
+    /// fio's default: `malloc`, plain 4 KiB pages.
+    Malloc,
+    /// `shmhuge`: a System V segment on the kernel's reserved huge pages (hugetlb), the
+    /// counterpart of flashlab's page images on huge pages (blockdev's `set_huge_pages`).
+    ShmHuge,
+}
+
+/// Whether fio can place `qd` buffers of `page_bytes` on reserved huge pages here (`Ok`), or
+/// why not: the kernel's free hugetlb pages (`/proc/meminfo`) must hold them.
+pub fn huge_buffers_fit(qd: usize, page_bytes: usize) -> Result<(), String> {
+    let meminfo =
+        std::fs::read_to_string("/proc/meminfo").map_err(|e| format!("/proc/meminfo: {e}"))?;
+    huge_buffers_fit_in(&meminfo, qd, page_bytes)
+}
+
+fn huge_buffers_fit_in(meminfo: &str, qd: usize, page_bytes: usize) -> Result<(), String> {
+    let field = |name: &str| -> Option<u64> {
+        let line = meminfo.lines().find(|l| l.starts_with(name))?;
+        line[name.len()..].split_whitespace().next()?.parse().ok()
+    };
+    let (Some(free), Some(kib)) = (field("HugePages_Free:"), field("Hugepagesize:")) else {
+        return Err("the kernel reports no hugetlb pages (/proc/meminfo)".into());
+    };
+    // fio rounds its buffer area (qd buffers and a page of alignment) up to whole huge pages.
+    let need = ((qd * page_bytes + 4096) as u64).div_ceil((kib * 1024).max(1));
+    if free < need {
+        return Err(format!(
+            "{free} free hugetlb pages, fio's {qd} buffers need {need} (as root: sysctl vm.nr_hugepages={})",
+            need.max(16)
+        ));
+    }
+    Ok(())
+}
+
 /// fio's IOPS at QD1 and QD `depth` on one file.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct FioRates {
@@ -73,6 +110,7 @@ pub fn measure(file: &Path, page_bytes: usize, span_bytes: u64, depth: usize) ->
                 span_bytes,
                 qd,
                 queue,
+                iomem: Iomem::Malloc,
             };
             match job.run_for(RUN_SECONDS * 1000) {
                 Ok((ios, seconds)) => {
@@ -92,13 +130,14 @@ pub fn measure(file: &Path, page_bytes: usize, span_bytes: u64, depth: usize) ->
 }
 
 /// fio's IOPS of one run of `ms` milliseconds at QD `qd` (random `page_bytes` reads over the
-/// first `span_bytes` of `file`), or why there is none.
+/// first `span_bytes` of `file`) into buffers where `iomem` says, or why there is none.
 pub fn iops(
     file: &Path,
     page_bytes: usize,
     span_bytes: u64,
     qd: usize,
     ms: u32,
+    iomem: Iomem,
 ) -> Result<f64, FioOutcome> {
     let job = Job {
         file,
@@ -106,6 +145,7 @@ pub fn iops(
         span_bytes,
         qd,
         queue: Queue::Sliding,
+        iomem,
     };
     let (ios, s) = job.run_for(ms.max(1))?;
     Ok(ios as f64 / s.max(1e-9))
@@ -119,6 +159,7 @@ struct Job<'a> {
     span_bytes: u64,
     qd: usize,
     queue: Queue,
+    iomem: Iomem,
 }
 
 impl Job<'_> {
@@ -140,6 +181,9 @@ impl Job<'_> {
         if self.queue == Queue::AwaitedBatches {
             a.push(format!("--iodepth_batch_submit={}", self.qd));
             a.push(format!("--iodepth_batch_complete_min={}", self.qd));
+        }
+        if self.iomem == Iomem::ShmHuge {
+            a.push("--iomem=shmhuge".into());
         }
         a.push(format!("--runtime={ms}ms"));
         a.push("--output-format=json".into());
@@ -212,6 +256,7 @@ mod tests {
             span_bytes: 8192 * 10 + 100,
             qd,
             queue,
+            iomem: Iomem::Malloc,
         };
         let batches = job(50, Queue::AwaitedBatches).args(700);
         for want in [
@@ -231,6 +276,34 @@ mod tests {
             "{sliding:?}"
         );
         assert_eq!(sliding.len() + 2, batches.len());
+        assert!(
+            !sliding.iter().any(|a| a.starts_with("--iomem")),
+            "fio's default"
+        );
+        let huge = Job {
+            iomem: Iomem::ShmHuge,
+            ..job(50, Queue::Sliding)
+        };
+        assert!(huge.args(700).iter().any(|a| a == "--iomem=shmhuge"));
+    }
+
+    #[test]
+    fn huge_buffers_fit_only_in_enough_free_hugetlb_pages_and_say_why_not() {
+        let meminfo = |free: u64| {
+            format!("MemTotal: 100 kB\nHugePages_Total: 16\nHugePages_Free: {free}\nHugepagesize: 2048 kB\n")
+        };
+        // 50 buffers of 8 KiB and a page of alignment: one 2 MiB page.
+        assert_eq!(huge_buffers_fit_in(&meminfo(1), 50, 8192), Ok(()));
+        let e = huge_buffers_fit_in(&meminfo(0), 50, 8192).unwrap_err();
+        assert!(
+            e.contains("0 free") && e.contains("need 1") && e.contains("vm.nr_hugepages"),
+            "{e}"
+        );
+        // 256 buffers of 8 KiB (2 MiB) and the alignment page: two.
+        assert!(huge_buffers_fit_in(&meminfo(1), 256, 8192).is_err());
+        assert_eq!(huge_buffers_fit_in(&meminfo(2), 256, 8192), Ok(()));
+        let e = huge_buffers_fit_in("MemTotal: 1 kB\n", 50, 8192).unwrap_err();
+        assert!(e.contains("no hugetlb"), "{e}");
     }
 
     /// Where fio is installed, it takes the awaited-batch options and reads (a misspelt
@@ -247,11 +320,24 @@ mod tests {
             span_bytes: 8192 * 64,
             qd: 8,
             queue: Queue::AwaitedBatches,
+            iomem: Iomem::Malloc,
         };
         match job.run_for(200) {
             Ok((ios, seconds)) => assert!(ios > 0 && seconds > 0.0),
             Err(FioOutcome::NotInstalled) => {}
             Err(other) => panic!("fio refused the awaited-batch job: {other:?}"),
+        }
+        // Its buffers on reserved huge pages, where the kernel has them free.
+        if huge_buffers_fit(8, 8192).is_ok() {
+            let huge = Job {
+                iomem: Iomem::ShmHuge,
+                ..job
+            };
+            match huge.run_for(200) {
+                Ok((ios, _)) => assert!(ios > 0),
+                Err(FioOutcome::NotInstalled) => {}
+                Err(other) => panic!("fio refused --iomem=shmhuge: {other:?}"),
+            }
         }
     }
 }

@@ -332,8 +332,8 @@ fn run_device(
             p.fio_rounds
         ));
         let seed = seed.fork("pairs").value();
-        let (_, pairs) = pairs::run(pool, frames, &db, dir, range, p.fio_rounds, seed)?;
-        ceiling.fio_share = Some(pairs::fio_share(&pairs));
+        let (_, pairs, fio_huge) = pairs::run(pool, frames, &db, dir, range, p.fio_rounds, seed)?;
+        ceiling.fio_share = Some(pairs::fio_share(&pairs, &fio_huge));
         ceiling.fio_pairs = pairs;
     }
     Ok((sweep, batches, ceiling))
@@ -522,10 +522,17 @@ fn ceiling_notes(ceilings: &[Ceiling], sim_preset: &str) -> Vec<String> {
 
 /// The paired rounds' verdict on a real file, against the target of 90 % of fio's ratio.
 fn pairs_note(c: &Ceiling) -> String {
-    let v = pairs::fio_share(&c.fio_pairs);
+    let v = c
+        .fio_share
+        .clone()
+        .unwrap_or_else(|| pairs::fio_share(&c.fio_pairs, &Err("no paired rounds".into())));
     let (own, own_lo, own_hi) = pairs::spread(&c.fio_pairs, |p| p.flashlab_over_fio_qd50);
+    let huge = match v.share_huge_median {
+        Some(share) => format!("; against fio with its buffers on huge pages too (--iomem=shmhuge), as flashlab's page images are with --huge-pages on, the share is {:.0} % (median)", 100.0 * share),
+        None => format!("; fio's buffers are on 4 KiB pages (its default), flashlab's page images on huge pages with --huge-pages on (the default): fio on huge pages {}", v.fio_huge),
+    };
     format!(
-        "{}: paired rounds ({}, load {:.1}-{:.1}): batched({PAPER_BATCH}) at 20 % reaches {:.0} % (median; range {:.0}-{:.0} %) of fio's QD{PAPER_BATCH}/QD1 ratio, fio run right before and right after each scan: target {:.0} % {} (judged on the median); the batched scan reads pages at {:.0} % of fio's QD{PAPER_BATCH} IOPS and the sync scan at {:.0} % of fio's QD1 (medians); flashlab's own 50-deep reads reach {:.0} % ({:.0}-{:.0} %) of fio's QD{PAPER_BATCH} IOPS; through the scan's read stream they reach {:.0} % into 100 buffers used in turn (fio reuses {PAPER_BATCH} at once) and {:.0} % into as many as the pool holds, used in turn, as the scan's reads land in its frames: the difference is what the destination memory alone costs on this disk; the same fio run moves by {:.0} % (median) between the runs before and after a scan, the noise floor of one round",
+        "{}: paired rounds ({}, load {:.1}-{:.1}): batched({PAPER_BATCH}) at 20 % reaches {:.0} % (median; range {:.0}-{:.0} %) of fio's QD{PAPER_BATCH}/QD1 ratio, fio run right before and right after each scan: target {:.0} % {} (judged on the median); the batched scan reads pages at {:.0} % of fio's QD{PAPER_BATCH} IOPS and the sync scan at {:.0} % of fio's QD1 (medians); flashlab's own 50-deep reads reach {:.0} % ({:.0}-{:.0} %) of fio's QD{PAPER_BATCH} IOPS; through the scan's read stream they reach {:.0} % into 100 buffers used in turn (fio reuses {PAPER_BATCH} at once) and {:.0} % into as many as the pool holds, used in turn, as the scan's reads land in its frames: the difference is what the destination memory alone costs on this disk; the same fio run moves by {:.0} % (median) between the runs before and after a scan, the noise floor of one round{}",
         c.device,
         v.rounds,
         v.load_avg_1min_min,
@@ -542,7 +549,8 @@ fn pairs_note(c: &Ceiling) -> String {
         100.0 * own_hi,
         100.0 * pairs::spread(&c.fio_pairs, |p| p.flashlab_stream_over_fio_qd50).0,
         100.0 * pairs::spread(&c.fio_pairs, |p| p.flashlab_pool_over_fio_qd50).0,
-        100.0 * v.fio_drift_median
+        100.0 * v.fio_drift_median,
+        huge
     )
 }
 
@@ -661,6 +669,12 @@ fn run_probing(
         config["io_uring_fixed"] = json!(if opts.io_uring_fixed { "on" } else { "off" });
         config["io_uring_setup"] = json!(opts.io_uring_setup.name());
         config["read_thread"] = json!(if opts.read_thread { "on" } else { "off" });
+        if let serde_json::Value::Object(m) = opts.memory_config() {
+            config
+                .as_object_mut()
+                .expect("config is an object")
+                .extend(m);
+        }
         if let Some(why) = &fallback {
             config["io_uring_setup_fallback"] = json!(why);
         }

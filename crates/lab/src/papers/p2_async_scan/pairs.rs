@@ -10,7 +10,11 @@
 //! is read 50 deep twice more through the device's read stream (the scan's read path): into 100
 //! page buffers used in turn (about as fio and `read_queued` reuse 50 at once), then into as
 //! many as the pool holds, used in turn (where the scan's reads land), so the round shows how
-//! much of the scan's pace the destination memory alone costs on this disk.
+//! much of the scan's pace the destination memory alone costs on this disk. Where the kernel
+//! has free hugetlb pages, each round ends with fio at QD1 and QD50 once more, its buffers on
+//! huge pages (`--iomem=shmhuge`), the counterpart of flashlab's page images on huge pages
+//! (`--huge-pages on`): fio at its defaults reads into 4 KiB pages, which costs it pace on a
+//! virtual disk (docs/results/2026-11-29-p2-file-10.md), so the share against it is also given.
 
 use super::{fio, timed_scan, FILE_NAME, PAGE_BYTES, PAPER_BATCH};
 use crate::devices::DeviceKind;
@@ -66,6 +70,19 @@ pub struct FioPair {
     pub flashlab_pool_iops_qd50: f64,
     /// `flashlab_pool_iops_qd50` / `fio_iops_qd50`.
     pub flashlab_pool_over_fio_qd50: f64,
+    /// fio at QD1 and QD50 with its buffers on huge pages (`--iomem=shmhuge`), one run each
+    /// as long as the round's sync and batched scans, after the round's other runs; absent
+    /// where the kernel has too few free hugetlb pages (see [`FioShare::fio_huge`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fio_huge_iops_qd1: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fio_huge_iops_qd50: Option<f64>,
+    /// `speedup` / (`fio_huge_iops_qd50` / `fio_huge_iops_qd1`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share_of_fio_huge: Option<f64>,
+    /// The batched scan's pages per second / `fio_huge_iops_qd50`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batched_over_fio_huge_qd50: Option<f64>,
     /// The machine's 1-minute load average as the round began (`/proc/loadavg`; NaN where
     /// there is none): a shared machine's timings are read beside it.
     pub load_avg_1min: f64,
@@ -89,14 +106,21 @@ pub struct FioShare {
     /// scan: how much the same fio run moves within seconds on this machine (the noise floor
     /// of one round's comparison).
     pub fio_drift_median: f64,
+    /// `measured` when each round also ran fio with its buffers on huge pages, else why not.
+    pub fio_huge: String,
+    /// The median over rounds of `share_of_fio_huge` (absent when not measured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share_huge_median: Option<f64>,
 }
 
 /// Share of fio's ratio the real-file target asks of batched(50) at 20 %.
 pub const FIO_SHARE_TARGET: f64 = 0.90;
 
 /// The verdict of `pairs` on [`FIO_SHARE_TARGET`].
-pub fn fio_share(pairs: &[FioPair]) -> FioShare {
+pub fn fio_share(pairs: &[FioPair], fio_huge: &Result<(), String>) -> FioShare {
     let (share_median, share_min, share_max) = spread(pairs, |p| p.share_of_fio);
+    let huge: Vec<f64> = pairs.iter().filter_map(|p| p.share_of_fio_huge).collect();
+    let share_huge_median = (!huge.is_empty()).then(|| median(huge));
     let (_, load_min, load_max) = spread(pairs, |p| p.load_avg_1min);
     let verdict = match share_median {
         m if m.is_nan() => "not run",
@@ -113,6 +137,11 @@ pub fn fio_share(pairs: &[FioPair]) -> FioShare {
         load_avg_1min_min: load_min,
         load_avg_1min_max: load_max,
         fio_drift_median: fio_drift_median(pairs),
+        fio_huge: match fio_huge {
+            Ok(()) => "measured".into(),
+            Err(why) => format!("not measured: {why}"),
+        },
+        share_huge_median,
     }
 }
 
@@ -131,7 +160,7 @@ fn fio_ms(seconds: f64) -> u32 {
 
 /// |after / before − 1| of both phases' bracketing fio runs, over every round: the median.
 fn fio_drift_median(pairs: &[FioPair]) -> f64 {
-    let mut v: Vec<f64> = pairs
+    let v: Vec<f64> = pairs
         .iter()
         .flat_map(|p| {
             [
@@ -141,6 +170,11 @@ fn fio_drift_median(pairs: &[FioPair]) -> f64 {
         })
         .map(|(a, b)| (a / b.max(1e-12) - 1.0).abs())
         .collect();
+    median(v)
+}
+
+/// The median of `v` (NaN when empty).
+fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     match v.len() {
         0 => f64::NAN,
@@ -156,13 +190,21 @@ struct Rig<'a> {
     file: std::path::PathBuf,
     range: (u64, u64),
     rng: ChaCha8Rng,
+    /// Whether fio can also read into huge pages here, or why not.
+    fio_huge: Result<(), String>,
 }
 
 impl Rig<'_> {
     /// fio's IOPS at `qd` for as long as a phase of `seconds`.
     fn fio(&self, qd: usize, seconds: f64) -> Result<f64> {
+        self.fio_into(qd, seconds, fio::Iomem::Malloc)
+    }
+
+    /// fio's IOPS at `qd` for `seconds`, its buffers where `iomem` says.
+    fn fio_into(&self, qd: usize, seconds: f64, iomem: fio::Iomem) -> Result<f64> {
         let span = self.db.heap_pages * PAGE_BYTES as u64;
-        fio::iops(&self.file, PAGE_BYTES, span, qd, fio_ms(seconds)).map_err(|o| match o {
+        let ms = fio_ms(seconds);
+        fio::iops(&self.file, PAGE_BYTES, span, qd, ms, iomem).map_err(|o| match o {
             fio::FioOutcome::NotInstalled => anyhow!("fio is not installed"),
             fio::FioOutcome::Failed(why) => anyhow!("fio failed: {why}"),
             fio::FioOutcome::Measured(_) => anyhow!("fio: unexpected outcome"),
@@ -176,7 +218,8 @@ impl Rig<'_> {
 }
 
 /// `rounds` paired rounds on the file device under `pool` (scans over `range`; `frames` is
-/// the pool's size, kept when the pool is rebuilt around its device); returns the pool.
+/// the pool's size, kept when the pool is rebuilt around its device); returns the pool, the
+/// rounds, and whether fio also read into huge pages (or why not).
 pub fn run(
     mut pool: Pager,
     frames: usize,
@@ -185,13 +228,14 @@ pub fn run(
     range: (u64, u64),
     rounds: usize,
     seed: u64,
-) -> Result<(Pager, Vec<FioPair>)> {
+) -> Result<(Pager, Vec<FioPair>, Result<(), String>)> {
     let mut rig = Rig {
         frames,
         db,
         file: dir.join(FILE_NAME),
         range,
         rng: ChaCha8Rng::seed_from_u64(seed),
+        fio_huge: fio::huge_buffers_fit(PAPER_BATCH, PAGE_BYTES),
     };
     let mut out: Vec<FioPair> = Vec::with_capacity(rounds);
     for _ in 0..rounds {
@@ -203,7 +247,7 @@ pub fn run(
         pool = next;
         out.push(pair);
     }
-    Ok((pool, out))
+    Ok((pool, out, rig.fio_huge))
 }
 
 /// One round: fio QD1, sync, fio QD1; fio QD50, batched, flashlab QD50, fio QD50.
@@ -227,9 +271,17 @@ fn round(
     let pool_iops = stream_iops(dev.as_mut(), heap, ios, rig.frames, &mut rig.rng)?;
     let pool = Pager::new(dev, rig.frames);
     let qd50_after = rig.fio(PAPER_BATCH, batched.seconds)?;
+    let huge = match rig.fio_huge {
+        Ok(()) => Some((
+            rig.fio_into(1, sync.seconds, fio::Iomem::ShmHuge)?,
+            rig.fio_into(PAPER_BATCH, batched.seconds, fio::Iomem::ShmHuge)?,
+        )),
+        Err(_) => None,
+    };
     let fio = Bracketed {
         qd1: (qd1_before, qd1_after),
         qd50: (qd50_before, qd50_after),
+        huge,
     };
     let own = [flashlab_iops_qd50, hot_iops, pool_iops];
     let pair = FioPair::of(&sync, &batched, fio, own, load_avg_1min);
@@ -241,6 +293,8 @@ fn round(
 struct Bracketed {
     qd1: (f64, f64),
     qd50: (f64, f64),
+    /// fio on huge pages, (QD1, QD50), one run each, where measured.
+    huge: Option<(f64, f64)>,
 }
 
 impl FioPair {
@@ -277,9 +331,30 @@ impl FioPair {
             flashlab_stream_over_fio_qd50: flashlab_stream_iops_qd50 / fio_iops_qd50.max(1e-12),
             flashlab_pool_iops_qd50,
             flashlab_pool_over_fio_qd50: flashlab_pool_iops_qd50 / fio_iops_qd50.max(1e-12),
+            fio_huge_iops_qd1: fio.huge.map(|h| h.0),
+            fio_huge_iops_qd50: fio.huge.map(|h| h.1),
+            share_of_fio_huge: fio
+                .huge
+                .map(|(q1, q50)| speedup / (q50 / q1.max(1e-12)).max(1e-12)),
+            batched_over_fio_huge_qd50: fio
+                .huge
+                .map(|(_, q50)| pages_per_s(batched) / q50.max(1e-12)),
             load_avg_1min,
         }
     }
+}
+
+/// `ios` (at least one batch) pages drawn at random from the heap's first `heap_pages`.
+fn random_heap_pages(
+    dev: &dyn BlockDevice,
+    heap_pages: u64,
+    ios: u64,
+    rng: &mut ChaCha8Rng,
+) -> Vec<u64> {
+    let span = heap_pages.clamp(1, dev.capacity_pages());
+    (0..ios.max(PAPER_BATCH as u64))
+        .map(|_| rng.gen_range(0..span))
+        .collect()
 }
 
 /// IOPS of `ios` random heap-page reads kept 50 in flight on `dev`.
@@ -289,10 +364,7 @@ fn queued_iops(
     ios: u64,
     rng: &mut ChaCha8Rng,
 ) -> Result<f64> {
-    let span = heap_pages.clamp(1, dev.capacity_pages());
-    let pages: Vec<u64> = (0..ios.max(PAPER_BATCH as u64))
-        .map(|_| rng.gen_range(0..span))
-        .collect();
+    let pages = random_heap_pages(dev, heap_pages, ios, rng);
     let wall = Instant::now();
     let done = dev.read_queued(&mut pages.into_iter(), PAPER_BATCH)?;
     Ok(done as f64 / wall.elapsed().as_secs_f64().max(1e-12))
@@ -310,11 +382,8 @@ fn stream_iops(
     frames: usize,
     rng: &mut ChaCha8Rng,
 ) -> Result<f64> {
-    let span = heap_pages.clamp(1, dev.capacity_pages());
     let page_bytes = dev.page_bytes();
-    let pages: Vec<u64> = (0..ios.max(PAPER_BATCH as u64))
-        .map(|_| rng.gen_range(0..span))
-        .collect();
+    let pages = random_heap_pages(dev, heap_pages, ios, rng);
     let Some(stream) = dev.read_stream() else {
         return Ok(f64::NAN);
     };
@@ -363,7 +432,7 @@ pub fn spread(pairs: &[FioPair], f: impl Fn(&FioPair) -> f64) -> (f64, f64, f64)
 pub fn table(pairs: &[FioPair]) -> Table {
     let mut t = Table::new(
         format!("Real file, paired rounds: batched({PAPER_BATCH}) vs sync at 20 % beside fio's QD{PAPER_BATCH}/QD1, each the mean of fio runs right before and right after its scan"),
-        &["round", "load", "sync s", "batched s", "speedup", "fio QD1", "fio QD50", "fio ratio", "share of fio", "sync / fio QD1", "batched / fio QD50", "flashlab QD50", "flashlab / fio QD50", "stream, 100 buffers / fio QD50", "stream, pool's memory / fio QD50"],
+        &["round", "load", "sync s", "batched s", "speedup", "fio QD1", "fio QD50", "fio ratio", "share of fio", "sync / fio QD1", "batched / fio QD50", "flashlab QD50", "flashlab / fio QD50", "stream, 100 buffers / fio QD50", "stream, pool's memory / fio QD50", "share of fio on huge pages"],
     );
     for (i, p) in pairs.iter().enumerate() {
         t.push(vec![
@@ -382,6 +451,8 @@ pub fn table(pairs: &[FioPair]) -> Table {
             format!("{:.0} %", 100.0 * p.flashlab_over_fio_qd50),
             format!("{:.0} %", 100.0 * p.flashlab_stream_over_fio_qd50),
             format!("{:.0} %", 100.0 * p.flashlab_pool_over_fio_qd50),
+            p.share_of_fio_huge
+                .map_or_else(|| "-".into(), |s| format!("{:.0} %", 100.0 * s)),
         ]);
     }
     let (share, lo, hi) = spread(pairs, |p| p.share_of_fio);
@@ -421,6 +492,14 @@ pub fn table(pairs: &[FioPair]) -> Table {
             "{:.0} %",
             100.0 * spread(pairs, |p| p.flashlab_pool_over_fio_qd50).0
         ),
+        {
+            let huge: Vec<f64> = pairs.iter().filter_map(|p| p.share_of_fio_huge).collect();
+            if huge.is_empty() {
+                "-".into()
+            } else {
+                format!("{:.0} %", 100.0 * median(huge))
+            }
+        },
     ]);
     t.push(vec![
         "fio drift".into(),
@@ -438,9 +517,11 @@ pub fn table(pairs: &[FioPair]) -> Table {
         String::new(),
         String::new(),
         String::new(),
+        String::new(),
     ]);
     t.define("load = the machine's 1-minute load average as the round began (2 cores: timings under load stretch with it)");
     t.define("each round: fio at QD1, the sync scan at 20 % (cold pool), fio at QD1 again; fio at QD50, the batched(50) scan (cold pool), flashlab's own 50-deep random reads (as many as the scan read), fio at QD50 again; each fio run as long as its phase took (0.5-10 s; the first run of a phase: as long as the round before, 1 s in round 1); fio QD1 / QD50 = the mean of the two runs around the scan; fio = io_uring, O_DIRECT, randread over the heap's pages of the same file");
+    t.define("share of fio on huge pages = speedup / (fio QD50 / fio QD1), both fio runs with their buffers on the kernel's reserved huge pages (--iomem=shmhuge, one run each after the round's others), as flashlab's page images are with --huge-pages on; - where the kernel has too few free hugetlb pages (vm.nr_hugepages)");
     t.define("fio drift = |after / before - 1| of the two fio runs around a scan (both phases, median over rounds): how far one fio run moves within seconds here, the noise floor of one round's comparison");
     t.define("speedup = sync s / batched s; fio ratio = fio QD50 / fio QD1 IOPS; share of fio = speedup / fio ratio = (batched / fio QD50) / (sync / fio QD1), sync and batched being the pages each scan read per second (above 100 % when the sync scan ran slower than fio's QD1 reads); flashlab / fio QD50 = flashlab's 50-deep IOPS over fio's taken right after; median row: median (min-max) over rounds");
     t
@@ -467,6 +548,7 @@ mod tests {
         let fio = Bracketed {
             qd1: (8_000.0, 12_000.0),
             qd50: (30_000.0, 50_000.0),
+            huge: None,
         };
         let p = FioPair::of(&sync, &batched, fio, [44_000.0, 42_000.0, 36_000.0], 3.0);
         assert_eq!((p.fio_iops_qd1, p.fio_iops_qd50), (10_000.0, 40_000.0));
@@ -479,6 +561,32 @@ mod tests {
             (p.fio_iops_qd1_before, p.fio_iops_qd50_after),
             (8_000.0, 50_000.0)
         );
+        assert_eq!(
+            (p.share_of_fio_huge, p.batched_over_fio_huge_qd50),
+            (None, None)
+        );
+        let json = serde_json::to_value(&p).unwrap();
+        assert!(json.get("fio_huge_iops_qd50").is_none(), "absent, not null");
+        // fio on huge pages: 10,000 at QD1 and 50,000 at QD50, a ratio of 5.
+        let huge = Bracketed {
+            huge: Some((10_000.0, 50_000.0)),
+            ..fio
+        };
+        let h = FioPair::of(&sync, &batched, huge, [44_000.0, 42_000.0, 36_000.0], 3.0);
+        assert_eq!(h.share_of_fio_huge, Some(0.8));
+        assert_eq!(h.batched_over_fio_huge_qd50, Some(0.8));
+        assert_eq!(
+            h.share_of_fio, 1.0,
+            "the default share is fio's at its defaults"
+        );
+        let v = fio_share(&[h.clone(), p.clone(), h], &Ok(()));
+        assert_eq!(
+            (v.fio_huge.as_str(), v.share_huge_median),
+            ("measured", Some(0.8))
+        );
+        let v = fio_share(&[p], &Err("0 free hugetlb pages".into()));
+        assert_eq!(v.share_huge_median, None);
+        assert_eq!(v.fio_huge, "not measured: 0 free hugetlb pages");
     }
 
     #[test]
@@ -503,6 +611,10 @@ mod tests {
             flashlab_stream_over_fio_qd50: 1.0,
             flashlab_pool_iops_qd50: 1.0,
             flashlab_pool_over_fio_qd50: 0.5 + s,
+            fio_huge_iops_qd1: None,
+            fio_huge_iops_qd50: None,
+            share_of_fio_huge: None,
+            batched_over_fio_huge_qd50: None,
             load_avg_1min: 2.0 * s,
         };
         let pairs = [p(0.9), p(0.7), p(0.8)];
@@ -515,17 +627,23 @@ mod tests {
         );
         // Drifts: QD1 0.9, 0.7, 0.8 and QD50 0, 0, 0: the median of six.
         assert!((fio_drift_median(&pairs) - 0.35).abs() < 1e-12);
-        assert!((fio_share(&pairs).fio_drift_median - 0.35).abs() < 1e-12);
+        assert!((fio_share(&pairs, &Ok(())).fio_drift_median - 0.35).abs() < 1e-12);
         assert!(fio_drift_median(&[]).is_nan());
         let t = table(&pairs).to_string();
         assert!(t.contains("80 % (70-90)"), "{t}");
         assert!(t.contains("fio drift") && t.contains("35 %"), "{t}");
         assert!(t.contains("pool's memory") && t.contains("130 %"), "{t}");
-        let v = fio_share(&pairs);
+        let v = fio_share(&pairs, &Ok(()));
         assert_eq!((v.verdict, v.rounds, v.share_median), ("missed", 3, 0.8));
         assert_eq!((v.load_avg_1min_min, v.load_avg_1min_max), (1.4, 1.8));
-        assert_eq!(fio_share(&[p(0.95), p(0.5), p(0.9)]).verdict, "met");
-        assert_eq!(fio_share(&[p(0.95), p(0.5), p(0.89)]).verdict, "missed");
-        assert_eq!(fio_share(&[]).verdict, "not run");
+        assert_eq!(
+            fio_share(&[p(0.95), p(0.5), p(0.9)], &Ok(())).verdict,
+            "met"
+        );
+        assert_eq!(
+            fio_share(&[p(0.95), p(0.5), p(0.89)], &Ok(())).verdict,
+            "missed"
+        );
+        assert_eq!(fio_share(&[], &Ok(())).verdict, "not run");
     }
 }
